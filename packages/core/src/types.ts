@@ -1,0 +1,50 @@
+// The vocabulary of Fairway (DESIGN.md §1). Every package speaks these types.
+
+export type JobStatus = "active" | "paused" | "completed" | "cancelled";
+export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled";
+export type OverlapPolicy = "allow" | "skip" | "buffer_one";
+export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
+export type TenantStatus = "active" | "suspended";
+
+/** What one execution of a trigger ended as. Stored on the attempt row. */
+export type AttemptOutcome =
+  | "success" // 2xx, or a handler that resolved
+  | "http_error" // a non-2xx status
+  | "timeout" // the pool's / job's timeout elapsed
+  | "network_error" // connect refused, reset, DNS failure, blocked address
+  | "handler_error" // an in-process handler threw
+  | "lease_expired"; // the worker holding the lease vanished (reaper)
+
+export interface RetryPolicy {
+  /** Total attempts including the first. Default 5. */
+  maxAttempts: number;
+  /** First backoff ceiling. Default 1000 ms. */
+  initialDelayMs: number;
+  /** Backoff cap, also the cap for Retry-After. Default 1 h. */
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 3_600_000 };
+
+export type Schedule =
+  | { cron: string; timezone: string }
+  | { at: string }
+  | { delayMs: number };
+
+export interface WebhookTarget {
+  url: string;
+  method?: "POST" | "PUT" | "PATCH" | "GET" | "DELETE";
+  headers?: Record<string, string>;
+}
+
+/** The result of one delivery or handler run: a value, never thrown (STYLE habit 9). */
+export interface DeliveryResult {
+  outcome: AttemptOutcome;
+  httpStatus: number | null;
+  durationMs: number;
+  error: string | null;
+  /** Truncated response body, for the attempt history. */
+  responseBody: string | null;
+  /** Parsed Retry-After in ms, when the target sent one. */
+  retryAfterMs: number | null;
+}
