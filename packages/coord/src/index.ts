@@ -1,0 +1,21 @@
+// @fairway/coord — Redis is coordination, never correctness (DESIGN.md §3).
+//
+// Every Coordinator method may throw when Redis is down, slow or flushed mid-call; drivers make that
+// happen fast (redis://: 500 ms command timeout, no offline queue; Upstash: 1 s, no retry loop).
+// A thrown error means "degraded", and each caller degrades like this — never by failing the work:
+//   - limit()          → rate limiting FAILS OPEN: the API serves the request (and logs). Postgres
+//                        per-tenant caps still bound what a tenant can run.
+//   - markReady()      → ignored: the claimer falls back to a Postgres scan of due tenants, which
+//                        finds the work anyway.
+//   - readyTenants() / reschedule() / hasReadyIndex() / rebuildReady()
+//                      → the claimer picks tenants with a Postgres scan this tick (slower, same result)
+//                        and retries the index next tick; hasReadyIndex() false → rebuildReady().
+//   - wake() / onWake()→ ignored: idle executors wake on their ≤1 s poll instead.
+// Nothing is lost or run twice either way: claims, leases and fencing live in Postgres.
+
+export type { Coordinator, CoordinatorKind, LimitResult, ReadyEntry } from "./coordinator.js";
+export { createMemoryCoordinator } from "./memory-driver.js";
+export { createRedisCoordinator, type RedisCoordinatorOptions } from "./redis-driver.js";
+export { createUpstashCoordinator, type UpstashCoordinatorOptions } from "./upstash-driver.js";
+export { createCoordinatorFromEnv } from "./from-env.js";
+export { DEFAULT_PREFIX } from "./keys.js";

@@ -1,0 +1,46 @@
+// Connection factories. The store speaks drizzle over either driver; both give a PgDatabase, so
+// every statement in ./sql runs unchanged on postgres.js (Node, Workers via Hyperdrive) and PGlite.
+import { sql, type SQL } from "drizzle-orm";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import * as schema from "./schema.ts";
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface Store {
+  readonly kind: "postgres" | "pglite";
+  readonly db: Db;
+  close(): Promise<void>;
+}
+
+/** Rows of a raw `db.execute()`, whichever driver answered (postgres.js: an array; PGlite: `{ rows }`). */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
+
+/** Run a raw statement and return its rows. */
+export async function query<T = Record<string, unknown>>(db: Db, statement: SQL): Promise<T[]> {
+  return rowsOf<T>(await db.execute(statement));
+}
+
+export interface PostgresOptions {
+  /** Pool size. Default 10. */
+  max?: number;
+  /** Hyperdrive and PgBouncer in transaction mode need prepare: false. Default true. */
+  prepare?: boolean;
+}
+
+export function connectPostgres(url: string, opts: PostgresOptions = {}): Store {
+  const client = postgres(url, {
+    max: opts.max ?? 10,
+    prepare: opts.prepare ?? true,
+    onnotice: () => {},
+    // Keep timestamptz as Date and bigint counts as numbers across both drivers.
+    types: { bigint: postgres.BigInt },
+  });
+  const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  return { kind: "postgres", db, close: () => client.end({ timeout: 5 }) };
+}
+
+export { sql };

@@ -1,0 +1,172 @@
+// The Postgres schema: the only source of truth (DESIGN.md §3). Migrations in /drizzle are generated
+// from this file by drizzle-kit and never hand-edited; CI fails when they drift from it.
+import { sql } from "drizzle-orm";
+import {
+  bigserial,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+export const tenants = pgTable("tenants", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  status: text("status").notNull().default("active"), // active | suspended
+  maxInFlight: integer("max_in_flight").notNull().default(10),
+  weight: doublePrecision("weight").notNull().default(1),
+  ratePerSecond: doublePrecision("rate_per_second"), // null = unlimited
+  burst: integer("burst"), // bucket capacity; null = max(1, ratePerSecond)
+  rateTokens: doublePrecision("rate_tokens"), // token bucket, refilled lazily by the claimer
+  rateUpdatedAt: ts("rate_updated_at"),
+  maxJobs: integer("max_jobs").notNull().default(10000),
+  maxPayloadBytes: integer("max_payload_bytes").notNull().default(262144),
+  signingSecret: text("signing_secret").notNull(),
+  // During rotation the previous secret still signs deliveries until it expires.
+  previousSigningSecret: text("previous_signing_secret"),
+  previousSecretExpiresAt: ts("previous_secret_expires_at"),
+  createdAt: ts("created_at").notNull().defaultNow(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    prefix: text("prefix").notNull(), // first characters, to recognise a key in lists
+    hash: text("hash").notNull(), // sha256 of the key; the key itself is never stored
+    createdAt: ts("created_at").notNull().defaultNow(),
+    lastUsedAt: ts("last_used_at"),
+    revokedAt: ts("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash_idx").on(t.hash), index("api_keys_tenant_idx").on(t.tenantId)],
+);
+
+export const pools = pgTable("pools", {
+  type: text("type").primaryKey(),
+  concurrency: integer("concurrency").notNull().default(50),
+  timeoutMs: integer("timeout_ms").notNull().default(30000),
+  leaseMs: integer("lease_ms").notNull().default(60000),
+  maxAttempts: integer("max_attempts").notNull().default(5),
+  initialDelayMs: integer("initial_delay_ms").notNull().default(1000),
+  maxDelayMs: integer("max_delay_ms").notNull().default(3600000),
+  // Pool virtual clock for fair share: a tenant returning from idle starts here (no banked credit).
+  vclock: doublePrecision("vclock").notNull().default(0),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+/** Per tenant and pool: the fair-share ledger. */
+export const tenantPools = pgTable(
+  "tenant_pools",
+  {
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    vtime: doublePrecision("vtime").notNull().default(0), // worker-ms received ÷ weight
+    costMs: doublePrecision("cost_ms").notNull().default(100), // EWMA of real durations
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.type] })],
+);
+
+export const jobs = pgTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    type: text("type").notNull(),
+    cron: text("cron"), // null for one-time jobs
+    timezone: text("timezone"),
+    runAt: ts("run_at"), // one-time jobs
+    target: jsonb("target"), // { url, method, headers } or null for in-process handlers
+    payload: jsonb("payload"),
+    maxAttempts: integer("max_attempts").notNull(),
+    initialDelayMs: integer("initial_delay_ms").notNull(),
+    maxDelayMs: integer("max_delay_ms").notNull(),
+    timeoutMs: integer("timeout_ms"),
+    priority: integer("priority").notNull().default(0),
+    overlap: text("overlap").notNull().default("allow"),
+    misfire: text("misfire").notNull().default("fire_once"),
+    catchupWindowMs: integer("catchup_window_ms").notNull().default(86400000),
+    status: text("status").notNull().default("active"), // active | paused | completed | cancelled
+    nextFireAt: ts("next_fire_at"),
+    idempotencyKey: text("idempotency_key"),
+    idempotencyHash: text("idempotency_hash"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("jobs_tenant_idx").on(t.tenantId, t.id),
+    uniqueIndex("jobs_idempotency_idx").on(t.tenantId, t.idempotencyKey),
+    // The materializer's scan: active cron jobs by next fire.
+    index("jobs_due_cron_idx").on(t.nextFireAt).where(sql`status = 'active' and cron is not null`),
+  ],
+);
+
+export const triggers = pgTable(
+  "triggers",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    jobId: text("job_id").notNull().references(() => jobs.id, { onDelete: "cascade" }),
+    type: text("type").notNull(), // the pool; copied from the job so the claim needs no join
+    kind: text("kind").notNull().default("scheduled"), // scheduled | manual
+    scheduledFor: ts("scheduled_for").notNull(),
+    status: text("status").notNull().default("pending"),
+    priority: integer("priority").notNull().default(0),
+    // Overlap policy skip / buffer_one: never claimed while another trigger of its job is running.
+    exclusive: boolean("exclusive").notNull().default(false),
+    attemptCount: integer("attempt_count").notNull().default(0),
+    maxAttempts: integer("max_attempts").notNull(),
+    nextAttemptAt: ts("next_attempt_at").notNull(),
+    leaseOwner: text("lease_owner"),
+    leaseToken: text("lease_token"),
+    leaseExpiresAt: ts("lease_expires_at"),
+    reason: text("reason"), // why skipped / cancelled / dead
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+    finishedAt: ts("finished_at"),
+  },
+  (t) => [
+    // At most one trigger per (job, instant), ever; manual runs have their own ids.
+    uniqueIndex("triggers_job_instant_idx").on(t.jobId, t.scheduledFor).where(sql`kind = 'scheduled'`),
+    index("triggers_job_idx").on(t.jobId, t.scheduledFor),
+    // The claim: a tenant's due work in one pool, best first.
+    index("triggers_claim_idx")
+      .on(t.tenantId, t.type, t.priority.desc(), t.nextAttemptAt)
+      .where(sql`status = 'pending'`),
+    // Candidate tenants per pool (skip-scan) and the ready-index rebuild.
+    index("triggers_pending_type_idx").on(t.type, t.tenantId, t.nextAttemptAt).where(sql`status = 'pending'`),
+    // Running count per tenant (cap) and the reaper.
+    index("triggers_running_idx").on(t.tenantId, t.leaseExpiresAt).where(sql`status = 'running'`),
+    index("triggers_lease_idx").on(t.leaseExpiresAt).where(sql`status = 'running'`),
+    index("triggers_dead_idx").on(t.tenantId, t.id).where(sql`status = 'dead'`),
+  ],
+);
+
+export const attempts = pgTable(
+  "attempts",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    triggerId: text("trigger_id").notNull().references(() => triggers.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    startedAt: ts("started_at").notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    outcome: text("outcome").notNull(),
+    httpStatus: integer("http_status"),
+    error: text("error"),
+    responseBody: text("response_body"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  // One row per attempt number: a late or duplicate settle can never double-count.
+  (t) => [uniqueIndex("attempts_trigger_attempt_idx").on(t.triggerId, t.attempt)],
+);

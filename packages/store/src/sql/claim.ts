@@ -1,0 +1,180 @@
+// The fair claim (DESIGN.md §4): one transaction, two statements, any number of executors at once.
+//
+// Statement 1 picks candidate tenants for the pool and locks their rows FOR UPDATE SKIP LOCKED. The
+// lock serialises cap accounting per tenant: another executor simply takes other tenants this tick.
+// Statement 2 runs with a NEW snapshot (READ COMMITTED), taken after the locks were granted, so the
+// running count sees every claim committed by whoever held a lock before us. Computing the count in
+// the same statement that takes the lock would read an older snapshot and overshoot caps under
+// concurrency — the bug behind cap overshoot in other schedulers.
+//
+// Allocation is start-time weighted fair queuing, the same rule as core `allocate()`: tenant i's k-th
+// slot has virtual start vstart_i + (k-1)·cost_i/weight_i; the `budget` smallest slots win. Room per
+// tenant = min(maxInFlight − running, rate tokens, due). vstart = max(vtime, pool clock): a tenant back
+// from idle starts level with the busiest, never with banked credit. Every tenant's share is claimed
+// in one UPDATE, not one round trip per tenant.
+import { sql } from "drizzle-orm";
+import { query, type Db } from "../db.ts";
+
+export interface ClaimInput {
+  type: string;
+  /** Free slots in this executor's pool. */
+  budget: number;
+  owner: string;
+  leaseMs: number;
+  /** Candidate tenants from the ready-tenant index; when absent they are found in Postgres. */
+  candidates?: string[];
+}
+
+export interface ClaimedTrigger {
+  id: string;
+  tenantId: string;
+  jobId: string;
+  type: string;
+  kind: string;
+  scheduledFor: Date;
+  attempt: number;
+  maxAttempts: number;
+  leaseToken: string;
+  jobName: string;
+  target: { url: string; method?: string; headers?: Record<string, string> } | null;
+  payload: unknown;
+  timeoutMs: number | null;
+  initialDelayMs: number;
+  maxDelayMs: number;
+  /** Signing secrets in force: the current one, plus the previous one during a rotation overlap. */
+  secrets: string[];
+}
+
+/** Tenants with due work in the pool, found by a skip-scan over the pending index (one probe per
+ *  tenant with pending work, never a scan of all tenants or of a big tenant's backlog). */
+const candidateScan = (type: string) => sql`
+  WITH RECURSIVE cand(tenant_id) AS (
+    (SELECT tenant_id FROM triggers WHERE status = 'pending' AND type = ${type} ORDER BY tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT x.tenant_id FROM triggers x
+             WHERE x.status = 'pending' AND x.type = ${type} AND x.tenant_id > cand.tenant_id
+             ORDER BY x.tenant_id LIMIT 1)
+      FROM cand WHERE cand.tenant_id IS NOT NULL
+  )
+  SELECT tenant_id FROM cand WHERE tenant_id IS NOT NULL`;
+
+export async function lockCandidates(db: Db, input: ClaimInput): Promise<string[]> {
+  const { type } = input;
+  const maxTenants = Math.min(1000, Math.max(16, input.budget));
+  const source = input.candidates
+    ? sql`SELECT jsonb_array_elements_text(${JSON.stringify(input.candidates)}::jsonb) AS tenant_id`
+    : candidateScan(type);
+  const rows = await query<{ id: string }>(
+    db,
+    sql`
+    WITH c AS (${source})
+    SELECT t.id
+      FROM tenants t
+      JOIN c ON c.tenant_id = t.id
+      LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
+     WHERE t.status = 'active'
+       AND EXISTS (SELECT 1 FROM triggers d
+                    WHERE d.tenant_id = t.id AND d.type = ${type} AND d.status = 'pending'
+                      AND d.next_attempt_at <= now())
+       AND (SELECT count(*) FROM triggers r
+             WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) < t.max_in_flight
+     ORDER BY coalesce(tp.vtime, 0), t.id
+     LIMIT ${maxTenants}
+       FOR UPDATE OF t SKIP LOCKED`,
+  );
+  return rows.map((r) => r.id);
+}
+
+export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]): Promise<ClaimedTrigger[]> {
+  if (tenantIds.length === 0 || input.budget <= 0) return [];
+  const { type, budget, owner, leaseMs } = input;
+  const ids = JSON.stringify(tenantIds);
+  return query<ClaimedTrigger>(
+    db,
+    sql`
+    WITH st AS (
+      SELECT t.id, t.weight, t.max_in_flight,
+             coalesce(tp.vtime, 0) AS vtime,
+             coalesce(tp.cost_ms, 100) AS cost_ms,
+             CASE WHEN t.rate_per_second IS NULL THEN NULL ELSE
+               least(coalesce(t.burst, greatest(1, ceil(t.rate_per_second)))::float8,
+                     coalesce(t.rate_tokens, coalesce(t.burst, greatest(1, ceil(t.rate_per_second)))::float8)
+                     + extract(epoch FROM now() - coalesce(t.rate_updated_at, now())) * t.rate_per_second)
+             END AS tokens,
+             (SELECT count(*) FROM triggers r
+               WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) AS running,
+             (SELECT count(*) FROM (SELECT 1 FROM triggers d
+               WHERE d.tenant_id = t.id AND d.type = ${type} AND d.status = 'pending'
+                 AND d.next_attempt_at <= now() LIMIT ${budget}) due) AS due
+        FROM tenants t
+        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
+       WHERE t.id IN (SELECT jsonb_array_elements_text(${ids}::jsonb)) AND t.status = 'active'
+    ),
+    room AS (
+      SELECT id, weight, cost_ms, tokens,
+             greatest(vtime, coalesce((SELECT vclock FROM pools WHERE type = ${type}), 0)) AS vstart,
+             greatest(0, least(max_in_flight - running, due,
+                               coalesce(floor(tokens)::bigint, ${budget}::bigint)))::int AS room
+        FROM st
+    ),
+    slots AS (
+      SELECT r.id, r.vstart + (g.k - 1) * r.cost_ms / r.weight AS vt
+        FROM room r CROSS JOIN LATERAL generate_series(1, r.room) AS g(k)
+       ORDER BY vt, r.id, g.k
+       LIMIT ${budget}
+    ),
+    alloc AS (SELECT id, count(*)::int AS n FROM slots GROUP BY id),
+    picked AS (
+      SELECT p.id FROM alloc a CROSS JOIN LATERAL (
+        SELECT x.id FROM triggers x
+         WHERE x.tenant_id = a.id AND x.type = ${type} AND x.status = 'pending'
+           AND x.next_attempt_at <= now()
+           AND (NOT x.exclusive OR NOT EXISTS (
+                 SELECT 1 FROM triggers o WHERE o.job_id = x.job_id AND o.status = 'running'))
+         ORDER BY x.priority DESC, x.next_attempt_at
+         LIMIT a.n
+           FOR UPDATE SKIP LOCKED) p
+    ),
+    claimed AS (
+      UPDATE triggers t
+         SET status = 'running', lease_owner = ${owner}, lease_token = gen_random_uuid()::text,
+             lease_expires_at = now() + make_interval(secs => ${leaseMs}::float8 / 1000),
+             attempt_count = t.attempt_count + 1, updated_at = now()
+        FROM picked
+       WHERE t.id = picked.id AND t.status = 'pending'
+      RETURNING t.*
+    ),
+    got AS (SELECT tenant_id, count(*)::int AS n FROM claimed GROUP BY tenant_id),
+    charge AS (
+      INSERT INTO tenant_pools AS tp (tenant_id, type, vtime, cost_ms)
+      SELECT r.id, ${type}, r.vstart + got.n * r.cost_ms / r.weight, r.cost_ms
+        FROM room r JOIN got ON got.tenant_id = r.id
+      ON CONFLICT (tenant_id, type) DO UPDATE SET vtime = excluded.vtime
+    ),
+    spend AS (
+      UPDATE tenants t SET rate_tokens = r.tokens - coalesce(got.n, 0), rate_updated_at = now()
+        FROM room r LEFT JOIN got ON got.tenant_id = r.id
+       WHERE t.id = r.id AND r.tokens IS NOT NULL
+    ),
+    clock AS (
+      UPDATE pools SET vclock = sub.v
+        FROM (SELECT min(r.vstart) AS v FROM room r JOIN got ON got.tenant_id = r.id) sub
+       WHERE pools.type = ${type} AND sub.v > pools.vclock
+    )
+    SELECT c.id, c.tenant_id AS "tenantId", c.job_id AS "jobId", c.type, c.kind,
+           c.scheduled_for AS "scheduledFor", c.attempt_count AS attempt, c.max_attempts AS "maxAttempts",
+           c.lease_token AS "leaseToken", j.name AS "jobName", j.target, j.payload,
+           j.timeout_ms AS "timeoutMs", j.initial_delay_ms AS "initialDelayMs", j.max_delay_ms AS "maxDelayMs",
+           array_remove(ARRAY[tn.signing_secret,
+             CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL) AS secrets
+      FROM claimed c JOIN jobs j ON j.id = c.job_id JOIN tenants tn ON tn.id = c.tenant_id`,
+  );
+}
+
+/** Lock candidates, then claim each one's fair share; one transaction. */
+export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]> {
+  return db.transaction(async (tx) => {
+    const locked = await lockCandidates(tx as unknown as Db, input);
+    return claimLocked(tx as unknown as Db, input, locked);
+  });
+}

@@ -1,0 +1,131 @@
+// Job lifecycle (DESIGN.md §6): pause, resume, cancel, run now, update. Each is one transaction and
+// takes effect at once; what happens to pending triggers is explicit and leaves a reason.
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { query, type Db } from "../db.ts";
+import { jobs, triggers } from "../schema.ts";
+import { newId } from "@fairway/core";
+import type { JobRow } from "./createJob.ts";
+
+const live = inArray(jobs.status, ["active", "paused"]);
+
+/** Pause: no new triggers, and pending ones are cancelled with reason 'paused' (visible, not silent).
+ *  Running ones finish. Resume re-plans the gap under the job's misfire policy. */
+export async function pauseJob(db: Db, tenantId: string, jobId: string): Promise<JobRow | null> {
+  return db.transaction(async (tx) => {
+    const [job] = await tx
+      .update(jobs)
+      .set({ status: "paused", updatedAt: new Date() })
+      .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live))
+      .returning();
+    if (!job) return null;
+    await cancelPending(tx as unknown as Db, jobId, "paused");
+    return job;
+  });
+}
+
+/** Resume: the gap since the pause is handled by the job's misfire policy (the materializer sees
+ *  next_fire_at in the past). A one-time job whose trigger was cancelled by the pause gets a new one. */
+export async function resumeJob(db: Db, tenantId: string, jobId: string, now: Date): Promise<JobRow | null> {
+  return db.transaction(async (tx) => {
+    const [job] = await tx
+      .update(jobs)
+      .set({ status: "active", updatedAt: now })
+      .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live))
+      .returning();
+    if (!job) return null;
+    if (!job.cron && job.runAt) {
+      const open = await query<{ n: number }>(
+        tx as unknown as Db,
+        sql`SELECT count(*)::int AS n FROM triggers WHERE job_id = ${jobId} AND status IN ('pending', 'running', 'succeeded')`,
+      );
+      if (open[0].n === 0) await insertManualTrigger(tx as unknown as Db, job, now, "scheduled", job.runAt > now ? job.runAt : now);
+    }
+    return job;
+  });
+}
+
+/** DELETE: the job is cancelled (kept for history) and its pending triggers are cancelled. Running
+ *  triggers finish; their settle does not revive the job. */
+export async function cancelJob(db: Db, tenantId: string, jobId: string): Promise<JobRow | null> {
+  return db.transaction(async (tx) => {
+    const [job] = await tx
+      .update(jobs)
+      .set({ status: "cancelled", nextFireAt: null, updatedAt: new Date() })
+      .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), inArray(jobs.status, ["active", "paused", "completed"])))
+      .returning();
+    if (!job) return null;
+    await cancelPending(tx as unknown as Db, jobId, "job_cancelled");
+    return job;
+  });
+}
+
+/** Run now: a manual trigger with its own id; it never collides with a scheduled instant. */
+export async function runJobNow(db: Db, tenantId: string, jobId: string, now: Date) {
+  return db.transaction(async (tx) => {
+    const [job] = await tx
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live));
+    if (!job) return null;
+    return insertManualTrigger(tx as unknown as Db, job, now, "manual", now);
+  });
+}
+
+export type JobPatch = Partial<
+  Pick<
+    JobRow,
+    | "name" | "cron" | "timezone" | "runAt" | "target" | "payload" | "maxAttempts" | "initialDelayMs"
+    | "maxDelayMs" | "timeoutMs" | "priority" | "overlap" | "misfire" | "catchupWindowMs" | "nextFireAt"
+  >
+>;
+
+/** PATCH: takes effect from the next fire. A changed schedule replaces not-yet-due pending triggers. */
+export async function updateJob(db: Db, tenantId: string, jobId: string, patch: JobPatch, now: Date) {
+  return db.transaction(async (tx) => {
+    const [job] = await tx
+      .update(jobs)
+      .set({ ...patch, updatedAt: now })
+      .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live))
+      .returning();
+    if (!job) return null;
+    if ("cron" in patch || "timezone" in patch || "runAt" in patch) {
+      await tx.execute(sql`
+        UPDATE triggers SET status = 'cancelled', reason = 'rescheduled', finished_at = now(), updated_at = now()
+         WHERE job_id = ${jobId} AND status = 'pending' AND kind = 'scheduled' AND attempt_count = 0`);
+      if (!job.cron && job.runAt && job.status === "active") {
+        await insertManualTrigger(tx as unknown as Db, job, now, "scheduled", job.runAt);
+      }
+    }
+    if ("priority" in patch) {
+      await tx.execute(sql`UPDATE triggers SET priority = ${job.priority} WHERE job_id = ${jobId} AND status = 'pending'`);
+    }
+    return job;
+  });
+}
+
+async function cancelPending(db: Db, jobId: string, reason: string) {
+  await db.execute(sql`
+    UPDATE triggers SET status = 'cancelled', reason = ${reason}, finished_at = now(), updated_at = now()
+     WHERE job_id = ${jobId} AND status = 'pending'`);
+}
+
+async function insertManualTrigger(db: Db, job: JobRow, now: Date, kind: "manual" | "scheduled", at: Date) {
+  const [row] = await db
+    .insert(triggers)
+    .values({
+      id: newId("trg"),
+      tenantId: job.tenantId,
+      jobId: job.id,
+      type: job.type,
+      kind,
+      scheduledFor: at,
+      nextAttemptAt: at,
+      priority: job.priority,
+      exclusive: job.overlap !== "allow",
+      maxAttempts: job.maxAttempts,
+      createdAt: now,
+    })
+    .onConflictDoNothing()
+    .returning();
+  return row ?? null;
+}

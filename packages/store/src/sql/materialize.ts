@@ -1,0 +1,112 @@
+// The materializer (DESIGN.md §6): due cron fires become trigger rows, unique per (job, instant), and
+// next_fire_at is persisted in the same transaction — racing executors are harmless (SKIP LOCKED on the
+// job rows, ON CONFLICT on the triggers) and a restart loses no occurrence.
+import { sql } from "drizzle-orm";
+import { query, type Db } from "../db.ts";
+import { newId, planFires, type MisfirePolicy, type OverlapPolicy } from "@fairway/core";
+
+interface DueJob {
+  id: string;
+  tenantId: string;
+  type: string;
+  cron: string;
+  timezone: string;
+  nextFireAt: Date;
+  misfire: MisfirePolicy;
+  overlap: OverlapPolicy;
+  catchupWindowMs: number;
+  priority: number;
+  maxAttempts: number;
+}
+
+export interface MaterializeResult {
+  jobs: number;
+  fired: number;
+  skipped: number;
+  /** Tenants and pools that received due work (for the ready-tenant index). */
+  ready: Array<{ tenantId: string; type: string; dueAtMs: number }>;
+}
+
+export async function materialize(db: Db, now: Date, lookaheadMs: number, limit = 500): Promise<MaterializeResult> {
+  return db.transaction(async (tx) => {
+    const jobs = await query<DueJob>(
+      tx as unknown as Db,
+      sql`
+      SELECT id, tenant_id AS "tenantId", type, cron, timezone, next_fire_at AS "nextFireAt", misfire,
+             overlap, catchup_window_ms AS "catchupWindowMs", priority, max_attempts AS "maxAttempts"
+        FROM jobs
+       WHERE status = 'active' AND cron IS NOT NULL
+         AND next_fire_at <= ${new Date(now.getTime() + lookaheadMs).toISOString()}::timestamptz
+       ORDER BY next_fire_at
+       LIMIT ${limit}
+         FOR UPDATE SKIP LOCKED`,
+    );
+    const result: MaterializeResult = { jobs: jobs.length, fired: 0, skipped: 0, ready: [] };
+    if (jobs.length === 0) return result;
+
+    const rows: object[] = [];
+    const next: object[] = [];
+    for (const job of jobs) {
+      const plan = planFires(job, now, lookaheadMs);
+      const exclusive = job.overlap !== "allow";
+      for (const at of plan.fire) {
+        rows.push(triggerRow(job, at, "pending", null, exclusive));
+        result.ready.push({ tenantId: job.tenantId, type: job.type, dueAtMs: at.getTime() });
+      }
+      for (const s of plan.skipped) rows.push(triggerRow(job, s.at, "skipped", s.reason, exclusive));
+      result.fired += plan.fire.length;
+      result.skipped += plan.skipped.length;
+      next.push({ id: job.id, next_fire_at: plan.nextFireAt?.toISOString() ?? null });
+    }
+
+    if (rows.length > 0) {
+      await tx.execute(sql`
+        WITH input AS (
+          SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
+            id text, tenant_id text, job_id text, type text, scheduled_for timestamptz, status text,
+            reason text, priority int, max_attempts int, exclusive boolean, overlap text)
+        ),
+        decided AS (
+          -- Overlap at fire time: skip while one is running or waiting; buffer_one lets one wait.
+          SELECT i.*, CASE
+              WHEN i.status = 'pending' AND i.overlap = 'skip' AND EXISTS (
+                SELECT 1 FROM triggers o WHERE o.job_id = i.job_id AND o.status IN ('running', 'pending'))
+                THEN 'overlap'
+              WHEN i.status = 'pending' AND i.overlap = 'buffer_one' AND EXISTS (
+                SELECT 1 FROM triggers o WHERE o.job_id = i.job_id AND o.status = 'pending')
+                THEN 'overlap'
+              ELSE i.reason END AS final_reason
+            FROM input i
+        )
+        INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, status, reason,
+                              priority, exclusive, max_attempts, next_attempt_at, finished_at)
+        SELECT id, tenant_id, job_id, type, 'scheduled', scheduled_for,
+               CASE WHEN final_reason IS NULL THEN 'pending' ELSE 'skipped' END, final_reason,
+               priority, exclusive, max_attempts, scheduled_for,
+               CASE WHEN final_reason IS NULL THEN NULL ELSE now() END
+          FROM decided
+        ON CONFLICT (job_id, scheduled_for) WHERE kind = 'scheduled' DO NOTHING`);
+    }
+    await tx.execute(sql`
+      UPDATE jobs j SET next_fire_at = x.next_fire_at, updated_at = now()
+        FROM jsonb_to_recordset(${JSON.stringify(next)}::jsonb) AS x(id text, next_fire_at timestamptz)
+       WHERE j.id = x.id`);
+    return result;
+  });
+}
+
+function triggerRow(job: DueJob, at: Date, status: string, reason: string | null, exclusive: boolean) {
+  return {
+    id: newId("trg"),
+    tenant_id: job.tenantId,
+    job_id: job.id,
+    type: job.type,
+    scheduled_for: at.toISOString(),
+    status,
+    reason,
+    priority: job.priority,
+    max_attempts: job.maxAttempts,
+    exclusive,
+    overlap: job.overlap,
+  };
+}

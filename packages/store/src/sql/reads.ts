@@ -1,0 +1,91 @@
+// Read-only queries behind the API. Every tenant read filters by tenant: another tenant's id is
+// simply not found.
+import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
+import { query, type Db } from "../db.ts";
+import { attempts, jobs, triggers } from "../schema.ts";
+
+export type TriggerRow = typeof triggers.$inferSelect;
+export type AttemptRow = typeof attempts.$inferSelect;
+
+export async function getJob(db: Db, tenantId: string, jobId: string) {
+  const [row] = await db.select().from(jobs).where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId)));
+  return row ?? null;
+}
+
+export async function listJobs(db: Db, tenantId: string, after: string | null, limit: number) {
+  return db
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.tenantId, tenantId), after ? gt(jobs.id, after) : undefined))
+    .orderBy(asc(jobs.id))
+    .limit(limit);
+}
+
+/** A job's triggers, newest first. */
+export async function listTriggers(db: Db, tenantId: string, jobId: string, before: string | null, limit: number) {
+  return db
+    .select()
+    .from(triggers)
+    .where(and(eq(triggers.jobId, jobId), eq(triggers.tenantId, tenantId), before ? lt(triggers.id, before) : undefined))
+    .orderBy(desc(triggers.id))
+    .limit(limit);
+}
+
+export async function getTrigger(db: Db, tenantId: string, id: string) {
+  const [row] = await db.select().from(triggers).where(and(eq(triggers.id, id), eq(triggers.tenantId, tenantId)));
+  if (!row) return null;
+  const list = await db.select().from(attempts).where(eq(attempts.triggerId, id)).orderBy(asc(attempts.attempt));
+  return { ...row, attempts: list };
+}
+
+export async function listDeadLetters(
+  db: Db,
+  tenantId: string,
+  opts: { jobId?: string; after: string | null; limit: number },
+) {
+  return db
+    .select()
+    .from(triggers)
+    .where(
+      and(
+        eq(triggers.tenantId, tenantId),
+        eq(triggers.status, "dead"),
+        opts.jobId ? eq(triggers.jobId, opts.jobId) : undefined,
+        opts.after ? gt(triggers.id, opts.after) : undefined,
+      ),
+    )
+    .orderBy(asc(triggers.id))
+    .limit(opts.limit);
+}
+
+export interface TenantUsage {
+  running: number;
+  due: number;
+  pending: number;
+  jobs: number;
+  dead: number;
+  oldestDueLagMs: number | null;
+}
+
+/** Live usage of one tenant (GET /v1/quota). */
+export async function tenantUsage(db: Db, tenantId: string): Promise<TenantUsage> {
+  const [row] = await query<TenantUsage>(db, usageSql(sql`WHERE t.id = ${tenantId}`));
+  return row ?? { running: 0, due: 0, pending: 0, jobs: 0, dead: 0, oldestDueLagMs: null };
+}
+
+/** Per-tenant operational figures (GET /v1/admin/stats). */
+export async function allTenantUsage(db: Db): Promise<Array<TenantUsage & { tenantId: string; maxInFlight: number; status: string }>> {
+  return query(db, usageSql(sql``));
+}
+
+const usageSql = (where: ReturnType<typeof sql>) => sql`
+  SELECT t.id AS "tenantId", t.max_in_flight AS "maxInFlight", t.status,
+    (SELECT count(*)::int FROM triggers r WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) AS running,
+    (SELECT count(*)::int FROM triggers d WHERE d.tenant_id = t.id AND d.status = 'pending' AND d.next_attempt_at <= now()) AS due,
+    (SELECT count(*)::int FROM triggers p WHERE p.tenant_id = t.id AND p.status = 'pending') AS pending,
+    (SELECT count(*)::int FROM jobs j WHERE j.tenant_id = t.id AND j.status IN ('active', 'paused')) AS jobs,
+    (SELECT count(*)::int FROM triggers x WHERE x.tenant_id = t.id AND x.status = 'dead') AS dead,
+    (SELECT (extract(epoch FROM now() - min(o.next_attempt_at)) * 1000)::int FROM triggers o
+      WHERE o.tenant_id = t.id AND o.status = 'pending' AND o.next_attempt_at <= now()) AS "oldestDueLagMs"
+  FROM tenants t ${where}
+  ORDER BY t.id`;

@@ -1,0 +1,137 @@
+// Settle (DESIGN.md §5): one fenced transaction per batch. A row changes only while the caller still
+// holds the lease it claimed (same token, same attempt number), so a worker that lost its lease — or a
+// reaper racing a late worker — changes 0 rows. The attempt row is written in the same statement, and
+// (trigger_id, attempt) is unique: no attempt can be counted twice.
+import { sql } from "drizzle-orm";
+import { query, type Db } from "../db.ts";
+
+export interface Settlement {
+  id: string;
+  leaseToken: string;
+  /** The attempt number stamped by the claim. */
+  attempt: number;
+  status: "succeeded" | "pending" | "dead";
+  /** For status pending: when to retry. */
+  nextAttemptAt?: Date | null;
+  reason?: string | null;
+  startedAt: Date;
+  durationMs: number;
+  outcome: string;
+  httpStatus?: number | null;
+  error?: string | null;
+  responseBody?: string | null;
+  /** 410 Gone: pause the job. */
+  pauseJob?: boolean;
+  /** Set by the reaper: only applies while the lease is still expired (a renewal wins). */
+  reap?: boolean;
+}
+
+export interface Settled {
+  id: string;
+  tenantId: string;
+  jobId: string;
+  type: string;
+  status: string;
+  durationMs: number;
+}
+
+export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
+  if (items.length === 0) return [];
+  const input = JSON.stringify(
+    items.map((i) => ({
+      id: i.id,
+      token: i.leaseToken,
+      attempt: i.attempt,
+      status: i.status,
+      next_attempt_at: i.nextAttemptAt?.toISOString() ?? null,
+      reason: i.reason ?? null,
+      started_at: i.startedAt.toISOString(),
+      duration_ms: i.durationMs,
+      outcome: i.outcome,
+      http_status: i.httpStatus ?? null,
+      error: i.error ?? null,
+      response_body: i.responseBody ?? null,
+      pause_job: i.pauseJob ?? false,
+      reap: i.reap ?? false,
+    })),
+  );
+  return db.transaction(async (tx) => {
+    const settled = await query<Settled>(
+      tx as unknown as Db,
+      sql`
+      WITH input AS (
+        SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS x(
+          id text, token text, attempt int, status text, next_attempt_at timestamptz, reason text,
+          started_at timestamptz, duration_ms float8, outcome text, http_status int, error text,
+          response_body text, pause_job boolean, reap boolean)
+      ),
+      done AS (
+        UPDATE triggers t
+           SET status = i.status,
+               next_attempt_at = coalesce(i.next_attempt_at, t.next_attempt_at),
+               reason = i.reason,
+               lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+               finished_at = CASE WHEN i.status IN ('succeeded', 'dead') THEN now() END,
+               updated_at = now()
+          FROM input i
+         WHERE t.id = i.id AND t.lease_token = i.token AND t.status = 'running'
+           AND t.attempt_count = i.attempt
+           AND (NOT i.reap OR t.lease_expires_at <= now())
+        RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status
+      ),
+      att AS (
+        INSERT INTO attempts (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
+                              http_status, error, response_body)
+        SELECT d.id, d.tenant_id, i.attempt, i.started_at, round(i.duration_ms)::int, i.outcome,
+               i.http_status, i.error, i.response_body
+          FROM done d JOIN input i ON i.id = d.id
+        ON CONFLICT (trigger_id, attempt) DO NOTHING
+      ),
+      job_end AS (
+        -- A one-time job completes when its trigger ends; 410 Gone pauses any job.
+        UPDATE jobs j
+           SET status = CASE WHEN i.pause_job THEN 'paused' ELSE 'completed' END, updated_at = now()
+          FROM done d JOIN input i ON i.id = d.id
+         WHERE j.id = d.job_id AND j.status = 'active'
+           AND (i.pause_job OR (j.cron IS NULL AND d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead')))
+      )
+      SELECT d.id, d.tenant_id AS "tenantId", d.job_id AS "jobId", d.type, d.status,
+             i.duration_ms AS "durationMs"
+        FROM done d JOIN input i ON i.id = d.id`,
+    );
+    await chargeWorkerTime(tx as unknown as Db, settled);
+    return settled;
+  });
+}
+
+/** Correct each tenant's virtual time by the worker time it really used (claim charged an estimate),
+ *  and move the estimate towards reality (EWMA). Rows are locked in key order so concurrent settles
+ *  cannot deadlock each other. */
+async function chargeWorkerTime(db: Db, settled: Settled[]): Promise<void> {
+  const byKey = new Map<string, { tenant_id: string; type: string; n: number; total_ms: number }>();
+  for (const s of settled) {
+    const key = `${s.tenantId}\u0000${s.type}`;
+    const e = byKey.get(key) ?? { tenant_id: s.tenantId, type: s.type, n: 0, total_ms: 0 };
+    e.n += 1;
+    e.total_ms += Math.max(1, s.durationMs); // 1 ms floor: no-op work still costs a slot
+    byKey.set(key, e);
+  }
+  if (byKey.size === 0) return;
+  await db.execute(sql`
+    WITH input AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify([...byKey.values()])}::jsonb)
+        AS x(tenant_id text, type text, n int, total_ms float8)
+    ),
+    locked AS MATERIALIZED (
+      SELECT tp.tenant_id, tp.type FROM tenant_pools tp
+        JOIN input i ON i.tenant_id = tp.tenant_id AND i.type = tp.type
+       ORDER BY tp.tenant_id, tp.type
+         FOR UPDATE OF tp
+    )
+    UPDATE tenant_pools tp
+       SET vtime = tp.vtime + (i.total_ms - i.n * tp.cost_ms) / t.weight,
+           cost_ms = greatest(1, 0.8 * tp.cost_ms + 0.2 * (i.total_ms / i.n))
+      FROM input i, tenants t, locked l
+     WHERE l.tenant_id = tp.tenant_id AND l.type = tp.type
+       AND i.tenant_id = tp.tenant_id AND i.type = tp.type AND t.id = tp.tenant_id`);
+}

@@ -1,0 +1,90 @@
+// Tenants, API keys and signing secrets (admin API). Keys are stored only as sha256 hashes.
+import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
+import type { Db } from "../db.ts";
+import { apiKeys, tenants } from "../schema.ts";
+
+export type TenantRow = typeof tenants.$inferSelect;
+export type TenantInsert = typeof tenants.$inferInsert;
+export type TenantPatch = Partial<
+  Pick<TenantRow, "name" | "status" | "maxInFlight" | "weight" | "ratePerSecond" | "burst" | "maxJobs" | "maxPayloadBytes">
+>;
+
+/** Insert a tenant; null when the id is taken. */
+export async function createTenant(db: Db, t: TenantInsert): Promise<TenantRow | null> {
+  const [row] = await db.insert(tenants).values(t).onConflictDoNothing().returning();
+  return row ?? null;
+}
+
+export async function getTenant(db: Db, id: string): Promise<TenantRow | null> {
+  const [row] = await db.select().from(tenants).where(eq(tenants.id, id));
+  return row ?? null;
+}
+
+export async function listTenants(db: Db, after: string | null, limit: number): Promise<TenantRow[]> {
+  return db
+    .select()
+    .from(tenants)
+    .where(after ? gt(tenants.id, after) : undefined)
+    .orderBy(asc(tenants.id))
+    .limit(limit);
+}
+
+export async function updateTenant(db: Db, id: string, patch: TenantPatch): Promise<TenantRow | null> {
+  // A changed rate resets the bucket so the new quota applies from the next claim.
+  const rateReset = "ratePerSecond" in patch || "burst" in patch ? { rateTokens: null, rateUpdatedAt: null } : {};
+  const [row] = await db
+    .update(tenants)
+    .set({ ...patch, ...rateReset, updatedAt: new Date() })
+    .where(eq(tenants.id, id))
+    .returning();
+  return row ?? null;
+}
+
+/** Rotate: the new secret signs from now on; the old one also signs until `overlapMs` has passed. */
+export async function rotateSigningSecret(db: Db, id: string, secret: string, overlapMs: number) {
+  const [row] = await db
+    .update(tenants)
+    .set({
+      previousSigningSecret: sql`${tenants.signingSecret}`,
+      previousSecretExpiresAt: new Date(Date.now() + overlapMs),
+      signingSecret: secret,
+      updatedAt: new Date(),
+    })
+    .where(eq(tenants.id, id))
+    .returning();
+  return row ?? null;
+}
+
+export async function createApiKey(db: Db, key: { id: string; tenantId: string; prefix: string; hash: string }) {
+  const [row] = await db.insert(apiKeys).values(key).returning();
+  return row;
+}
+
+export async function revokeApiKey(db: Db, tenantId: string, keyId: string): Promise<boolean> {
+  const rows = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.tenantId, tenantId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  return rows.length > 0;
+}
+
+/** Look a key up by its hash; revoked keys never match. Records last use at most once a minute. */
+export async function authenticateKey(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
+  const [row] = await db
+    .select({ key: apiKeys, tenant: tenants })
+    .from(apiKeys)
+    .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
+    .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)));
+  if (!row) return null;
+  const stale = !row.key.lastUsedAt || Date.now() - row.key.lastUsedAt.getTime() > 60_000;
+  if (stale) await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.key.id));
+  return { keyId: row.key.id, tenant: row.tenant };
+}
+
+/** Secrets that sign a delivery now: the current one, and the previous one during its overlap. */
+export function signingSecretsOf(t: Pick<TenantRow, "signingSecret" | "previousSigningSecret" | "previousSecretExpiresAt">, now: Date): string[] {
+  const out = [t.signingSecret];
+  if (t.previousSigningSecret && t.previousSecretExpiresAt && t.previousSecretExpiresAt > now) out.push(t.previousSigningSecret);
+  return out;
+}

@@ -1,0 +1,130 @@
+// The store's behaviour suite, run on real Postgres and on PGlite (DESIGN.md §10).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claim, findExpiredLeases, query, renewLeases, settle, sql, type Db, type Settlement, type Store } from "@fairway/store";
+import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
+
+export interface StoreHarness {
+  /** A store on a fresh database, and how many extra independent connections (stores) it can open. */
+  open(): Promise<{ store: Store; more(): Promise<Store>; drop(): Promise<void> }>;
+}
+
+const ok = (c: { id: string; leaseToken: string; attempt: number }, extra: Partial<Settlement> = {}): Settlement => ({
+  id: c.id,
+  leaseToken: c.leaseToken,
+  attempt: c.attempt,
+  status: "succeeded",
+  startedAt: new Date(),
+  durationMs: 5,
+  outcome: "success",
+  ...extra,
+});
+
+export function storeSuite(name: string, harness: StoreHarness) {
+  describe(`store on ${name}`, () => {
+    let env: Awaited<ReturnType<StoreHarness["open"]>>;
+    let db: Db;
+    beforeAll(async () => {
+      env = await harness.open();
+      db = env.store.db;
+    });
+    afterAll(async () => env?.drop());
+
+    it("claims due work with a fenced lease and settles it with an attempt row", async () => {
+      await seedTenant(db, "s1", { maxInFlight: 10 });
+      const { triggerIds } = await seedDue(db, "s1", 3, { type: "s1pool" });
+      const got = await claim(db, { type: "s1pool", budget: 10, owner: "a", leaseMs: 30_000 });
+      expect(got.map((g) => g.id).sort()).toEqual([...triggerIds].sort());
+      expect(got.every((g) => g.attempt === 1 && g.leaseToken.length > 10 && g.secrets.length === 1)).toBe(true);
+      // Nothing left to claim: a second claimer gets nothing.
+      expect(await claim(db, { type: "s1pool", budget: 10, owner: "b", leaseMs: 30_000 })).toHaveLength(0);
+      const settled = await settle(db, got.map((g) => ok(g)));
+      expect(settled).toHaveLength(3);
+      const rows = await query<{ status: string; n: number }>(
+        db,
+        sql`SELECT t.status, (SELECT count(*)::int FROM attempts a WHERE a.trigger_id = t.id) AS n FROM triggers t WHERE t.tenant_id = 's1'`,
+      );
+      expect(rows.every((r) => r.status === "succeeded" && r.n === 1)).toBe(true);
+    });
+
+    it("a stale lease's settle, renew and second settle change 0 rows", async () => {
+      await seedTenant(db, "s2");
+      await seedDue(db, "s2", 1, { type: "s2pool" });
+      const [c] = await claim(db, { type: "s2pool", budget: 1, owner: "a", leaseMs: 30_000 });
+      expect(await settle(db, [ok(c, { leaseToken: "not-the-token" })])).toHaveLength(0);
+      expect((await renewLeases(db, [{ id: c.id, leaseToken: "nope" }], 1000)).size).toBe(0);
+      expect(await settle(db, [ok(c)])).toHaveLength(1);
+      // Settling twice (a duplicate flush) changes nothing and adds no attempt.
+      expect(await settle(db, [ok(c)])).toHaveLength(0);
+      const [{ n }] = await query<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM attempts WHERE trigger_id = ${c.id}`);
+      expect(n).toBe(1);
+    });
+
+    it("never runs more of a tenant's triggers than its cap", async () => {
+      await seedTenant(db, "s3", { maxInFlight: 4 });
+      await seedDue(db, "s3", 20, { type: "s3pool" });
+      const first = await claim(db, { type: "s3pool", budget: 50, owner: "a", leaseMs: 30_000 });
+      expect(first).toHaveLength(4);
+      expect(await claim(db, { type: "s3pool", budget: 50, owner: "b", leaseMs: 30_000 })).toHaveLength(0);
+      await settle(db, first.slice(0, 2).map((g) => ok(g)));
+      expect(await claim(db, { type: "s3pool", budget: 50, owner: "b", leaseMs: 30_000 })).toHaveLength(2);
+    });
+
+    it("expired leases are found by the reaper and a renewal keeps them", async () => {
+      await seedTenant(db, "s4");
+      await seedDue(db, "s4", 2, { type: "s4pool" });
+      const got = await claim(db, { type: "s4pool", budget: 2, owner: "a", leaseMs: 1 });
+      await new Promise((r) => setTimeout(r, 20));
+      const expired = await findExpiredLeases(db);
+      expect(expired.map((e) => e.id).sort()).toEqual(got.map((g) => g.id).sort());
+      // Renewing one brings it back to life; the reaper's fenced write then skips it.
+      await renewLeases(db, [got[0]], 30_000);
+      const reaped = await settle(
+        db,
+        got.map((g) => ok(g, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date() })),
+      );
+      expect(reaped.map((r) => r.id)).toEqual([got[1].id]);
+      // The owner of the renewed lease settles normally.
+      expect(await settle(db, [ok(got[0])])).toHaveLength(1);
+    });
+
+    it("concurrent claimers never double-claim and never exceed a cap", async () => {
+      const tenants = Array.from({ length: 12 }, (_, i) => `c${i}`);
+      for (const t of tenants) {
+        await seedTenant(db, t, { maxInFlight: 3 });
+        await seedDue(db, t, 15, { type: "race" });
+      }
+      const stores = [env.store, await env.more(), await env.more(), await env.more()];
+      const seen = new Map<string, number>();
+      let overCap = 0;
+      let stop = false;
+      const watcher = (async () => {
+        while (!stop) {
+          const rows = await query<{ n: number }>(
+            db,
+            sql`SELECT count(*)::int AS n FROM triggers t JOIN tenants tn ON tn.id = t.tenant_id
+                 WHERE t.type = 'race' AND t.status = 'running' AND t.lease_expires_at > now()
+                 GROUP BY t.tenant_id, tn.max_in_flight HAVING count(*) > tn.max_in_flight`,
+          );
+          overCap += rows.length;
+          await new Promise((r) => setTimeout(r, 1));
+        }
+      })();
+      await Promise.all(
+        stores.map(async (s, w) => {
+          for (let round = 0; round < 200; round++) {
+            const got = await claim(s.db, { type: "race", budget: 7, owner: `w${w}`, leaseMs: 30_000 });
+            for (const g of got) seen.set(`${g.id}#${g.attempt}`, (seen.get(`${g.id}#${g.attempt}`) ?? 0) + 1);
+            if (got.length) await settle(s.db, got.map((g) => ok(g)));
+            const [{ left }] = await query<{ left: number }>(s.db, sql`SELECT count(*)::int AS left FROM triggers WHERE type = 'race' AND status <> 'succeeded'`);
+            if (left === 0) break;
+          }
+        }),
+      );
+      stop = true;
+      await watcher;
+      expect(overCap).toBe(0);
+      expect([...seen.values()].every((n) => n === 1)).toBe(true);
+      expect(seen.size).toBe(12 * 15);
+    });
+  });
+}
