@@ -24,6 +24,17 @@ export async function query<T = Record<string, unknown>>(db: Db, statement: SQL)
   return rowsOf<T>(await db.execute(statement));
 }
 
+/** drizzle makes both drivers hand timestamps to raw queries as text: turn the named fields into Dates. */
+export function withDates<T, K extends keyof T>(rows: T[], ...keys: K[]): T[] {
+  for (const row of rows) {
+    for (const k of keys) {
+      const v = row[k] as unknown;
+      if (v != null && !(v instanceof Date)) (row as Record<K, unknown>)[k] = new Date(v as string);
+    }
+  }
+  return rows;
+}
+
 export interface PostgresOptions {
   /** Pool size. Default 10. */
   max?: number;

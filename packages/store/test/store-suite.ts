@@ -35,6 +35,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const got = await claim(db, { type: "s1pool", budget: 10, owner: "a", leaseMs: 30_000 });
       expect(got.map((g) => g.id).sort()).toEqual([...triggerIds].sort());
       expect(got.every((g) => g.attempt === 1 && g.leaseToken.length > 10 && g.secrets.length === 1)).toBe(true);
+      expect(got.every((g) => g.scheduledFor instanceof Date && !Number.isNaN(g.scheduledFor.getTime()))).toBe(true);
       // Nothing left to claim: a second claimer gets nothing.
       expect(await claim(db, { type: "s1pool", budget: 10, owner: "b", leaseMs: 30_000 })).toHaveLength(0);
       const settled = await settle(db, got.map((g) => ok(g)));

@@ -13,7 +13,7 @@
 // from idle starts level with the busiest, never with banked credit. Every tenant's share is claimed
 // in one UPDATE, not one round trip per tenant.
 import { sql } from "drizzle-orm";
-import { query, type Db } from "../db.ts";
+import { query, withDates, type Db } from "../db.ts";
 
 export interface ClaimInput {
   type: string;
@@ -89,7 +89,7 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
   if (tenantIds.length === 0 || input.budget <= 0) return [];
   const { type, budget, owner, leaseMs } = input;
   const ids = JSON.stringify(tenantIds);
-  return query<ClaimedTrigger>(
+  const rows = await query<ClaimedTrigger>(
     db,
     sql`
     WITH st AS (
@@ -169,6 +169,7 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
              CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL) AS secrets
       FROM claimed c JOIN jobs j ON j.id = c.job_id JOIN tenants tn ON tn.id = c.tenant_id`,
   );
+  return withDates(rows, "scheduledFor");
 }
 
 /** Lock candidates, then claim each one's fair share; one transaction. */

@@ -2,7 +2,7 @@
 // next_fire_at is persisted in the same transaction — racing executors are harmless (SKIP LOCKED on the
 // job rows, ON CONFLICT on the triggers) and a restart loses no occurrence.
 import { sql } from "drizzle-orm";
-import { query, type Db } from "../db.ts";
+import { query, withDates, type Db } from "../db.ts";
 import { newId, planFires, type MisfirePolicy, type OverlapPolicy } from "@fairway/core";
 
 interface DueJob {
@@ -29,7 +29,7 @@ export interface MaterializeResult {
 
 export async function materialize(db: Db, now: Date, lookaheadMs: number, limit = 500): Promise<MaterializeResult> {
   return db.transaction(async (tx) => {
-    const jobs = await query<DueJob>(
+    const jobs = withDates(await query<DueJob>(
       tx as unknown as Db,
       sql`
       SELECT id, tenant_id AS "tenantId", type, cron, timezone, next_fire_at AS "nextFireAt", misfire,
@@ -40,7 +40,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
        ORDER BY next_fire_at
        LIMIT ${limit}
          FOR UPDATE SKIP LOCKED`,
-    );
+    ), "nextFireAt");
     const result: MaterializeResult = { jobs: jobs.length, fired: 0, skipped: 0, ready: [] };
     if (jobs.length === 0) return result;
 

@@ -3,7 +3,7 @@
 // so the write is fenced by the stale token AND by the lease still being expired: an owner that
 // renews or settles first wins, and the reaper changes nothing.
 import { sql } from "drizzle-orm";
-import { query, type Db } from "../db.ts";
+import { query, withDates, type Db } from "../db.ts";
 
 export interface ExpiredLease {
   id: string;
@@ -17,7 +17,7 @@ export interface ExpiredLease {
 }
 
 export async function findExpiredLeases(db: Db, limit = 500): Promise<ExpiredLease[]> {
-  return query<ExpiredLease>(
+  const rows = await query<ExpiredLease>(
     db,
     sql`
     SELECT t.id, t.lease_token AS "leaseToken", t.lease_owner AS "leaseOwner",
@@ -29,4 +29,5 @@ export async function findExpiredLeases(db: Db, limit = 500): Promise<ExpiredLea
      ORDER BY t.lease_expires_at
      LIMIT ${limit}`,
   );
+  return withDates(rows, "leaseExpiresAt");
 }

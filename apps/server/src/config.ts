@@ -1,0 +1,47 @@
+// Server configuration from the environment (DESIGN.md §8). Every field documents its default.
+import { z } from "zod";
+
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+
+const schema = z.object({
+  /** Postgres URL; unset = embedded PGlite under FAIRWAY_DATA_DIR. */
+  DATABASE_URL: z.string().url().optional(),
+  /** redis:// URL for self-hosted Redis coordination. */
+  REDIS_URL: z.string().optional(),
+  UPSTASH_REDIS_REST_URL: z.string().url().optional(),
+  UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
+  /** Admin bearer token; unset = generated on first start, stored in the data dir, printed once. */
+  FAIRWAY_ADMIN_TOKEN: z.string().min(16).optional(),
+  /** HTTP port. Default 8787. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  /** Listen address. Default 127.0.0.1 (set 0.0.0.0 to expose). */
+  HOST: z.string().default("127.0.0.1"),
+  /** Embedded database and generated token live here. Default ./.fairway */
+  FAIRWAY_DATA_DIR: z.string().default("./.fairway"),
+  /** all | api | executor. Default all. */
+  FAIRWAY_ROLE: z.enum(["all", "api", "executor"]).default("all"),
+  /** Let webhooks reach loopback/private addresses (tests, local demos). Default false. */
+  FAIRWAY_ALLOW_PRIVATE_TARGETS: bool.default(false),
+  /** Per-tenant API requests per second (0 = off). Default 1000. */
+  FAIRWAY_API_RATE_PER_SECOND: z.coerce.number().min(0).default(1000),
+  /** Executor idle poll. Default 250 ms. */
+  FAIRWAY_POLL_MS: z.coerce.number().int().min(10).max(10_000).default(250),
+  /** Graceful stop budget for in-flight work on SIGTERM. Default 10000 ms. */
+  FAIRWAY_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /** debug | info | warn | error. Default info. */
+  FAIRWAY_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** Postgres pool size. Default 10. */
+  FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
+});
+
+export type Config = z.infer<typeof schema>;
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const r = schema.safeParse(cleaned);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  return r.data;
+}

@@ -1,0 +1,84 @@
+// createApp(deps) returns the Hono app (STYLE habit 10): the runtime files (Node server, Worker) only
+// build the dependencies and hand them in.
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { newId, silentLogger, type Logger } from "@fairway/core";
+import type { Db, TenantRow } from "@fairway/store";
+import { requireAdmin, requireTenant } from "./auth.ts";
+import { ApiError, errorResponse } from "./errors.ts";
+import { adminRoutes } from "./routes/admin.ts";
+import { jobRoutes } from "./routes/jobs.ts";
+import { openRoutes } from "./routes/open.ts";
+import { triggerRoutes } from "./routes/triggers.ts";
+
+/** What the API needs from coordination (the full Coordinator satisfies it). */
+export interface ApiCoordinator {
+  limit(key: string, limit: number, windowMs: number): Promise<{ allowed: boolean; remaining: number; retryAfterMs: number }>;
+  wake(): Promise<void>;
+}
+
+export interface AppDeps {
+  db: Db;
+  coordinator: ApiCoordinator;
+  adminToken: string;
+  /** FAIRWAY_ALLOW_PRIVATE_TARGETS: let webhooks reach loopback/private addresses. Default false. */
+  allowPrivateTargets: boolean;
+  /** Pool types with an in-process handler: their jobs need no target. */
+  handlerTypes?: ReadonlySet<string>;
+  /** Per-tenant API requests per second; 0 disables. Default 1000. */
+  apiRatePerSecond?: number;
+  now?: () => number;
+  log?: Logger;
+  /** Extra counters for /metrics (e.g. the executor's). */
+  metrics?: () => Record<string, number>;
+}
+
+type ResolvedDeps = Required<Omit<AppDeps, "metrics">> & Pick<AppDeps, "metrics">;
+
+export type AppEnv = {
+  Variables: { deps: ResolvedDeps; tenant: TenantRow; log: Logger; requestId: string };
+};
+
+/** Request bodies larger than this are refused before parsing (per-tenant payload limits are lower). */
+const MAX_BODY_BYTES = 11 * 1024 * 1024;
+
+export function createApp(input: AppDeps) {
+  const deps: ResolvedDeps = {
+    handlerTypes: new Set(),
+    apiRatePerSecond: 1000,
+    now: Date.now,
+    log: silentLogger,
+    ...input,
+  };
+  const app = new Hono<AppEnv>();
+
+  app.use(async (c, next) => {
+    const requestId = c.req.header("x-request-id")?.slice(0, 100) || newId("req");
+    c.set("deps", deps);
+    c.set("requestId", requestId);
+    c.set("log", deps.log.child({ requestId }));
+    c.header("x-request-id", requestId);
+    await next();
+  });
+  app.use(
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => errorResponse(c, new ApiError(413, "payload_too_large", "request body too large")),
+    }),
+  );
+
+  app.route("/", openRoutes);
+  app.use("/v1/admin/*", requireAdmin);
+  app.route("/v1/admin", adminRoutes);
+  app.use("/v1/*", requireTenant);
+  app.route("/v1/jobs", jobRoutes);
+  app.route("/v1", triggerRoutes);
+
+  app.notFound((c) => errorResponse(c, new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`)));
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return errorResponse(c, err);
+    c.var.log?.error("unhandled error", { err, path: c.req.path });
+    return errorResponse(c, new ApiError(500, "internal_error", "an internal error occurred"));
+  });
+  return app;
+}

@@ -1,0 +1,105 @@
+// Admin routes (admin token): tenants and their quotas, API keys, signing-secret rotation, pools, stats.
+import { Hono } from "hono";
+import { generateSigningSecret, newId, randomToken, sha256Hex } from "@fairway/core";
+import {
+  allTenantUsage, createApiKey, createTenant, getPool, getTenant, listPools, listTenants, putPool, revokeApiKey,
+  rotateSigningSecret, updateTenant, DEFAULT_POOL,
+} from "@fairway/store";
+import type { AppEnv } from "../app.ts";
+import { KEY_PREFIX } from "../auth.ts";
+import { ApiError, notFound } from "../errors.ts";
+import { createTenantBody, pageQuery, poolType, putPoolBody, updateTenantBody } from "../schemas.ts";
+import { page, tenantJson } from "../serialize.ts";
+import { jsonBody, queryOf } from "../validate.ts";
+import { fromZod } from "../errors.ts";
+
+export const adminRoutes = new Hono<AppEnv>();
+
+/** How long a rotated-out signing secret keeps signing deliveries. */
+const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+adminRoutes.post("/tenants", async (c) => {
+  const body = await jsonBody(c, createTenantBody);
+  const signingSecret = generateSigningSecret();
+  const row = await createTenant(c.var.deps.db, { ...body, id: body.id ?? newId("ten").toLowerCase(), signingSecret });
+  if (!row) throw new ApiError(409, "tenant_exists", `a tenant with id "${body.id}" already exists`);
+  c.var.log.info("tenant created", { tenantId: row.id });
+  return c.json({ ...tenantJson(row), signingSecret }, 201);
+});
+
+adminRoutes.get("/tenants", async (c) => {
+  const q = queryOf(c, pageQuery);
+  const rows = await listTenants(c.var.deps.db, q.cursor ?? null, q.limit);
+  return c.json(page(rows, q.limit, tenantJson));
+});
+
+adminRoutes.get("/tenants/:id", async (c) => {
+  const t = await getTenant(c.var.deps.db, c.req.param("id"));
+  if (!t) throw notFound("tenant");
+  return c.json(tenantJson(t));
+});
+
+adminRoutes.patch("/tenants/:id", async (c) => {
+  const body = await jsonBody(c, updateTenantBody);
+  const t = await updateTenant(c.var.deps.db, c.req.param("id"), body);
+  if (!t) throw notFound("tenant");
+  c.var.log.info("tenant updated", { tenantId: t.id, fields: Object.keys(body) });
+  return c.json(tenantJson(t));
+});
+
+adminRoutes.post("/tenants/:id/keys", async (c) => {
+  const t = await getTenant(c.var.deps.db, c.req.param("id"));
+  if (!t) throw notFound("tenant");
+  const key = `${KEY_PREFIX}${randomToken(32)}`;
+  const row = await createApiKey(c.var.deps.db, {
+    id: newId("key"),
+    tenantId: t.id,
+    prefix: key.slice(0, 10),
+    hash: await sha256Hex(key),
+  });
+  c.var.log.info("api key created", { tenantId: t.id, keyId: row.id });
+  return c.json({ id: row.id, key, prefix: row.prefix, createdAt: row.createdAt }, 201);
+});
+
+adminRoutes.delete("/tenants/:id/keys/:keyId", async (c) => {
+  const ok = await revokeApiKey(c.var.deps.db, c.req.param("id"), c.req.param("keyId"));
+  if (!ok) throw notFound("api key");
+  return c.json({ id: c.req.param("keyId"), revoked: true });
+});
+
+adminRoutes.post("/tenants/:id/signing-secret/rotate", async (c) => {
+  const secret = generateSigningSecret();
+  const t = await rotateSigningSecret(c.var.deps.db, c.req.param("id"), secret, ROTATION_OVERLAP_MS);
+  if (!t) throw notFound("tenant");
+  return c.json({ signingSecret: secret, previousSecretExpiresAt: t.previousSecretExpiresAt });
+});
+
+adminRoutes.get("/pools", async (c) => c.json({ data: await listPools(c.var.deps.db) }));
+
+adminRoutes.get("/pools/:type", async (c) => {
+  const type = poolType.safeParse(c.req.param("type"));
+  if (!type.success) throw fromZod(type.error);
+  return c.json(await getPool(c.var.deps.db, type.data));
+});
+
+adminRoutes.put("/pools/:type", async (c) => {
+  const type = poolType.safeParse(c.req.param("type"));
+  if (!type.success) throw fromZod(type.error);
+  const body = await jsonBody(c, putPoolBody);
+  const leaseMs = body.leaseMs ?? Math.max(DEFAULT_POOL.leaseMs, body.timeoutMs + 30_000);
+  if (leaseMs < body.timeoutMs + 1000) {
+    throw new ApiError(400, "validation_error", "leaseMs must exceed timeoutMs by at least 1000 ms (a run must end before its lease)");
+  }
+  const cfg = await putPool(c.var.deps.db, {
+    ...DEFAULT_POOL,
+    ...body,
+    leaseMs,
+    type: type.data,
+  });
+  return c.json(cfg);
+});
+
+adminRoutes.get("/stats", async (c) => {
+  const rows = await allTenantUsage(c.var.deps.db);
+  return c.json({ tenants: rows });
+});

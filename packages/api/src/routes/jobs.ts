@@ -1,0 +1,119 @@
+// Tenant job routes: create (with Idempotency-Key), list, read (with the next 5 fires), update,
+// delete, pause, resume, run now, and a job's triggers.
+import { Hono } from "hono";
+import { newId, sha256Hex } from "@fairway/core";
+import {
+  cancelJob, createJob, getJob, getPool, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
+  type JobPatch,
+} from "@fairway/store";
+import type { AppEnv } from "../app.ts";
+import { ApiError, notFound } from "../errors.ts";
+import { buildJob, checkPayload, checkTarget, resolveSchedule } from "../job-input.ts";
+import { createJobBody, pageQuery, updateJobBody } from "../schemas.ts";
+import { jobJson, page, triggerJson } from "../serialize.ts";
+import { jsonBody, queryOf } from "../validate.ts";
+
+export const jobRoutes = new Hono<AppEnv>();
+
+jobRoutes.post("/", async (c) => {
+  const { deps, tenant } = c.var;
+  const body = await jsonBody(c, createJobBody);
+  const idempotencyKey = c.req.header("idempotency-key");
+  if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200)) {
+    throw new ApiError(400, "validation_error", "Idempotency-Key must be 1-200 characters");
+  }
+  const now = new Date(deps.now());
+  const pool = await getPool(deps.db, body.type);
+  const job = buildJob(newId("job"), body, tenant, pool, {
+    now,
+    allowPrivate: deps.allowPrivateTargets,
+    handlerTypes: deps.handlerTypes,
+  });
+  const result = await createJob(deps.db, job, {
+    maxJobs: tenant.maxJobs,
+    idempotencyKey,
+    requestHash: idempotencyKey ? await sha256Hex(JSON.stringify(body)) : undefined,
+  });
+  if (result.kind === "idempotency_conflict") {
+    throw new ApiError(409, "idempotency_conflict", "this Idempotency-Key was already used with a different request body");
+  }
+  if (result.kind === "max_jobs") {
+    throw new ApiError(409, "max_jobs_exceeded", `this tenant may have at most ${result.limit} jobs`);
+  }
+  if (result.kind === "created" && result.job.nextFireAt && result.job.nextFireAt.getTime() <= now.getTime() + 1000) {
+    deps.coordinator.wake().catch(() => {}); // best effort; executors poll anyway
+  }
+  if (result.kind === "replayed") c.header("idempotent-replayed", "true");
+  c.var.log.info("job created", { jobId: result.job.id, replayed: result.kind === "replayed" });
+  return c.json(jobJson(result.job), result.kind === "created" ? 201 : 200);
+});
+
+jobRoutes.get("/", async (c) => {
+  const q = queryOf(c, pageQuery);
+  const rows = await listJobs(c.var.deps.db, c.var.tenant.id, q.cursor ?? null, q.limit);
+  return c.json(page(rows, q.limit, (j) => jobJson(j)));
+});
+
+jobRoutes.get("/:id", async (c) => {
+  const job = await getJob(c.var.deps.db, c.var.tenant.id, c.req.param("id"));
+  if (!job) throw notFound("job");
+  return c.json(jobJson(job, { upcoming: 5 }));
+});
+
+jobRoutes.patch("/:id", async (c) => {
+  const { deps, tenant } = c.var;
+  const body = await jsonBody(c, updateJobBody);
+  const now = new Date(deps.now());
+  const patch: JobPatch = {};
+  if (body.name !== undefined) patch.name = body.name;
+  if (body.schedule) Object.assign(patch, resolveSchedule(body.schedule, now));
+  if (body.target) patch.target = checkTarget(body.target, deps.allowPrivateTargets);
+  if (body.payload !== undefined) {
+    checkPayload(body.payload, tenant);
+    patch.payload = body.payload;
+  }
+  if (body.retry?.maxAttempts !== undefined) patch.maxAttempts = body.retry.maxAttempts;
+  if (body.retry?.initialDelayMs !== undefined) patch.initialDelayMs = body.retry.initialDelayMs;
+  if (body.retry?.maxDelayMs !== undefined) patch.maxDelayMs = body.retry.maxDelayMs;
+  for (const k of ["timeoutMs", "priority", "overlap", "misfire", "catchupWindowMs"] as const) {
+    if (body[k] !== undefined) (patch as Record<string, unknown>)[k] = body[k];
+  }
+  const job = await updateJob(deps.db, tenant.id, c.req.param("id"), patch, now);
+  if (!job) throw notFound("job");
+  return c.json(jobJson(job, { upcoming: 5 }));
+});
+
+jobRoutes.delete("/:id", async (c) => {
+  const job = await cancelJob(c.var.deps.db, c.var.tenant.id, c.req.param("id"));
+  if (!job) throw notFound("job");
+  return c.json(jobJson(job));
+});
+
+jobRoutes.post("/:id/pause", async (c) => {
+  const job = await pauseJob(c.var.deps.db, c.var.tenant.id, c.req.param("id"));
+  if (!job) throw notFound("job");
+  return c.json(jobJson(job));
+});
+
+jobRoutes.post("/:id/resume", async (c) => {
+  const job = await resumeJob(c.var.deps.db, c.var.tenant.id, c.req.param("id"), new Date(c.var.deps.now()));
+  if (!job) throw notFound("job");
+  c.var.deps.coordinator.wake().catch(() => {});
+  return c.json(jobJson(job, { upcoming: 5 }));
+});
+
+jobRoutes.post("/:id/run", async (c) => {
+  const trigger = await runJobNow(c.var.deps.db, c.var.tenant.id, c.req.param("id"), new Date(c.var.deps.now()));
+  if (!trigger) throw notFound("job");
+  c.var.deps.coordinator.wake().catch(() => {});
+  return c.json(triggerJson(trigger), 201);
+});
+
+jobRoutes.get("/:id/triggers", async (c) => {
+  const { deps, tenant } = c.var;
+  const q = queryOf(c, pageQuery);
+  const job = await getJob(deps.db, tenant.id, c.req.param("id"));
+  if (!job) throw notFound("job");
+  const rows = await listTriggers(deps.db, tenant.id, job.id, q.cursor ?? null, q.limit);
+  return c.json(page(rows, q.limit, triggerJson));
+});

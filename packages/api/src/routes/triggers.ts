@@ -1,0 +1,51 @@
+// Tenant trigger routes: a trigger with its attempts, dead letters, replay, and the tenant's quota.
+import { Hono } from "hono";
+import { getTrigger, listDeadLetters, replayTrigger, tenantUsage } from "@fairway/store";
+import type { AppEnv } from "../app.ts";
+import { notFound } from "../errors.ts";
+import { pageQuery } from "../schemas.ts";
+import { page, triggerJson } from "../serialize.ts";
+import { queryOf } from "../validate.ts";
+
+export const triggerRoutes = new Hono<AppEnv>();
+
+triggerRoutes.get("/triggers/:id", async (c) => {
+  const t = await getTrigger(c.var.deps.db, c.var.tenant.id, c.req.param("id"));
+  if (!t) throw notFound("trigger");
+  return c.json(triggerJson(t));
+});
+
+triggerRoutes.post("/triggers/:id/replay", async (c) => {
+  const { deps, tenant } = c.var;
+  const replayed = await replayTrigger(deps.db, tenant.id, c.req.param("id"));
+  if (!replayed) {
+    const exists = await getTrigger(deps.db, tenant.id, c.req.param("id"));
+    if (!exists) throw notFound("trigger");
+    return c.json({ error: { code: "not_dead", message: `only dead triggers can be replayed; this one is ${exists.status}` } }, 409);
+  }
+  deps.coordinator.wake().catch(() => {});
+  const t = await getTrigger(deps.db, tenant.id, replayed.id);
+  return c.json(triggerJson(t!));
+});
+
+triggerRoutes.get("/dead-letters", async (c) => {
+  const q = queryOf(c, pageQuery);
+  const rows = await listDeadLetters(c.var.deps.db, c.var.tenant.id, { jobId: q.jobId, after: q.cursor ?? null, limit: q.limit });
+  return c.json(page(rows, q.limit, triggerJson));
+});
+
+triggerRoutes.get("/quota", async (c) => {
+  const t = c.var.tenant;
+  const usage = await tenantUsage(c.var.deps.db, t.id);
+  return c.json({
+    limits: {
+      maxInFlight: t.maxInFlight,
+      weight: t.weight,
+      ratePerSecond: t.ratePerSecond,
+      burst: t.burst,
+      maxJobs: t.maxJobs,
+      maxPayloadBytes: t.maxPayloadBytes,
+    },
+    usage: { running: usage.running, due: usage.due, pending: usage.pending, jobs: usage.jobs, dead: usage.dead, oldestDueLagMs: usage.oldestDueLagMs },
+  });
+});

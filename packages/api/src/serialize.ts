@@ -1,0 +1,86 @@
+// Rows → the API's camelCase JSON (DESIGN.md §7). Secrets are never part of these shapes.
+import { nextFires } from "@fairway/core";
+import type { AttemptRow, JobRow, PoolConfig, TenantRow, TriggerRow } from "@fairway/store";
+
+export function tenantJson(t: TenantRow) {
+  return {
+    id: t.id,
+    name: t.name,
+    status: t.status,
+    maxInFlight: t.maxInFlight,
+    weight: t.weight,
+    ratePerSecond: t.ratePerSecond,
+    burst: t.burst,
+    maxJobs: t.maxJobs,
+    maxPayloadBytes: t.maxPayloadBytes,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+  };
+}
+
+export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {}) {
+  const schedule = j.cron ? { cron: j.cron, timezone: j.timezone } : { at: j.runAt };
+  const active = j.status === "active";
+  const out: Record<string, unknown> = {
+    id: j.id,
+    name: j.name,
+    type: j.type,
+    status: j.status,
+    schedule,
+    target: j.target,
+    payload: j.payload,
+    retry: { maxAttempts: j.maxAttempts, initialDelayMs: j.initialDelayMs, maxDelayMs: j.maxDelayMs },
+    timeoutMs: j.timeoutMs,
+    priority: j.priority,
+    overlap: j.overlap,
+    misfire: j.misfire,
+    catchupWindowMs: j.catchupWindowMs,
+    nextFireAt: active ? j.nextFireAt : null,
+    createdAt: j.createdAt,
+    updatedAt: j.updatedAt,
+  };
+  if (opts.upcoming && j.cron && j.timezone && active && j.nextFireAt) {
+    // The next N fires, starting with the one already persisted.
+    const after = new Date(j.nextFireAt.getTime() - 1);
+    out.nextFires = nextFires(j.cron, j.timezone, after, opts.upcoming);
+  }
+  return out;
+}
+
+export function attemptJson(a: AttemptRow) {
+  return {
+    attempt: a.attempt,
+    startedAt: a.startedAt,
+    durationMs: a.durationMs,
+    outcome: a.outcome,
+    httpStatus: a.httpStatus,
+    error: a.error,
+    responseBody: a.responseBody,
+  };
+}
+
+export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
+  return {
+    id: t.id,
+    jobId: t.jobId,
+    kind: t.kind,
+    scheduledFor: t.scheduledFor,
+    status: t.status,
+    reason: t.reason,
+    attemptCount: t.attemptCount,
+    maxAttempts: t.maxAttempts,
+    nextAttemptAt: t.status === "pending" ? t.nextAttemptAt : null,
+    createdAt: t.createdAt,
+    finishedAt: t.finishedAt,
+    ...(t.attempts ? { attempts: t.attempts.map(attemptJson) } : {}),
+  };
+}
+
+export function poolJson(p: PoolConfig) {
+  return p;
+}
+
+/** Cursor pagination: the next cursor is the last id when the page is full. */
+export function page<T extends { id: string }>(rows: T[], limit: number, map: (r: T) => unknown) {
+  return { data: rows.map(map), nextCursor: rows.length === limit ? rows[rows.length - 1].id : null };
+}

@@ -1,0 +1,226 @@
+// The executor loop (DESIGN.md §2): materialize cron → reap expired leases → fair claim per pool →
+// dispatch into the pool → settle in batches. Runtime-neutral: it is handed its database, transport,
+// coordinator and clock. The loop never dies (a failed step counts as no work and is logged) and never
+// spins (it sleeps, interruptibly, when there is nothing to do). Every claimed trigger is settled or
+// released, whatever happens.
+import { newId, silentLogger, type Logger } from "@fairway/core";
+import { claim, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import { Pool } from "./pool.ts";
+import { reapExpired } from "./reaper.ts";
+import { runTrigger, type Handler } from "./run-trigger.ts";
+import { Settler, decideSettlement } from "./settler.ts";
+import { Waker } from "./sleep.ts";
+import type { Transport } from "./transport.ts";
+
+export interface WakeSource {
+  onWake(listener: () => void): () => void;
+}
+
+export interface ExecutorOptions {
+  db: Db;
+  transport: Transport;
+  handlers?: Record<string, Handler>;
+  /** Wake-up hints (a job was created due now). */
+  wake?: WakeSource;
+  /** Lease owner name. Default a random executor id. */
+  owner?: string;
+  /** Idle poll interval. Default 250 ms. */
+  pollMs?: number;
+  /** Cron fires are materialized this far ahead, so they are claimable the moment they are due. Default 1000 ms. */
+  lookaheadMs?: number;
+  /** Reaper interval. Default 1000 ms. */
+  reapEveryMs?: number;
+  /** Pool config refresh. Default 2000 ms. */
+  poolRefreshMs?: number;
+  allowPrivateTargets?: boolean;
+  /** Clock (ms). Default Date.now. */
+  now?: () => number;
+  log?: Logger;
+  /** Settle batching. */
+  settleBatch?: number;
+  settleLingerMs?: number;
+}
+
+/** A claimed trigger not yet finished (queued or running in its pool). Finished ones belong to the settler. */
+interface Held {
+  t: ClaimedTrigger;
+  pool: Pool;
+  started: boolean;
+  abort: AbortController;
+}
+
+export class Executor {
+  readonly owner: string;
+  private pools = new Map<string, Pool>();
+  private held = new Map<string, Held>();
+  private waker = new Waker();
+  private settler: Settler;
+  private stopping = false;
+  private loopDone: Promise<void> | null = null;
+  private timers: Array<ReturnType<typeof setInterval>> = [];
+  private unsubscribe: (() => void) | null = null;
+  private last = { materialize: 0, reap: 0, pools: 0 };
+  private readonly now: () => number;
+  private readonly log: Logger;
+  readonly stats = { claimed: 0, settled: 0, released: 0, reaped: 0, loopErrors: 0 };
+
+  constructor(private readonly opts: ExecutorOptions) {
+    this.owner = opts.owner ?? newId("exe");
+    this.now = opts.now ?? Date.now;
+    this.log = (opts.log ?? silentLogger).child({ owner: this.owner });
+    this.settler = new Settler({
+      db: opts.db,
+      batchSize: opts.settleBatch,
+      lingerMs: opts.settleLingerMs,
+      now: this.now,
+      onSettled: (rows) => {
+        this.stats.settled += rows.length;
+      },
+      onError: (err) => this.log.error("settle failed; will retry", { err }),
+    });
+  }
+
+  start(): this {
+    if (this.loopDone) return this;
+    this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
+    this.timers.push(setInterval(() => void this.renew(), 5_000));
+    this.loopDone = this.loop();
+    return this;
+  }
+
+  /** New work may be due now — possibly in a pool this executor has not seen yet. */
+  wake(): void {
+    this.last.pools = 0;
+    this.waker.wake();
+  }
+
+  get inFlight(): number {
+    return this.held.size;
+  }
+
+  /** Graceful stop: claim nothing more, let running work finish within graceMs, then abort and
+   *  release what is left. No lease is left behind. */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.stopping = true;
+    this.waker.wake();
+    this.unsubscribe?.();
+    await this.loopDone;
+    const deadline = this.now() + graceMs;
+    while (this.held.size > 0 && this.now() < deadline) await sleep(20);
+    const unfinished = [...this.held.values()];
+    for (const h of unfinished) h.abort.abort();
+    await this.settler.flush();
+    if (unfinished.length > 0) {
+      const n = await releaseLeases(this.opts.db, unfinished.map((h) => h.t)).catch((err) => {
+        this.log.error("release failed; leases will expire and be reaped", { err });
+        return 0;
+      });
+      this.stats.released += n;
+      for (const h of unfinished) this.held.delete(h.t.id);
+    }
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+
+  /** One pass of the loop; exposed for tests that step the executor by hand. */
+  async tick(): Promise<number> {
+    const now = this.now();
+    let work = 0;
+    if (now - this.last.pools >= (this.opts.poolRefreshMs ?? 2000)) {
+      await this.refreshPools();
+      this.last.pools = now;
+    }
+    if (now - this.last.materialize >= 100) {
+      const m = await materialize(this.opts.db, new Date(now), this.opts.lookaheadMs ?? 1000);
+      this.last.materialize = now;
+      if (m.jobs >= 500) work++;
+    }
+    if (now - this.last.reap >= (this.opts.reapEveryMs ?? 1000)) {
+      this.stats.reaped += await reapExpired(this.opts.db, now);
+      this.last.reap = now;
+    }
+    for (const [type, pool] of this.pools) {
+      const budget = pool.free;
+      if (budget === 0 || this.stopping) continue;
+      const claimed = await claim(this.opts.db, { type, budget, owner: this.owner, leaseMs: pool.config.leaseMs });
+      this.stats.claimed += claimed.length;
+      for (const t of claimed) this.dispatch(pool, t);
+      if (claimed.length === budget) work++;
+    }
+    return work;
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      try {
+        const work = await this.tick();
+        failures = 0;
+        if (work === 0 || this.allPoolsFull()) await this.waker.sleep(this.opts.pollMs ?? 250);
+      } catch (err) {
+        this.stats.loopErrors++;
+        failures++;
+        this.log.error("executor tick failed", { err });
+        await this.waker.sleep(Math.min(5000, 100 * 2 ** Math.min(failures, 6)));
+      }
+    }
+  }
+
+  private allPoolsFull(): boolean {
+    for (const p of this.pools.values()) if (p.free > 0) return false;
+    return this.pools.size > 0;
+  }
+
+  private async refreshPools(): Promise<void> {
+    for (const cfg of await listPools(this.opts.db)) {
+      const p = this.pools.get(cfg.type);
+      if (p) p.reconfigure(cfg);
+      else this.pools.set(cfg.type, new Pool(cfg));
+    }
+  }
+
+  private dispatch(pool: Pool, t: ClaimedTrigger): void {
+    const h: Held = { t, pool, started: false, abort: new AbortController() };
+    this.held.set(t.id, h);
+    void pool.run(async () => {
+      if (this.stopping && h.abort.signal.aborted) return;
+      h.started = true;
+      const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
+      const timer = setTimeout(() => h.abort.abort(), timeoutMs);
+      const startedAt = new Date(this.now());
+      const r = await runTrigger(t, h.abort.signal, {
+        transport: this.opts.transport,
+        handlers: this.opts.handlers ?? {},
+        allowPrivateTargets: this.opts.allowPrivateTargets ?? false,
+        now: this.now,
+      });
+      clearTimeout(timer);
+      // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
+      if (this.stopping && h.abort.signal.aborted && this.now() - startedAt.getTime() < timeoutMs) return;
+      this.held.delete(t.id);
+      this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000);
+      // A slot freed: claim again soon if the pool had more due work.
+      if (pool.free >= Math.max(1, pool.config.concurrency >> 2)) this.waker.wake();
+    });
+  }
+
+  /** Extend the lease of every trigger still running here; forget the ones that were lost (reaped while we stalled). */
+  private async renew(): Promise<void> {
+    const byLease = new Map<number, Array<{ id: string; leaseToken: string }>>();
+    for (const h of this.held.values()) {
+      const list = byLease.get(h.pool.config.leaseMs) ?? [];
+      list.push(h.t);
+      byLease.set(h.pool.config.leaseMs, list);
+    }
+    for (const [leaseMs, leases] of byLease) {
+      try {
+        const kept = await renewLeases(this.opts.db, leases, leaseMs);
+        for (const l of leases) if (!kept.has(l.id) && this.held.has(l.id)) this.log.warn("lease lost", { triggerId: l.id });
+      } catch (err) {
+        this.log.error("lease renewal failed", { err });
+      }
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,38 @@
+// The platform fetch as a transport (Cloudflare Workers; also works on Node, slower). Redirects are
+// never followed: `redirect: "manual"` hands the 3xx back, and the retry table dead-letters it.
+import { MAX_RESPONSE_BYTES, type Transport } from "./transport.ts";
+
+export function createFetchTransport(fetchImpl: typeof fetch = fetch): Transport {
+  return async (req) => {
+    const res = await fetchImpl(req.url, {
+      method: req.method,
+      headers: req.headers,
+      body: req.method === "GET" ? undefined : req.body,
+      redirect: "manual",
+      signal: req.signal,
+    });
+    const text = await readLimited(res);
+    return { status: res.status, header: (n) => res.headers.get(n), body: text };
+  };
+}
+
+async function readLimited(res: Response): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < MAX_RESPONSE_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  await reader.cancel().catch(() => {});
+  const all = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) {
+    all.set(c, off);
+    off += c.byteLength;
+  }
+  return new TextDecoder().decode(all.subarray(0, MAX_RESPONSE_BYTES));
+}

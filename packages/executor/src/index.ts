@@ -1,0 +1,5 @@
+export * from "./executor.ts";
+export * from "./run-trigger.ts";
+export * from "./settler.ts";
+export * from "./transport.ts";
+export * from "./fetch-transport.ts";

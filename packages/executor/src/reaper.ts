@@ -1,0 +1,26 @@
+// The reaper: expired leases go back to pending as a failed attempt (`lease_expired`), or dead when
+// exhausted. The decision is core's; the write is settle() with reap=true (fenced, see reap.ts).
+import { findExpiredLeases, settle, type Db } from "@fairway/store";
+import { decideSettlement } from "./settler.ts";
+
+export async function reapExpired(db: Db, now: number): Promise<number> {
+  const expired = await findExpiredLeases(db);
+  if (expired.length === 0) return 0;
+  const settlements = expired.map((e) => ({
+    ...decideSettlement(
+      e,
+      {
+        outcome: "lease_expired",
+        httpStatus: null,
+        durationMs: 0,
+        error: `lease expired (owner ${e.leaseOwner ?? "unknown"})`,
+        responseBody: null,
+        retryAfterMs: null,
+      },
+      e.leaseExpiresAt,
+      now,
+    ),
+    reap: true,
+  }));
+  return (await settle(db, settlements)).length;
+}

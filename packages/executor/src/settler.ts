@@ -1,0 +1,105 @@
+// Turns finished runs into settlements and writes them in batches (one fenced transaction per
+// batch). A failed write is retried, never dropped, until the lease it is fenced by has surely
+// expired — after that the reaper owns the trigger and our write would change nothing anyway.
+import { decideRetry, type DeliveryResult } from "@fairway/core";
+import { settle, type ClaimedTrigger, type Db, type Settled, type Settlement } from "@fairway/store";
+
+export interface SettlerOptions {
+  db: Db;
+  /** Max rows per settle transaction. Default 500. */
+  batchSize?: number;
+  /** How long results may wait to be batched. Default 5 ms. */
+  lingerMs?: number;
+  onSettled?: (rows: Settled[]) => void;
+  onError?: (err: unknown) => void;
+  now: () => number;
+  random?: () => number;
+}
+
+interface Pending {
+  s: Settlement;
+  giveUpAt: number;
+}
+
+/** What the claim stamped on a trigger, and its retry policy: all a settlement needs. */
+export type LeaseHeld = Pick<ClaimedTrigger, "id" | "leaseToken" | "attempt" | "maxAttempts" | "initialDelayMs" | "maxDelayMs">;
+
+export function decideSettlement(t: LeaseHeld, r: DeliveryResult, startedAt: Date, now: number, random = Math.random): Settlement {
+  const decision = decideRetry(
+    {
+      outcome: r.outcome,
+      httpStatus: r.httpStatus,
+      retryAfterMs: r.retryAfterMs,
+      attempt: t.attempt,
+      policy: { maxAttempts: t.maxAttempts, initialDelayMs: t.initialDelayMs, maxDelayMs: t.maxDelayMs },
+    },
+    random,
+  );
+  const base = {
+    id: t.id,
+    leaseToken: t.leaseToken,
+    attempt: t.attempt,
+    startedAt,
+    durationMs: r.durationMs,
+    outcome: r.outcome,
+    httpStatus: r.httpStatus,
+    error: r.error,
+    responseBody: r.responseBody,
+  };
+  if (decision.kind === "done") return { ...base, status: "succeeded" };
+  if (decision.kind === "retry") return { ...base, status: "pending", nextAttemptAt: new Date(now + decision.delayMs) };
+  return { ...base, status: "dead", reason: decision.reason, pauseJob: decision.pauseJob };
+}
+
+export class Settler {
+  private queue: Pending[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private flushing: Promise<void> | null = null;
+  private readonly batchSize: number;
+  private readonly lingerMs: number;
+
+  constructor(private readonly opts: SettlerOptions) {
+    this.batchSize = opts.batchSize ?? 500;
+    this.lingerMs = opts.lingerMs ?? 5;
+  }
+
+  get size(): number {
+    return this.queue.length;
+  }
+
+  /** Queue a settlement; `leaseExpiresAt` bounds how long a failing write is retried. */
+  add(s: Settlement, leaseExpiresAtMs: number): void {
+    this.queue.push({ s, giveUpAt: leaseExpiresAtMs });
+    if (this.queue.length >= this.batchSize) void this.flush();
+    else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.lingerMs);
+  }
+
+  /** Write everything queued; resolves when the queue is empty or only holds writes that keep failing. */
+  async flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    while (this.flushing) await this.flushing;
+    if (this.queue.length === 0) return;
+    this.flushing = this.writeAll().finally(() => (this.flushing = null));
+    await this.flushing;
+  }
+
+  private async writeAll(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.batchSize);
+      try {
+        const rows = await settle(this.opts.db, batch.map((p) => p.s));
+        this.opts.onSettled?.(rows);
+      } catch (err) {
+        this.opts.onError?.(err);
+        const now = this.opts.now();
+        const keep = batch.filter((p) => p.giveUpAt > now);
+        this.queue.unshift(...keep);
+        if (keep.length > 0 && !this.timer) this.timer = setTimeout(() => void this.flush(), 250);
+        return;
+      }
+    }
+  }
+}
