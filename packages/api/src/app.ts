@@ -5,7 +5,7 @@ import { bodyLimit } from "hono/body-limit";
 import { newId, silentLogger, type Logger } from "@fairway/core";
 import type { Db, TenantRow } from "@fairway/store";
 import { requireAdmin, requireTenant } from "./auth.ts";
-import { ApiError, errorResponse } from "./errors.ts";
+import { ApiError, errorResponse, loggableError } from "./errors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { openRoutes } from "./routes/open.ts";
@@ -15,6 +15,8 @@ import { triggerRoutes } from "./routes/triggers.ts";
 export interface ApiCoordinator {
   limit(key: string, limit: number, windowMs: number): Promise<{ allowed: boolean; remaining: number; retryAfterMs: number }>;
   wake(): Promise<void>;
+  /** Ready-tenant index: the tenant has work due in pool `type` at dueAtMs. */
+  markReady(type: string, tenantId: string, dueAtMs: number): Promise<void>;
 }
 
 export interface AppDeps {
@@ -39,6 +41,13 @@ export type AppEnv = {
   Variables: { deps: ResolvedDeps; tenant: TenantRow; log: Logger; requestId: string };
 };
 
+/** The job and trigger a tenant path names, as log fields (the routes' own ids; never a secret). */
+function idsInPath(path: string): { jobId?: string; triggerId?: string } {
+  const job = /^\/v1\/jobs\/([^/]{1,100})/.exec(path)?.[1];
+  const trigger = /^\/v1\/triggers\/([^/]{1,100})/.exec(path)?.[1];
+  return { ...(job ? { jobId: job } : {}), ...(trigger ? { triggerId: trigger } : {}) };
+}
+
 /** Request bodies larger than this are refused before parsing (per-tenant payload limits are lower). */
 const MAX_BODY_BYTES = 11 * 1024 * 1024;
 
@@ -58,7 +67,18 @@ export function createApp(input: AppDeps) {
     c.set("requestId", requestId);
     c.set("log", deps.log.child({ requestId }));
     c.header("x-request-id", requestId);
+    // A NUL can only arrive percent-encoded; Postgres text refuses it, so it would surface as a 500.
+    if (/%00/.test(c.req.url)) throw new ApiError(400, "invalid_text", "the URL must not contain NUL characters");
+    const started = performance.now();
     await next();
+    // One access line per request. c.var.log carries tenantId once a tenant key was accepted.
+    c.var.log.info("request", {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Math.round(performance.now() - started),
+      ...idsInPath(c.req.path),
+    });
   });
   app.use(
     bodyLimit({
@@ -77,7 +97,7 @@ export function createApp(input: AppDeps) {
   app.notFound((c) => errorResponse(c, new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => {
     if (err instanceof ApiError) return errorResponse(c, err);
-    c.var.log?.error("unhandled error", { err, path: c.req.path });
+    c.var.log?.error("unhandled error", { ...loggableError(err), path: c.req.path });
     return errorResponse(c, new ApiError(500, "internal_error", "an internal error occurred"));
   });
   return app;

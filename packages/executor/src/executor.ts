@@ -6,6 +6,7 @@
 import { newId, silentLogger, type Logger } from "@fairway/core";
 import { claim, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
 import { Pool } from "./pool.ts";
+import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler } from "./run-trigger.ts";
 import { Settler, decideSettlement } from "./settler.ts";
@@ -22,6 +23,8 @@ export interface ExecutorOptions {
   handlers?: Record<string, Handler>;
   /** Wake-up hints (a job was created due now). */
   wake?: WakeSource;
+  /** The ready-tenant index (Redis); without it candidates are always found in Postgres. */
+  readyIndex?: ReadyIndexCoordinator;
   /** Lease owner name. Default a random executor id. */
   owner?: string;
   /** Idle poll interval. Default 250 ms. */
@@ -57,17 +60,19 @@ export class Executor {
   private settler: Settler;
   private stopping = false;
   private loopDone: Promise<void> | null = null;
-  private timers: Array<ReturnType<typeof setInterval>> = [];
+  private renewTimer: ReturnType<typeof setTimeout> | null = null;
   private unsubscribe: (() => void) | null = null;
   private last = { materialize: 0, reap: 0, pools: 0 };
   private readonly now: () => number;
   private readonly log: Logger;
+  private readonly ready: ReadyIndex | null;
   readonly stats = { claimed: 0, settled: 0, released: 0, reaped: 0, loopErrors: 0 };
 
   constructor(private readonly opts: ExecutorOptions) {
     this.owner = opts.owner ?? newId("exe");
     this.now = opts.now ?? Date.now;
     this.log = (opts.log ?? silentLogger).child({ owner: this.owner });
+    this.ready = opts.readyIndex ? new ReadyIndex(opts.readyIndex, opts.db, this.log) : null;
     this.settler = new Settler({
       db: opts.db,
       batchSize: opts.settleBatch,
@@ -75,6 +80,9 @@ export class Executor {
       now: this.now,
       onSettled: (rows) => {
         this.stats.settled += rows.length;
+        // Retries are pending again: the index learns their tenants (the claimer finds the exact time).
+        const retries = rows.filter((r) => r.status === "pending");
+        void this.ready?.mark(retries.map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: this.now() })));
       },
       onError: (err) => this.log.error("settle failed; will retry", { err }),
     });
@@ -83,7 +91,7 @@ export class Executor {
   start(): this {
     if (this.loopDone) return this;
     this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
-    this.timers.push(setInterval(() => void this.renew(), 5_000));
+    this.scheduleRenew();
     this.loopDone = this.loop();
     return this;
   }
@@ -117,9 +125,10 @@ export class Executor {
       });
       this.stats.released += n;
       for (const h of unfinished) this.held.delete(h.t.id);
+      await this.ready?.mark(unfinished.map((h) => ({ type: h.t.type, tenantId: h.t.tenantId, dueAtMs: this.now() })));
     }
-    for (const t of this.timers) clearInterval(t);
-    this.timers = [];
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.renewTimer = null;
   }
 
   /** One pass of the loop; exposed for tests that step the executor by hand. */
@@ -133,17 +142,30 @@ export class Executor {
     if (now - this.last.materialize >= 100) {
       const m = await materialize(this.opts.db, new Date(now), this.opts.lookaheadMs ?? 1000);
       this.last.materialize = now;
+      await this.ready?.mark(m.ready);
       if (m.jobs >= 500) work++;
     }
     if (now - this.last.reap >= (this.opts.reapEveryMs ?? 1000)) {
-      this.stats.reaped += await reapExpired(this.opts.db, now);
+      const reaped = await reapExpired(this.opts.db, now);
+      this.stats.reaped += reaped.length;
       this.last.reap = now;
+      await this.ready?.mark(reaped.filter((r) => r.status === "pending").map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })));
     }
     for (const [type, pool] of this.pools) {
       const budget = pool.free;
       if (budget === 0 || this.stopping) continue;
-      const claimed = await claim(this.opts.db, { type, budget, owner: this.owner, leaseMs: pool.config.leaseMs });
+      const candidates = this.ready ? await this.ready.candidates(type, now, budget) : undefined;
+      if (candidates && candidates.length === 0) continue; // nothing due: no query at all
+      const claimed = await claim(this.opts.db, {
+        type,
+        budget,
+        owner: this.owner,
+        leaseMs: pool.config.leaseMs,
+        candidates: candidates?.map((c) => c.tenantId),
+      });
       this.stats.claimed += claimed.length;
+      if (candidates) await this.ready!.afterClaim(type, now, candidates, claimed);
+      else await this.ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
       for (const t of claimed) this.dispatch(pool, t);
       if (claimed.length === budget) work++;
     }
@@ -202,6 +224,19 @@ export class Executor {
       // A slot freed: claim again soon if the pool had more due work.
       if (pool.free >= Math.max(1, pool.config.concurrency >> 2)) this.waker.wake();
     });
+  }
+
+  /** Renew at a third of the shortest pool lease, at most every 5 s. A fixed 5 s let any lease ≤ 5 s
+   *  expire under a live run, which the reaper then re-ran (test/faults/lease-renewal.test.ts). Keeps
+   *  going during stop()'s grace period, since draining runs still need their leases. Before pools are
+   *  loaded nothing is held (renew is a no-op); re-check soon so the cadence follows the first load. */
+  private scheduleRenew(): void {
+    let every = this.pools.size === 0 ? 250 : 5_000;
+    for (const p of this.pools.values()) every = Math.min(every, p.config.leaseMs / 3);
+    this.renewTimer = setTimeout(async () => {
+      await this.renew();
+      if (this.renewTimer) this.scheduleRenew();
+    }, Math.max(50, every));
   }
 
   /** Extend the lease of every trigger still running here; forget the ones that were lost (reaped while we stalled). */

@@ -3,3 +3,4 @@ export * from "./run-trigger.ts";
 export * from "./settler.ts";
 export * from "./transport.ts";
 export * from "./fetch-transport.ts";
+export * from "./ready-index.ts";

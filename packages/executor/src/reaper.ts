@@ -1,11 +1,12 @@
 // The reaper: expired leases go back to pending as a failed attempt (`lease_expired`), or dead when
 // exhausted. The decision is core's; the write is settle() with reap=true (fenced, see reap.ts).
-import { findExpiredLeases, settle, type Db } from "@fairway/store";
+import { findExpiredLeases, settle, type Db, type Settled } from "@fairway/store";
 import { decideSettlement } from "./settler.ts";
 
-export async function reapExpired(db: Db, now: number): Promise<number> {
+/** Returns the triggers it changed (a lease renewed or settled meanwhile is left alone). */
+export async function reapExpired(db: Db, now: number): Promise<Settled[]> {
   const expired = await findExpiredLeases(db);
-  if (expired.length === 0) return 0;
+  if (expired.length === 0) return [];
   const settlements = expired.map((e) => ({
     ...decideSettlement(
       e,
@@ -22,5 +23,5 @@ export async function reapExpired(db: Db, now: number): Promise<number> {
     ),
     reap: true,
   }));
-  return (await settle(db, settlements)).length;
+  return settle(db, settlements);
 }

@@ -14,3 +14,4 @@ export * from "./sql/replay.ts";
 export * from "./sql/tenants.ts";
 export * from "./sql/pools.ts";
 export * from "./sql/reads.ts";
+export * from "./sql/readyIndex.ts";

@@ -8,6 +8,7 @@ import {
 } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
+import { announceWork } from "../announce.ts";
 import { buildJob, checkPayload, checkTarget, resolveSchedule } from "../job-input.ts";
 import { createJobBody, pageQuery, updateJobBody } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";
@@ -40,8 +41,12 @@ jobRoutes.post("/", async (c) => {
   if (result.kind === "max_jobs") {
     throw new ApiError(409, "max_jobs_exceeded", `this tenant may have at most ${result.limit} jobs`);
   }
-  if (result.kind === "created" && result.job.nextFireAt && result.job.nextFireAt.getTime() <= now.getTime() + 1000) {
-    deps.coordinator.wake().catch(() => {}); // best effort; executors poll anyway
+  if (result.kind === "created") {
+    // One-time jobs are pending now; cron fires are announced by the materializer when it writes them.
+    const dueAt = result.job.cron ? null : result.job.runAt;
+    if (!result.job.cron || result.job.nextFireAt!.getTime() <= now.getTime() + 1000) {
+      announceWork(deps.coordinator, c.var.log, { type: result.job.type, tenantId: tenant.id, dueAt }, now.getTime());
+    }
   }
   if (result.kind === "replayed") c.header("idempotent-replayed", "true");
   c.var.log.info("job created", { jobId: result.job.id, replayed: result.kind === "replayed" });
@@ -98,14 +103,14 @@ jobRoutes.post("/:id/pause", async (c) => {
 jobRoutes.post("/:id/resume", async (c) => {
   const job = await resumeJob(c.var.deps.db, c.var.tenant.id, c.req.param("id"), new Date(c.var.deps.now()));
   if (!job) throw notFound("job");
-  c.var.deps.coordinator.wake().catch(() => {});
+  announceWork(c.var.deps.coordinator, c.var.log, { type: job.type, tenantId: job.tenantId, dueAt: null }, c.var.deps.now());
   return c.json(jobJson(job, { upcoming: 5 }));
 });
 
 jobRoutes.post("/:id/run", async (c) => {
   const trigger = await runJobNow(c.var.deps.db, c.var.tenant.id, c.req.param("id"), new Date(c.var.deps.now()));
   if (!trigger) throw notFound("job");
-  c.var.deps.coordinator.wake().catch(() => {});
+  announceWork(c.var.deps.coordinator, c.var.log, { type: trigger.type, tenantId: trigger.tenantId, dueAt: null }, c.var.deps.now());
   return c.json(triggerJson(trigger), 201);
 });
 

@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { getTrigger, listDeadLetters, replayTrigger, tenantUsage } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
+import { announceWork } from "../announce.ts";
 import { notFound } from "../errors.ts";
 import { pageQuery } from "../schemas.ts";
 import { page, triggerJson } from "../serialize.ts";
@@ -23,8 +24,8 @@ triggerRoutes.post("/triggers/:id/replay", async (c) => {
     if (!exists) throw notFound("trigger");
     return c.json({ error: { code: "not_dead", message: `only dead triggers can be replayed; this one is ${exists.status}` } }, 409);
   }
-  deps.coordinator.wake().catch(() => {});
   const t = await getTrigger(deps.db, tenant.id, replayed.id);
+  announceWork(deps.coordinator, c.var.log, { type: t!.type, tenantId: tenant.id, dueAt: null }, deps.now());
   return c.json(triggerJson(t!));
 });
 
