@@ -1,0 +1,45 @@
+// A run longer than its pool's lease (a job's own timeoutMs may exceed it) must keep its lease by
+// renewal while its executor is alive: no reap, no second delivery. Found a bug: renewal ran every
+// 5 s whatever the lease, so any lease ≤ 5 s expired under a live, healthy run and was re-delivered.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { Executor } from "@fairway/executor";
+import { createUndiciTransport } from "@fairway/executor/node";
+import { query, sql } from "@fairway/store";
+import { createTestDb, type TestDb } from "../support/pg.ts";
+import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
+import { startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
+import { statusCounts, until } from "./support/ledger.ts";
+
+let db: TestDb;
+let receiver: HookReceiver;
+
+beforeAll(async () => {
+  db = await createTestDb();
+  receiver = await startHookReceiver();
+});
+
+afterAll(async () => {
+  await receiver?.close();
+  await db?.drop();
+});
+
+it("renews a 1 s lease under a 2.5 s run: delivered once, one attempt", async () => {
+  await seedTenant(db.store.db, "a");
+  await seedPool(db.store.db, "work", 5, { leaseMs: 1000, timeoutMs: 900 });
+  const { jobId, triggerIds } = await seedDue(db.store.db, "a", 3, { target: { url: `${receiver.url}/t/a` } });
+  await db.store.db.execute(sql`UPDATE jobs SET timeout_ms = 5000 WHERE id = ${jobId}`);
+  receiver.delayMs = 2500;
+
+  const transport = createUndiciTransport({ allowPrivate: true });
+  const ex = new Executor({ db: db.store.db, transport, allowPrivateTargets: true, pollMs: 20, reapEveryMs: 100 }).start();
+  try {
+    await until(() => statusCounts(db.store.db), (c) => c.succeeded === 3, 20_000, "runs finished");
+    expect(receiver.hits.map((h) => h.id).sort()).toEqual([...triggerIds].sort());
+    expect(ex.stats.reaped).toBe(0);
+    const rows = await query<{ outcome: string }>(db.store.db, sql`SELECT outcome FROM attempts`);
+    expect(rows.map((r) => r.outcome)).toEqual(["success", "success", "success"]);
+  } finally {
+    await ex.stop(1000);
+    await transport.close();
+  }
+});
