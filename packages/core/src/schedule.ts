@@ -47,16 +47,29 @@ export function planFires(job: CronJobState, now: Date, lookaheadMs: number): Fi
       else plan.skipped.push({ at, reason: "misfire_outside_window" });
     }
   } else {
-    // fire_once: one catch-up trigger (the latest missed fire), the rest recorded as skipped.
-    for (const at of missed.slice(0, -1)) plan.skipped.push({ at, reason: "misfire" });
-    if (missed.length > 0) plan.fire.push(missed[missed.length - 1]);
+    // fire_once: one catch-up trigger (the latest missed fire), the rest recorded as skipped. When the
+    // pass stopped at MAX_FIRES_PER_PASS with more missed fires after it, the catch-up belongs to the
+    // pass that reaches the last of them — otherwise a long outage would catch up once per pass.
+    const moreMissed = next !== null && next.getTime() < missedBefore;
+    const catchUp = moreMissed ? undefined : missed[missed.length - 1];
+    for (const at of missed) {
+      if (at === catchUp) plan.fire.push(at);
+      else plan.skipped.push({ at, reason: "misfire" });
+    }
   }
   plan.fire.push(...onTime);
 
-  // With an exclusive overlap policy, fires produced in one pass cannot all wait: keep the latest.
+  // Exclusive overlap policies: one fire per pass. Of the fires already due only the latest is kept (the
+  // older ones could not all wait, so they are skipped as overlap). A fire still in the lookahead is
+  // left for a later pass: it is decided near its own time, when the materializer can see whether the
+  // previous one is still running — not skipped now merely because an earlier fire is planned with it.
   if (job.overlap !== "allow" && plan.fire.length > 1) {
-    for (const at of plan.fire.slice(0, -1)) plan.skipped.push({ at, reason: "overlap" });
-    plan.fire = plan.fire.slice(-1);
+    const due = plan.fire.filter((at) => at.getTime() <= now.getTime());
+    const keep = due.length > 0 ? due[due.length - 1] : plan.fire[0];
+    for (const at of due.slice(0, -1)) plan.skipped.push({ at, reason: "overlap" });
+    const deferred = plan.fire.find((at) => at.getTime() > keep.getTime());
+    if (deferred) plan.nextFireAt = deferred;
+    plan.fire = [keep];
   }
   plan.skipped.sort((a, b) => a.at.getTime() - b.at.getTime());
   return plan;

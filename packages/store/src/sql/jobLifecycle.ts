@@ -109,23 +109,32 @@ async function cancelPending(db: Db, jobId: string, reason: string) {
      WHERE job_id = ${jobId} AND status = 'pending'`);
 }
 
+/** Manual runs (kind 'manual') are outside the (job, instant) unique index, so they never collide with
+ *  a scheduled fire. A one-time job's scheduled trigger may meet its own earlier row at the same instant
+ *  (cancelled by a pause or a reschedule): that row is revived — same id, same webhook-id — because
+ *  there is at most one trigger per (job, instant), ever; a live or finished row is left alone. */
 async function insertManualTrigger(db: Db, job: JobRow, now: Date, kind: "manual" | "scheduled", at: Date) {
-  const [row] = await db
-    .insert(triggers)
-    .values({
-      id: newId("trg"),
-      tenantId: job.tenantId,
-      jobId: job.id,
-      type: job.type,
-      kind,
-      scheduledFor: at,
-      nextAttemptAt: at,
-      priority: job.priority,
-      exclusive: job.overlap !== "allow",
-      maxAttempts: job.maxAttempts,
-      createdAt: now,
-    })
-    .onConflictDoNothing()
-    .returning();
+  const insert = db.insert(triggers).values({
+    id: newId("trg"),
+    tenantId: job.tenantId,
+    jobId: job.id,
+    type: job.type,
+    kind,
+    scheduledFor: at,
+    nextAttemptAt: at,
+    priority: job.priority,
+    exclusive: job.overlap !== "allow",
+    maxAttempts: job.maxAttempts,
+    createdAt: now,
+  });
+  const [row] = await (kind === "manual"
+    ? insert.onConflictDoNothing()
+    : insert.onConflictDoUpdate({
+        target: [triggers.jobId, triggers.scheduledFor],
+        targetWhere: sql`kind = 'scheduled'`,
+        set: { status: "pending", reason: null, finishedAt: null, nextAttemptAt: at, priority: job.priority, updatedAt: now },
+        setWhere: sql`${triggers.status} = 'cancelled' AND ${triggers.reason} IN ('paused', 'rescheduled')`,
+      })
+  ).returning();
   return row ?? null;
 }

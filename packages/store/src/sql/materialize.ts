@@ -85,7 +85,14 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
                priority, exclusive, max_attempts, scheduled_for,
                CASE WHEN final_reason IS NULL THEN NULL ELSE now() END
           FROM decided
-        ON CONFLICT (job_id, scheduled_for) WHERE kind = 'scheduled' DO NOTHING`);
+        -- One row per (job, instant), ever: a racing executor's duplicate changes nothing. The one
+        -- exception is a fire a PATCH cancelled (reason rescheduled, never attempted) that the new
+        -- schedule also contains: it is revived, or that instant would be lost.
+        ON CONFLICT (job_id, scheduled_for) WHERE kind = 'scheduled' DO UPDATE
+           SET status = excluded.status, reason = excluded.reason, priority = excluded.priority,
+               exclusive = excluded.exclusive, max_attempts = excluded.max_attempts,
+               next_attempt_at = excluded.next_attempt_at, finished_at = excluded.finished_at, updated_at = now()
+         WHERE triggers.status = 'cancelled' AND triggers.reason = 'rescheduled' AND triggers.attempt_count = 0`);
     }
     await tx.execute(sql`
       UPDATE jobs j SET next_fire_at = x.next_fire_at, updated_at = now()
