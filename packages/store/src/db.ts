@@ -47,6 +47,10 @@ export function connectPostgres(url: string, opts: PostgresOptions = {}): Store 
     max: opts.max ?? 10,
     prepare: opts.prepare ?? true,
     onnotice: () => {},
+    // Fairway's statements are short OLTP statements; the planner's JIT threshold is reached by their
+    // cost estimates (CTEs with unknown LIMITs), and compiling took 2-5 s per claim (EXPLAIN ANALYZE
+    // in bench/, see docs/bench.md) for statements that run in milliseconds.
+    connection: { jit: "off" },
     // Keep timestamptz as Date and bigint counts as numbers across both drivers.
     types: { bigint: postgres.BigInt },
   });

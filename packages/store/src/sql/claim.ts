@@ -131,7 +131,9 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
            AND x.next_attempt_at <= now()
            AND (NOT x.exclusive OR NOT EXISTS (
                  SELECT 1 FROM triggers o WHERE o.job_id = x.job_id AND o.status = 'running'))
-         ORDER BY x.priority DESC, x.next_attempt_at
+         -- NULLS LAST matches triggers_claim_idx (priority is NOT NULL, so the order is the same):
+         -- with the default NULLS FIRST the planner sorted a tenant's whole backlog on every claim.
+         ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
          LIMIT a.n
            FOR UPDATE SKIP LOCKED) p
     ),
@@ -140,8 +142,9 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
          SET status = 'running', lease_owner = ${owner}, lease_token = gen_random_uuid()::text,
              lease_expires_at = now() + make_interval(secs => ${leaseMs}::float8 / 1000),
              attempt_count = t.attempt_count + 1, updated_at = now()
-        FROM picked
-       WHERE t.id = picked.id AND t.status = 'pending'
+       -- = ANY(ARRAY(…)) makes the planner probe the primary key per picked id; joining picked
+       -- (row count unknown: LIMIT a.n) made it hash-join a seq scan of every pending trigger.
+       WHERE t.id = ANY (ARRAY(SELECT id FROM picked)) AND t.status = 'pending'
       RETURNING t.*
     ),
     got AS (SELECT tenant_id, count(*)::int AS n FROM claimed GROUP BY tenant_id),
