@@ -48,9 +48,11 @@ jobRoutes.post("/", async (c) => {
       announceWork(deps.coordinator, c.var.log, { type: result.job.type, tenantId: tenant.id, dueAt }, now.getTime());
     }
   }
+  // A replay answers exactly like the original (same status, same body), as Stripe does: a client that
+  // retried after a lost response cannot tell, and need not care; the header says it was a replay.
   if (result.kind === "replayed") c.header("idempotent-replayed", "true");
   c.var.log.info("job created", { jobId: result.job.id, replayed: result.kind === "replayed" });
-  return c.json(jobJson(result.job), result.kind === "created" ? 201 : 200);
+  return c.json(jobJson(result.job), 201);
 });
 
 jobRoutes.get("/", async (c) => {
