@@ -1,0 +1,74 @@
+// The Worker's bindings and settings (wrangler.toml [vars], secrets, the Hyperdrive binding), read
+// once per invocation into a typed config. Every field documents its default.
+import { createLogger, type Logger, type LogLevel } from "@fairway/core";
+
+export interface Env {
+  /** Hyperdrive binding to Postgres (wrangler.toml [[hyperdrive]]). */
+  HYPERDRIVE: { connectionString: string };
+  /** Secret. Admin bearer token for /v1/admin/*. Required (at least 16 characters). */
+  FAIRWAY_ADMIN_TOKEN?: string;
+  /** Secrets. Upstash REST endpoint and token; unset = no shared coordination (see coordinatorFor). */
+  UPSTASH_REDIS_REST_URL?: string;
+  UPSTASH_REDIS_REST_TOKEN?: string;
+  /** Prefix of every Redis key, so deployments can share one Upstash database. Default "fairway:". */
+  FAIRWAY_REDIS_PREFIX?: string;
+  /** "true" lets webhooks reach loopback/private addresses (local tests only). Default "false". */
+  FAIRWAY_ALLOW_PRIVATE_TARGETS?: string;
+  /** How long one scheduled invocation claims work. Default 50000 ms (most of the cron minute). */
+  FAIRWAY_RUN_MS?: string;
+  /** After that, how long running webhooks may finish before they are aborted and released. Default 5000 ms. */
+  FAIRWAY_GRACE_MS?: string;
+  /** Idle poll of the executor loop. Default 1000 ms (Upstash REST has no push wake-ups). */
+  FAIRWAY_POLL_MS?: string;
+  /** Per-tenant API requests per second (0 = off). Default 1000. */
+  FAIRWAY_API_RATE_PER_SECOND?: string;
+  /** debug | info | warn | error. Default info. */
+  FAIRWAY_LOG_LEVEL?: string;
+}
+
+export interface EdgeConfig {
+  databaseUrl: string;
+  adminToken: string;
+  upstash: { url: string; token: string; prefix: string } | null;
+  allowPrivateTargets: boolean;
+  runMs: number;
+  graceMs: number;
+  pollMs: number;
+  apiRatePerSecond: number;
+  log: Logger;
+}
+
+/** A misconfigured deployment fails every request loudly rather than running half-configured. */
+export class ConfigError extends Error {}
+
+const LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+
+export function readConfig(env: Env): EdgeConfig {
+  if (!env.HYPERDRIVE?.connectionString) throw new ConfigError("the HYPERDRIVE binding is missing (wrangler.toml [[hyperdrive]])");
+  const adminToken = env.FAIRWAY_ADMIN_TOKEN?.trim() ?? "";
+  if (adminToken.length < 16) throw new ConfigError("FAIRWAY_ADMIN_TOKEN must be set (wrangler secret put), at least 16 characters");
+  const url = env.UPSTASH_REDIS_REST_URL?.trim();
+  const token = env.UPSTASH_REDIS_REST_TOKEN?.trim();
+  if (Boolean(url) !== Boolean(token)) throw new ConfigError("set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither");
+  const level = (env.FAIRWAY_LOG_LEVEL ?? "info") as LogLevel;
+  if (!LEVELS.includes(level)) throw new ConfigError(`FAIRWAY_LOG_LEVEL must be one of ${LEVELS.join(", ")}`);
+  return {
+    databaseUrl: env.HYPERDRIVE.connectionString,
+    adminToken,
+    upstash: url && token ? { url, token, prefix: env.FAIRWAY_REDIS_PREFIX || "fairway:" } : null,
+    allowPrivateTargets: env.FAIRWAY_ALLOW_PRIVATE_TARGETS === "true",
+    runMs: intVar(env, "FAIRWAY_RUN_MS", 50_000, 0, 14 * 60_000),
+    graceMs: intVar(env, "FAIRWAY_GRACE_MS", 5_000, 0, 60_000),
+    pollMs: intVar(env, "FAIRWAY_POLL_MS", 1_000, 10, 10_000),
+    apiRatePerSecond: intVar(env, "FAIRWAY_API_RATE_PER_SECOND", 1000, 0, 1_000_000),
+    log: createLogger({ level }),
+  };
+}
+
+function intVar(env: Env, name: keyof Env, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(raw)}`);
+  return n;
+}

@@ -1,0 +1,49 @@
+// The Worker's configuration: defaults as documented in env.ts, and a misconfiguration named plainly.
+import { describe, expect, it } from "vitest";
+import { ConfigError, readConfig, type Env } from "../src/env.ts";
+
+const base: Env = { HYPERDRIVE: { connectionString: "postgres://u:p@db.example/fw" }, FAIRWAY_ADMIN_TOKEN: "fwadmin_0123456789abcdef" };
+
+function error(env: Env): string {
+  try {
+    readConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("readConfig", () => {
+  it("applies the documented defaults", () => {
+    const cfg = readConfig(base);
+    expect(cfg).toMatchObject({
+      databaseUrl: "postgres://u:p@db.example/fw",
+      upstash: null,
+      allowPrivateTargets: false,
+      runMs: 50_000,
+      graceMs: 5_000,
+      pollMs: 1_000,
+      apiRatePerSecond: 1000,
+    });
+    // The defaults end a run (and its grace) before the next minute's cron fires.
+    expect(cfg.runMs + cfg.graceMs).toBeLessThan(60_000);
+  });
+
+  it("reads Upstash, the key prefix and the private-target opt-in", () => {
+    const cfg = readConfig({ ...base, UPSTASH_REDIS_REST_URL: "https://x.upstash.io", UPSTASH_REDIS_REST_TOKEN: "t", FAIRWAY_REDIS_PREFIX: "fw1:", FAIRWAY_ALLOW_PRIVATE_TARGETS: "true" });
+    expect(cfg.upstash).toEqual({ url: "https://x.upstash.io", token: "t", prefix: "fw1:" });
+    expect(cfg.allowPrivateTargets).toBe(true);
+    expect(readConfig({ ...base, FAIRWAY_ALLOW_PRIVATE_TARGETS: "1" }).allowPrivateTargets).toBe(false); // only "true" opts in
+  });
+
+  it("names what is missing or malformed", () => {
+    expect(error({ ...base, HYPERDRIVE: undefined as never })).toMatch(/HYPERDRIVE/);
+    expect(error({ ...base, FAIRWAY_ADMIN_TOKEN: undefined })).toMatch(/FAIRWAY_ADMIN_TOKEN/);
+    expect(error({ ...base, FAIRWAY_ADMIN_TOKEN: "short" })).toMatch(/at least 16/);
+    expect(error({ ...base, UPSTASH_REDIS_REST_URL: "https://x.upstash.io" })).toMatch(/both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN/);
+    expect(error({ ...base, FAIRWAY_RUN_MS: "soon" })).toMatch(/FAIRWAY_RUN_MS must be an integer/);
+    expect(error({ ...base, FAIRWAY_POLL_MS: "0" })).toMatch(/FAIRWAY_POLL_MS/);
+    expect(error({ ...base, FAIRWAY_LOG_LEVEL: "loud" })).toMatch(/FAIRWAY_LOG_LEVEL/);
+  });
+});
