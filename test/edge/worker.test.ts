@@ -92,6 +92,8 @@ afterAll(async () => {
 
 describe("edge worker (wrangler dev, workerd)", () => {
   it("builds with `wrangler deploy --dry-run`, and no Node-only module reaches the bundle", () => {
+    // 4.86 is the last wrangler that runs on Node 20 (the CI machines); a newer one needs Node 22.
+    expect(bundle.output).toMatch(/wrangler 4\.86\.\d/);
     expect(bundle.output).toContain("--dry-run: exiting now");
     expect(bundle.output).toMatch(/env\.HYPERDRIVE .*Hyperdrive Config/);
     const code = readFileSync(bundle.script, "utf8");
@@ -128,6 +130,18 @@ describe("edge worker (wrangler dev, workerd)", () => {
 
     // The API's rate limiter ran there too, and the executor built the index from Postgres on first use.
     expect(await redis.exists(`${prefix}rl:api:acme`, `${prefix}ready:webhook:built`)).toBe(2);
+  });
+
+  it("materializes a cron job inside the run (timezones in workerd) and fires one trigger per instant", async () => {
+    const job = await client.jobs.create({ name: "tick", schedule: { cron: "* * * * * *", timezone: "Europe/Berlin" }, target: { url: `${receiver.url}/ok?cron=tick` } });
+    await fireScheduled();
+    await client.jobs.delete(job.id);
+    const ticks = receiver.deliveries.filter((d) => d.path === "/ok?cron=tick");
+    expect(ticks.length).toBeGreaterThanOrEqual(2); // a 3 s run spans at least two whole seconds
+    expect(ticks.every((d) => d.verified)).toBe(true);
+    const instants = ticks.map((d) => (d.body as { scheduledFor: string }).scheduledFor);
+    expect(new Set(instants).size).toBe(instants.length);
+    expect(instants.every((i) => i.endsWith(".000Z"))).toBe(true);
   });
 
   it("releases a webhook still running when the run ends: back to pending, no attempt counted", async () => {
