@@ -31,3 +31,16 @@ export function errorResponse(c: Context, err: ApiError) {
   if (err.details !== undefined) body.details = err.details;
   return c.json({ error: body }, err.status);
 }
+
+/** What may be logged about an unexpected error. A drizzle query error's message carries the
+ *  statement's parameters (a new signing secret, a key hash, a tenant's payload): log the statement
+ *  text and the database's own code and message instead, never the parameters. */
+export function loggableError(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { err: String(err).slice(0, 200) };
+  const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
+  const query = (err as { query?: unknown }).query;
+  if (typeof query === "string") {
+    return { err: typeof cause?.message === "string" ? cause.message : "query failed", dbCode: cause?.code, query: query.slice(0, 500) };
+  }
+  return { err: err.message.slice(0, 500), errName: err.name };
+}

@@ -10,7 +10,9 @@ const headers = z
   .record(
     z.string().min(1).max(100).regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be a valid header name")
       .refine((h) => !FORBIDDEN_HEADERS.test(h), "is set by Fairway and cannot be overridden"),
-    z.string().max(1000).refine((v) => !/[\r\n]/.test(v), "must not contain line breaks"),
+    // What Node and undici accept in a header value (no line breaks, NUL or other control characters):
+    // anything else would be a delivery that can never be sent.
+    z.string().max(1000).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "must not contain line breaks or control characters"),
   )
   .refine((h) => Object.keys(h).length <= 20, "at most 20 headers");
 

@@ -1,7 +1,41 @@
 // Request parsing: JSON bodies and query strings through zod, failures as the error envelope.
+// Before zod sees a body, it is checked for what JSON allows but Postgres refuses (a NUL character,
+// an unpaired UTF-16 surrogate) and for absurd nesting: such input is a 400, never a 500 from the
+// database or a stack overflow further down.
 import type { Context } from "hono";
 import type { z } from "zod";
 import { ApiError, fromZod } from "./errors.ts";
+
+/** Deeper than this is refused. Real payloads nest a handful of levels; the limit only stops abuse. */
+export const MAX_JSON_DEPTH = 64;
+
+// NUL, or a high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
+const BAD_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when `s` can be stored as Postgres text/jsonb unchanged. */
+export function isStorableText(s: string): boolean {
+  return !BAD_TEXT.test(s);
+}
+
+/** Walks a parsed JSON value; the first problem found, or null. */
+function findBadJson(v: unknown, depth: number, path: string): ApiError | null {
+  if (typeof v === "string") return isStorableText(v) ? null : badText(path);
+  if (v === null || typeof v !== "object") return null;
+  if (depth >= MAX_JSON_DEPTH) {
+    return new ApiError(400, "too_deep", `the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  for (const [k, child] of Object.entries(v)) {
+    const at = path ? `${path}.${k}` : k;
+    if (!isStorableText(k)) return badText(at);
+    const bad = findBadJson(child, depth + 1, at);
+    if (bad) return bad;
+  }
+  return null;
+}
+
+function badText(path: string) {
+  return new ApiError(400, "invalid_text", `${path || "body"}: text must not contain NUL characters or unpaired surrogates`);
+}
 
 export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
   let raw: unknown;
@@ -11,6 +45,8 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   } catch {
     throw new ApiError(400, "invalid_json", "the request body is not valid JSON");
   }
+  const bad = findBadJson(raw, 0, "");
+  if (bad) throw bad;
   const r = schema.safeParse(raw);
   if (!r.success) throw fromZod(r.error);
   return r.data;

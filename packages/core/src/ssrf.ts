@@ -31,10 +31,15 @@ function embeddedIPv4(ip: ipaddr.IPv6, range: string): ipaddr.IPv4[] | null {
   }
 }
 
+// Cloud metadata / host services on addresses that are otherwise public unicast: Azure's WireServer
+// (168.63.129.16) answers every Azure VM. The others (AWS, GCP, Oracle, DO: 169.254.169.254; Alibaba:
+// 100.100.100.200; AWS IPv6: fd00:ec2::254) already fall in private ranges.
+const METADATA_V4 = new Set(["168.63.129.16"]);
+
 function forbiddenV4(ip: ipaddr.IPv4): boolean {
   // Everything ipaddr does not call "unicast": 0/8, 10/8, 100.64/10, 127/8, 169.254/16 (incl. the
   // metadata address), 172.16/12, 192.168/16, 192.0.0/24, TEST-NETs, 198.18/15, multicast, 240/4, broadcast…
-  return ip.range() !== "unicast";
+  return ip.range() !== "unicast" || METADATA_V4.has(ip.toString());
 }
 
 function forbiddenV6(ip: ipaddr.IPv6): boolean {

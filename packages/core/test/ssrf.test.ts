@@ -44,6 +44,21 @@ const FORBIDDEN_URLS = [
   "http://printer.local/",
   "http://intranet/",
   "https://127.0.0.1:8443/",
+  // More encodings of the same few addresses (WHATWG normalises all of them; ipaddr.js judges).
+  "http://0x7f.0x0.0x0.0x1/",
+  "http://017700000001/",
+  "http://127.000.000.001/",
+  "http://①②⑦.0.0.1/",
+  "http://１２７.０.０.１/",
+  "http://127.0.0.1%2e/",
+  "http://0x7f.1./",
+  "http://[0:0:0:0:0:ffff:127.0.0.1]/",
+  "http://[::ffff:0:127.0.0.1]/",
+  "http://[0::1]/",
+  "http://[::ffff:100.64.0.1]/",
+  "http://100.100.100.200/",
+  "http://168.63.129.16/",
+  "http://localhost%2e/",
 ];
 
 describe("checkTargetUrl with allowPrivate=false", () => {
@@ -95,6 +110,7 @@ describe("isForbiddenAddress (also used at connect time)", () => {
     "192.0.2.1", "192.0.0.8", "::", "::1", "fe80::1", "fe80::1%eth0", "fc00::1", "fd00:ec2::254", "ff02::1",
     "::ffff:127.0.0.1", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe", "::127.0.0.1", "64:ff9b::10.0.0.1", "64:ff9b:1::1",
     "2002:c0a8:101::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2" /* teredo, client 192.0.2.45 */, "2001:db8::1", "not an ip", "",
+    "168.63.129.16", "::ffff:168.63.129.16",
   ])("forbids %s", (ip) => {
     expect(isForbiddenAddress(ip)).toBe(true);
   });

@@ -12,13 +12,16 @@ export interface UndiciTransportOptions {
   allowPrivate: boolean;
   /** Keep-alive connections per origin. Default 128. */
   connections?: number;
+  /** The DNS resolver every connection goes through (node:dns `lookup` signature). Default
+   *  `dns.lookup`; a custom resolver (or a test's fake DNS) is still checked address by address. */
+  lookup?: typeof dnsLookup;
 }
 
 export function createUndiciTransport(opts: UndiciTransportOptions): Transport & { close(): Promise<void> } {
   const agent = new Agent({
     connections: opts.connections ?? 128,
     keepAliveTimeout: 30_000,
-    connect: opts.allowPrivate ? {} : { lookup: safeLookup },
+    connect: opts.allowPrivate ? (opts.lookup ? { lookup: opts.lookup } : {}) : { lookup: safeLookup(opts.lookup ?? dnsLookup) },
   });
   const transport = async (req: Parameters<Transport>[0]) => {
     const host = new URL(req.url).hostname.replace(/^\[|\]$/g, "");
@@ -55,8 +58,10 @@ export class ForbiddenAddressError extends Error {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-function safeLookup(hostname: string, options: object, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+/** Wraps a resolver so that no forbidden address ever reaches the socket: if any answer is
+ *  forbidden the whole lookup fails (an attacker's name may mix public and private answers). */
+const safeLookup = (resolve: typeof dnsLookup) => (hostname: string, options: object, callback: LookupCallback): void => {
+  resolve(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, "");
     const list = addresses as LookupAddress[];
     const bad = list.find((a) => isForbiddenAddress(a.address));
@@ -65,7 +70,7 @@ function safeLookup(hostname: string, options: object, callback: LookupCallback)
     if (all) return callback(null, list);
     callback(null, list[0].address, list[0].family);
   });
-}
+};
 
 async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
   const chunks: Buffer[] = [];
