@@ -1,0 +1,61 @@
+// 5. cron-burst — N cron jobs all due in the same second (second S of every minute, UTC). One
+// executor with default materializer settings (1 s lookahead, 500 jobs per pass) and a 200-slot pool
+// of no-op handlers. Fire lag = handler start − scheduledFor, over every fire of that second.
+import { sql } from "@fairway/store";
+import { Executor } from "@fairway/executor";
+import { createUndiciTransport } from "@fairway/executor/node";
+import { benchDb } from "../lib/db.ts";
+import type { BenchContext, Scenario } from "../lib/scenario.ts";
+import { seedTenants, setPool, sleep, waitUntil } from "../lib/seed.ts";
+import { percentile } from "../lib/stats.ts";
+
+const TENANTS = 100;
+
+export const cron: Scenario = {
+  name: "cron-burst",
+  title: "fire lag when N cron jobs are due in the same second",
+  headline: { label: "cron", keys: ["lag_p50_ms", "lag_p99_ms", "lag_max_ms", "bound_ms"] },
+  async run(ctx: BenchContext) {
+    const n = ctx.quick ? 1_000 : 10_000;
+    const tdb = await benchDb(10);
+    const transport = createUndiciTransport({ allowPrivate: true });
+    const lags: number[] = [];
+    const executor = new Executor({
+      db: tdb.store.db,
+      transport,
+      pollMs: 50,
+      handlers: { work: (c) => void lags.push(Date.now() - c.scheduledFor.getTime()) },
+    });
+    try {
+      const db = tdb.store.db;
+      const tenants = await seedTenants(db, { prefix: "cr", count: TENANTS, maxInFlight: 10_000 }, "work");
+      await setPool(db, "work", 200);
+      // Due at a whole second far enough ahead that seeding and start-up are done by then.
+      const fireAt = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000);
+      await db.execute(sql`
+        INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, max_attempts, initial_delay_ms, max_delay_ms, next_fire_at, misfire)
+        SELECT 'cjob_' || g, (${JSON.stringify(tenants)}::jsonb ->> (g % ${TENANTS}::int)), 'burst', 'work',
+               ${`${fireAt.getUTCSeconds()} * * * * *`}, 'UTC', 3, 1000, 60000, ${fireAt.toISOString()}::timestamptz, 'skip'
+          FROM generate_series(1, ${n}::int) AS g`);
+      await db.execute(sql`VACUUM ANALYZE`);
+      executor.start();
+      await waitUntil(() => lags.length >= n, 120_000, `${n} cron fires`, 20);
+      await sleep(50);
+      const drainS = (percentile(lags, 100) - percentile(lags, 0)) / 1000;
+      const throughput = ctx.shared.get("fairway_per_s");
+      return {
+        fires: lags.length,
+        lag_p50_ms: percentile(lags, 50),
+        lag_p99_ms: percentile(lags, 99),
+        lag_max_ms: percentile(lags, 100),
+        // BENCH target: p99 ≤ N ÷ throughput + 1 s (throughput from this invocation's throughput scenario).
+        bound_ms: throughput ? (n / throughput) * 1000 + 1000 : Number.NaN,
+        drain_s: drainS,
+      };
+    } finally {
+      await executor.stop(5_000);
+      await transport.close();
+      await tdb.drop();
+    }
+  },
+};

@@ -1,0 +1,101 @@
+// 1. throughput — N no-op triggers due now across 100 tenants (caps high), in-process no-op handler.
+// Fairway end to end (fair claim → pool dispatch → batched settle with an attempt row) against
+// graphile-worker, pg-boss and the raw SKIP LOCKED limit, each on its own fresh database, in one run.
+import { benchDb } from "../lib/db.ts";
+import { runExecutorUntil } from "../lib/fairway.ts";
+import type { BenchContext, Scenario } from "../lib/scenario.ts";
+import { seedTenants, seedTriggers, setPool, waitUntil } from "../lib/seed.ts";
+import { graphileEnqueue, graphileStart } from "../peers/graphile.ts";
+import { pgbossEnqueue, pgbossStart, PGBOSS_CONFIG } from "../peers/pgboss.ts";
+import { rawDrain, rawSetup } from "../peers/raw.ts";
+import { sql } from "@fairway/store";
+
+const TENANTS = 100;
+/** Pool concurrency: enough free slots that each claim fills a big batch. */
+const CONCURRENCY = 1000;
+
+async function fairway(n: number): Promise<number> {
+  const tdb = await benchDb(10);
+  try {
+    const tenants = await seedTenants(tdb.store.db, { prefix: "t", count: TENANTS, maxInFlight: 100_000 }, "noop");
+    await setPool(tdb.store.db, "noop", CONCURRENCY);
+    await seedTriggers(tdb.store.db, tenants, n / TENANTS, "noop");
+    await tdb.store.db.execute(sql`VACUUM ANALYZE`);
+    const { ms } = await runExecutorUntil({ db: tdb.store.db, handlers: { noop: async () => {} }, settled: n, timeoutMs: 300_000 });
+    return (n / ms) * 1000;
+  } finally {
+    await tdb.drop();
+  }
+}
+
+async function graphile(n: number): Promise<number> {
+  const tdb = await benchDb(1);
+  try {
+    await graphileEnqueue(tdb.url, "noop", Array.from({ length: n }, (_, i) => ({ t: i % TENANTS })));
+    let done = 0;
+    const t0 = performance.now();
+    const runner = await graphileStart(tdb.url, { noop: async () => void done++ });
+    await waitUntil(() => done >= n, 300_000, "graphile-worker jobs");
+    const ms = performance.now() - t0;
+    await runner.stop();
+    return (n / ms) * 1000;
+  } finally {
+    await tdb.drop();
+  }
+}
+
+async function pgboss(n: number): Promise<number> {
+  const tdb = await benchDb(1);
+  const boss = await pgbossStart(tdb.url, "noop");
+  try {
+    await pgbossEnqueue(boss, "noop", n);
+    let done = 0;
+    const t0 = performance.now();
+    await boss.work("noop", PGBOSS_CONFIG, async (jobs) => void (done += jobs.length));
+    await waitUntil(() => done >= n, 300_000, "pg-boss jobs");
+    const ms = performance.now() - t0;
+    return (n / ms) * 1000;
+  } finally {
+    await boss.stop({ graceful: false, wait: true }).catch(() => {});
+    await tdb.drop();
+  }
+}
+
+async function raw(n: number): Promise<number> {
+  const tdb = await benchDb(1);
+  try {
+    await rawSetup(tdb.url, n);
+    const t0 = performance.now();
+    const done = await rawDrain(tdb.url);
+    return (done / (performance.now() - t0)) * 1000;
+  } finally {
+    await tdb.drop();
+  }
+}
+
+export const throughput: Scenario = {
+  name: "throughput",
+  title: "no-op triggers/s end to end, Fairway vs graphile-worker vs pg-boss vs raw SKIP LOCKED",
+  headline: { label: "throughput", keys: ["fairway_per_s", "ratio_vs_graphile", "ratio_vs_raw", "ratio_vs_pgboss"] },
+  async run(ctx: BenchContext) {
+    const n = ctx.quick ? 5_000 : 50_000;
+    const raw_per_s = await raw(n);
+    ctx.log(`raw ${Math.round(raw_per_s)}/s`);
+    const graphile_per_s = await graphile(n);
+    ctx.log(`graphile-worker ${Math.round(graphile_per_s)}/s`);
+    const pgboss_per_s = await pgboss(n);
+    ctx.log(`pg-boss ${Math.round(pgboss_per_s)}/s`);
+    const fairway_per_s = await fairway(n);
+    ctx.log(`fairway ${Math.round(fairway_per_s)}/s`);
+    ctx.shared.set("fairway_per_s", fairway_per_s);
+    return {
+      fairway_per_s,
+      graphile_per_s,
+      pgboss_per_s,
+      raw_per_s,
+      ratio_vs_graphile: fairway_per_s / graphile_per_s,
+      ratio_vs_pgboss: fairway_per_s / pgboss_per_s,
+      ratio_vs_raw: fairway_per_s / raw_per_s,
+    };
+  },
+};
