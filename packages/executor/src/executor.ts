@@ -183,7 +183,10 @@ export class Executor {
         this.stats.loopErrors++;
         failures++;
         this.log.error("executor tick failed", { err });
-        await this.waker.sleep(Math.min(5000, 100 * 2 ** Math.min(failures, 6)));
+        // Back off, but never past the reap interval: when Postgres returns after an outage, leases
+        // that expired meanwhile are reaped within one interval, not after a 5 s backoff
+        // (test/faults/postgres-outage.test.ts). One failed connect per interval costs nothing.
+        await this.waker.sleep(Math.min(this.opts.reapEveryMs ?? 1000, 100 * 2 ** Math.min(failures, 6)));
       }
     }
   }

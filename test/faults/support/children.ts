@@ -18,6 +18,7 @@ export interface ExecutorChild {
   owner: string;
   events: ChildEvent[];
   exited: Promise<number | null>;
+  stderr(): string;
   signal(sig: NodeJS.Signals): void;
   /** SIGTERM and wait for the "stopped" report. */
   stop(): Promise<ChildEvent["stats"]>;
@@ -75,6 +76,7 @@ export async function startExecutorChild(env: {
     owner: env.OWNER,
     events,
     exited,
+    stderr: () => stderr,
     signal: (sig) => void child.kill(sig),
     async stop() {
       child.kill("SIGTERM");

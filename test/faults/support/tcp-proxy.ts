@@ -1,6 +1,7 @@
 // A TCP relay we control, put between a client (executor, API) and Postgres or Redis. cut() is what
-// the client sees when the server goes away: every open connection is destroyed and new ones are
-// refused (reset at once) until restore(). We never touch the shared Postgres/Redis themselves.
+// the client sees when the server goes away: every open connection is destroyed and the port stops
+// listening (connects are refused, as with a stopped server) until restore() listens on it again.
+// We never touch the shared Postgres/Redis themselves.
 import { createServer, connect, type Socket } from "node:net";
 
 export interface TcpProxy {
@@ -8,7 +9,7 @@ export interface TcpProxy {
   /** `url` with its host:port replaced by the proxy's. */
   urlFor(url: string): string;
   cut(): void;
-  restore(): void;
+  restore(): Promise<void>;
   readonly isCut: boolean;
   close(): Promise<void>;
 }
@@ -23,14 +24,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
   const server = createServer((client) => {
     track(client);
-    if (down) return void client.resetAndDestroy();
+    if (down) return void client.destroy();
     const upstream = connect(target.port, target.host);
     track(upstream);
     client.pipe(upstream).pipe(client);
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
-  await new Promise<void>((res) => server.listen(0, "127.0.0.1", () => res()));
+  const listen = (p: number) => new Promise<void>((res, rej) => server.once("error", rej).listen(p, "127.0.0.1", () => res()));
+  await listen(0);
   const port = (server.address() as { port: number }).port;
   return {
     port,
@@ -42,9 +44,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     cut() {
       down = true;
+      server.close();
       for (const s of sockets) s.destroy();
     },
-    restore() {
+    async restore() {
+      await listen(port);
       down = false;
     },
     get isCut() {
@@ -52,7 +56,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     async close() {
       for (const s of sockets) s.destroy();
-      await new Promise((res) => server.close(() => res(null)));
+      if (!down) await new Promise((res) => server.close(() => res(null)));
     },
   };
 }
