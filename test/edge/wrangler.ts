@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 
 export const root = fileURLToPath(new URL("../..", import.meta.url));
 const wrangler = join(root, "node_modules/.bin/wrangler");
+const config = join(root, "wrangler.toml");
 
 function offlineEnv(stateDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
@@ -24,8 +25,8 @@ function offlineEnv(stateDir: string, extra: Record<string, string> = {}): NodeJ
 
 /** `wrangler deploy --dry-run --outdir`: returns the bundled worker path and wrangler's output. */
 export async function buildWorker(outdir: string, stateDir: string): Promise<{ script: string; output: string }> {
-  const { stdout, stderr } = await promisify(execFile)(wrangler, ["deploy", "--dry-run", "--outdir", outdir], {
-    cwd: root,
+  const { stdout, stderr } = await promisify(execFile)(wrangler, ["deploy", "--config", config, "--dry-run", "--outdir", outdir], {
+    cwd: root, // wrangler keeps an (ignored) .wrangler/ scratch directory next to wrangler.toml
     env: offlineEnv(stateDir),
     timeout: 60_000,
   });
@@ -50,7 +51,7 @@ export async function startWranglerDev(opts: {
   vars: Record<string, string>;
 }): Promise<WranglerDev> {
   const [port, inspectorPort] = [await freePort(), await freePort()];
-  const args = ["dev", opts.script, "--config", join(root, "wrangler.toml"), "--no-bundle", "--local", "--ip", "127.0.0.1", "--port", String(port)];
+  const args = ["dev", opts.script, "--config", config, "--no-bundle", "--local", "--ip", "127.0.0.1", "--port", String(port)];
   args.push("--inspector-port", String(inspectorPort), "--test-scheduled", "--persist-to", join(opts.stateDir, "state"));
   args.push("--show-interactive-dev-session=false", "--log-level", "info");
   for (const [k, v] of Object.entries(opts.vars)) args.push("--var", `${k}:${v}`);
