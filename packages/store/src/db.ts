@@ -19,9 +19,24 @@ export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 
-/** Run a raw statement and return its rows. */
+/** Run a raw statement and return its rows. On postgres.js it runs as a prepared statement (drizzle's
+ *  `execute` never prepares; the claim and settle were 30-50% slower unprepared — BENCH.md). A store
+ *  connected with `prepare: false` (PgBouncer, Hyperdrive) still wins: postgres.js ANDs the two.
+ *  PGlite has no prepare and goes through drizzle unchanged. */
 export async function query<T = Record<string, unknown>>(db: Db, statement: SQL): Promise<T[]> {
+  const internals = db as unknown as DrizzleInternals;
+  const client = internals.session?.client;
+  if (client && typeof client.unsafe === "function" && internals.dialect) {
+    const q = internals.dialect.sqlToQuery(statement);
+    return (await client.unsafe(q.sql, q.params, { prepare: true })) as T[];
+  }
   return rowsOf<T>(await db.execute(statement));
+}
+
+/** The parts of drizzle's database/transaction objects query() relies on (stable across 0.3x-0.4x). */
+interface DrizzleInternals {
+  dialect?: { sqlToQuery(s: SQL): { sql: string; params: unknown[] } };
+  session?: { client?: { unsafe?: (q: string, p: unknown[], o: { prepare: boolean }) => Promise<unknown[]> } & object };
 }
 
 /** drizzle makes both drivers hand timestamps to raw queries as text: turn the named fields into Dates. */

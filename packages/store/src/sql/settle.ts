@@ -117,7 +117,7 @@ async function chargeWorkerTime(db: Db, settled: Settled[]): Promise<void> {
     byKey.set(key, e);
   }
   if (byKey.size === 0) return;
-  await db.execute(sql`
+  await query(db, sql`
     WITH input AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify([...byKey.values()])}::jsonb)
         AS x(tenant_id text, type text, n int, total_ms float8)
