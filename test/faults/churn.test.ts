@@ -1,0 +1,83 @@
+// Issue 8 drill 7: worker churn. Three executor processes are restarted over and over — alternately
+// kill -9 (crash) and SIGTERM (deploy) — while a few thousand triggers run. Lost = 0; duplicates only
+// come from crashed executors' in-flight work (bounded by pool size × crashes); the rate is reported.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createTestDb, type TestDb } from "../support/pg.ts";
+import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
+import { killAll, startExecutorChild } from "./support/children.ts";
+import { startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
+import { attemptAnomalies, deliveryReport, statusCounts } from "./support/ledger.ts";
+
+const TOTAL = 2000;
+const POOL = 20;
+let db: TestDb;
+let receiver: HookReceiver;
+
+beforeAll(async () => {
+  db = await createTestDb();
+  receiver = await startHookReceiver();
+});
+
+afterAll(async () => {
+  await killAll();
+  await receiver?.close();
+  await db?.drop();
+});
+
+it("three executors restarted repeatedly under load: lost 0, duplicates bounded", { timeout: 90_000 }, async () => {
+  const ids: string[] = [];
+  for (const t of ["a", "b", "c", "d"]) {
+    await seedTenant(db.store.db, t, { maxInFlight: 20 });
+    ids.push(...(await seedDue(db.store.db, t, TOTAL / 4, { target: { url: `${receiver.url}/t/${t}` }, maxAttempts: 10 })).triggerIds);
+  }
+  await seedPool(db.store.db, "work", POOL, { leaseMs: 1500, timeoutMs: 1000 });
+  receiver.delayMs = 20;
+
+  let n = 0;
+  const start = () => startExecutorChild({ DATABASE_URL: db.url, OWNER: `churn-${++n}`, REAP_MS: "200", GRACE_MS: "500" });
+  let crashes = 0;
+  let deploys = 0;
+  let done = false;
+  // Each of the three slots churns on its own: run a little, then crash or deploy, then replace.
+  const slot = async (k: number) => {
+    let child = await start();
+    for (let round = 0; !done; round++) {
+      await new Promise((r) => setTimeout(r, 1500 + 500 * k));
+      if (done) break;
+      if ((round + k) % 2 === 0) {
+        child.signal("SIGKILL");
+        await child.exited;
+        crashes++;
+      } else {
+        await child.stop();
+        deploys++;
+      }
+      child = await start();
+    }
+    await child.stop();
+  };
+  const slots = [0, 1, 2].map(slot);
+  const deadline = Date.now() + 75_000;
+  try {
+    for (;;) {
+      const c = await statusCounts(db.store.db);
+      if ((c.succeeded ?? 0) + (c.dead ?? 0) === TOTAL) break;
+      if (Date.now() > deadline) throw new Error(`churn did not finish: ${JSON.stringify(c)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    done = true;
+    await Promise.all(slots);
+  }
+
+  const report = deliveryReport(receiver.hits, ids);
+  const counts = await statusCounts(db.store.db);
+  console.log(JSON.stringify({ drill: "churn", ...report, counts, crashes, deploys, duplicateRate: +(report.duplicates / TOTAL).toFixed(4), maxOpen: Object.fromEntries(receiver.maxOpen) }));
+  expect(counts).toEqual({ succeeded: TOTAL });
+  expect(report.lost).toBe(0);
+  expect(report.foreign).toBe(0);
+  expect(crashes + deploys).toBeGreaterThanOrEqual(6);
+  expect(report.duplicates).toBeLessThanOrEqual(POOL * crashes + POOL * deploys);
+  for (const t of ["a", "b", "c", "d"]) expect(receiver.maxOpen.get(t)).toBeLessThanOrEqual(20);
+  expect(await attemptAnomalies(db.store.db)).toEqual([]);
+});
