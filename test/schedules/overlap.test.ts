@@ -102,12 +102,10 @@ describe("overlap policies with a slow handler", () => {
     expect(s.maxActive).toBeGreaterThanOrEqual(3);
   });
 
-  // KNOWN BUG in claim.ts (not owned here; reported): the `picked` CTE checks "no trigger of this job is
-  // running" against the statement's snapshot, so two due exclusive triggers of one job (a run-now next
-  // to a waiting scheduled fire, or a replayed dead letter) are claimed together by ONE claim. Across
-  // claims the tenant row lock serialises correctly. Flip to `it` once claim.ts picks at most one due
-  // exclusive trigger per job.
-  it.fails("the claim honours exclusive: a run-now next to a waiting scheduled fire still runs one at a time", async () => {
+  // Two due triggers of one exclusive job (a run-now next to a waiting fire, or a replayed dead letter)
+  // must not start together, even inside ONE claim statement whose "none running" check cannot see
+  // what the same statement picks: the claim takes only a job's first due exclusive trigger.
+  it("the claim honours exclusive: a run-now next to a waiting scheduled fire still runs one at a time", async () => {
     h.clock.now = Date.now() - 10_000;
     const res = await h.call(key, "POST", "/v1/jobs", {
       name: "manual", type: "slow-manual", schedule: { at: new Date(h.clock.now).toISOString() }, overlap: "skip",

@@ -129,8 +129,16 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
         SELECT x.id FROM triggers x
          WHERE x.tenant_id = a.id AND x.type = ${type} AND x.status = 'pending'
            AND x.next_attempt_at <= now()
-           AND (NOT x.exclusive OR NOT EXISTS (
-                 SELECT 1 FROM triggers o WHERE o.job_id = x.job_id AND o.status = 'running'))
+           -- Overlap skip / buffer_one: an exclusive trigger starts only when no trigger of its job
+           -- is running AND it is its job's first due exclusive trigger — otherwise one claim could
+           -- start two of the same job (a run-now next to a waiting fire), both unseen by the check.
+           AND (NOT x.exclusive OR (
+                 NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = x.job_id AND o.status = 'running')
+                 AND x.id = (SELECT f.id FROM triggers f
+                              WHERE f.job_id = x.job_id AND f.status = 'pending' AND f.exclusive
+                                AND f.next_attempt_at <= now()
+                              ORDER BY f.priority DESC, f.next_attempt_at, f.id
+                              LIMIT 1)))
          -- NULLS LAST matches triggers_claim_idx (priority is NOT NULL, so the order is the same):
          -- with the default NULLS FIRST the planner sorted a tenant's whole backlog on every claim.
          ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
@@ -148,10 +156,14 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
       RETURNING t.*
     ),
     got AS (SELECT tenant_id, count(*)::int AS n FROM claimed GROUP BY tenant_id),
+    -- Lock order (no deadlocks): tenant_pools rows are locked in key order, here and in settle; the
+    -- pool clock below never waits. So every lock wait in claim and settle is on tenant_pools in one
+    -- global order, and no cycle can form.
     charge AS (
       INSERT INTO tenant_pools AS tp (tenant_id, type, vtime, cost_ms)
       SELECT r.id, ${type}, r.vstart + got.n * r.cost_ms / r.weight, r.cost_ms
         FROM room r JOIN got ON got.tenant_id = r.id
+       ORDER BY r.id
       ON CONFLICT (tenant_id, type) DO UPDATE SET vtime = excluded.vtime
     ),
     spend AS (
@@ -160,9 +172,11 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
        WHERE t.id = r.id AND r.tokens IS NOT NULL
     ),
     clock AS (
+      -- SKIP LOCKED: if another claim holds the pool row it is advancing the clock itself.
       UPDATE pools SET vclock = sub.v
         FROM (SELECT min(r.vstart) AS v FROM room r JOIN got ON got.tenant_id = r.id) sub
-       WHERE pools.type = ${type} AND sub.v > pools.vclock
+       WHERE pools.type IN (SELECT p.type FROM pools p WHERE p.type = ${type} FOR UPDATE SKIP LOCKED)
+         AND sub.v > pools.vclock
     )
     SELECT c.id, c.tenant_id AS "tenantId", c.job_id AS "jobId", c.type, c.kind,
            c.scheduled_for AS "scheduledFor", c.attempt_count AS attempt, c.max_attempts AS "maxAttempts",

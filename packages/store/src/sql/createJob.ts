@@ -56,6 +56,7 @@ export async function createJob(
         scheduledFor: job.runAt,
         nextAttemptAt: job.runAt,
         priority: job.priority ?? 0,
+        exclusive: (job.overlap ?? "allow") !== "allow",
         maxAttempts: job.maxAttempts,
       });
     }
