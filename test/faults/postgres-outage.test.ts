@@ -90,11 +90,10 @@ it("Postgres cut for 3 s under load: executors and API recover in place; nothing
     "every trigger delivered or dead",
   );
   const stats = await Promise.all(executors.map((e) => e.stop()));
-  // Known driver bug (postgres.js 3.4.9, porsager/postgres#1154/#1208): a write scheduled on a
-  // connection whose socket just closed throws from a setImmediate and kills the process. It is
-  // tolerated here ONLY with that exact signature, and counted; any other crash fails the drill.
+  // postgres.js 3.4.9 used to kill the process here (porsager/postgres#1154/#1208: a buffered write
+  // runs after the socket closed and throws from a setImmediate). scripts/patch-postgres.mjs guards it
+  // at install; with the guard no executor may crash at all.
   const crashed = executors.filter((e) => !e.events.some((x) => x.event === "stopped"));
-  for (const e of crashed) expect(e.stderr()).toMatch(/postgres\/src\/connection\.js[\s\S]*reading 'write'[\s\S]*nextWrite/);
   const report = deliveryReport(receiver.hits, ids);
   console.log(
     JSON.stringify({ drill: "postgres-outage", ...report, counts: done, outageMs: restoredAt - cutAt, apiDuring: apiDuring.status, apiRecoveredMs, reapedByMs, maxOverdueMs: Math.round(maxOverdue), driverCrashes: crashed.length, executors: stats }),
@@ -105,12 +104,11 @@ it("Postgres cut for 3 s under load: executors and API recover in place; nothing
   expect(report.lost).toBe(0);
   expect(report.foreign).toBe(0);
   expect(maxOverdue).toBeLessThan(3000);
-  expect(crashed.length).toBeLessThan(executors.length);
-  // The survivors went through errors and carried on in the same process.
-  for (const s of stats.filter(Boolean)) {
-    expect(s!.loopErrors).toBeGreaterThan(0);
-    expect(s!.settled).toBeGreaterThan(0);
-  }
+  expect(crashed.map((e) => e.stderr().slice(-500))).toEqual([]);
+  // Every executor went through errors and carried on in the same process; between them they did the
+  // work (which one takes it after recovery is up to the claim, not an invariant).
+  for (const s of stats) expect(s!.loopErrors).toBeGreaterThan(0);
+  expect(stats.reduce((n, s) => n + s!.settled, 0)).toBeGreaterThanOrEqual(TOTAL);
   const [{ running }] = await query<{ running: number }>(db.store.db, sql`SELECT count(*)::int AS running FROM triggers WHERE status = 'running'`);
   expect(running).toBe(0);
 });
