@@ -4,18 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAdminClient, createClient, FairwayError, type FairwayClient } from "@fairway/sdk";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
+import { until } from "../support/until.ts";
 
 const fast = { maxAttempts: 3, initialDelayMs: 20, maxDelayMs: 100 };
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms: ${JSON.stringify(v).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function expectError(p: Promise<unknown>, status: number, code: string) {
   const err = await p.then(

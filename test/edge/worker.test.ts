@@ -14,6 +14,7 @@ import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { REDIS_URL, deletePrefix, testPrefix } from "../support/redis.ts";
 import { startUpstashShim, type UpstashShim } from "../support/upstash-shim.ts";
 import { buildWorker, startWranglerDev, type WranglerDev } from "./wrangler.ts";
+import { until } from "../support/until.ts";
 
 const RUN_MS = 3000; // one scheduled invocation claims work this long (production: 50 s)
 const GRACE_MS = 1000;
@@ -29,15 +30,6 @@ let dev: WranglerDev;
 let client: FairwayClient;
 let redis: Redis;
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms: ${JSON.stringify(v).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Fire the Worker's scheduled handler; wrangler answers once the invocation (and its waitUntil) is done. */
 async function fireScheduled(): Promise<void> {

@@ -69,14 +69,7 @@ export async function triggerRows(db: Db, jobId: string): Promise<Row[]> {
   return rows.map((r) => ({ ...r, at: iso(new Date(r.at)) }));
 }
 
+export { until } from "../support/until.ts";
+
 export const iso = (d: Date | number) => new Date(d).toISOString().replace(".000Z", "Z");
 
-export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms: ${JSON.stringify(v).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

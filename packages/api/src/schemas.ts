@@ -71,26 +71,18 @@ const quota = {
   maxPayloadBytes: z.number().int().min(0).max(10_485_760),
 };
 
+const optionalQuotas = z.object(quota).partial().shape;
+
 export const createTenantBody = z.strictObject({
   id: slug.optional(),
   name: z.string().min(1).max(200),
-  maxInFlight: quota.maxInFlight.optional(),
-  weight: quota.weight.optional(),
-  ratePerSecond: quota.ratePerSecond.optional(),
-  burst: quota.burst.optional(),
-  maxJobs: quota.maxJobs.optional(),
-  maxPayloadBytes: quota.maxPayloadBytes.optional(),
+  ...optionalQuotas,
 });
 
 export const updateTenantBody = z.strictObject({
   name: z.string().min(1).max(200).optional(),
   status: z.enum(["active", "suspended"]).optional(),
-  maxInFlight: quota.maxInFlight.optional(),
-  weight: quota.weight.optional(),
-  ratePerSecond: quota.ratePerSecond.optional(),
-  burst: quota.burst.optional(),
-  maxJobs: quota.maxJobs.optional(),
-  maxPayloadBytes: quota.maxPayloadBytes.optional(),
+  ...optionalQuotas,
 });
 
 export const putPoolBody = z.strictObject({

@@ -2,20 +2,20 @@
 import { nextFires } from "@fairway/core";
 import type { AttemptRow, JobRow, PoolConfig, TenantRow, TriggerRow } from "@fairway/store";
 
-export function tenantJson(t: TenantRow) {
+/** A tenant's quotas, as the admin API sets them and GET /v1/quota shows them. */
+export function quotaJson(t: TenantRow) {
   return {
-    id: t.id,
-    name: t.name,
-    status: t.status,
     maxInFlight: t.maxInFlight,
     weight: t.weight,
     ratePerSecond: t.ratePerSecond,
     burst: t.burst,
     maxJobs: t.maxJobs,
     maxPayloadBytes: t.maxPayloadBytes,
-    createdAt: t.createdAt,
-    updatedAt: t.updatedAt,
   };
+}
+
+export function tenantJson(t: TenantRow) {
+  return { id: t.id, name: t.name, status: t.status, ...quotaJson(t), createdAt: t.createdAt, updatedAt: t.updatedAt };
 }
 
 export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {}) {

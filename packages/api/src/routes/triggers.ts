@@ -5,7 +5,7 @@ import type { AppEnv } from "../app.ts";
 import { announceWork } from "../announce.ts";
 import { notFound } from "../errors.ts";
 import { pageQuery } from "../schemas.ts";
-import { page, triggerJson } from "../serialize.ts";
+import { page, quotaJson, triggerJson } from "../serialize.ts";
 import { queryOf } from "../validate.ts";
 
 export const triggerRoutes = new Hono<AppEnv>();
@@ -39,14 +39,7 @@ triggerRoutes.get("/quota", async (c) => {
   const t = c.var.tenant;
   const usage = await tenantUsage(c.var.deps.db, t.id);
   return c.json({
-    limits: {
-      maxInFlight: t.maxInFlight,
-      weight: t.weight,
-      ratePerSecond: t.ratePerSecond,
-      burst: t.burst,
-      maxJobs: t.maxJobs,
-      maxPayloadBytes: t.maxPayloadBytes,
-    },
+    limits: quotaJson(t),
     usage: { running: usage.running, due: usage.due, pending: usage.pending, jobs: usage.jobs, dead: usage.dead, oldestDueLagMs: usage.oldestDueLagMs },
   });
 });

@@ -3,18 +3,12 @@
 // job rows, ON CONFLICT on the triggers) and a restart loses no occurrence.
 import { sql } from "drizzle-orm";
 import { query, withDates, type Db } from "../db.ts";
-import { newId, planFires, type MisfirePolicy, type OverlapPolicy } from "@fairway/core";
+import { newId, planFires, type CronJobState } from "@fairway/core";
 
-interface DueJob {
+interface DueJob extends CronJobState {
   id: string;
   tenantId: string;
   type: string;
-  cron: string;
-  timezone: string;
-  nextFireAt: Date;
-  misfire: MisfirePolicy;
-  overlap: OverlapPolicy;
-  catchupWindowMs: number;
   priority: number;
   maxAttempts: number;
 }
