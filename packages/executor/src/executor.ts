@@ -60,9 +60,13 @@ export class Executor {
   private settler: Settler;
   private stopping = false;
   private loopDone: Promise<void> | null = null;
+  private materializerDone: Promise<void> | null = null;
+  private materializerWaker = new Waker();
+  private dueTimer: ReturnType<typeof setTimeout> | null = null;
+  private dueTimerAt = Infinity;
   private renewTimer: ReturnType<typeof setTimeout> | null = null;
   private unsubscribe: (() => void) | null = null;
-  private last = { materialize: 0, reap: 0, pools: 0 };
+  private last = { reap: 0, pools: 0 };
   private readonly now: () => number;
   private readonly log: Logger;
   private readonly ready: ReadyIndex | null;
@@ -93,6 +97,7 @@ export class Executor {
     this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
     this.scheduleRenew();
     this.loopDone = this.loop();
+    this.materializerDone = this.materializeLoop();
     return this;
   }
 
@@ -112,7 +117,9 @@ export class Executor {
     this.stopping = true;
     this.waker.wake();
     this.unsubscribe?.();
-    await this.loopDone;
+    this.materializerWaker.wake();
+    await Promise.all([this.loopDone, this.materializerDone]);
+    if (this.dueTimer) clearTimeout(this.dueTimer);
     const deadline = this.now() + graceMs;
     while (this.held.size > 0 && this.now() < deadline) await sleep(20);
     const unfinished = [...this.held.values()];
@@ -139,12 +146,6 @@ export class Executor {
       await this.refreshPools();
       this.last.pools = now;
     }
-    if (now - this.last.materialize >= 100) {
-      const m = await materialize(this.opts.db, new Date(now), this.opts.lookaheadMs ?? 1000);
-      this.last.materialize = now;
-      await this.ready?.mark(m.ready);
-      if (m.jobs >= 500) work++;
-    }
     if (now - this.last.reap >= (this.opts.reapEveryMs ?? 1000)) {
       const reaped = await reapExpired(this.opts.db, now);
       this.stats.reaped += reaped.length;
@@ -152,7 +153,7 @@ export class Executor {
       await this.ready?.mark(reaped.filter((r) => r.status === "pending").map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })));
     }
     for (const [type, pool] of this.pools) {
-      const budget = pool.free;
+      const budget = pool.claimable;
       if (budget === 0 || this.stopping) continue;
       const candidates = this.ready ? await this.ready.candidates(type, now, budget) : undefined;
       if (candidates && candidates.length === 0) continue; // nothing due: no query at all
@@ -167,7 +168,9 @@ export class Executor {
       if (candidates) await this.ready!.afterClaim(type, now, candidates, claimed);
       else await this.ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
       for (const t of claimed) this.dispatch(pool, t);
-      if (claimed.length === budget) work++;
+      // Anything claimed: claim again at once while slots are free (a claim looks at a bounded part of
+      // each tenant's backlog, so a short claim does not mean the backlog is empty).
+      if (claimed.length > 0) work++;
     }
     return work;
   }
@@ -191,8 +194,43 @@ export class Executor {
     }
   }
 
+  /** Cron fires become triggers on a loop of their own, so a burst of due jobs (10k at one second) is
+   *  written back to back instead of 500 per claim-loop pass; the claim loop is woken at the earliest
+   *  new fire's instant (fires are written `lookaheadMs` ahead, so they are claimable on the second). */
+  private async materializeLoop(): Promise<void> {
+    const batch = 500;
+    let failures = 0;
+    while (!this.stopping) {
+      try {
+        const m = await materialize(this.opts.db, new Date(this.now()), this.opts.lookaheadMs ?? 1000, batch);
+        failures = 0;
+        for (const f of m.failed) this.log.error("cron job paused: its schedule cannot be computed", f);
+        await this.ready?.mark(m.ready);
+        if (m.ready.length > 0) this.wakeClaimsAt(Math.min(...m.ready.map((r) => r.dueAtMs)));
+        if (m.jobs >= batch) continue; // more due jobs: next pass at once
+      } catch (err) {
+        failures++;
+        this.log.error("materializer pass failed", { err });
+      }
+      await this.materializerWaker.sleep(failures ? Math.min(this.opts.reapEveryMs ?? 1000, 100 * 2 ** failures) : 100);
+    }
+  }
+
+  private wakeClaimsAt(atMs: number): void {
+    const delay = atMs - this.now();
+    if (delay <= 0) return this.waker.wake();
+    if (atMs >= this.dueTimerAt) return; // an earlier wake-up is already set
+    if (this.dueTimer) clearTimeout(this.dueTimer);
+    this.dueTimerAt = atMs;
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = null;
+      this.dueTimerAt = Infinity;
+      this.waker.wake();
+    }, delay);
+  }
+
   private allPoolsFull(): boolean {
-    for (const p of this.pools.values()) if (p.free > 0) return false;
+    for (const p of this.pools.values()) if (p.claimable > 0) return false;
     return this.pools.size > 0;
   }
 
@@ -224,8 +262,8 @@ export class Executor {
       if (this.stopping && h.abort.signal.aborted && this.now() - startedAt.getTime() < timeoutMs) return;
       this.held.delete(t.id);
       this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000);
-      // A slot freed: claim again soon if the pool had more due work.
-      if (pool.free >= Math.max(1, pool.config.concurrency >> 2)) this.waker.wake();
+      // Room for a quarter-pool batch: claim again now, while the queued work still runs.
+      if (pool.claimable >= Math.max(1, pool.config.concurrency >> 2)) this.waker.wake();
     });
   }
 

@@ -1,5 +1,7 @@
-// A pool: the workers for one job type (DESIGN.md §1). p-limit bounds concurrency; the executor only
-// claims as many triggers as the pool has free slots, so nothing waits inside p-limit for long.
+// A pool: the workers for one job type (DESIGN.md §1). p-limit bounds concurrency. The executor claims
+// up to half a pool ahead (`claimable`): those triggers wait in p-limit under live, renewed leases, so
+// the next claim's round trip overlaps the current batch instead of leaving slots idle. Queued work
+// holds a lease and leases are what caps count, so caps stay exact (actual runs can only be fewer).
 import pLimit, { type LimitFunction } from "p-limit";
 import type { PoolConfig } from "@fairway/store";
 
@@ -15,6 +17,11 @@ export class Pool {
 
   get free(): number {
     return Math.max(0, this.config.concurrency - this.inFlight);
+  }
+
+  /** How many more triggers may be claimed now: free slots plus a queue of half the concurrency. */
+  get claimable(): number {
+    return Math.max(0, this.config.concurrency + Math.ceil(this.config.concurrency / 2) - this.inFlight);
   }
 
   reconfigure(config: PoolConfig): void {

@@ -65,7 +65,13 @@ export function connectPostgres(url: string, opts: PostgresOptions = {}): Store 
     // Fairway's statements are short OLTP statements; the planner's JIT threshold is reached by their
     // cost estimates (CTEs with unknown LIMITs), and compiling took 2-5 s per claim (EXPLAIN ANALYZE
     // in bench/, see docs/bench.md) for statements that run in milliseconds.
-    connection: { jit: "off" },
+    //
+    // enable_seqscan off: every Fairway statement is index-driven, and the queue tables swing from empty
+    // to 10k+ rows in seconds (a cron burst), faster than autovacuum re-analyzes them. Planned with the
+    // statistics of an empty table, the claim's candidate skip-scan became 100 sequential scans (372 ms
+    // per claim instead of a few; cron-burst p99 18.9 s vs 2.8 s — bench/, docs/bench.md). With seq
+    // scans priced out the planner keeps the index plans it would pick for any non-trivial table.
+    connection: { jit: "off", enable_seqscan: "off" },
     // Keep timestamptz as Date and bigint counts as numbers across both drivers.
     types: { bigint: postgres.BigInt },
     // Reconnect quickly after an outage. postgres.js's default grows as 3^n/100 s up to 20 s, so a 3 s

@@ -85,9 +85,18 @@ export async function lockCandidates(db: Db, input: ClaimInput): Promise<string[
   return rows.map((r) => r.id);
 }
 
+/** How many of one tenant's due triggers a claim looks at: twice an even share of the budget (at least
+ *  16). Counting every tenant's backlog up to the whole budget cost half the claim (100 tenants ×
+ *  budget rows). A tenant cut short here only waits for the next claim, which the executor runs at once
+ *  whenever a claim got anything and slots are free — so the pool stays work-conserving. */
+export function dueScanCap(budget: number, tenants: number): number {
+  return Math.min(budget, Math.max(16, Math.ceil((2 * budget) / Math.max(1, tenants))));
+}
+
 export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]): Promise<ClaimedTrigger[]> {
   if (tenantIds.length === 0 || input.budget <= 0) return [];
   const { type, budget, owner, leaseMs } = input;
+  const dueCap = dueScanCap(budget, tenantIds.length);
   const ids = JSON.stringify(tenantIds);
   const rows = await query<ClaimedTrigger>(
     db,
@@ -105,7 +114,7 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
                WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) AS running,
              (SELECT count(*) FROM (SELECT 1 FROM triggers d
                WHERE d.tenant_id = t.id AND d.type = ${type} AND d.status = 'pending'
-                 AND d.next_attempt_at <= now() LIMIT ${budget}) due) AS due
+                 AND d.next_attempt_at <= now() LIMIT ${dueCap}) due) AS due
         FROM tenants t
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
        WHERE t.id IN (SELECT jsonb_array_elements_text(${ids}::jsonb)) AND t.status = 'active'

@@ -19,6 +19,8 @@ export interface MaterializeResult {
   skipped: number;
   /** Tenants and pools that received due work (for the ready-tenant index). */
   ready: Array<{ tenantId: string; type: string; dueAtMs: number }>;
+  /** Jobs whose schedule could not be computed; they were paused. */
+  failed: Array<{ jobId: string; tenantId: string; error: string }>;
 }
 
 export async function materialize(db: Db, now: Date, lookaheadMs: number, limit = 500): Promise<MaterializeResult> {
@@ -35,13 +37,23 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
        LIMIT ${limit}
          FOR UPDATE SKIP LOCKED`,
     ), "nextFireAt");
-    const result: MaterializeResult = { jobs: jobs.length, fired: 0, skipped: 0, ready: [] };
+    const result: MaterializeResult = { jobs: jobs.length, fired: 0, skipped: 0, ready: [], failed: [] };
     if (jobs.length === 0) return result;
 
     const rows: object[] = [];
     const next: object[] = [];
+    const broken: string[] = [];
     for (const job of jobs) {
-      const plan = planFires(job, now, lookaheadMs);
+      let plan;
+      try {
+        plan = planFires(job, now, lookaheadMs);
+      } catch (err) {
+        // A job whose schedule cannot be computed (e.g. its zone left the tz database in an upgrade)
+        // must not stall every other tenant's cron: it is paused, visibly, and reported.
+        broken.push(job.id);
+        result.failed.push({ jobId: job.id, tenantId: job.tenantId, error: err instanceof Error ? err.message : String(err) });
+        continue;
+      }
       const exclusive = job.overlap !== "allow";
       for (const at of plan.fire) {
         rows.push(triggerRow(job, at, "pending", null, exclusive));
@@ -87,6 +99,11 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
                exclusive = excluded.exclusive, max_attempts = excluded.max_attempts,
                next_attempt_at = excluded.next_attempt_at, finished_at = excluded.finished_at, updated_at = now()
          WHERE triggers.status = 'cancelled' AND triggers.reason = 'rescheduled' AND triggers.attempt_count = 0`);
+    }
+    if (broken.length > 0) {
+      await tx.execute(sql`
+        UPDATE jobs SET status = 'paused', updated_at = now()
+         WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(broken)}::jsonb))`);
     }
     await tx.execute(sql`
       UPDATE jobs j SET next_fire_at = x.next_fire_at, updated_at = now()
