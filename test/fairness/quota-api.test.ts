@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "@fairway/api";
 import { createMemoryCoordinator } from "@fairway/coord";
-import { claim, settle, type Settlement } from "@fairway/store";
+import { claim, settle, sql, type Settlement } from "@fairway/store";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { seedDue } from "../support/seed.ts";
 
@@ -58,6 +58,31 @@ describe("quota admin API", () => {
     expect([over.status, over.json.error.code]).toEqual([409, "max_jobs_exceeded"]);
     expect((await call(key, "GET", "/v1/jobs")).json.data).toHaveLength(1);
     expect((await call(key, "GET", "/v1/quota")).json).toMatchObject({ limits: { maxJobs: 1, maxPayloadBytes: 100 }, usage: { jobs: 1, pending: 1 } });
+  });
+
+  it("maxJobs holds under 30 concurrent creates, and cancelled or completed jobs free their slots", async () => {
+    const key = await tenantWithKey("race", { maxJobs: 10 });
+    const job = (i: number) => ({ name: `j${i}`, schedule: { delayMs: 3_600_000 }, target: { url: "http://127.0.0.1:1/x" } });
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => call(key, "POST", "/v1/jobs", job(i))));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(10);
+    expect(results.filter((r) => r.status === 409 && r.json.error.code === "max_jobs_exceeded")).toHaveLength(20);
+    const ids = results.filter((r) => r.status === 201).map((r) => r.json.id as string);
+    expect((await call(key, "GET", "/v1/jobs?limit=200")).json.data).toHaveLength(10);
+    // Cancelling one frees exactly one slot.
+    expect((await call(key, "DELETE", `/v1/jobs/${ids[0]}`)).status).toBe(200);
+    expect((await call(key, "POST", "/v1/jobs", job(100))).status).toBe(201);
+    expect((await call(key, "POST", "/v1/jobs", job(101))).status).toBe(409);
+    // Cancelling an already-cancelled job frees nothing more.
+    await call(key, "DELETE", `/v1/jobs/${ids[0]}`);
+    expect((await call(key, "POST", "/v1/jobs", job(102))).status).toBe(409);
+    // A one-time job that completes frees its slot: run and settle ids[1]'s trigger.
+    await t.store.db.execute(sql`UPDATE triggers SET next_attempt_at = now() - interval '1 second' WHERE job_id = ${ids[1]}`);
+    const [c] = await claim(t.store.db, { type: "webhook", budget: 10, owner: "q", leaseMs: 60_000 });
+    expect(c.jobId).toBe(ids[1]);
+    await settle(t.store.db, done([c]));
+    expect((await call(key, "GET", `/v1/jobs/${ids[1]}`)).json.status).toBe("completed");
+    expect((await call(key, "POST", "/v1/jobs", job(103))).status).toBe(201);
+    expect((await call(key, "GET", "/v1/quota")).json.usage.jobs).toBe(10);
   });
 
   it("a suspended tenant's triggers wait and its API calls are refused; resuming releases them", async () => {

@@ -64,6 +64,15 @@ export const pools = pgTable("pools", {
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
 
+/** Per tenant: live (active or paused) jobs, for the maxJobs quota in O(1). Created on a tenant's first
+ *  job from a real count; changed in the same transaction as every job that becomes or stops being live. */
+export const tenantCounters = pgTable("tenant_counters", {
+  tenantId: text("tenant_id")
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: "cascade" }),
+  liveJobs: integer("live_jobs").notNull(),
+});
+
 /** Per tenant and pool: the fair-share ledger. */
 export const tenantPools = pgTable(
   "tenant_pools",

@@ -3,8 +3,8 @@
 import { Hono } from "hono";
 import { newId, sha256Hex } from "@fairway/core";
 import {
-  cancelJob, createJob, getJob, getPool, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
-  type JobPatch,
+  cancelJob, createJob, getJob, getPool, listJobs, listPools, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
+  type Db, type JobPatch, type PoolConfig,
 } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
@@ -16,6 +16,23 @@ import { jsonBody, queryOf } from "../validate.ts";
 
 export const jobRoutes = new Hono<AppEnv>();
 
+/** Pool defaults for new jobs, cached briefly per process: they change only through the admin API, and a
+ *  job created within seconds of a change taking the old retry defaults is harmless. A pool row, once
+ *  there, is never deleted, so a cached pool also means no pool insert is needed. */
+const POOL_CACHE_MS = 5000;
+const poolCaches = new WeakMap<Db, Map<string, { at: number; pool: PoolConfig; known: boolean }>>();
+async function poolDefaults(db: Db, type: string): Promise<PoolConfig & { known: boolean }> {
+  let poolCache = poolCaches.get(db);
+  if (!poolCache) poolCaches.set(db, (poolCache = new Map()));
+  const hit = poolCache.get(type);
+  if (hit && Date.now() - hit.at < POOL_CACHE_MS) return { ...hit.pool, known: hit.known };
+  const pool = await getPool(db, type);
+  const known = (await listPools(db)).some((p) => p.type === type);
+  if (poolCache.size > 1000) poolCache.clear();
+  poolCache.set(type, { at: Date.now(), pool, known });
+  return { ...pool, known };
+}
+
 jobRoutes.post("/", async (c) => {
   const { deps, tenant } = c.var;
   const body = await jsonBody(c, createJobBody);
@@ -24,7 +41,7 @@ jobRoutes.post("/", async (c) => {
     throw new ApiError(400, "validation_error", "Idempotency-Key must be 1-200 characters");
   }
   const now = new Date(deps.now());
-  const pool = await getPool(deps.db, body.type);
+  const pool = await poolDefaults(deps.db, body.type);
   const job = buildJob(newId("job"), body, tenant, pool, {
     now,
     allowPrivate: deps.allowPrivateTargets,
@@ -32,6 +49,7 @@ jobRoutes.post("/", async (c) => {
   });
   const result = await createJob(deps.db, job, {
     maxJobs: tenant.maxJobs,
+    poolKnown: pool.known,
     idempotencyKey,
     requestHash: idempotencyKey ? await sha256Hex(JSON.stringify(body)) : undefined,
   });

@@ -18,15 +18,22 @@ export type CreateJobResult =
 export async function createJob(
   db: Db,
   job: NewJob,
-  opts: { maxJobs: number; idempotencyKey?: string; requestHash?: string },
+  opts: {
+    maxJobs: number;
+    idempotencyKey?: string;
+    requestHash?: string;
+    /** The caller knows the pool row exists (pools are never deleted), so no insert is needed. */
+    poolKnown?: boolean;
+  },
 ): Promise<CreateJobResult> {
   return db.transaction(async (tx): Promise<CreateJobResult> => {
+    let row: JobRow;
     if (opts.idempotencyKey) {
       const inserted = await tx
         .insert(jobs)
         .values({ ...job, idempotencyKey: opts.idempotencyKey, idempotencyHash: opts.requestHash })
         .onConflictDoNothing({ target: [jobs.tenantId, jobs.idempotencyKey] })
-        .returning({ id: jobs.id });
+        .returning();
       if (inserted.length === 0) {
         const [existing] = await tx
           .select()
@@ -35,18 +42,11 @@ export async function createJob(
         if (existing.idempotencyHash !== opts.requestHash) return { kind: "idempotency_conflict" };
         return { kind: "replayed", job: existing };
       }
+      row = inserted[0];
     } else {
-      await tx.insert(jobs).values(job);
+      [row] = await tx.insert(jobs).values(job).returning();
     }
-    // maxJobs: serialise creations per tenant with an advisory lock (not the tenant row, which the
-    // claimer locks), then count live jobs including this one.
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`jobs:${job.tenantId}`}))`);
-    const [{ n }] = await query<{ n: number }>(
-      tx as unknown as Db,
-      sql`SELECT count(*)::int AS n FROM jobs WHERE tenant_id = ${job.tenantId} AND status IN ('active', 'paused')`,
-    );
-    if (n > opts.maxJobs) throw new MaxJobsExceeded(); // rolls the insert back
-    await tx.insert(pools).values({ type: job.type }).onConflictDoNothing();
+    if (!opts.poolKnown) await tx.insert(pools).values({ type: job.type }).onConflictDoNothing();
     if (job.runAt) {
       await tx.insert(triggers).values({
         id: newId("trg"),
@@ -60,7 +60,9 @@ export async function createJob(
         maxAttempts: job.maxAttempts,
       });
     }
-    const [row] = await tx.select().from(jobs).where(eq(jobs.id, job.id));
+    // maxJobs, last so the counter row is locked for one round trip: creations for one tenant queue
+    // only on this increment (O(1); counting the tenant's jobs made each create O(jobs)).
+    if (!(await countLiveJob(tx as unknown as Db, job.tenantId, opts.maxJobs))) throw new MaxJobsExceeded(); // rolls back
     return { kind: "created", job: row };
   }).catch((err: unknown) => {
     if (err instanceof MaxJobsExceeded) return { kind: "max_jobs", limit: opts.maxJobs } as const;
@@ -69,3 +71,34 @@ export async function createJob(
 }
 
 class MaxJobsExceeded extends Error {}
+
+/** Count one more live job for the tenant if it stays within maxJobs. The job being created is already
+ *  inserted, so a first-time initialisation from a real count includes it. */
+async function countLiveJob(db: Db, tenantId: string, maxJobs: number): Promise<boolean> {
+  for (let round = 0; round < 2; round++) {
+    const bumped = await query<{ n: number }>(
+      db,
+      sql`UPDATE tenant_counters SET live_jobs = live_jobs + 1
+           WHERE tenant_id = ${tenantId} AND live_jobs < ${maxJobs} RETURNING live_jobs AS n`,
+    );
+    if (bumped.length > 0) return true;
+    const init = await query<{ n: number; inserted: boolean }>(
+      db,
+      sql`
+      WITH ins AS (
+        INSERT INTO tenant_counters (tenant_id, live_jobs)
+        SELECT ${tenantId}, count(*)::int FROM jobs WHERE tenant_id = ${tenantId} AND status IN ('active', 'paused')
+        ON CONFLICT (tenant_id) DO NOTHING
+        RETURNING live_jobs
+      )
+      SELECT live_jobs AS n, true AS inserted FROM ins
+      UNION ALL
+      SELECT live_jobs AS n, false AS inserted FROM tenant_counters WHERE tenant_id = ${tenantId}`,
+    );
+    const first = init.find((r) => r.inserted);
+    if (first) return first.n <= maxJobs; // initialised here, this job included
+    if (init.length > 0) return false; // the counter exists and is at the limit
+    // Neither: a concurrent first create initialised it after our snapshot; try the increment again.
+  }
+  return false;
+}

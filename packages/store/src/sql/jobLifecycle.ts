@@ -48,6 +48,11 @@ export async function resumeJob(db: Db, tenantId: string, jobId: string, now: Da
  *  triggers finish; their settle does not revive the job. */
 export async function cancelJob(db: Db, tenantId: string, jobId: string): Promise<JobRow | null> {
   return db.transaction(async (tx) => {
+    const [before] = await tx
+      .select({ status: jobs.status })
+      .from(jobs)
+      .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId)))
+      .for("update");
     const [job] = await tx
       .update(jobs)
       .set({ status: "cancelled", nextFireAt: null, updatedAt: new Date() })
@@ -55,6 +60,10 @@ export async function cancelJob(db: Db, tenantId: string, jobId: string): Promis
       .returning();
     if (!job) return null;
     await cancelPending(tx as unknown as Db, jobId, "job_cancelled");
+    if (before.status === "active" || before.status === "paused") {
+      // No longer live: it stops counting against maxJobs.
+      await tx.execute(sql`UPDATE tenant_counters SET live_jobs = live_jobs - 1 WHERE tenant_id = ${tenantId}`);
+    }
     return job;
   });
 }

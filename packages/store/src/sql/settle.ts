@@ -94,6 +94,13 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
           FROM done d JOIN input i ON i.id = d.id
          WHERE j.id = d.job_id AND j.status = 'active'
            AND (i.pause_job OR (j.cron IS NULL AND d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead')))
+        RETURNING j.tenant_id, j.status
+      ),
+      uncount AS (
+        -- A completed job is no longer live: it stops counting against maxJobs.
+        UPDATE tenant_counters c SET live_jobs = c.live_jobs - x.n
+          FROM (SELECT tenant_id, count(*)::int AS n FROM job_end WHERE status = 'completed' GROUP BY tenant_id) x
+         WHERE c.tenant_id = x.tenant_id
       )
       SELECT d.id, d.tenant_id AS "tenantId", d.job_id AS "jobId", d.type, d.status,
              i.duration_ms AS "durationMs"
