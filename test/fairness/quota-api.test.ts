@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "@fairway/api";
 import { createMemoryCoordinator } from "@fairway/coord";
-import { claim, settle, sql, type Settlement } from "@fairway/store";
+import { claim, connectPostgres, settle, sql, type Settlement } from "@fairway/store";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { seedDue } from "../support/seed.ts";
 
@@ -83,6 +83,30 @@ describe("quota admin API", () => {
     expect((await call(key, "GET", `/v1/jobs/${ids[1]}`)).json.status).toBe("completed");
     expect((await call(key, "POST", "/v1/jobs", job(103))).status).toBe(201);
     expect((await call(key, "GET", "/v1/quota")).json.usage.jobs).toBe(10);
+  });
+
+  it("50 concurrent first creates of a fresh tenant all succeed (the live-jobs counter starts under a race)", async () => {
+    // Several fresh tenants, each with 50 creates truly in parallel (30 connections of its own).
+    const wide = connectPostgres(t.url, { max: 30 });
+    const wideApp = createApp({ db: wide.db, coordinator: createMemoryCoordinator(), adminToken: ADMIN, allowPrivateTargets: true });
+    try {
+      for (let n = 0; n < 4; n++) {
+        const key = await tenantWithKey(`fresh${n}`);
+        const results = await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            wideApp.request("/v1/jobs", {
+              method: "POST",
+              headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+              body: JSON.stringify({ name: `f${i}`, schedule: { delayMs: 3_600_000 }, target: { url: "http://127.0.0.1:1/x" } }),
+            }),
+          ),
+        );
+        expect(results.map((r) => r.status).filter((s) => s !== 201)).toEqual([]);
+        expect((await call(key, "GET", "/v1/quota")).json.usage.jobs).toBe(50);
+      }
+    } finally {
+      await wide.close();
+    }
   });
 
   it("a suspended tenant's triggers wait and its API calls are refused; resuming releases them", async () => {

@@ -1,27 +1,15 @@
 // A run longer than its pool's lease (a job's own timeoutMs may exceed it) must keep its lease by
 // renewal while its executor is alive: no reap, no second delivery. Found a bug: renewal ran every
 // 5 s whatever the lease, so any lease ≤ 5 s expired under a live, healthy run and was re-delivered.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { Executor } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
-import { createTestDb, type TestDb } from "../support/pg.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
-import { startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
 import { statusCounts, until } from "./support/ledger.ts";
+import { db, receiver, useDrill } from "./support/drill.ts";
 
-let db: TestDb;
-let receiver: HookReceiver;
-
-beforeAll(async () => {
-  db = await createTestDb();
-  receiver = await startHookReceiver();
-});
-
-afterAll(async () => {
-  await receiver?.close();
-  await db?.drop();
-});
+useDrill();
 
 it("renews a 1 s lease under a 2.5 s run: delivered once, one attempt", async () => {
   await seedTenant(db.store.db, "a");

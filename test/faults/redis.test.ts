@@ -108,7 +108,7 @@ it("flush and outage under load: lost 0, duplicates 0, fails open, recovers", as
     const lag = await lagByPhase(receiver.hits, cutAt, restoredAt);
     console.log(JSON.stringify({ drill: "redis", ...report, created: created.length, accepted, probe: { before, during, after }, limiterBackMs, lagMs: lag }));
 
-    expect(created.every((c) => c.status === 201)).toBe(true);
+    expect(created.filter((c) => c.status !== 201)).toEqual([]);
     expect(byPhase("down").length).toBeGreaterThan(0);
     expect(ids.length).toBe(accepted);
     expect(report.lost).toBe(0);

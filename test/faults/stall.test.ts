@@ -1,30 +1,17 @@
 // Issue 8 drill 2: stall an executor (SIGSTOP) past its lease, let another executor complete its
 // triggers, then resume it (SIGCONT). Everything the stalled one writes afterwards — renewals and
 // settles — is fenced by its stale lease tokens and changes 0 rows; no attempt is counted twice.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { Executor } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { query, releaseLeases, renewLeases, settle, sql } from "@fairway/store";
-import { createTestDb, type TestDb } from "../support/pg.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
-import { killAll, startExecutorChild } from "./support/children.ts";
-import { startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
+import { startExecutorChild } from "./support/children.ts";
 import { attemptAnomalies, statusCounts, until } from "./support/ledger.ts";
+import { db, receiver, useDrill } from "./support/drill.ts";
 
 const N = 20;
-let db: TestDb;
-let receiver: HookReceiver;
-
-beforeAll(async () => {
-  db = await createTestDb();
-  receiver = await startHookReceiver();
-});
-
-afterAll(async () => {
-  await killAll();
-  await receiver?.close();
-  await db?.drop();
-});
+useDrill();
 
 const snapshot = () =>
   query(

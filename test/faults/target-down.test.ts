@@ -2,29 +2,17 @@
 // failing, so thousands of retries queue up. When it returns: every trigger is delivered, per-tenant
 // caps hold throughout (seen from the receiver), Retry-After is honoured on every retry, and we report
 // how the queued retries are spread in time (no single thundering instant).
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { Executor } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
-import { createTestDb, type TestDb } from "../support/pg.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
-import { startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
 import { deliveryReport, statusCounts, until } from "./support/ledger.ts";
+import { db, receiver, useDrill } from "./support/drill.ts";
 
 const PER_TENANT = 500;
 const CAP = 5;
-let db: TestDb;
-let receiver: HookReceiver;
-
-beforeAll(async () => {
-  db = await createTestDb();
-  receiver = await startHookReceiver();
-});
-
-afterAll(async () => {
-  await receiver?.close();
-  await db?.drop();
-});
+useDrill();
 
 const attemptCount = () => query<{ n: number }>(db.store.db, sql`SELECT count(*)::int AS n FROM attempts`).then((r) => r[0].n);
 

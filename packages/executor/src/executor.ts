@@ -1,7 +1,8 @@
-// The executor loop (DESIGN.md §2): materialize cron → reap expired leases → fair claim per pool →
-// dispatch into the pool → settle in batches. Runtime-neutral: it is handed its database, transport,
-// coordinator and clock. The loop never dies (a failed step counts as no work and is logged) and never
-// spins (it sleeps, interruptibly, when there is nothing to do). Every claimed trigger is settled or
+// The executor (DESIGN.md §2). Two loops: the materializer turns due cron fires into triggers; the
+// claim loop reaps expired leases, claims each pool's fair share (up to half a pool ahead), dispatches
+// into the pool and settles in batches. Runtime-neutral: it is handed its database, transport,
+// coordinator and clock. The loops never die (a failed step counts as no work and is logged) and never
+// spin (they sleep, interruptibly, when there is nothing to do). Every claimed trigger is settled or
 // released, whatever happens.
 import { newId, silentLogger, type Logger } from "@fairway/core";
 import { claim, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";

@@ -4,3 +4,4 @@ export * from "./settler.ts";
 export * from "./transport.ts";
 export * from "./fetch-transport.ts";
 export * from "./ready-index.ts";
+export { maxLeasesHeld } from "./pool.ts";

@@ -21,7 +21,7 @@ export class Pool {
 
   /** How many more triggers may be claimed now: free slots plus a queue of half the concurrency. */
   get claimable(): number {
-    return Math.max(0, this.config.concurrency + Math.ceil(this.config.concurrency / 2) - this.inFlight);
+    return Math.max(0, maxLeasesHeld(this.config.concurrency) - this.inFlight);
   }
 
   reconfigure(config: PoolConfig): void {
@@ -32,4 +32,10 @@ export class Pool {
   run<T>(fn: () => Promise<T>): Promise<T> {
     return this.limit(fn);
   }
+}
+
+/** The most leases one executor holds for a pool: its concurrency plus the half-pool it claims ahead.
+ *  A crashed executor's duplicates are bounded by this (docs/guarantees.md). */
+export function maxLeasesHeld(concurrency: number): number {
+  return concurrency + Math.ceil(concurrency / 2);
 }

@@ -75,7 +75,7 @@ class MaxJobsExceeded extends Error {}
 /** Count one more live job for the tenant if it stays within maxJobs. The job being created is already
  *  inserted, so a first-time initialisation from a real count includes it. */
 async function countLiveJob(db: Db, tenantId: string, maxJobs: number): Promise<boolean> {
-  for (let round = 0; round < 2; round++) {
+  for (let round = 0; round < 3; round++) {
     const bumped = await query<{ n: number }>(
       db,
       sql`UPDATE tenant_counters SET live_jobs = live_jobs + 1
@@ -97,8 +97,9 @@ async function countLiveJob(db: Db, tenantId: string, maxJobs: number): Promise<
     );
     const first = init.find((r) => r.inserted);
     if (first) return first.n <= maxJobs; // initialised here, this job included
-    if (init.length > 0) return false; // the counter exists and is at the limit
-    // Neither: a concurrent first create initialised it after our snapshot; try the increment again.
+    if (init.length > 0 && init[0].n >= maxJobs) return false; // at the limit
+    // The counter appeared after our increment looked (a concurrent first create committed it), or
+    // after this statement's snapshot: try the increment again.
   }
   return false;
 }
