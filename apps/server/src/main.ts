@@ -1,9 +1,11 @@
 // `npm start`: the Node server — API + executor in one process, embedded Postgres unless DATABASE_URL.
 import { loadConfig } from "./config.ts";
+import { installProcessGuards } from "./process-guards.ts";
 import { startServer } from "./server.ts";
 
 const cfg = loadConfig(process.env);
 const server = await startServer(cfg);
+installProcessGuards(server.log);
 const db = cfg.DATABASE_URL ? "Postgres (DATABASE_URL)" : `embedded PGlite in ${cfg.FAIRWAY_DATA_DIR}`;
 console.error(`Fairway ${cfg.FAIRWAY_ROLE} — database: ${db}; coordination: ${server.coordinator.kind}`);
 if (server.url) console.error(`Listening on ${server.url}`);

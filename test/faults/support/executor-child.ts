@@ -8,6 +8,7 @@ import { createRedisCoordinator } from "@fairway/coord";
 import { Executor } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { connectPostgres } from "@fairway/store";
+import { installProcessGuards } from "../../../apps/server/src/process-guards.ts";
 
 const env = process.env;
 const num = (name: string, dflt: number) => (env[name] ? Number(env[name]) : dflt);
@@ -16,6 +17,8 @@ const store = connectPostgres(env.DATABASE_URL!, { max: num("DB_POOL", 4) });
 const coordinator = env.REDIS_URL ? createRedisCoordinator({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX }) : null;
 const transport = createUndiciTransport({ allowPrivate: true });
 const log = createLogger({ level: "warn", write: (line) => process.stdout.write(line + "\n") });
+// The same process guard as the Node server entry (apps/server/src/main.ts).
+installProcessGuards(log);
 const executor = new Executor({
   db: store.db,
   transport,
