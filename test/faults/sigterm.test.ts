@@ -44,14 +44,15 @@ it("finishes in-flight work within the grace period and claims nothing more", as
   const stats = await ex.stop();
   const counts = await statusCounts(db.store.db);
   console.log(JSON.stringify({ drill: "sigterm-finish", stats, counts }));
-  expect(stats!.released).toBe(0);
-  expect(stats!.settled).toBe(stats!.claimed);
-  expect(counts.succeeded).toBe(stats!.claimed);
-  expect(counts.pending).toBe(100 - stats!.claimed);
+  // Started runs finish within the grace period; triggers claimed ahead but not started are given back.
+  expect(stats!.settled + stats!.released).toBe(stats!.claimed);
+  expect(stats!.released).toBeLessThanOrEqual(5); // at most the half pool claimed ahead
+  expect(counts.succeeded).toBe(stats!.settled);
+  expect(counts.pending).toBe(100 - stats!.settled);
   expect(await leftover()).toEqual({ running: 0, pendingTouched: 0 });
   const report = deliveryReport(receiver.hits, triggerIds);
   expect(report.duplicates).toBe(0);
-  expect(report.deliveries).toBe(stats!.claimed);
+  expect(report.deliveries).toBe(stats!.settled);
   await db.store.db.execute(sql`DELETE FROM triggers`);
 });
 

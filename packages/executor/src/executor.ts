@@ -121,8 +121,10 @@ export class Executor {
     this.materializerWaker.wake();
     await Promise.all([this.loopDone, this.materializerDone]);
     if (this.dueTimer) clearTimeout(this.dueTimer);
+    // Runs already started may finish within the grace period; queued ones (claimed ahead) never start
+    // once stopping, and are released with whatever is still running at the deadline.
     const deadline = this.now() + graceMs;
-    while (this.held.size > 0 && this.now() < deadline) await sleep(20);
+    while ([...this.held.values()].some((h) => h.started) && this.now() < deadline) await sleep(20);
     const unfinished = [...this.held.values()];
     for (const h of unfinished) h.abort.abort();
     await this.settler.flush();
@@ -247,7 +249,7 @@ export class Executor {
     const h: Held = { t, pool, started: false, abort: new AbortController() };
     this.held.set(t.id, h);
     void pool.run(async () => {
-      if (this.stopping && h.abort.signal.aborted) return;
+      if (this.stopping) return; // not started before stop(): released by stop(), never run
       h.started = true;
       const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
       const timer = setTimeout(() => h.abort.abort(), timeoutMs);
