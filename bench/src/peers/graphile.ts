@@ -3,6 +3,7 @@
 // of 500 (batched fetching), completeJobBatchDelay/failJobBatchDelay 0 (batched completion),
 // prepared statements on (its default). FIFO by run_at within a priority; no fairness, no history.
 import { Logger, makeWorkerUtils, run, type Runner, type Task } from "graphile-worker";
+import pg from "pg";
 
 export const GRAPHILE_CONFIG = {
   concurrentJobs: 24,
@@ -27,11 +28,19 @@ export async function graphileEnqueue(url: string, task: string, payloads: objec
 }
 
 /** `concurrentJobs` may be overridden where a scenario fixes the pool size for every contender. */
-export async function graphileStart(url: string, tasks: Record<string, Task>, o: { concurrentJobs?: number } = {}): Promise<Runner> {
-  return run({
-    connectionString: url,
+export async function graphileStart(
+  url: string,
+  tasks: Record<string, Task>,
+  o: { concurrentJobs?: number } = {},
+): Promise<{ stop(): Promise<void> }> {
+  // Our own pool, so stopping really closes every connection before the benchmark drops the database
+  // (runner.stop() alone returned before graphile's internal pool had ended, and the forced drop then
+  // killed a live client with no error listener, crashing the run).
+  const pgPool = new pg.Pool({ connectionString: url, max: GRAPHILE_CONFIG.maxPoolSize });
+  pgPool.on("error", () => {}); // a connection dropped while idle: the pool replaces it
+  const runner: Runner = await run({
+    pgPool,
     concurrency: o.concurrentJobs ?? GRAPHILE_CONFIG.concurrentJobs,
-    maxPoolSize: GRAPHILE_CONFIG.maxPoolSize,
     noHandleSignals: true,
     pollInterval: 100,
     taskList: tasks,
@@ -45,6 +54,12 @@ export async function graphileStart(url: string, tasks: Record<string, Task>, o:
       },
     },
   });
+  return {
+    async stop() {
+      await runner.stop();
+      await pgPool.end();
+    },
+  };
 }
 
 /** Errors only: graphile logs every job at info level, which would cost more than the jobs. */
