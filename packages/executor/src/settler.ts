@@ -67,9 +67,9 @@ export class Settler {
     return this.queue.length;
   }
 
-  /** Queue a settlement; `leaseExpiresAt` bounds how long a failing write is retried. */
-  add(s: Settlement, leaseExpiresAtMs: number): void {
-    this.queue.push({ s, giveUpAt: leaseExpiresAtMs });
+  /** Queue a settlement; a write that keeps failing is retried until `giveUpAtMs`. */
+  add(s: Settlement, giveUpAtMs: number): void {
+    this.queue.push({ s, giveUpAt: giveUpAtMs });
     if (this.queue.length >= this.batchSize) void this.flush();
     else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.lingerMs);
   }

@@ -7,11 +7,10 @@ import {
 } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { KEY_PREFIX } from "../auth.ts";
-import { ApiError, notFound } from "../errors.ts";
+import { ApiError, fromZod, notFound } from "../errors.ts";
 import { createTenantBody, pageQuery, poolType, putPoolBody, updateTenantBody } from "../schemas.ts";
 import { page, tenantJson } from "../serialize.ts";
 import { jsonBody, queryOf } from "../validate.ts";
-import { fromZod } from "../errors.ts";
 
 export const adminRoutes = new Hono<AppEnv>();
 
@@ -76,15 +75,16 @@ adminRoutes.post("/tenants/:id/signing-secret/rotate", async (c) => {
 
 adminRoutes.get("/pools", async (c) => c.json({ data: await listPools(c.var.deps.db) }));
 
-adminRoutes.get("/pools/:type", async (c) => {
-  const type = poolType.safeParse(c.req.param("type"));
+function poolTypeParam(raw: string): string {
+  const type = poolType.safeParse(raw);
   if (!type.success) throw fromZod(type.error);
-  return c.json(await getPool(c.var.deps.db, type.data));
-});
+  return type.data;
+}
+
+adminRoutes.get("/pools/:type", async (c) => c.json(await getPool(c.var.deps.db, poolTypeParam(c.req.param("type")))));
 
 adminRoutes.put("/pools/:type", async (c) => {
-  const type = poolType.safeParse(c.req.param("type"));
-  if (!type.success) throw fromZod(type.error);
+  const type = poolTypeParam(c.req.param("type"));
   const body = await jsonBody(c, putPoolBody);
   const leaseMs = body.leaseMs ?? Math.max(DEFAULT_POOL.leaseMs, body.timeoutMs + 30_000);
   if (leaseMs < body.timeoutMs + 1000) {
@@ -94,7 +94,7 @@ adminRoutes.put("/pools/:type", async (c) => {
     ...DEFAULT_POOL,
     ...body,
     leaseMs,
-    type: type.data,
+    type,
   });
   return c.json(cfg);
 });

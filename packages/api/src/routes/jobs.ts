@@ -3,7 +3,7 @@
 import { Hono } from "hono";
 import { newId, sha256Hex } from "@fairway/core";
 import {
-  cancelJob, createJob, getJob, getPool, listJobs, listPools, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
+  cancelJob, createJob, findPool, getJob, getPool, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
   type Db, type JobPatch, type PoolConfig,
 } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
@@ -26,8 +26,9 @@ async function poolDefaults(db: Db, type: string): Promise<PoolConfig & { known:
   if (!poolCache) poolCaches.set(db, (poolCache = new Map()));
   const hit = poolCache.get(type);
   if (hit && Date.now() - hit.at < POOL_CACHE_MS) return { ...hit.pool, known: hit.known };
-  const pool = await getPool(db, type);
-  const known = (await listPools(db)).some((p) => p.type === type);
+  const row = await findPool(db, type);
+  const pool = row ?? (await getPool(db, type));
+  const known = row !== null;
   if (poolCache.size > 1000) poolCache.clear();
   poolCache.set(type, { at: Date.now(), pool, known });
   return { ...pool, known };

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { getTrigger, listDeadLetters, replayTrigger, tenantUsage } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { announceWork } from "../announce.ts";
-import { notFound } from "../errors.ts";
+import { ApiError, notFound } from "../errors.ts";
 import { pageQuery } from "../schemas.ts";
 import { page, quotaJson, triggerJson } from "../serialize.ts";
 import { queryOf } from "../validate.ts";
@@ -22,7 +22,7 @@ triggerRoutes.post("/triggers/:id/replay", async (c) => {
   if (!replayed) {
     const exists = await getTrigger(deps.db, tenant.id, c.req.param("id"));
     if (!exists) throw notFound("trigger");
-    return c.json({ error: { code: "not_dead", message: `only dead triggers can be replayed; this one is ${exists.status}` } }, 409);
+    throw new ApiError(409, "not_dead", `only dead triggers can be replayed; this one is ${exists.status}`);
   }
   const t = await getTrigger(deps.db, tenant.id, replayed.id);
   announceWork(deps.coordinator, c.var.log, { type: t!.type, tenantId: tenant.id, dueAt: null }, deps.now());

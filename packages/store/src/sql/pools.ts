@@ -15,9 +15,15 @@ export const DEFAULT_POOL: Omit<PoolConfig, "type"> = {
   maxDelayMs: 3_600_000,
 };
 
-export async function getPool(db: Db, type: string): Promise<PoolConfig> {
+/** The pool's row, or null when the type has none yet. */
+export async function findPool(db: Db, type: string): Promise<PoolConfig | null> {
   const [row] = await db.select().from(pools).where(eq(pools.type, type));
-  return row ? strip(row) : { type, ...DEFAULT_POOL };
+  return row ? strip(row) : null;
+}
+
+/** The pool's config, defaults when it has no row yet. */
+export async function getPool(db: Db, type: string): Promise<PoolConfig> {
+  return (await findPool(db, type)) ?? { type, ...DEFAULT_POOL };
 }
 
 export async function listPools(db: Db): Promise<PoolConfig[]> {
