@@ -2,7 +2,6 @@
 // from this file by drizzle-kit and never hand-edited; CI fails when they drift from it.
 import { sql } from "drizzle-orm";
 import {
-  bigserial,
   boolean,
   doublePrecision,
   index,
@@ -154,18 +153,21 @@ export const triggers = pgTable(
       .where(sql`status = 'pending'`),
     // Candidate tenants per pool (skip-scan) and the ready-index rebuild.
     index("triggers_pending_type_idx").on(t.type, t.tenantId, t.nextAttemptAt).where(sql`status = 'pending'`),
-    // Running count per tenant (cap) and the reaper.
+    // Running count per tenant (cap) and the reaper. One index: running rows are bounded by the pools'
+    // concurrency, so the reaper reads all of them cheaply; a second lease index cost every claim an
+    // index entry per trigger.
     index("triggers_running_idx").on(t.tenantId, t.leaseExpiresAt).where(sql`status = 'running'`),
-    index("triggers_lease_idx").on(t.leaseExpiresAt).where(sql`status = 'running'`),
     index("triggers_dead_idx").on(t.tenantId, t.id).where(sql`status = 'dead'`),
   ],
 );
 
+/** One row per finished attempt. Written only by settle, in the statement that moves its trigger out of
+ *  `running` under the same fence, so the trigger always exists. No foreign key on trigger_id: its
+ *  per-row check was a fifth of a settle (bench/, docs/bench.md), and triggers are never deleted. */
 export const attempts = pgTable(
   "attempts",
   {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
-    triggerId: text("trigger_id").notNull().references(() => triggers.id, { onDelete: "cascade" }),
+    triggerId: text("trigger_id").notNull(),
     tenantId: text("tenant_id").notNull(),
     attempt: integer("attempt").notNull(),
     startedAt: ts("started_at").notNull(),
@@ -177,5 +179,5 @@ export const attempts = pgTable(
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   // One row per attempt number: a late or duplicate settle can never double-count.
-  (t) => [uniqueIndex("attempts_trigger_attempt_idx").on(t.triggerId, t.attempt)],
+  (t) => [primaryKey({ columns: [t.triggerId, t.attempt] })],
 );

@@ -1,6 +1,6 @@
 // The fair claim (DESIGN.md §4): one transaction, two statements, any number of executors at once.
 //
-// Statement 1 picks candidate tenants for the pool and locks their rows FOR UPDATE SKIP LOCKED. The
+// Statement 1 picks candidate tenants for the pool and locks their rows FOR NO KEY UPDATE SKIP LOCKED. The
 // lock serialises cap accounting per tenant: another executor simply takes other tenants this tick.
 // Statement 2 runs with a NEW snapshot (READ COMMITTED), taken after the locks were granted, so the
 // running count sees every claim committed by whoever held a lock before us. Computing the count in
@@ -80,7 +80,9 @@ export async function lockCandidates(db: Db, input: ClaimInput): Promise<string[
              WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) < t.max_in_flight
      ORDER BY coalesce(tp.vtime, 0), t.id
      LIMIT ${maxTenants}
-       FOR UPDATE OF t SKIP LOCKED`,
+       -- NO KEY UPDATE: claimers exclude each other per tenant, but inserts of the tenant's jobs and
+       -- triggers (whose foreign-key checks take KEY SHARE on this row) never wait for a claim.
+       FOR NO KEY UPDATE OF t SKIP LOCKED`,
   );
   return rows.map((r) => r.id);
 }
@@ -150,9 +152,11 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
                               LIMIT 1)))
          -- NULLS LAST matches triggers_claim_idx (priority is NOT NULL, so the order is the same):
          -- with the default NULLS FIRST the planner sorted a tenant's whole backlog on every claim.
+         -- No row locks here: the tenant's row lock (statement 1) already makes this claim the only
+         -- one taking this tenant's triggers, and a row changed meanwhile (cancelled, paused) fails
+         -- the UPDATE's status re-check below. Locking each picked row first wrote every tuple twice.
          ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
-         LIMIT a.n
-           FOR UPDATE SKIP LOCKED) p
+         LIMIT a.n) p
     ),
     claimed AS (
       UPDATE triggers t
