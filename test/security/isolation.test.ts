@@ -34,7 +34,7 @@ afterAll(async () => {
 async function snapshotOfB() {
   const jobs = await query(h.db, sql`SELECT * FROM jobs WHERE tenant_id = 'iso-b' ORDER BY id`);
   const triggers = await query(h.db, sql`SELECT * FROM triggers WHERE tenant_id = 'iso-b' ORDER BY id`);
-  const attempts = await query(h.db, sql`SELECT * FROM attempts WHERE tenant_id = 'iso-b' ORDER BY id`);
+  const attempts = await query(h.db, sql`SELECT * FROM attempts WHERE tenant_id = 'iso-b' ORDER BY trigger_id, attempt`);
   return JSON.stringify({ jobs, triggers, attempts });
 }
 

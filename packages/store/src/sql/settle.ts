@@ -37,111 +37,104 @@ export interface Settled {
 
 export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   if (items.length === 0) return [];
+  // Only the fields a settlement has: a missing key reads as NULL in jsonb_to_recordset, and a batch
+  // of successes is about half the bytes of one spelling out every null.
   const input = JSON.stringify(
     items.map((i) => ({
       id: i.id,
       token: i.leaseToken,
       attempt: i.attempt,
       status: i.status,
-      next_attempt_at: i.nextAttemptAt?.toISOString() ?? null,
-      reason: i.reason ?? null,
+      next_attempt_at: i.nextAttemptAt?.toISOString(),
+      reason: i.reason ?? undefined,
       started_at: i.startedAt.toISOString(),
       duration_ms: i.durationMs,
       outcome: i.outcome,
-      http_status: i.httpStatus ?? null,
-      error: i.error ?? null,
-      response_body: i.responseBody ?? null,
-      pause_job: i.pauseJob ?? false,
-      reap: i.reap ?? false,
+      http_status: i.httpStatus ?? undefined,
+      error: i.error ?? undefined,
+      response_body: i.responseBody ?? undefined,
+      pause_job: i.pauseJob || undefined,
+      reap: i.reap || undefined,
     })),
   );
-  return db.transaction(async (tx) => {
-    const settled = await query<Settled>(
-      tx as unknown as Db,
-      sql`
-      WITH input AS (
-        SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS x(
-          id text, token text, attempt int, status text, next_attempt_at timestamptz, reason text,
-          started_at timestamptz, duration_ms float8, outcome text, http_status int, error text,
-          response_body text, pause_job boolean, reap boolean)
-      ),
-      done AS (
-        UPDATE triggers t
-           SET status = i.status,
-               next_attempt_at = coalesce(i.next_attempt_at, t.next_attempt_at),
-               reason = i.reason,
-               lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-               finished_at = CASE WHEN i.status IN ('succeeded', 'dead') THEN now() END,
-               updated_at = now()
-          FROM input i
-         -- = ANY(ids) makes the planner probe the primary key per settled id. Joining the input alone
-         -- (estimated 100 rows; the running rows' statistics are always stale) made it hash-join a scan
-         -- of every running trigger: 45k rows read to settle 500 (bench/, docs/bench.md).
-         WHERE t.id = ANY (ARRAY(SELECT id FROM input)) AND t.id = i.id AND t.lease_token = i.token AND (t.status = 'running') IS TRUE
-           AND t.attempt_count = i.attempt
-           AND (NOT i.reap OR t.lease_expires_at <= now())
-        RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status
-      ),
-      att AS (
-        INSERT INTO attempts (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
-                              http_status, error, response_body)
-        SELECT d.id, d.tenant_id, i.attempt, i.started_at, round(i.duration_ms)::int, i.outcome,
-               i.http_status, i.error, i.response_body
-          FROM done d JOIN input i ON i.id = d.id
-        ON CONFLICT (trigger_id, attempt) DO NOTHING
-      ),
-      job_end AS (
-        -- A one-time job completes when its trigger ends; 410 Gone pauses any job.
-        UPDATE jobs j
-           SET status = CASE WHEN i.pause_job THEN 'paused' ELSE 'completed' END, updated_at = now()
-          FROM done d JOIN input i ON i.id = d.id
-         WHERE j.id = d.job_id AND j.status = 'active'
-           AND (i.pause_job OR (j.cron IS NULL AND d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead')))
-        RETURNING j.tenant_id, j.status
-      ),
-      uncount AS (
-        -- A completed job is no longer live: it stops counting against maxJobs.
-        UPDATE tenant_counters c SET live_jobs = c.live_jobs - x.n
-          FROM (SELECT tenant_id, count(*)::int AS n FROM job_end WHERE status = 'completed' GROUP BY tenant_id) x
-         WHERE c.tenant_id = x.tenant_id
-      )
-      SELECT d.id, d.tenant_id AS "tenantId", d.job_id AS "jobId", d.type, d.status,
-             i.duration_ms AS "durationMs"
-        FROM done d JOIN input i ON i.id = d.id`,
-    );
-    await chargeWorkerTime(tx as unknown as Db, settled);
-    return settled;
-  });
-}
-
-/** Correct each tenant's virtual time by the worker time it really used (claim charged an estimate),
- *  and move the estimate towards reality (EWMA). Rows are locked in key order so concurrent settles
- *  cannot deadlock each other. */
-async function chargeWorkerTime(db: Db, settled: Settled[]): Promise<void> {
-  const byKey = new Map<string, { tenant_id: string; type: string; n: number; total_ms: number }>();
-  for (const s of settled) {
-    const key = `${s.tenantId}\u0000${s.type}`;
-    const e = byKey.get(key) ?? { tenant_id: s.tenantId, type: s.type, n: 0, total_ms: 0 };
-    e.n += 1;
-    e.total_ms += Math.max(1, s.durationMs); // 1 ms floor: no-op work still costs a slot
-    byKey.set(key, e);
-  }
-  if (byKey.size === 0) return;
-  await query(db, sql`
+  // One statement: the fenced trigger update, the attempt rows, job completion, the maxJobs counter
+  // and the worker-time charge.
+  const settled = await query<Settled>(
+    db,
+    sql`
     WITH input AS (
-      SELECT * FROM jsonb_to_recordset(${JSON.stringify([...byKey.values()])}::jsonb)
-        AS x(tenant_id text, type text, n int, total_ms float8)
+      SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS x(
+        id text, token text, attempt int, status text, next_attempt_at timestamptz, reason text,
+        started_at timestamptz, duration_ms float8, outcome text, http_status int, error text,
+        response_body text, pause_job boolean, reap boolean)
     ),
+    done AS (
+      UPDATE triggers t
+         SET status = i.status,
+             next_attempt_at = coalesce(i.next_attempt_at, t.next_attempt_at),
+             reason = i.reason,
+             lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+             finished_at = CASE WHEN i.status IN ('succeeded', 'dead') THEN now() END,
+             updated_at = now()
+        FROM input i
+       -- = ANY(ids) makes the planner probe the primary key per settled id. Joining the input alone
+       -- (estimated 100 rows; running rows' statistics are always stale) made it hash-join a scan of
+       -- every running trigger: 45k rows read to settle 500 (bench/, docs/bench.md). "IS TRUE" keeps
+       -- the status test from matching the running index's predicate, which the planner otherwise
+       -- scans whole, believing it empty.
+       WHERE t.id = ANY (ARRAY(SELECT id FROM input)) AND t.id = i.id AND t.lease_token = i.token
+         AND (t.status = 'running') IS TRUE
+         AND t.attempt_count = i.attempt
+         AND (i.reap IS NOT TRUE OR t.lease_expires_at <= now())
+      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status
+    ),
+    att AS (
+      INSERT INTO attempts (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
+                            http_status, error, response_body)
+      SELECT d.id, d.tenant_id, i.attempt, i.started_at, round(i.duration_ms)::int, i.outcome,
+             i.http_status, i.error, i.response_body
+        FROM done d JOIN input i ON i.id = d.id
+      ON CONFLICT (trigger_id, attempt) DO NOTHING
+    ),
+    job_end AS (
+      -- A one-time job completes when its trigger ends; 410 Gone pauses any job.
+      UPDATE jobs j
+         SET status = CASE WHEN e.pause_job THEN 'paused' ELSE 'completed' END, updated_at = now()
+        FROM (SELECT d.job_id, i.pause_job IS TRUE AS pause_job FROM done d JOIN input i ON i.id = d.id
+               WHERE i.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead'))) e
+       WHERE j.id = e.job_id AND j.status = 'active' AND (e.pause_job OR j.cron IS NULL)
+      RETURNING j.tenant_id, j.status
+    ),
+    uncount AS (
+      -- A completed job is no longer live: it stops counting against maxJobs.
+      UPDATE tenant_counters c SET live_jobs = c.live_jobs - x.n
+        FROM (SELECT tenant_id, count(*)::int AS n FROM job_end WHERE status = 'completed' GROUP BY tenant_id) x
+       WHERE c.tenant_id = x.tenant_id
+    ),
+    -- Worker time: correct each tenant's virtual time by what it really used (the claim charged an
+    -- estimate) and move the estimate towards reality (EWMA). 1 ms floor: no-op work still costs a slot.
+    used AS (
+      SELECT d.tenant_id, d.type, count(*)::int AS n, sum(greatest(1, i.duration_ms)) AS total_ms
+        FROM done d JOIN input i ON i.id = d.id GROUP BY d.tenant_id, d.type
+    ),
+    -- Lock order (no deadlocks): tenant_pools rows in key order, as the claim does.
     locked AS MATERIALIZED (
       SELECT tp.tenant_id, tp.type FROM tenant_pools tp
-        JOIN input i ON i.tenant_id = tp.tenant_id AND i.type = tp.type
+        JOIN used u ON u.tenant_id = tp.tenant_id AND u.type = tp.type
        ORDER BY tp.tenant_id, tp.type
          FOR UPDATE OF tp
+    ),
+    charge AS (
+      UPDATE tenant_pools tp
+         SET vtime = tp.vtime + (u.total_ms - u.n * tp.cost_ms) / t.weight,
+             cost_ms = greatest(1, 0.8 * tp.cost_ms + 0.2 * (u.total_ms / u.n))
+        FROM used u, tenants t, locked l
+       WHERE l.tenant_id = tp.tenant_id AND l.type = tp.type
+         AND u.tenant_id = tp.tenant_id AND u.type = tp.type AND t.id = tp.tenant_id
     )
-    UPDATE tenant_pools tp
-       SET vtime = tp.vtime + (i.total_ms - i.n * tp.cost_ms) / t.weight,
-           cost_ms = greatest(1, 0.8 * tp.cost_ms + 0.2 * (i.total_ms / i.n))
-      FROM input i, tenants t, locked l
-     WHERE l.tenant_id = tp.tenant_id AND l.type = tp.type
-       AND i.tenant_id = tp.tenant_id AND i.type = tp.type AND t.id = tp.tenant_id`);
+    SELECT d.id, d.tenant_id AS "tenantId", d.job_id AS "jobId", d.type, d.status,
+           i.duration_ms AS "durationMs"
+      FROM done d JOIN input i ON i.id = d.id`,
+  );
+  return settled;
 }
