@@ -12,8 +12,8 @@
 // tenant = min(maxInFlight − running, rate tokens, due). vstart = max(vtime, pool clock): a tenant back
 // from idle starts level with the busiest, never with banked credit. Every tenant's share is claimed
 // in one UPDATE, not one round trip per tenant.
-import { sql } from "drizzle-orm";
-import { query, withDates, type Db } from "../db.ts";
+import { sql, type SQL } from "drizzle-orm";
+import { pipelineTx, query, withDates, type Db } from "../db.ts";
 
 export interface ClaimInput {
   type: string;
@@ -58,33 +58,40 @@ const candidateScan = (type: string) => sql`
   )
   SELECT tenant_id FROM cand WHERE tenant_id IS NOT NULL`;
 
-export async function lockCandidates(db: Db, input: ClaimInput): Promise<string[]> {
+/** Statement 1: candidate tenants with due work and room under their cap, best first (lowest virtual
+ *  time), locked. Their ids are also left in the transaction-local setting `fairway.claim_tenants`, so
+ *  that statement 2 can be sent in the same round trip (db.ts pipelineTx). */
+function lockCandidatesSql(input: ClaimInput) {
   const { type } = input;
   const maxTenants = Math.min(1000, Math.max(16, input.budget));
   const source = input.candidates
     ? sql`SELECT jsonb_array_elements_text(${JSON.stringify(input.candidates)}::jsonb) AS tenant_id`
     : candidateScan(type);
-  const rows = await query<{ id: string }>(
-    db,
-    sql`
-    WITH c AS (${source})
-    SELECT t.id
-      FROM tenants t
-      JOIN c ON c.tenant_id = t.id
-      LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
-     WHERE t.status = 'active'
-       AND EXISTS (SELECT 1 FROM triggers d
-                    WHERE d.tenant_id = t.id AND d.type = ${type} AND d.status = 'pending'
-                      AND d.next_attempt_at <= now())
-       AND (SELECT count(*) FROM triggers r
-             WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) < t.max_in_flight
-     ORDER BY coalesce(tp.vtime, 0), t.id
-     LIMIT ${maxTenants}
-       -- NO KEY UPDATE: claimers exclude each other per tenant, but inserts of the tenant's jobs and
-       -- triggers (whose foreign-key checks take KEY SHARE on this row) never wait for a claim.
-       FOR NO KEY UPDATE OF t SKIP LOCKED`,
-  );
-  return rows.map((r) => r.id);
+  return sql`
+    WITH c AS (${source}),
+    locked AS (
+      SELECT t.id
+        FROM tenants t
+        JOIN c ON c.tenant_id = t.id
+        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
+       WHERE t.status = 'active'
+         AND EXISTS (SELECT 1 FROM triggers d
+                      WHERE d.tenant_id = t.id AND d.type = ${type} AND d.status = 'pending'
+                        AND d.next_attempt_at <= now())
+         AND (SELECT count(*) FROM triggers r
+               WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) < t.max_in_flight
+       ORDER BY coalesce(tp.vtime, 0), t.id
+       LIMIT ${maxTenants}
+         -- NO KEY UPDATE: claimers exclude each other per tenant, but inserts of the tenant's jobs and
+         -- triggers (whose foreign-key checks take KEY SHARE on this row) never wait for a claim.
+         FOR NO KEY UPDATE OF t SKIP LOCKED
+    )
+    SELECT set_config('fairway.claim_tenants', coalesce(jsonb_agg(id), '[]'::jsonb)::text, true) AS ids FROM locked`;
+}
+
+export async function lockCandidates(db: Db, input: ClaimInput): Promise<string[]> {
+  const [row] = await query<{ ids: string }>(db, lockCandidatesSql(input));
+  return JSON.parse(row.ids) as string[];
 }
 
 /** How many of one tenant's due triggers a claim looks at: twice an even share of the budget (at least
@@ -97,13 +104,18 @@ export function dueScanCap(budget: number, tenants: number): number {
 
 export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]): Promise<ClaimedTrigger[]> {
   if (tenantIds.length === 0 || input.budget <= 0) return [];
+  const rows = await query<ClaimedTrigger>(db, claimLockedSql(input, sql`${JSON.stringify(tenantIds)}::jsonb`));
+  return withDates(rows, "scheduledFor");
+}
+
+/** Statement 2, for the locked tenants in `ids` (a jsonb array expression). */
+function claimLockedSql(input: ClaimInput, ids: SQL) {
   const { type, budget, owner, leaseMs } = input;
-  const dueCap = dueScanCap(budget, tenantIds.length);
-  const ids = JSON.stringify(tenantIds);
-  const rows = await query<ClaimedTrigger>(
-    db,
-    sql`
-    WITH st AS (
+  return sql`
+    WITH ids AS (SELECT jsonb_array_elements_text(${ids}) AS id),
+    -- dueScanCap(), in SQL: the tenant count is known only here when statement 1 was pipelined.
+    cap AS (SELECT least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int / greatest(1, count(*))))::int) AS n FROM ids),
+    st AS (
       SELECT t.id, t.weight, t.max_in_flight,
              coalesce(tp.vtime, 0) AS vtime,
              coalesce(tp.cost_ms, 100) AS cost_ms,
@@ -116,10 +128,10 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
                WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) AS running,
              (SELECT count(*) FROM (SELECT 1 FROM triggers d
                WHERE d.tenant_id = t.id AND d.type = ${type} AND d.status = 'pending'
-                 AND d.next_attempt_at <= now() LIMIT ${dueCap}) due) AS due
+                 AND d.next_attempt_at <= now() LIMIT (SELECT n FROM cap)) due) AS due
         FROM tenants t
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
-       WHERE t.id IN (SELECT jsonb_array_elements_text(${ids}::jsonb)) AND t.status = 'active'
+       WHERE t.id IN (SELECT id FROM ids) AND t.status = 'active'
     ),
     room AS (
       SELECT id, weight, cost_ms, tokens,
@@ -197,15 +209,15 @@ export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]
            j.timeout_ms AS "timeoutMs", j.initial_delay_ms AS "initialDelayMs", j.max_delay_ms AS "maxDelayMs",
            array_remove(ARRAY[tn.signing_secret,
              CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL) AS secrets
-      FROM claimed c JOIN jobs j ON j.id = c.job_id JOIN tenants tn ON tn.id = c.tenant_id`,
-  );
-  return withDates(rows, "scheduledFor");
+      FROM claimed c JOIN jobs j ON j.id = c.job_id JOIN tenants tn ON tn.id = c.tenant_id`;
 }
 
-/** Lock candidates, then claim each one's fair share; one transaction. */
+/** Lock candidates, then claim each one's fair share: one transaction, one round trip on postgres.js. */
 export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]> {
-  return db.transaction(async (tx) => {
-    const locked = await lockCandidates(tx as unknown as Db, input);
-    return claimLocked(tx as unknown as Db, input, locked);
-  });
+  if (input.budget <= 0) return [];
+  const [, rows] = await pipelineTx(db, [
+    lockCandidatesSql(input),
+    claimLockedSql(input, sql`current_setting('fairway.claim_tenants')::jsonb`),
+  ]);
+  return withDates(rows as ClaimedTrigger[], "scheduledFor");
 }
