@@ -47,25 +47,29 @@ export async function pipelineTx(db: Db, statements: SQL[]): Promise<unknown[][]
   if (client && typeof client.reserve === "function" && !("savepoint" in client) && internals.dialect) {
     const queries = statements.map((s) => internals.dialect!.sqlToQuery(s));
     const conn = await client.reserve();
-    try {
-      const sent = [
-        conn.unsafe("BEGIN", [], { prepare: false }),
-        ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true })),
-        conn.unsafe("COMMIT", [], { prepare: false }),
-      ];
-      const settled = await Promise.allSettled(sent);
-      const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
-      if (failed) throw failed.reason;
-      return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<unknown[]>).value);
-    } finally {
-      conn.release();
-    }
+    const settled = await Promise.allSettled([
+      conn.unsafe("BEGIN", [], { prepare: false }),
+      ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true })),
+      conn.unsafe("COMMIT", [], { prepare: false }),
+    ]);
+    const errors = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+    // A connection that closed under us is already back in postgres.js's pool (to be reconnected);
+    // releasing it too would list a dead connection as open. Only SQL errors leave it usable.
+    if (errors.every(leavesConnectionOpen)) conn.release();
+    if (errors.length > 0) throw errors[0];
+    return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<unknown[]>).value);
   }
   return db.transaction(async (tx) => {
     const out: unknown[][] = [];
     for (const s of statements) out.push(await query(tx as unknown as Db, s));
     return out;
   });
+}
+
+/** A statement error the server answered with (severity ERROR), as opposed to a lost connection or a
+ *  FATAL that ends the session. */
+function leavesConnectionOpen(err: unknown): boolean {
+  return err instanceof postgres.PostgresError && err.severity === "ERROR";
 }
 
 type UnsafeFn = (q: string, p: unknown[], o: { prepare: boolean }) => Promise<unknown[]>;
