@@ -21,8 +21,9 @@ it("kill -9 with 100 leases held: all complete after expiry, lost 0, duplicates 
   await seedPool(db.store.db, "work", IN_FLIGHT, { leaseMs: LEASE_MS, timeoutMs: 1500 });
   const { triggerIds } = await seedDue(db.store.db, "a", TOTAL, { target: { url: `${receiver.url}/t/a` }, maxAttempts: 5 });
 
-  // The victim claims a full pool plus the half pool it queues ahead (150 leases); the receiver holds
-  // the 100 running deliveries open, so 100 are in flight and 50 claimed but never started.
+  // The victim claims a full pool plus the half pool it queues ahead before any run has finished (150
+  // leases); the receiver holds the 100 running deliveries open, so 100 are in flight and 50 claimed
+  // but never started.
   receiver.mode = { kind: "hold" };
   const victim = await startExecutorChild({ DATABASE_URL: db.url, OWNER: "victim" });
   await receiver.waitFor(() => receiver.held === IN_FLIGHT, 20_000, "victim holding a full pool");
@@ -34,7 +35,8 @@ it("kill -9 with 100 leases held: all complete after expiry, lost 0, duplicates 
     db.store.db,
     sql`SELECT count(*)::int AS leased FROM triggers WHERE status = 'running' AND lease_owner = 'victim'`,
   );
-  expect(leased).toBe(maxLeasesHeld(IN_FLIGHT));
+  expect(leased).toBe(IN_FLIGHT + IN_FLIGHT / 2);
+  expect(leased).toBeLessThanOrEqual(maxLeasesHeld(IN_FLIGHT));
 
   receiver.mode = { kind: "ok" };
   const transport = createUndiciTransport({ allowPrivate: true });

@@ -160,6 +160,7 @@ export class Executor {
       if (budget === 0 || this.stopping) continue;
       const candidates = this.ready ? await this.ready.candidates(type, now, budget) : undefined;
       if (candidates && candidates.length === 0) continue; // nothing due: no query at all
+      const claimStarted = performance.now();
       const claimed = await claim(this.opts.db, {
         type,
         budget,
@@ -168,6 +169,7 @@ export class Executor {
         candidates: candidates?.map((c) => c.tenantId),
       });
       this.stats.claimed += claimed.length;
+      if (claimed.length > 0) pool.recordClaim(performance.now() - claimStarted);
       if (candidates) await this.ready!.afterClaim(type, now, candidates, claimed);
       else await this.ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
       for (const t of claimed) this.dispatch(pool, t);
@@ -261,6 +263,7 @@ export class Executor {
         now: this.now,
       });
       clearTimeout(timer);
+      pool.recordRun(r.durationMs);
       // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
       if (this.stopping && h.abort.signal.aborted && this.now() - startedAt.getTime() < timeoutMs) return;
       this.held.delete(t.id);
