@@ -24,10 +24,10 @@ export function createUndiciTransport(opts: UndiciTransportOptions): Transport &
     connect: opts.allowPrivate ? (opts.lookup ? { lookup: opts.lookup } : {}) : { lookup: safeLookup(opts.lookup ?? dnsLookup) },
   });
   const transport = async (req: Parameters<Transport>[0]) => {
-    const host = new URL(req.url).hostname.replace(/^\[|\]$/g, "");
-    // A literal IP never goes through DNS lookup, so it is checked here.
-    if (!opts.allowPrivate && isIP(host) && isForbiddenAddress(host)) {
-      throw new ForbiddenAddressError(host);
+    if (!opts.allowPrivate) {
+      // A literal IP never goes through DNS lookup, so it is checked here.
+      const host = new URL(req.url).hostname.replace(/^\[|\]$/g, "");
+      if (isIP(host) && isForbiddenAddress(host)) throw new ForbiddenAddressError(host);
     }
     const res = await request(req.url, {
       method: req.method as "POST",
@@ -36,7 +36,10 @@ export function createUndiciTransport(opts: UndiciTransportOptions): Transport &
       signal: req.signal,
       dispatcher: agent,
     });
-    const body = await readLimited(res.body);
+    // A small body of known length is read in one go; anything else is streamed and cut at the limit
+    // (async iteration costs more per response than the rest of reading it).
+    const length = Number(res.headers["content-length"]);
+    const body = length <= MAX_RESPONSE_BYTES ? await res.body.text() : await readLimited(res.body);
     return {
       status: res.statusCode,
       header: (name: string) => {
