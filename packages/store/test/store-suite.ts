@@ -1,6 +1,6 @@
 // The store's behaviour suite, run on real Postgres and on PGlite (DESIGN.md §10).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { claim, findExpiredLeases, query, renewLeases, settle, sql, type Db, type Settlement, type Store } from "@fairway/store";
+import { cancelJob, claim, findExpiredLeases, query, renewLeases, settle, sql, type Db, type Settlement, type Store } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
 
 export interface StoreHarness {
@@ -126,6 +126,42 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(overCap).toBe(0);
       expect([...seen.values()].every((n) => n === 1)).toBe(true);
       expect(seen.size).toBe(12 * 15);
+    });
+
+    // The claim locks tenants, not triggers (claim.ts): a trigger cancelled while a claim is choosing
+    // it must fail the claim's status re-check, never start as `running` after its job was cancelled.
+    it("claims racing job cancellation never start a cancelled trigger", async () => {
+      const jobs: Array<{ tenant: string; jobId: string }> = [];
+      for (let t = 0; t < 8; t++) {
+        await seedTenant(db, `x${t}`, { maxInFlight: 1000 });
+        for (let j = 0; j < 5; j++) jobs.push({ tenant: `x${t}`, jobId: (await seedDue(db, `x${t}`, 12, { type: "xrace" })).jobId });
+      }
+      const stores = [env.store, await env.more(), await env.more()];
+      const claimed = new Set<string>();
+      let cancelling = true;
+      const canceller = (async () => {
+        for (const { tenant, jobId } of jobs.filter((_, i) => i % 2 === 0)) await cancelJob(stores[2].db, tenant, jobId);
+        cancelling = false;
+      })();
+      await Promise.all(
+        stores.slice(0, 2).map(async (s, w) => {
+          while (cancelling) {
+            for (const g of await claim(s.db, { type: "xrace", budget: 5, owner: `x${w}`, leaseMs: 30_000 })) claimed.add(g.id);
+          }
+        }),
+      );
+      await canceller;
+      const rows = await query<{ id: string; status: string; reason: string | null; cancelledJob: boolean }>(
+        db,
+        sql`SELECT t.id, t.status, t.reason, j.status = 'cancelled' AS "cancelledJob"
+              FROM triggers t JOIN jobs j ON j.id = t.job_id WHERE t.type = 'xrace'`,
+      );
+      expect(rows).toHaveLength(8 * 5 * 12);
+      for (const r of rows) {
+        if (claimed.has(r.id)) expect(r).toMatchObject({ status: "running", reason: null });
+        else expect(r.status).toBe(r.cancelledJob ? "cancelled" : "pending");
+      }
+      expect(claimed.size).toBeGreaterThan(0);
     });
   });
 }
