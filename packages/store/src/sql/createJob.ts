@@ -1,10 +1,21 @@
-// Enqueue (POST /v1/jobs): the job, its pool row and — for a one-time job — its trigger, in one
-// transaction. Idempotency-Key: the unique (tenant, key) index makes concurrent duplicates wait for
-// the first and then read its job; a different body under the same key is a conflict.
+// Enqueue (POST /v1/jobs): the job, its pool row and — for a one-time job — its trigger, and the maxJobs
+// count, in ONE prepared statement (atomic on its own, so no BEGIN/COMMIT). It was a transaction of
+// five unprepared round trips, and parsing, planning and round trips were most of a create (BENCH.md api).
+//
+// maxJobs: the tenant's counter row is incremented last, so creations for one tenant queue on its row
+// lock only from the increment to the commit. The increment checks the limit against the row's latest
+// value (an UPDATE re-reads a row a concurrent create changed); at the limit it sets NULL, which the
+// NOT NULL column refuses: the error aborts the statement, so the job and trigger are never written.
+// The row is made on a tenant's first job from a real count (concurrent first creates meet in ON
+// CONFLICT, which sees the committed row and increments it under the same check).
+// Idempotency-Key: the unique (tenant, key) index; a duplicate inserts nothing (ON CONFLICT waits for a
+// concurrent first to commit) and counts nothing, and the first's job is then read by a new statement
+// (whose snapshot sees it; this statement's does not).
 import { and, eq, sql } from "drizzle-orm";
-import { query, type Db } from "../db.ts";
-import { jobs, pools, triggers } from "../schema.ts";
 import { newId } from "@fairway/core";
+import { query, type Db } from "../db.ts";
+import { jobs } from "../schema.ts";
+import { rowShape } from "./columns.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = typeof jobs.$inferInsert & { id: string; tenantId: string };
@@ -14,6 +25,11 @@ export type CreateJobResult =
   | { kind: "replayed"; job: JobRow }
   | { kind: "idempotency_conflict" }
   | { kind: "max_jobs"; limit: number };
+
+const jobShape = rowShape<JobRow>(jobs);
+
+const json = (v: unknown) => (v == null ? null : JSON.stringify(v));
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 export async function createJob(
   db: Db,
@@ -26,80 +42,69 @@ export async function createJob(
     poolKnown?: boolean;
   },
 ): Promise<CreateJobResult> {
-  return db.transaction(async (tx): Promise<CreateJobResult> => {
-    let row: JobRow;
-    if (opts.idempotencyKey) {
-      const inserted = await tx
-        .insert(jobs)
-        .values({ ...job, idempotencyKey: opts.idempotencyKey, idempotencyHash: opts.requestHash })
-        .onConflictDoNothing({ target: [jobs.tenantId, jobs.idempotencyKey] })
-        .returning();
-      if (inserted.length === 0) {
-        const [existing] = await tx
-          .select()
-          .from(jobs)
-          .where(and(eq(jobs.tenantId, job.tenantId), eq(jobs.idempotencyKey, opts.idempotencyKey)));
-        if (existing.idempotencyHash !== opts.requestHash) return { kind: "idempotency_conflict" };
-        return { kind: "replayed", job: existing };
-      }
-      row = inserted[0];
-    } else {
-      [row] = await tx.insert(jobs).values(job).returning();
-    }
-    if (!opts.poolKnown) await tx.insert(pools).values({ type: job.type }).onConflictDoNothing();
-    if (job.runAt) {
-      await tx.insert(triggers).values({
-        id: newId("trg"),
-        tenantId: job.tenantId,
-        jobId: job.id,
-        type: job.type,
-        scheduledFor: job.runAt,
-        nextAttemptAt: job.runAt,
-        priority: job.priority ?? 0,
-        exclusive: (job.overlap ?? "allow") !== "allow",
-        maxAttempts: job.maxAttempts,
-      });
-    }
-    // maxJobs, last so the counter row is locked for one round trip: creations for one tenant queue
-    // only on this increment (O(1); counting the tenant's jobs made each create O(jobs)).
-    if (!(await countLiveJob(tx as unknown as Db, job.tenantId, opts.maxJobs))) throw new MaxJobsExceeded(); // rolls back
-    return { kind: "created", job: row };
-  }).catch((err: unknown) => {
-    if (err instanceof MaxJobsExceeded) return { kind: "max_jobs", limit: opts.maxJobs } as const;
+  const key = opts.idempotencyKey ?? null;
+  let rows: Array<Record<string, unknown>>;
+  try {
+    rows = await query(db, sql`
+      WITH job AS (
+        INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, run_at, next_fire_at, target, payload,
+                          max_attempts, initial_delay_ms, max_delay_ms, timeout_ms, priority, overlap, misfire,
+                          catchup_window_ms, status, idempotency_key, idempotency_hash)
+        VALUES (${job.id}, ${job.tenantId}, ${job.name}, ${job.type}, ${job.cron ?? null}, ${job.timezone ?? null},
+                ${iso(job.runAt)}::timestamptz, ${iso(job.nextFireAt)}::timestamptz,
+                ${json(job.target)}::jsonb, ${json(job.payload)}::jsonb,
+                ${job.maxAttempts}::int, ${job.initialDelayMs}::int, ${job.maxDelayMs}::int, ${job.timeoutMs ?? null}::int,
+                ${job.priority ?? 0}::int, ${job.overlap ?? "allow"}, ${job.misfire ?? "fire_once"},
+                ${job.catchupWindowMs ?? 86_400_000}::int, ${job.status ?? "active"}, ${key}::text, ${opts.requestHash ?? null}::text)
+        ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+        RETURNING ${jobShape.list}
+      ), trigger AS (
+        INSERT INTO triggers (id, tenant_id, job_id, type, scheduled_for, next_attempt_at, priority, exclusive, max_attempts)
+        SELECT ${job.runAt ? newId("trg") : null}::text, "tenantId", id, type, "runAt", "runAt", priority, overlap <> 'allow', "maxAttempts"
+          FROM job WHERE "runAt" IS NOT NULL
+        RETURNING 1
+      ), pool AS (
+        INSERT INTO pools (type) SELECT ${job.type} WHERE ${!opts.poolKnown}::boolean ON CONFLICT DO NOTHING
+      ), counted AS (
+        -- After the trigger insert (the join), so the row lock is taken as late as possible.
+        UPDATE tenant_counters c SET live_jobs = CASE WHEN c.live_jobs < ${opts.maxJobs}::int THEN c.live_jobs + 1 END
+          FROM job LEFT JOIN (SELECT count(*) FROM trigger) t ON true
+         WHERE c.tenant_id = ${job.tenantId}
+        RETURNING 1
+      ), first AS (
+        -- The tenant's first job: no counter row in this statement's snapshot. A concurrent first create
+        -- may have committed one since; the conflict then increments that row, which it sees.
+        INSERT INTO tenant_counters AS c (tenant_id, live_jobs)
+        SELECT job."tenantId", CASE WHEN n.live < ${opts.maxJobs}::int THEN n.live + 1 END
+          FROM job, LATERAL (
+            SELECT count(*)::int AS live FROM jobs WHERE tenant_id = ${job.tenantId} AND status IN ('active', 'paused')
+          ) n
+         WHERE NOT EXISTS (SELECT 1 FROM counted)
+        ON CONFLICT (tenant_id) DO UPDATE
+          SET live_jobs = CASE WHEN c.live_jobs < ${opts.maxJobs}::int THEN c.live_jobs + 1 END
+        RETURNING 1
+      )
+      SELECT job.* FROM job LEFT JOIN (SELECT count(*) FROM first) n ON true`);
+  } catch (err) {
+    if (isCounterAtLimit(err)) return { kind: "max_jobs", limit: opts.maxJobs };
     throw err;
-  });
+  }
+  if (rows.length > 0) return { kind: "created", job: jobShape.rows(rows)[0] };
+  if (key === null) throw new Error("createJob: the job was not inserted");
+  // Nothing inserted: the key is taken. ON CONFLICT waited for its job to commit, so a new statement sees it.
+  const existing = await jobByIdempotencyKey(db, job.tenantId, key);
+  if (!existing) throw new Error("createJob: the Idempotency-Key's job was not found");
+  return existing.idempotencyHash === opts.requestHash ? { kind: "replayed", job: existing } : { kind: "idempotency_conflict" };
 }
 
-class MaxJobsExceeded extends Error {}
+/** The NOT NULL violation the counter's limit check raises (postgres.js and PGlite name the column
+ *  differently). */
+function isCounterAtLimit(err: unknown): boolean {
+  const e = err as { code?: string; column_name?: string; column?: string } | null;
+  return e?.code === "23502" && (e.column_name ?? e.column) === "live_jobs";
+}
 
-/** Count one more live job for the tenant if it stays within maxJobs. The job being created is already
- *  inserted, so a first-time initialisation from a real count includes it. */
-async function countLiveJob(db: Db, tenantId: string, maxJobs: number): Promise<boolean> {
-  for (let round = 0; round < 3; round++) {
-    const bumped = await query<{ n: number }>(
-      db,
-      sql`UPDATE tenant_counters SET live_jobs = live_jobs + 1
-           WHERE tenant_id = ${tenantId} AND live_jobs < ${maxJobs} RETURNING live_jobs AS n`,
-    );
-    if (bumped.length > 0) return true;
-    const init = await query<{ n: number; inserted: boolean }>(
-      db,
-      sql`
-      WITH ins AS (
-        INSERT INTO tenant_counters (tenant_id, live_jobs)
-        SELECT ${tenantId}, count(*)::int FROM jobs WHERE tenant_id = ${tenantId} AND status IN ('active', 'paused')
-        ON CONFLICT (tenant_id) DO NOTHING
-        RETURNING live_jobs
-      )
-      SELECT live_jobs AS n, true AS inserted FROM ins
-      UNION ALL
-      SELECT live_jobs AS n, false AS inserted FROM tenant_counters WHERE tenant_id = ${tenantId}`,
-    );
-    const first = init.find((r) => r.inserted);
-    if (first) return first.n <= maxJobs; // initialised here, this job included
-    if (init.length > 0 && init[0].n >= maxJobs) return false; // at the limit
-    // The counter appeared after our increment looked (a concurrent first create committed it), or
-    // after this statement's snapshot: try the increment again.
-  }
-  return false;
+async function jobByIdempotencyKey(db: Db, tenantId: string, key: string): Promise<JobRow | null> {
+  const [row] = await db.select().from(jobs).where(and(eq(jobs.tenantId, tenantId), eq(jobs.idempotencyKey, key)));
+  return row ?? null;
 }
