@@ -3,7 +3,7 @@
 import { Hono } from "hono";
 import { newId, sha256Hex } from "@fairway/core";
 import {
-  cancelJob, createJob, findPool, getJob, getPool, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
+  cancelJob, createJob, DEFAULT_POOL, findPool, getJob, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
   type Db, type JobPatch, type PoolConfig,
 } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
@@ -27,7 +27,7 @@ async function poolDefaults(db: Db, type: string): Promise<PoolConfig & { known:
   const hit = poolCache.get(type);
   if (hit && Date.now() - hit.at < POOL_CACHE_MS) return { ...hit.pool, known: hit.known };
   const row = await findPool(db, type);
-  const pool = row ?? (await getPool(db, type));
+  const pool = row ?? { type, ...DEFAULT_POOL };
   const known = row !== null;
   if (poolCache.size > 1000) poolCache.clear();
   poolCache.set(type, { at: Date.now(), pool, known });
