@@ -1,14 +1,15 @@
 // Tenant job routes: create (with Idempotency-Key), list, read (with the next 5 fires), update,
 // delete, pause, resume, run now, and a job's triggers.
 import { Hono } from "hono";
-import { newId, sha256Hex } from "@fairway/core";
+import { newId } from "@fairway/core";
 import {
-  cancelJob, createJob, findPool, getJob, getPool, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
+  cancelJob, createJob, DEFAULT_POOL, findPool, getJob, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
   type Db, type JobPatch, type PoolConfig,
 } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { announceWork } from "../announce.ts";
+import { sha256Hex } from "../hash.ts";
 import { buildJob, checkPayload, checkTarget, resolveSchedule } from "../job-input.ts";
 import { createJobBody, pageQuery, updateJobBody } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";
@@ -27,7 +28,7 @@ async function poolDefaults(db: Db, type: string): Promise<PoolConfig & { known:
   const hit = poolCache.get(type);
   if (hit && Date.now() - hit.at < POOL_CACHE_MS) return { ...hit.pool, known: hit.known };
   const row = await findPool(db, type);
-  const pool = row ?? (await getPool(db, type));
+  const pool = row ?? { type, ...DEFAULT_POOL };
   const known = row !== null;
   if (poolCache.size > 1000) poolCache.clear();
   poolCache.set(type, { at: Date.now(), pool, known });

@@ -1,7 +1,8 @@
 // Tenants, API keys and signing secrets (admin API). Keys are stored only as sha256 hashes.
 import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
-import type { Db } from "../db.ts";
+import { query, type Db } from "../db.ts";
 import { apiKeys, tenants } from "../schema.ts";
+import { rowShape } from "./columns.ts";
 
 export type TenantRow = typeof tenants.$inferSelect;
 export type TenantInsert = typeof tenants.$inferInsert;
@@ -69,17 +70,22 @@ export async function revokeApiKey(db: Db, tenantId: string, keyId: string): Pro
   return rows.length > 0;
 }
 
-/** Look a key up by its hash; revoked keys never match. Records last use at most once a minute. */
+const tenantShape = rowShape<TenantRow>(tenants, "t");
+
+/** Look a key up by its hash; revoked keys never match. Records last use at most once a minute. Runs on
+ *  every tenant request, so it is one prepared statement (a drizzle builder is parsed and planned each
+ *  time); nothing is cached, so a revoked key is refused on its next request in every process. */
 export async function authenticateKey(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
-  const [row] = await db
-    .select({ key: apiKeys, tenant: tenants })
-    .from(apiKeys)
-    .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
-    .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)));
+  const [row] = await query<Record<string, unknown> & { keyId: string; keyLastUsedAt: string | Date | null }>(db, sql`
+    SELECT k.id AS "keyId", k.last_used_at AS "keyLastUsedAt", ${tenantShape.list}
+      FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+     WHERE k.hash = ${hash} AND k.revoked_at IS NULL`);
   if (!row) return null;
-  const stale = !row.key.lastUsedAt || Date.now() - row.key.lastUsedAt.getTime() > 60_000;
-  if (stale) await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.key.id));
-  return { keyId: row.key.id, tenant: row.tenant };
+  const { keyId, keyLastUsedAt, ...tenant } = row;
+  const lastUsed = keyLastUsedAt == null ? null : new Date(keyLastUsedAt);
+  const stale = !lastUsed || Date.now() - lastUsed.getTime() > 60_000;
+  if (stale) await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, keyId));
+  return { keyId, tenant: tenantShape.rows([tenant])[0] };
 }
 
 /** Secrets that sign a delivery now: the current one, and the previous one during its overlap. */
