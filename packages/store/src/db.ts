@@ -33,31 +33,22 @@ export async function query<T = Record<string, unknown>>(db: Db, statement: SQL)
   return rowsOf<T>(await db.execute(statement));
 }
 
-/** Run `statements` as one transaction and return each one's rows. On postgres.js the whole transaction
- *  is ONE round trip: BEGIN, the statements and COMMIT are written together on a reserved connection
- *  (pipelined) — a round trip costs ~120 µs of client CPU here, and a small claim was four of them. A
- *  statement cannot use an earlier one's rows, but can read what it left in transaction-local settings
- *  (`set_config(…, true)`); each still runs with its own snapshot. If one fails, the rest fail with
- *  "transaction aborted", COMMIT rolls back, and the first error is thrown. PGlite (no pipelining) and a
- *  caller already inside a transaction run them one by one in a transaction. */
+/** Run `statements` as one transaction and return each one's rows. On postgres.js the statements are
+ *  pipelined: BEGIN, then all of them written at once, then COMMIT — three round trips for any number of
+ *  statements (a round trip costs ~120 µs of client CPU here, and a claim was four). A statement cannot
+ *  use an earlier one's rows, but can read what it left in transaction-local settings
+ *  (`set_config(…, true)`); each still runs with its own snapshot. If one fails, the transaction rolls
+ *  back and its error is thrown. postgres.js's sql.begin() pipelines an array of queries and rejects if
+ *  the connection closes under it: a hand-rolled pipeline on a reserved connection hung forever when the
+ *  connection died with queries still queued client-side (the outage drill), so this goes through begin.
+ *  PGlite (no pipelining) and a caller already inside a transaction run them one by one. */
 export async function pipelineTx(db: Db, statements: SQL[]): Promise<unknown[][]> {
   const internals = db as unknown as DrizzleInternals;
   const client = internals.session?.client;
-  // A transaction's client (it has savepoint) must keep its statements on its own connection.
-  if (client && typeof client.reserve === "function" && !("savepoint" in client) && internals.dialect) {
+  // A transaction's client (it has savepoint) must keep its statements in its own transaction.
+  if (client && typeof client.begin === "function" && !("savepoint" in client) && internals.dialect) {
     const queries = statements.map((s) => internals.dialect!.sqlToQuery(s));
-    const conn = await client.reserve();
-    const settled = await Promise.allSettled([
-      conn.unsafe("BEGIN", [], { prepare: false }),
-      ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true })),
-      conn.unsafe("COMMIT", [], { prepare: false }),
-    ]);
-    const errors = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
-    // A connection that closed under us is already back in postgres.js's pool (to be reconnected);
-    // releasing it too would list a dead connection as open. Only SQL errors leave it usable.
-    if (errors.every(leavesConnectionOpen)) conn.release();
-    if (errors.length > 0) throw errors[0];
-    return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<unknown[]>).value);
+    return (await client.begin((tx) => queries.map((q) => tx.unsafe(q.sql, q.params, { prepare: true })))) as unknown[][];
   }
   return db.transaction(async (tx) => {
     const out: unknown[][] = [];
@@ -66,19 +57,13 @@ export async function pipelineTx(db: Db, statements: SQL[]): Promise<unknown[][]
   });
 }
 
-/** A statement error the server answered with (severity ERROR), as opposed to a lost connection or a
- *  FATAL that ends the session. */
-function leavesConnectionOpen(err: unknown): boolean {
-  return err instanceof postgres.PostgresError && err.severity === "ERROR";
-}
-
 type UnsafeFn = (q: string, p: unknown[], o: { prepare: boolean }) => Promise<unknown[]>;
 
 /** The parts of drizzle's database/transaction objects query() relies on (stable across 0.3x-0.4x). */
 interface DrizzleInternals {
   dialect?: { sqlToQuery(s: SQL): { sql: string; params: unknown[] } };
   session?: {
-    client?: { unsafe?: UnsafeFn; reserve?: () => Promise<{ unsafe: UnsafeFn; release(): void }> } & object;
+    client?: { unsafe?: UnsafeFn; begin?: (fn: (tx: { unsafe: UnsafeFn }) => Promise<unknown[]>[]) => Promise<unknown> } & object;
   };
 }
 

@@ -44,11 +44,17 @@ it("a failing statement rolls back the earlier ones, throws the first error, and
   expect(await keys()).toEqual([3, 42]);
 });
 
-it("a connection killed mid-pipeline rejects the call, writes nothing, and the pool reconnects", async () => {
+// Parameters matter: a statement with parameters not yet prepared on the connection is described
+// first, and postgres.js holds the statements after it client-side until it completes; a hand-rolled
+// pipeline then never heard of them again when the connection died (hung forever).
+it.each([
+  ["no parameters", [sql`INSERT INTO pipe (k) VALUES (7)`, sql`SELECT pg_sleep(30)`]],
+  ["parameters, statements queued client-side", [sql`SELECT pg_sleep(${30}::float8)`, sql`INSERT INTO pipe (k) VALUES (${7}::int)`]],
+])("a connection killed mid-pipeline (%s) rejects the call, writes nothing, and the pool reconnects", async (_, statements) => {
   const admin = postgres(t.url, { max: 1, onnotice: () => {} });
   try {
     const [{ pid }] = await query<{ pid: number }>(one.db, sql`SELECT pg_backend_pid() AS pid`);
-    const pipeline = pipelineTx(one.db, [sql`INSERT INTO pipe (k) VALUES (7)`, sql`SELECT pg_sleep(30)`]);
+    const pipeline = pipelineTx(one.db, statements);
     // Wait until the pipeline's backend is sleeping, then kill it.
     for (let i = 0; i < 200; i++) {
       const [s] = await admin`SELECT wait_event FROM pg_stat_activity WHERE pid = ${pid}`;
@@ -64,6 +70,7 @@ it("a connection killed mid-pipeline rejects the call, writes nothing, and the p
     for (let i = 0; i < 3; i++) expect(await keys()).toEqual([3, 42]);
     await pipelineTx(one.db, [sql`INSERT INTO pipe (k) VALUES (8)`]);
     expect(await keys()).toEqual([3, 8, 42]);
+    await query(one.db, sql`DELETE FROM pipe WHERE k = 8`);
   } finally {
     await admin.end({ timeout: 1 });
   }
