@@ -3,6 +3,7 @@
 // its old state, and nothing written ahead may be lost when it comes back. Instants are real future
 // minutes: "not yet due" is judged by the database's now(), as the claim judges it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Executor, createFetchTransport } from "@fairway/executor";
 import { connectPostgres, materialize, query, sql, type Store } from "@fairway/store";
 import { createHarness, iso, triggerRows, type Harness, type Row } from "./harness.ts";
 
@@ -15,7 +16,7 @@ describe("fires written ahead and the job lifecycle", () => {
   const stores: Store[] = [];
 
   beforeAll(async () => {
-    h = await createHarness();
+    h = await createHarness({ handlerTypes: ["tick"] });
     key = await h.tenant("ahead");
   });
   afterAll(async () => {
@@ -220,5 +221,30 @@ describe("fires written ahead and the job lifecycle", () => {
            GROUP BY 1, 2 HAVING count(*) > 1) d`,
     );
     expect(dupes).toBe(0);
+  });
+
+  it("an executor wakes its claim loop at every instant it wrote ahead, not only the first", async () => {
+    // A minute of fires is written at once, the idle poll is two minutes and there is no wake source:
+    // only the materializer's wake-ups can start these fires. Waking at the earliest instant alone ran
+    // the first fire and left the next ones to the following timer, a lookahead later.
+    const starts: number[] = [];
+    const job = await create({ type: "tick", schedule: { cron: "* * * * * *", timezone: "UTC" }, target: undefined });
+    const store = connectPostgres(h.tdb.url, { max: 3 });
+    stores.push(store);
+    const executor = new Executor({
+      db: store.db,
+      transport: createFetchTransport(),
+      handlers: { tick: () => void starts.push(Date.now()) },
+      lookaheadMs: 60_000,
+      pollMs: 120_000,
+    }).start();
+    try {
+      const deadline = Date.now() + 30_000;
+      while (starts.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(starts.length).toBeGreaterThanOrEqual(5);
+    } finally {
+      await call("DELETE", `/v1/jobs/${job.id}`);
+      await executor.stop(5000);
+    }
   });
 });

@@ -217,10 +217,12 @@ export class Executor {
         for (const f of m.failed) this.log.error("cron job paused: its schedule cannot be computed", f);
         await this.ready?.mark(m.ready);
         const now = this.now();
+        let dueNow = false;
         for (const r of m.ready) {
           if (r.dueAtMs > now) upcoming.add(r.dueAtMs);
-          else this.waker.wake(); // written already due (late, or a catch-up): claim at once
+          else dueNow = true;
         }
+        if (dueNow) this.waker.wake(); // written already due (late, or a catch-up): claim at once
         let next = Infinity;
         for (const at of upcoming) {
           if (at <= now) upcoming.delete(at);
