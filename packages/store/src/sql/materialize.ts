@@ -3,7 +3,7 @@
 // job rows, ON CONFLICT on the triggers) and a restart loses no occurrence.
 import { sql } from "drizzle-orm";
 import { query, withDates, type Db } from "../db.ts";
-import { lookaheadFor, newId, planFires, type CronJobState } from "@fairway/core";
+import { EXCLUSIVE_LOOKAHEAD_MS, newId, planFires, type CronJobState } from "@fairway/core";
 
 interface DueJob extends CronJobState {
   id: string;
@@ -25,9 +25,9 @@ export interface MaterializeResult {
 
 export async function materialize(db: Db, now: Date, lookaheadMs: number, limit = 500): Promise<MaterializeResult> {
   return db.transaction(async (tx) => {
-    // Exclusive overlap policies plan only EXCLUSIVE_LOOKAHEAD_MS ahead (core lookaheadFor): such a job
-    // is not selected before its fire is inside that shorter horizon, or every pass would lock it and
-    // plan nothing.
+    // Exclusive overlap policies are planned only EXCLUSIVE_LOOKAHEAD_MS ahead (core planFires): such a
+    // job is not selected before its fire is inside that shorter horizon, or every pass would lock it
+    // and plan nothing.
     const jobs = withDates(await query<DueJob>(
       tx as unknown as Db,
       sql`
@@ -37,7 +37,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
        WHERE status = 'active' AND cron IS NOT NULL
          AND next_fire_at <= ${new Date(now.getTime() + lookaheadMs).toISOString()}::timestamptz
          AND (overlap = 'allow'
-              OR next_fire_at <= ${new Date(now.getTime() + lookaheadFor("skip", lookaheadMs)).toISOString()}::timestamptz)
+              OR next_fire_at <= ${new Date(now.getTime() + Math.min(lookaheadMs, EXCLUSIVE_LOOKAHEAD_MS)).toISOString()}::timestamptz)
        ORDER BY next_fire_at
        LIMIT ${limit}
          FOR UPDATE SKIP LOCKED`,
