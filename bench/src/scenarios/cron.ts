@@ -1,5 +1,5 @@
 // 5. cron-burst — N cron jobs all due in the same second (second S of every minute, UTC). One
-// executor with default materializer settings (1 s lookahead, 500 jobs per pass) and a 200-slot pool
+// executor with default materializer settings (10 s lookahead, 500 jobs per pass) and a 200-slot pool
 // of no-op handlers. Fire lag = handler start − scheduledFor, over every fire of that second.
 import { sql } from "@fairway/store";
 import { Executor } from "@fairway/executor";

@@ -24,14 +24,35 @@ export interface FirePlan {
 export const MISFIRE_GRACE_MS = 60_000;
 /** Bound the work of one pass; the rest is picked up by the next pass from the persisted nextFireAt. */
 export const MAX_FIRES_PER_PASS = 1000;
+/** Jobs with an exclusive overlap policy (skip, buffer_one) are planned at most this far ahead, whatever
+ *  the materializer's lookahead: their overlap decision (is one running or waiting?) is only meaningful
+ *  near the fire's own time. Planned a minute ahead, every fire would see the previous, still-future
+ *  one waiting and be skipped as overlap. */
+export const EXCLUSIVE_LOOKAHEAD_MS = 1000;
+
+/** How far ahead this job's fires are planned: the lookahead, capped for exclusive overlap policies. */
+export function lookaheadFor(overlap: OverlapPolicy, lookaheadMs: number): number {
+  return overlap === "allow" ? lookaheadMs : Math.min(lookaheadMs, EXCLUSIVE_LOOKAHEAD_MS);
+}
 
 export function planFires(job: CronJobState, now: Date, lookaheadMs: number): FirePlan {
-  const horizon = now.getTime() + lookaheadMs;
+  const horizon = now.getTime() + lookaheadFor(job.overlap, lookaheadMs);
   const due: Date[] = [];
   let next: Date | null = job.nextFireAt;
+  // Following fires are computed in growing batches (1, 2, 4 … 64): one nextFires call per fire repeated
+  // its set-up for each fire of a job with many fires per pass, while a big first batch would make a
+  // daily job compute weeks it does not need (most jobs have one fire per pass).
+  let batch: Date[] = [];
+  let i = 0;
+  let size = 1;
   while (next && next.getTime() <= horizon && due.length < MAX_FIRES_PER_PASS) {
     due.push(next);
-    next = nextFires(job.cron, job.timezone, next, 1)[0] ?? null;
+    if (i >= batch.length) {
+      batch = nextFires(job.cron, job.timezone, next, size);
+      size = Math.min(size * 2, 64);
+      i = 0;
+    }
+    next = batch[i++] ?? null;
   }
   const missedBefore = now.getTime() - MISFIRE_GRACE_MS;
   const missed = due.filter((d) => d.getTime() < missedBefore);

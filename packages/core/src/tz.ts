@@ -33,9 +33,25 @@ export function validateTimezone(tz: string): boolean {
   }
 }
 
-/** Offset (wall clock − UTC) in ms at the given instant, whole seconds. */
+const offsets = new Map<string, Map<number, number>>();
+
+/** Offset (wall clock − UTC) in ms at the given instant, whole seconds. Memoized per zone: the
+ *  materializer asks for the same few instants (the bounds of the day being planned) for every job in
+ *  a zone, and formatToParts was most of a pass (~20 µs a call, ~5 calls per job). */
 export function offsetAt(tz: string, instantMs: number): number {
   const t = Math.floor(instantMs / 1000) * 1000;
+  let memo = offsets.get(tz);
+  if (!memo) offsets.set(tz, (memo = new Map()));
+  let o = memo.get(t);
+  if (o === undefined) {
+    o = computeOffset(tz, t);
+    if (memo.size >= 4096) memo.clear(); // bounded: instants move on, zones come from tenants
+    memo.set(t, o);
+  }
+  return o;
+}
+
+function computeOffset(tz: string, t: number): number {
   const p: Record<string, string> = {};
   for (const part of formatter(tz).formatToParts(new Date(t))) p[part.type] = part.value;
   let year = Number(p.year);

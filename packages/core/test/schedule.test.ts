@@ -1,6 +1,7 @@
 // planFires: what the materializer writes for one cron job — misfire and overlap decisions, each a row.
 import { describe, expect, test } from "vitest";
-import { MAX_FIRES_PER_PASS, planFires, type CronJobState } from "../src/schedule.ts";
+import { nextFires } from "../src/cron.ts";
+import { EXCLUSIVE_LOOKAHEAD_MS, MAX_FIRES_PER_PASS, planFires, type CronJobState } from "../src/schedule.ts";
 
 const MIN = 60_000;
 const T0 = Date.parse("2025-06-01T10:00:00Z");
@@ -103,4 +104,29 @@ test("fire_once after an outage longer than one pass: exactly one catch-up, from
   // The last 60 s are within the grace (fired on time); everything older: one catch-up, the rest skipped.
   expect(fired.filter((d) => d.getTime() < now.getTime() - 60_000)).toHaveLength(1);
   expect(skipped + fired.length).toBe(3602);
+});
+
+describe("a long lookahead", () => {
+  test("allow: every fire up to the horizon, the same instants as stepping nextFires one by one (across a DST change)", () => {
+    // Europe/Berlin springs forward at 01:00 UTC on 2025-03-30; a 3 h lookahead of an every-minute job.
+    const start = new Date("2025-03-29T23:30:00Z");
+    const state = job({ cron: "*/1 * * * *", timezone: "Europe/Berlin", nextFireAt: start });
+    const p = planFires(state, start, 3 * 3_600_000);
+    const stepped = [start];
+    while (stepped.length < p.fire.length + 1) stepped.push(nextFires(state.cron, state.timezone, stepped[stepped.length - 1], 1)[0]);
+    expect(p.fire).toEqual(stepped.slice(0, -1));
+    expect(p.nextFireAt).toEqual(stepped[stepped.length - 1]);
+    expect(p.fire).toHaveLength(181);
+  });
+  for (const overlap of ["skip", "buffer_one"] as const) {
+    test(`${overlap}: planned at most EXCLUSIVE_LOOKAHEAD_MS ahead, whatever the lookahead`, () => {
+      // Planned a minute ahead, the second fire would meet the first still waiting and be skipped.
+      const p = planFires(job({ cron: "* * * * * *", overlap, nextFireAt: at(0, 1) }), at(0), 60_000);
+      expect(iso(p.fire)).toEqual(["10:00:01"]);
+      expect(p.nextFireAt).toEqual(at(0, 2));
+      const none = planFires(job({ cron: "* * * * * *", overlap, nextFireAt: at(0, 5) }), at(0), 60_000);
+      expect(none).toEqual({ fire: [], skipped: [], nextFireAt: at(0, 5) });
+      expect(EXCLUSIVE_LOOKAHEAD_MS).toBeLessThan(5000);
+    });
+  }
 });

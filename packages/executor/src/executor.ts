@@ -30,7 +30,10 @@ export interface ExecutorOptions {
   owner?: string;
   /** Idle poll interval. Default 250 ms. */
   pollMs?: number;
-  /** Cron fires are materialized this far ahead, so they are claimable the moment they are due. Default 1000 ms. */
+  /** Cron fires are materialized this far ahead, so they are claimable the moment they are due. Default
+   *  10 000 ms: 10k jobs due in one second take about a second to write, and a 1 s lookahead wrote most
+   *  of them after their second (cron-burst, docs/bench.md). Exclusive overlap policies are planned at
+   *  most 1 s ahead whatever this says (core EXCLUSIVE_LOOKAHEAD_MS). */
   lookaheadMs?: number;
   /** Reaper interval. Default 1000 ms. */
   reapEveryMs?: number;
@@ -200,18 +203,34 @@ export class Executor {
   }
 
   /** Cron fires become triggers on a loop of their own, so a burst of due jobs (10k at one second) is
-   *  written back to back instead of 500 per claim-loop pass; the claim loop is woken at the earliest
-   *  new fire's instant (fires are written `lookaheadMs` ahead, so they are claimable on the second). */
+   *  written back to back instead of 500 per claim-loop pass. Fires are written `lookaheadMs` ahead; the
+   *  claim loop is woken at each instant this executor wrote, so they are claimed on the second. */
   private async materializeLoop(): Promise<void> {
     const batch = 500;
+    // Instants written and not yet reached. The claim loop's timer holds only the earliest, and with
+    // fires written seconds ahead every later instant would otherwise wait for an idle poll; each pass
+    // re-arms it with the next one (a handful of entries: one per distinct second in the lookahead).
+    const upcoming = new Set<number>();
     let failures = 0;
     while (!this.stopping) {
       try {
-        const m = await materialize(this.opts.db, new Date(this.now()), this.opts.lookaheadMs ?? 1000, batch);
+        const m = await materialize(this.opts.db, new Date(this.now()), this.opts.lookaheadMs ?? 10_000, batch);
         failures = 0;
         for (const f of m.failed) this.log.error("cron job paused: its schedule cannot be computed", f);
         await this.ready?.mark(m.ready);
-        if (m.ready.length > 0) this.wakeClaimsAt(Math.min(...m.ready.map((r) => r.dueAtMs)));
+        const now = this.now();
+        let dueNow = false;
+        for (const r of m.ready) {
+          if (r.dueAtMs > now) upcoming.add(r.dueAtMs);
+          else dueNow = true;
+        }
+        if (dueNow) this.waker.wake(); // written already due (late, or a catch-up): claim at once
+        let next = Infinity;
+        for (const at of upcoming) {
+          if (at <= now) upcoming.delete(at);
+          else if (at < next) next = at;
+        }
+        if (next < Infinity) this.wakeClaimsAt(next);
         if (m.jobs >= batch) continue; // more due jobs: next pass at once
       } catch (err) {
         failures++;

@@ -18,7 +18,27 @@ export async function pauseJob(db: Db, tenantId: string, jobId: string): Promise
       .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live))
       .returning();
     if (!job) return null;
-    await cancelPending(tx as unknown as Db, jobId, "paused");
+    if (!job.cron) {
+      await cancelPending(tx as unknown as Db, jobId, "paused");
+      return job;
+    }
+    // Fires the materializer wrote ahead (its lookahead) are cancelled too, but next_fire_at is already
+    // past them: a resume would continue after them and those instants would never fire. The schedule
+    // goes back to the first fire this pause cancelled that was not yet due, so after a resume it is
+    // planned again like any other (the misfire policy if it passed meanwhile) and its row is revived,
+    // same id. Only rows cancelled here: every pending, never-attempted scheduled row belongs to the
+    // current schedule (a PATCH cancels the old one's), so next_fire_at stays an instant of it.
+    const [rewound] = await query<{ nextFireAt: Date | string | null }>(
+      tx as unknown as Db,
+      sql`
+      WITH cancelled AS (${cancelPendingSql(jobId, "paused")} RETURNING kind, scheduled_for, attempt_count, next_attempt_at)
+      UPDATE jobs SET next_fire_at = LEAST(next_fire_at, t.first)
+        FROM (SELECT min(scheduled_for) AS first FROM cancelled
+               WHERE kind = 'scheduled' AND attempt_count = 0 AND next_attempt_at > now()) t
+       WHERE jobs.id = ${jobId} AND t.first IS NOT NULL
+      RETURNING jobs.next_fire_at AS "nextFireAt"`,
+    );
+    if (rewound?.nextFireAt != null) job.nextFireAt = new Date(rewound.nextFireAt);
     return job;
   });
 }
@@ -88,16 +108,51 @@ export type JobPatch = Partial<
   >
 >;
 
-/** PATCH: takes effect from the next fire. A changed schedule replaces not-yet-due pending triggers. */
+/** PATCH: takes effect from the next fire — including fires the materializer already wrote ahead (its
+ *  lookahead). A changed schedule replaces not-yet-due pending triggers; a changed overlap policy has
+ *  them decided again; retry limits, priority, target and payload apply to every trigger not started. */
 export async function updateJob(db: Db, tenantId: string, jobId: string, patch: JobPatch, now: Date) {
   return db.transaction(async (tx) => {
+    // The overlap policy before the change (row locked, so no materializer pass runs in between).
+    const [before] = "overlap" in patch
+      ? await tx
+          .select({ overlap: jobs.overlap })
+          .from(jobs)
+          .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId)))
+          .for("update")
+      : [];
     const [job] = await tx
       .update(jobs)
       .set({ ...patch, updatedAt: now })
       .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live))
       .returning();
     if (!job) return null;
-    if ("cron" in patch || "timezone" in patch || "runAt" in patch) {
+    const rescheduled = "cron" in patch || "timezone" in patch || "runAt" in patch;
+    if (!rescheduled && job.cron && before && before.overlap !== job.overlap) {
+      // Fires written ahead were decided under the old policy (overlap check, exclusive flag). Those not
+      // yet due are cancelled and the schedule goes back to the first of them: the materializer decides
+      // them again under the new policy, reviving each row (same id) — as a schedule change would.
+      const [rewound] = await query<{ nextFireAt: Date | string | null }>(
+        tx as unknown as Db,
+        sql`
+        WITH cancelled AS (
+          UPDATE triggers SET status = 'cancelled', reason = 'rescheduled', finished_at = now(), updated_at = now()
+           WHERE job_id = ${jobId} AND status = 'pending' AND kind = 'scheduled' AND attempt_count = 0
+             AND next_attempt_at > now()
+          RETURNING scheduled_for)
+        UPDATE jobs SET next_fire_at = LEAST(next_fire_at, t.first)
+          FROM (SELECT min(scheduled_for) AS first FROM cancelled) t
+         WHERE jobs.id = ${jobId} AND t.first IS NOT NULL
+        RETURNING jobs.next_fire_at AS "nextFireAt"`,
+      );
+      if (rewound?.nextFireAt != null) job.nextFireAt = new Date(rewound.nextFireAt);
+    }
+    if ("maxAttempts" in patch) {
+      await tx.execute(sql`
+        UPDATE triggers SET max_attempts = ${job.maxAttempts}, updated_at = now()
+         WHERE job_id = ${jobId} AND status = 'pending' AND attempt_count = 0`);
+    }
+    if (rescheduled) {
       await tx.execute(sql`
         UPDATE triggers SET status = 'cancelled', reason = 'rescheduled', finished_at = now(), updated_at = now()
          WHERE job_id = ${jobId} AND status = 'pending' AND kind = 'scheduled' AND attempt_count = 0`);
@@ -112,10 +167,12 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
   });
 }
 
-async function cancelPending(db: Db, jobId: string, reason: string) {
-  await db.execute(sql`
+const cancelPendingSql = (jobId: string, reason: string) => sql`
     UPDATE triggers SET status = 'cancelled', reason = ${reason}, finished_at = now(), updated_at = now()
-     WHERE job_id = ${jobId} AND status = 'pending'`);
+     WHERE job_id = ${jobId} AND status = 'pending'`;
+
+async function cancelPending(db: Db, jobId: string, reason: string) {
+  await db.execute(cancelPendingSql(jobId, reason));
 }
 
 /** Manual runs (kind 'manual') are outside the (job, instant) unique index, so they never collide with

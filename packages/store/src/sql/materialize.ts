@@ -3,7 +3,7 @@
 // job rows, ON CONFLICT on the triggers) and a restart loses no occurrence.
 import { sql } from "drizzle-orm";
 import { query, withDates, type Db } from "../db.ts";
-import { newId, planFires, type CronJobState } from "@fairway/core";
+import { EXCLUSIVE_LOOKAHEAD_MS, newId, planFires, type CronJobState } from "@fairway/core";
 
 interface DueJob extends CronJobState {
   id: string;
@@ -25,6 +25,9 @@ export interface MaterializeResult {
 
 export async function materialize(db: Db, now: Date, lookaheadMs: number, limit = 500): Promise<MaterializeResult> {
   return db.transaction(async (tx) => {
+    // Exclusive overlap policies are planned only EXCLUSIVE_LOOKAHEAD_MS ahead (core planFires): such a
+    // job is not selected before its fire is inside that shorter horizon, or every pass would lock it
+    // and plan nothing.
     const jobs = withDates(await query<DueJob>(
       tx as unknown as Db,
       sql`
@@ -33,6 +36,8 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
         FROM jobs
        WHERE status = 'active' AND cron IS NOT NULL
          AND next_fire_at <= ${new Date(now.getTime() + lookaheadMs).toISOString()}::timestamptz
+         AND (overlap = 'allow'
+              OR next_fire_at <= ${new Date(now.getTime() + Math.min(lookaheadMs, EXCLUSIVE_LOOKAHEAD_MS)).toISOString()}::timestamptz)
        ORDER BY next_fire_at
        LIMIT ${limit}
          FOR UPDATE SKIP LOCKED`,
@@ -65,25 +70,33 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
       next.push({ id: job.id, next_fire_at: plan.nextFireAt?.toISOString() ?? null });
     }
 
-    if (rows.length > 0) {
-      await tx.execute(sql`
-        WITH input AS (
-          SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
-            id text, tenant_id text, job_id text, type text, scheduled_for timestamptz, status text,
-            reason text, priority int, max_attempts int, exclusive boolean, overlap text)
-        ),
-        decided AS (
-          -- Overlap at fire time: skip while one is running or waiting; buffer_one lets one wait.
-          SELECT i.*, CASE
-              WHEN i.status = 'pending' AND i.overlap = 'skip' AND EXISTS (
-                SELECT 1 FROM triggers o WHERE o.job_id = i.job_id AND o.status IN ('running', 'pending'))
-                THEN 'overlap'
-              WHEN i.status = 'pending' AND i.overlap = 'buffer_one' AND EXISTS (
-                SELECT 1 FROM triggers o WHERE o.job_id = i.job_id AND o.status = 'pending')
-                THEN 'overlap'
-              ELSE i.reason END AS final_reason
-            FROM input i
-        )
+    if (broken.length > 0) {
+      await query(tx as unknown as Db, sql`
+        UPDATE jobs SET status = 'paused', updated_at = now()
+         WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(broken)}::jsonb))`);
+    }
+    // The fires and the jobs' next_fire_at in ONE prepared statement: a pass is two round trips (select,
+    // write) instead of three, and its plan is not rebuilt every pass. A data-modifying CTE always runs
+    // to completion, whether or not the outer UPDATE reads it.
+    await query(tx as unknown as Db, sql`
+      WITH input AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
+          id text, tenant_id text, job_id text, type text, scheduled_for timestamptz, status text,
+          reason text, priority int, max_attempts int, exclusive boolean, overlap text)
+      ),
+      decided AS (
+        -- Overlap at fire time: skip while one is running or waiting; buffer_one lets one wait.
+        SELECT i.*, CASE
+            WHEN i.status = 'pending' AND i.overlap = 'skip' AND EXISTS (
+              SELECT 1 FROM triggers o WHERE o.job_id = i.job_id AND o.status IN ('running', 'pending'))
+              THEN 'overlap'
+            WHEN i.status = 'pending' AND i.overlap = 'buffer_one' AND EXISTS (
+              SELECT 1 FROM triggers o WHERE o.job_id = i.job_id AND o.status = 'pending')
+              THEN 'overlap'
+            ELSE i.reason END AS final_reason
+          FROM input i
+      ),
+      fired AS (
         INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, status, reason,
                               priority, exclusive, max_attempts, next_attempt_at, finished_at)
         SELECT id, tenant_id, job_id, type, 'scheduled', scheduled_for,
@@ -92,20 +105,17 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
                CASE WHEN final_reason IS NULL THEN NULL ELSE now() END
           FROM decided
         -- One row per (job, instant), ever: a racing executor's duplicate changes nothing. The one
-        -- exception is a fire a PATCH cancelled (reason rescheduled, never attempted) that the new
-        -- schedule also contains: it is revived, or that instant would be lost.
+        -- exception is a fire cancelled before it was ever attempted, by a PATCH (reason rescheduled)
+        -- or a pause (reason paused), whose instant is planned again (the new schedule contains it, or
+        -- the job was resumed): it is revived, same id, or that instant would be lost.
         ON CONFLICT (job_id, scheduled_for) WHERE kind = 'scheduled' DO UPDATE
            SET status = excluded.status, reason = excluded.reason, priority = excluded.priority,
                exclusive = excluded.exclusive, max_attempts = excluded.max_attempts,
                next_attempt_at = excluded.next_attempt_at, finished_at = excluded.finished_at, updated_at = now()
-         WHERE triggers.status = 'cancelled' AND triggers.reason = 'rescheduled' AND triggers.attempt_count = 0`);
-    }
-    if (broken.length > 0) {
-      await tx.execute(sql`
-        UPDATE jobs SET status = 'paused', updated_at = now()
-         WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(broken)}::jsonb))`);
-    }
-    await tx.execute(sql`
+         WHERE triggers.status = 'cancelled' AND triggers.reason IN ('rescheduled', 'paused')
+           AND triggers.attempt_count = 0
+        RETURNING 1
+      )
       UPDATE jobs j SET next_fire_at = x.next_fire_at, updated_at = now()
         FROM jsonb_to_recordset(${JSON.stringify(next)}::jsonb) AS x(id text, next_fire_at timestamptz)
        WHERE j.id = x.id`);
