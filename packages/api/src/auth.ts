@@ -2,9 +2,9 @@
 // a 403; the admin token on a tenant route is a 403; anything else unrecognised is a 401. Tenant keys
 // are looked up by their sha256 hash — the key itself is never stored.
 import type { MiddlewareHandler } from "hono";
+import { sha256Hex } from "@fairway/core";
 import { authenticateKey, type TenantRow } from "@fairway/store";
 import { ApiError } from "./errors.ts";
-import { sha256Hex } from "./hash.ts";
 import type { AppEnv } from "./app.ts";
 
 export const KEY_PREFIX = "fw_";

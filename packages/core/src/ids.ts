@@ -1,4 +1,6 @@
-// Identifiers and tokens. WebCrypto only, so the same code runs in Node and Workers.
+// Identifiers and tokens. WebCrypto, so the same code runs in Node and Workers (hashing takes
+// node:crypto's synchronous path where it is at hand).
+import { nodeCrypto } from "./node-crypto.ts";
 
 // Crockford base32: no I, L, O, U, so ids survive being read aloud or retyped.
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -77,8 +79,9 @@ export function base64ToBytes(b64: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-/** Hex SHA-256 of the UTF-8 text (API keys are stored only as this hash). */
+/** Hex SHA-256 of the UTF-8 text (API keys are stored only as this hash; hashed on every request). */
 export async function sha256Hex(text: string): Promise<string> {
+  if (nodeCrypto) return nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
   let hex = "";
   for (const b of digest) hex += b.toString(16).padStart(2, "0");

@@ -1,6 +1,7 @@
 // Standard Webhooks signing (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 of
 // "{webhook-id}.{webhook-timestamp}.{body}", keyed by the base64 part of a `whsec_` secret.
 import { base64ToBytes, bytesToBase64 } from "./ids.ts";
+import { nodeCrypto } from "./node-crypto.ts";
 
 const SECRET_PREFIX = "whsec_";
 const encoder = new TextEncoder();
@@ -32,17 +33,8 @@ async function sign(secret: string, content: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(content)));
 }
 
-// Where node:crypto is at hand (Node; Workers expose it only with nodejs_compat, and not always through
-// process.getBuiltinModule), HMAC runs synchronously in it: WebCrypto's async job cost ~30 µs of CPU per
-// signature, as much as the rest of a delivery's signing and body building together (webhooks bench,
-// --cpu-prof). Elsewhere WebCrypto, with its keys cached above.
-interface NodeHmac {
-  createHmac(alg: "sha256", key: Uint8Array): { update(s: string): { digest(): Uint8Array } };
-}
-const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.(
-  "node:crypto",
-) as NodeHmac | undefined;
-
+// Synchronous node:crypto HMAC where available (node-crypto.ts); WebCrypto, with its keys cached above,
+// elsewhere.
 const keyBytesCache = new Map<string, Uint8Array>();
 function keyBytes(secret: string): Uint8Array {
   let key = keyBytesCache.get(secret);

@@ -1,7 +1,7 @@
 // Tenant job routes: create (with Idempotency-Key), list, read (with the next 5 fires), update,
 // delete, pause, resume, run now, and a job's triggers.
 import { Hono } from "hono";
-import { newId } from "@fairway/core";
+import { newId, sha256Hex } from "@fairway/core";
 import {
   cancelJob, createJob, DEFAULT_POOL, findPool, getJob, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
   type Db, type JobPatch, type PoolConfig,
@@ -9,7 +9,6 @@ import {
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { announceWork } from "../announce.ts";
-import { sha256Hex } from "../hash.ts";
 import { buildJob, checkPayload, checkTarget, resolveSchedule } from "../job-input.ts";
 import { createJobBody, pageQuery, updateJobBody } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";

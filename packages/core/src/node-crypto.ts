@@ -1,0 +1,13 @@
+// node:crypto where the runtime has it at hand (Node; Workers only with nodejs_compat, and not always
+// through process.getBuiltinModule), else undefined and callers use WebCrypto. Its hashes and HMACs are
+// synchronous: WebCrypto's are asynchronous jobs whose bookkeeping cost many times the hash itself for
+// the short inputs Fairway hashes on every request and delivery (~30 µs per webhook signature, ~8% of the
+// API's CPU per create — --cpu-prof, docs/bench.md).
+export interface NodeCrypto {
+  createHmac(alg: "sha256", key: Uint8Array): { update(s: string): { digest(): Uint8Array } };
+  createHash(alg: "sha256"): { update(s: string, enc: "utf8"): { digest(enc: "hex"): string } };
+}
+
+export const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.(
+  "node:crypto",
+) as NodeCrypto | undefined;
