@@ -128,8 +128,9 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(seen.size).toBe(12 * 15);
     });
 
-    // The claim locks tenants, not triggers (claim.ts): a trigger cancelled while a claim is choosing
-    // it must fail the claim's status re-check, never start as `running` after its job was cancelled.
+    // A trigger cancelled while a claim is choosing it (claim.ts: picked rows are SKIP LOCKED, and the
+    // UPDATE re-checks the status) never starts as `running` after its job was cancelled, and neither
+    // side fails (no deadlock between the claim's and the cancel's row locks).
     it("claims racing job cancellation never start a cancelled trigger", async () => {
       const jobs: Array<{ tenant: string; jobId: string }> = [];
       for (let t = 0; t < 8; t++) {
