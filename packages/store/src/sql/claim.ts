@@ -35,6 +35,7 @@ export interface ClaimedTrigger {
   attempt: number;
   maxAttempts: number;
   leaseToken: string;
+  priority: number;
   jobName: string;
   target: { url: string; method?: string; headers?: Record<string, string> } | null;
   payload: unknown;
@@ -105,7 +106,7 @@ export function dueScanCap(budget: number, tenants: number): number {
 export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]): Promise<ClaimedTrigger[]> {
   if (tenantIds.length === 0 || input.budget <= 0) return [];
   const rows = await query<ClaimedTrigger>(db, claimLockedSql(input, sql`${JSON.stringify(tenantIds)}::jsonb`));
-  return withDates(rows, "scheduledFor");
+  return fairOrder(withDates(rows, "scheduledFor"));
 }
 
 /** Statement 2, for the locked tenants in `ids` (a jsonb array expression). */
@@ -204,7 +205,7 @@ function claimLockedSql(input: ClaimInput, ids: SQL) {
        WHERE pools.type IN (SELECT p.type FROM pools p WHERE p.type = ${type} FOR UPDATE SKIP LOCKED)
          AND sub.v > pools.vclock
     )
-    SELECT c.id, c.tenant_id AS "tenantId", c.job_id AS "jobId", c.type, c.kind,
+    SELECT c.id, c.tenant_id AS "tenantId", c.job_id AS "jobId", c.type, c.kind, c.priority,
            c.scheduled_for AS "scheduledFor", c.attempt_count AS attempt, c.max_attempts AS "maxAttempts",
            c.lease_token AS "leaseToken", j.name AS "jobName", j.target, j.payload,
            j.timeout_ms AS "timeoutMs", j.initial_delay_ms AS "initialDelayMs", j.max_delay_ms AS "maxDelayMs",
@@ -220,5 +221,27 @@ export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]
     lockCandidatesSql(input),
     claimLockedSql(input, sql`current_setting('fairway.claim_tenants')::jsonb`),
   ]);
-  return withDates(rows as ClaimedTrigger[], "scheduledFor");
+  return fairOrder(withDates(rows as ClaimedTrigger[], "scheduledFor"));
+}
+
+/** The claimed triggers in the order the pool should start them: each tenant's k-th of n at (k − ½)/n,
+ *  spread evenly as its WFQ slots are, highest priority first within a tenant. Started tenant by tenant
+ *  (the order the UPDATE returns them), a claim of 80 ran one tenant's block after another's, and a share
+ *  measured over a window moved by up to a block at its edges (weighted-share by count: ~1 % error with
+ *  half-pool claims, 3–5.6 % with the deeper prefetch, 0.04 % in fair order). Sorting here, not in SQL:
+ *  an ORDER BY over the wide claimed rows cost ~12 % of the claim's Postgres CPU. */
+export function fairOrder<T extends { tenantId: string; priority: number }>(rows: T[]): T[] {
+  const byTenant = new Map<string, T[]>();
+  for (const r of rows) {
+    const list = byTenant.get(r.tenantId);
+    if (list) list.push(r);
+    else byTenant.set(r.tenantId, [r]);
+  }
+  const keyed: Array<{ r: T; key: number }> = [];
+  for (const list of byTenant.values()) {
+    list.sort((a, b) => b.priority - a.priority); // stable: the claim's order within a priority
+    list.forEach((r, k) => keyed.push({ r, key: (k + 0.5) / list.length }));
+  }
+  keyed.sort((a, b) => a.key - b.key || (a.r.tenantId < b.r.tenantId ? -1 : a.r.tenantId > b.r.tenantId ? 1 : 0));
+  return keyed.map((x) => x.r);
 }
