@@ -12,8 +12,8 @@
 // tenant = min(maxInFlight − running, rate tokens, due). vstart = max(vtime, pool clock): a tenant back
 // from idle starts level with the busiest, never with banked credit. Every tenant's share is claimed
 // in one UPDATE, not one round trip per tenant.
-import { sql, type SQL } from "drizzle-orm";
-import { pipelineTx, query, withDates, type Db } from "../db.ts";
+import { sql } from "drizzle-orm";
+import { pipelineTx, withDates, type Db } from "../db.ts";
 
 export interface ClaimInput {
   type: string;
@@ -90,11 +90,6 @@ function lockCandidatesSql(input: ClaimInput) {
     SELECT set_config('fairway.claim_tenants', coalesce(jsonb_agg(id), '[]'::jsonb)::text, true) AS ids FROM locked`;
 }
 
-export async function lockCandidates(db: Db, input: ClaimInput): Promise<string[]> {
-  const [row] = await query<{ ids: string }>(db, lockCandidatesSql(input));
-  return JSON.parse(row.ids) as string[];
-}
-
 /** How many of one tenant's due triggers a claim looks at: twice an even share of the budget (at least
  *  16). Counting every tenant's backlog up to the whole budget cost half the claim (100 tenants ×
  *  budget rows). A tenant cut short here only waits for the next claim, which the executor runs at once
@@ -103,17 +98,11 @@ export function dueScanCap(budget: number, tenants: number): number {
   return Math.min(budget, Math.max(16, Math.ceil((2 * budget) / Math.max(1, tenants))));
 }
 
-export async function claimLocked(db: Db, input: ClaimInput, tenantIds: string[]): Promise<ClaimedTrigger[]> {
-  if (tenantIds.length === 0 || input.budget <= 0) return [];
-  const rows = await query<ClaimedTrigger>(db, claimLockedSql(input, sql`${JSON.stringify(tenantIds)}::jsonb`));
-  return fairOrder(withDates(rows, "scheduledFor"));
-}
-
-/** Statement 2, for the locked tenants in `ids` (a jsonb array expression). */
-function claimLockedSql(input: ClaimInput, ids: SQL) {
+/** Statement 2, for the tenants statement 1 locked (read from its transaction-local setting). */
+function claimLockedSql(input: ClaimInput) {
   const { type, budget, owner, leaseMs } = input;
   return sql`
-    WITH ids AS (SELECT jsonb_array_elements_text(${ids}) AS id),
+    WITH ids AS (SELECT jsonb_array_elements_text(current_setting('fairway.claim_tenants')::jsonb) AS id),
     -- dueScanCap(), in SQL: the tenant count is known only here when statement 1 was pipelined.
     cap AS (SELECT least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int / greatest(1, count(*))))::int) AS n FROM ids),
     st AS (
@@ -219,7 +208,7 @@ export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]
   if (input.budget <= 0) return [];
   const [, rows] = await pipelineTx(db, [
     lockCandidatesSql(input),
-    claimLockedSql(input, sql`current_setting('fairway.claim_tenants')::jsonb`),
+    claimLockedSql(input),
   ]);
   return fairOrder(withDates(rows as ClaimedTrigger[], "scheduledFor"));
 }
