@@ -13,7 +13,7 @@
 // from idle starts level with the busiest, never with banked credit. Every tenant's share is claimed
 // in one UPDATE, not one round trip per tenant.
 import { sql } from "drizzle-orm";
-import { pipelineTx, withDates, type Db } from "../db.ts";
+import { pipelineTx, type Db } from "../db.ts";
 
 export interface ClaimInput {
   type: string;
@@ -194,13 +194,39 @@ function claimLockedSql(input: ClaimInput) {
        WHERE pools.type IN (SELECT p.type FROM pools p WHERE p.type = ${type} FOR UPDATE SKIP LOCKED)
          AND sub.v > pools.vclock
     )
-    SELECT c.id, c.tenant_id AS "tenantId", c.job_id AS "jobId", c.type, c.kind, c.priority,
-           c.scheduled_for AS "scheduledFor", c.attempt_count AS attempt, c.max_attempts AS "maxAttempts",
-           c.lease_token AS "leaseToken", j.name AS "jobName", j.target, j.payload,
-           j.timeout_ms AS "timeoutMs", j.initial_delay_ms AS "initialDelayMs", j.max_delay_ms AS "maxDelayMs",
-           array_remove(ARRAY[tn.signing_secret,
-             CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL) AS secrets
-      FROM claimed c JOIN jobs j ON j.id = c.job_id JOIN tenants tn ON tn.id = c.tenant_id`;
+    -- One row of JSON: the triggers, and each claimed job's and tenant's data once (not once per trigger).
+    SELECT coalesce((SELECT json_agg(json_build_array(c.id, c.tenant_id, c.job_id, c.type, c.kind, c.priority,
+                                       extract(epoch FROM c.scheduled_for) * 1000, c.attempt_count,
+                                       c.max_attempts, c.lease_token)) FROM claimed c), '[]') AS triggers,
+           (SELECT json_object_agg(j.id, json_build_array(j.name, j.target, j.payload, j.timeout_ms,
+                                                          j.initial_delay_ms, j.max_delay_ms))
+              FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed)) AS jobs,
+           (SELECT json_object_agg(tn.id, array_remove(ARRAY[tn.signing_secret,
+                     CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
+              FROM tenants tn WHERE tn.id IN (SELECT tenant_id FROM claimed)) AS secrets`;
+}
+
+type Json<T> = T | string;
+const fromJson = <T>(v: Json<T>): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
+type TriggerTuple = [string, string, string, string, string, number, number, number, number, string];
+type JobTuple = [string, ClaimedTrigger["target"], unknown, number | null, number, number];
+interface ClaimResult {
+  triggers: Json<TriggerTuple[]>;
+  jobs: Json<Record<string, JobTuple>> | null;
+  secrets: Json<Record<string, string[]>> | null;
+}
+
+function decodeClaim(r: ClaimResult): ClaimedTrigger[] {
+  const jobs = r.jobs == null ? {} : fromJson(r.jobs);
+  const secrets = r.secrets == null ? {} : fromJson(r.secrets);
+  return fromJson(r.triggers).map(([id, tenantId, jobId, type, kind, priority, scheduledMs, attempt, maxAttempts, leaseToken]) => {
+    const j = jobs[jobId];
+    return {
+      id, tenantId, jobId, type, kind, priority, scheduledFor: new Date(scheduledMs), attempt, maxAttempts, leaseToken,
+      jobName: j[0], target: j[1], payload: j[2], timeoutMs: j[3], initialDelayMs: j[4], maxDelayMs: j[5],
+      secrets: secrets[tenantId] ?? [],
+    };
+  });
 }
 
 /** Lock candidates, then claim each one's fair share: one transaction, one round trip on postgres.js. */
@@ -210,7 +236,7 @@ export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]
     lockCandidatesSql(input),
     claimLockedSql(input),
   ]);
-  return fairOrder(withDates(rows as ClaimedTrigger[], "scheduledFor"));
+  return fairOrder(decodeClaim((rows as ClaimResult[])[0]));
 }
 
 /** The claimed triggers in the order the pool should start them: each tenant's k-th of n at (k − ½)/n,
