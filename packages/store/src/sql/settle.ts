@@ -35,6 +35,8 @@ export interface Settled {
   durationMs: number;
 }
 
+type SettledTuple = [string, string, string, string, string, number];
+
 export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   if (items.length === 0) return [];
   // Only the fields a settlement has: a missing key reads as NULL in jsonb_to_recordset, and a batch
@@ -59,7 +61,7 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   );
   // One statement: the fenced trigger update, the attempt rows, job completion, the maxJobs counter
   // and the worker-time charge.
-  const settled = await query<Settled>(
+  const rows = await query<{ settled: SettledTuple[] | string }>(
     db,
     sql`
     WITH input AS (
@@ -117,24 +119,29 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
       SELECT d.tenant_id, d.type, count(*)::int AS n, sum(greatest(1, i.duration_ms)) AS total_ms
         FROM done d JOIN input i ON i.id = d.id GROUP BY d.tenant_id, d.type
     ),
-    -- Lock order (no deadlocks): tenant_pools rows in key order, as the claim does.
+    -- Lock order (no deadlocks): tenant_pools rows in key order, as the claim does. The rows are locked
+    -- with what each is charged, so the update below joins nothing else per row (joining "used" and
+    -- "locked" again was a nested loop over both: 100 × 100 rows for a batch over 100 tenants).
     locked AS MATERIALIZED (
-      SELECT tp.tenant_id, tp.type FROM tenant_pools tp
+      SELECT tp.tenant_id, tp.type, u.n, u.total_ms FROM tenant_pools tp
         JOIN used u ON u.tenant_id = tp.tenant_id AND u.type = tp.type
        ORDER BY tp.tenant_id, tp.type
          FOR UPDATE OF tp
     ),
     charge AS (
       UPDATE tenant_pools tp
-         SET vtime = tp.vtime + (u.total_ms - u.n * tp.cost_ms) / t.weight,
-             cost_ms = greatest(1, 0.8 * tp.cost_ms + 0.2 * (u.total_ms / u.n))
-        FROM used u, tenants t, locked l
-       WHERE l.tenant_id = tp.tenant_id AND l.type = tp.type
-         AND u.tenant_id = tp.tenant_id AND u.type = tp.type AND t.id = tp.tenant_id
+         SET vtime = tp.vtime + (l.total_ms - l.n * tp.cost_ms) / t.weight,
+             cost_ms = greatest(1, 0.8 * tp.cost_ms + 0.2 * (l.total_ms / l.n))
+        FROM locked l JOIN tenants t ON t.id = l.tenant_id
+       WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
     )
-    SELECT d.id, d.tenant_id AS "tenantId", d.job_id AS "jobId", d.type, d.status,
-           i.duration_ms AS "durationMs"
+    -- One row of JSON: parsing it costs Node a fraction of what six columns × a thousand rows did.
+    SELECT coalesce(json_agg(json_build_array(d.id, d.tenant_id, d.job_id, d.type, d.status, i.duration_ms)), '[]') AS settled
       FROM done d JOIN input i ON i.id = d.id`,
+  );
+  const out = rows[0]?.settled ?? [];
+  const settled: Settled[] = (typeof out === "string" ? (JSON.parse(out) as SettledTuple[]) : out).map(
+    ([id, tenantId, jobId, type, status, durationMs]) => ({ id, tenantId, jobId, type, status, durationMs }),
   );
   return settled;
 }
