@@ -39,25 +39,17 @@ type SettledTuple = [string, string, string, string, string, number];
 
 export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   if (items.length === 0) return [];
-  // Only the fields a settlement has: a missing key reads as NULL in jsonb_to_recordset, and a batch
-  // of successes is about half the bytes of one spelling out every null.
+  // Positional arrays, times as epoch ms, and a success stops after its outcome: a third of the bytes
+  // of named fields with ISO times, and less for Node to build (a missing index reads as NULL).
   const input = JSON.stringify(
-    items.map((i) => ({
-      id: i.id,
-      token: i.leaseToken,
-      attempt: i.attempt,
-      status: i.status,
-      next_attempt_at: i.nextAttemptAt?.toISOString(),
-      reason: i.reason ?? undefined,
-      started_at: i.startedAt.toISOString(),
-      duration_ms: i.durationMs,
-      outcome: i.outcome,
-      http_status: i.httpStatus ?? undefined,
-      error: i.error ?? undefined,
-      response_body: i.responseBody ?? undefined,
-      pause_job: i.pauseJob || undefined,
-      reap: i.reap || undefined,
-    })),
+    items.map((i) => {
+      const row: unknown[] = [i.id, i.leaseToken, i.attempt, i.status, i.startedAt.getTime(), i.durationMs, i.outcome];
+      if (i.nextAttemptAt || i.reason || i.httpStatus != null || i.error || i.responseBody || i.pauseJob || i.reap) {
+        row.push(i.nextAttemptAt?.getTime() ?? null, i.reason ?? null, i.httpStatus ?? null, i.error ?? null,
+          i.responseBody ?? null, i.pauseJob || null, i.reap || null);
+      }
+      return row;
+    }),
   );
   // One statement: the fenced trigger update, the attempt rows, job completion, the maxJobs counter
   // and the worker-time charge.
@@ -65,10 +57,12 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
     db,
     sql`
     WITH input AS (
-      SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS x(
-        id text, token text, attempt int, status text, next_attempt_at timestamptz, reason text,
-        started_at timestamptz, duration_ms float8, outcome text, http_status int, error text,
-        response_body text, pause_job boolean, reap boolean)
+      SELECT x->>0 AS id, x->>1 AS token, (x->>2)::int AS attempt, x->>3 AS status,
+             to_timestamp((x->>4)::float8 / 1000) AS started_at, (x->>5)::float8 AS duration_ms,
+             x->>6 AS outcome, to_timestamp((x->>7)::float8 / 1000) AS next_attempt_at, x->>8 AS reason,
+             (x->>9)::int AS http_status, x->>10 AS error, x->>11 AS response_body,
+             (x->>12)::boolean AS pause_job, (x->>13)::boolean AS reap
+        FROM jsonb_array_elements(${input}::jsonb) AS x
     ),
     done AS (
       UPDATE triggers t
