@@ -1,5 +1,6 @@
 // createJob batches a tenant's concurrent creates into one statement (sql/createJob.ts). These race it on
 // real Postgres: two database handles stand for two API processes, whose batches meet on the counter row.
+// At the limit the statement refuses without an error: Postgres counts no rolled-back transaction.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@fairway/core";
 import { connectPostgres, createJob, query, sql, type CreateJobResult, type Db, type NewJob, type Store } from "@fairway/store";
@@ -68,6 +69,118 @@ describe("createJob batches", () => {
       // Exactly the jobs reported created exist.
       const ids = await query<{ id: string }>(db, sql`SELECT id FROM jobs WHERE tenant_id = ${tenant}`);
       expect(new Set(ids.map((r) => r.id))).toEqual(new Set(created.map((j) => j.id)));
+    }
+  });
+
+  it("at the limit nothing fails in Postgres: a batch admits what fits, in request order, and refuses the rest", async () => {
+    // A database of its own, used only by two one-connection handles: every rolled-back transaction in it
+    // is theirs, and each flushes its statistics before they are read, so the count is exact.
+    const own = await createTestDb({ max: 1 });
+    const a = own.store;
+    const b = connectPostgres(own.url, { max: 1 });
+    const rollbacks = async () => {
+      for (const h of [a, b]) await h.db.execute(sql`SELECT pg_stat_force_next_flush()`);
+      return (await query<{ n: number }>(a.db, sql`SELECT xact_rollback::int AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n;
+    };
+    const ownCounts = async () =>
+      (await query<{ jobs: number; counter: number }>(a.db, sql`
+        SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = 'full') AS jobs,
+               (SELECT live_jobs FROM tenant_counters WHERE tenant_id = 'full') AS counter`))[0];
+    try {
+      await seedTenant(a.db, "full");
+      for (let i = 0; i < 7; i++) expect((await createJob(a.db, newJob("full", i), { maxJobs: 10, poolKnown: true })).kind).toBe("created");
+      const before = await rollbacks();
+      // 3 slots left. The first goes alone; the next five wait and go as one batch, which has room for two.
+      const first = createJob(a.db, newJob("full", 10), { maxJobs: 10, poolKnown: true });
+      const batch = Array.from({ length: 5 }, (_, i) => createJob(a.db, newJob("full", 11 + i), { maxJobs: 10, poolKnown: true }));
+      expect(kinds(await settled([first, ...batch]))).toEqual(["created", "created", "created", "max_jobs", "max_jobs", "max_jobs"]);
+      // A refused job writes nothing, not even the pool row of its new type.
+      expect((await createJob(b.db, newJob("full", 20, { type: "full-new-type" }), { maxJobs: 10 })).kind).toBe("max_jobs");
+      expect(await query(a.db, sql`SELECT type FROM pools WHERE type = 'full-new-type'`)).toEqual([]);
+      // Two processes over the limit at once.
+      const race = Array.from({ length: 20 }, (_, i) => createJob(i % 2 ? b.db : a.db, newJob("full", 30 + i), { maxJobs: 12, poolKnown: true }));
+      expect(kinds(await settled(race)).filter((k) => k === "created")).toHaveLength(2);
+      expect(await ownCounts()).toEqual({ jobs: 12, counter: 12 });
+      expect(await rollbacks()).toBe(before);
+    } finally {
+      await b.close();
+      await own.drop();
+    }
+  });
+
+  it("at the limit an Idempotency-Key replays; a refused key is refused again within its batch", async () => {
+    await seedTenant(db, "idemfull");
+    const o = (key: string, hash = "h") => ({ maxJobs: 2, poolKnown: true, idempotencyKey: key, requestHash: hash });
+    expect((await createJob(db, newJob("idemfull", 0), o("a"))).kind).toBe("created");
+    const results = await settled([
+      createJob(db, newJob("idemfull", 1), o("b")), // alone: the last slot
+      createJob(db, newJob("idemfull", 2), o("a")),
+      createJob(db, newJob("idemfull", 3), o("c")),
+      createJob(db, newJob("idemfull", 4), o("b", "other")),
+      createJob(db, newJob("idemfull", 5), o("c")),
+    ]);
+    expect(kinds(results)).toEqual(["created", "replayed", "max_jobs", "idempotency_conflict", "max_jobs"]);
+    expect(await counts("idemfull")).toMatchObject({ jobs: 2, counter: 2 });
+  });
+
+  it("a slot given to a key another process took meanwhile is not lost: the jobs refused for it run again", async () => {
+    await seedTenant(db, "taken");
+    expect((await createJob(db, newJob("taken", 0), { maxJobs: 100, poolKnown: true })).kind).toBe("created");
+    const a = connectPostgres(t.url, { max: 1 });
+    const b = connectPostgres(t.url, { max: 1 });
+    const hold = connectPostgres(t.url, { max: 1 });
+    const waiting = async (n: number) => {
+      for (;;) {
+        const [w] = await query<{ n: number }>(db, sql`
+          SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        if (w.n === n) return;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    try {
+      const o = (key?: string) => ({ maxJobs: 5, poolKnown: true, idempotencyKey: key, requestHash: key && "h" });
+      let releaseHold!: () => void;
+      let releaseA!: () => void;
+      const held = new Promise<void>((r) => (releaseHold = r));
+      const aHeld = new Promise<void>((r) => (releaseA = r));
+      // The counter row is held: B's first create waits for it; its next three wait for that one.
+      let holding!: () => void;
+      const holds = new Promise<void>((r) => (holding = r));
+      const holder = hold.db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT 1 FROM tenant_counters WHERE tenant_id = 'taken' FOR UPDATE`);
+        holding();
+        await held;
+      });
+      await holds;
+      const bResults = settled([
+        createJob(b.db, newJob("taken", 1), o()),
+        createJob(b.db, newJob("taken", 2), o("k")),
+        createJob(b.db, newJob("taken", 3), o()),
+        createJob(b.db, newJob("taken", 4), o()),
+      ]);
+      await waiting(1);
+      // A, in a transaction it keeps open, creates key "k" after B's first and before B's batch.
+      let aCreated!: (r: CreateJobResult) => void;
+      const aResult = new Promise<CreateJobResult>((r) => (aCreated = r));
+      const aTx = a.db.transaction(async (tx) => {
+        aCreated(await createJob(tx as unknown as Db, newJob("taken", 5), o("k")));
+        await aHeld;
+      });
+      await waiting(2);
+      releaseHold();
+      await holder;
+      expect((await aResult).kind).toBe("created");
+      // B's batch started before A commits: its snapshot does not see A's "k", so it gives "k" a slot, of
+      // the two left, and refuses its last job; the insert then finds "k" taken.
+      await waiting(1);
+      releaseA();
+      await aTx;
+      expect(kinds(await bResults)).toEqual(["created", "replayed", "created", "created"]);
+      expect(await counts("taken")).toMatchObject({ jobs: 5, counter: 5 });
+    } finally {
+      await a.close();
+      await b.close();
+      await hold.close();
     }
   });
 

@@ -3,22 +3,32 @@
 // five unprepared round trips, and parsing, planning and round trips were most of a create (BENCH.md api).
 //
 // Creates for one tenant are batched per process: while a tenant's statement is in flight, its next
-// creates wait and then go together as one statement (N jobs, the counter incremented once by N). One
+// creates wait and then go together as one statement (N jobs, the counter incremented once). One
 // tenant's creates all queue on its counter row's lock anyway; a batch takes that lock once for many
 // jobs instead of handing it from backend to backend per job (that hand-off, not the work, capped a
-// tenant's create rate). An idle tenant's create goes at once, alone. A batch that fails for any reason —
-// the maxJobs limit included — is retried job by job, so each request gets exactly its own outcome.
+// tenant's create rate). An idle tenant's create goes at once, alone. A statement that fails (one bad
+// job) is retried job by job, so each request gets exactly its own outcome.
 //
-// maxJobs: the counter row is incremented last, so its lock is held only from the increment to the
-// commit. The increment checks the limit against the row's latest value (an UPDATE re-reads a row a
-// concurrent create changed); over the limit it sets NULL, which the NOT NULL column refuses: the error
-// aborts the statement, so no job or trigger of it is written. The row is made on a tenant's first job
-// from a real count (concurrent first creates meet in ON CONFLICT, which sees the committed row).
-// Idempotency-Key: the unique (tenant, key) index; a duplicate inserts nothing (ON CONFLICT waits for a
-// concurrent first to commit) and counts nothing, and the first's job is then read by a new statement
-// (whose snapshot sees it; this statement's does not). Two requests with one key in one batch: the first
-// inserts, the second is a duplicate of it.
-import { and, eq, inArray, sql } from "drizzle-orm";
+// maxJobs, refused without an error: the statement first locks the tenant's counter row (FOR NO KEY
+// UPDATE returns its latest committed value, waiting for a concurrent create, cancel or settle that holds
+// it), admits as many of the batch's jobs as the limit leaves room for, in request order, inserts only
+// those, and adds the number it inserted to the counter last (the row is already locked, so that UPDATE
+// sees the value the admission used). A refused job writes nothing (not even its pool row), and nothing
+// fails: an over-limit statement used to write NULL into the NOT NULL counter, which aborted it (and
+// logged an ERROR in Postgres for every refusal).
+// Lock order: the tenant's row FOR KEY SHARE (what the jobs' foreign keys take anyway, at the end of the
+// statement), then its counter row: the order a tenant's delete would take them in (the row, then the
+// cascade to its counter). Settle and cancel lock triggers and jobs, then counters; a create waits for no
+// existing job or trigger row, so neither waits on it in a cycle.
+// The counter row is made on a tenant's first job from a real count, by a statement of its own: the
+// create finds no row to lock, admits nothing, makes the row (concurrent firsts meet in ON CONFLICT) and
+// goes again.
+// Idempotency-Key: the unique (tenant, key) index. A job whose key a committed job in the snapshot or an
+// earlier job of its batch holds takes no room, and is answered from the job found by key afterwards, by
+// a new statement whose snapshot sees it. A key a concurrent create commits after the snapshot is caught
+// by ON CONFLICT DO NOTHING (which waits for that create; the job counts nothing); the room given to it
+// then went unused, so the batch's jobs not created go again.
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { newId } from "@fairway/core";
 import { query, type Db } from "../db.ts";
 import { jobs } from "../schema.ts";
@@ -75,16 +85,14 @@ async function drain(db: Db, byTenant: Map<string, Waiting[]>, key: string, queu
   try {
     while (queue.length > 0) {
       batch = takeBatch(queue);
-      if (batch.length > 1) {
-        try {
-          const results = await insertJobs(db, batch);
-          batch.forEach((w, i) => (results[i] ? w.resolve(results[i]) : w.reject(noOutcome())));
-          continue;
-        } catch {
-          // The limit, or one bad job: each alone below, so each gets its own outcome.
-        }
+      try {
+        const results = await insertJobs(db, batch);
+        batch.forEach((w, i) => w.resolve(results[i]));
+      } catch (err) {
+        if (batch.length === 1) batch[0].reject(err);
+        // One bad job: each alone, so each gets its own outcome.
+        else for (const w of batch) await insertJobs(db, [w]).then(([r]) => w.resolve(r), (e: unknown) => w.reject(e));
       }
-      for (const w of batch) await createAlone(db, w);
     }
   } catch (err) {
     // Only a bug gets here; the creates still waiting must fail, never hang.
@@ -94,20 +102,6 @@ async function drain(db: Db, byTenant: Map<string, Waiting[]>, key: string, queu
     byTenant.delete(key);
   }
 }
-
-async function createAlone(db: Db, w: Waiting): Promise<void> {
-  try {
-    const [r] = await insertJobs(db, [w]);
-    if (r) w.resolve(r);
-    else w.reject(noOutcome());
-  } catch (err) {
-    if (isCounterAtLimit(err)) w.resolve({ kind: "max_jobs", limit: w.opts.maxJobs });
-    else w.reject(err);
-  }
-}
-
-/** Not inserted, and no job holds its Idempotency-Key (its tenant was deleted in between). */
-const noOutcome = () => new Error("createJob: the job was neither created nor found under its Idempotency-Key");
 
 function takeBatch(queue: Waiting[]): Waiting[] {
   let n = 0;
@@ -120,11 +114,46 @@ function takeBatch(queue: Waiting[]): Waiting[] {
   return queue.splice(0, n);
 }
 
-/** One statement for jobs of one tenant under one limit; the outcome of each (undefined: none found). */
-async function insertJobs(db: Db, batch: Waiting[]): Promise<Array<CreateJobResult | undefined>> {
+/** Jobs of one tenant under one limit, created by one statement (rarely more, see below); the outcome
+ *  of each. */
+async function insertJobs(db: Db, batch: Waiting[]): Promise<CreateJobResult[]> {
   const { tenantId } = batch[0].job;
   const { maxJobs } = batch[0].opts;
-  const input = batch.map(({ job, opts }) => ({
+  const created = new Map<string, JobRow>();
+  // Again, for the jobs not created, after a statement that found no counter row (once per tenant) or
+  // left room unused: it gave a slot to a key a concurrent create committed after its snapshot (ON
+  // CONFLICT waited for that create), so a job it refused may fit. Each key is committed once: this ends.
+  for (let todo = batch, round = 0; todo.length > 0; round++) {
+    if (round > batch.length + 1) throw new Error(`createJob: tenant ${tenantId} still has no counter row`);
+    if (round > 0) await ensureCounter(db, tenantId);
+    const rows = jobShape.rows(await query(db, insertStatement(todo)));
+    const again = rows.length > 0 && rows[rows.length - 1].id === null;
+    for (const r of rows) if (r.id !== null) created.set(r.id, r);
+    if (!again) break;
+    todo = todo.filter((w) => !created.has(w.job.id));
+  }
+  // Not created, with a key: the key is taken (by a committed job, which a new statement sees), or the
+  // job was refused.
+  const keys = batch.flatMap((w) => (!created.has(w.job.id) && w.opts.idempotencyKey) || []);
+  const byKey = new Map((keys.length ? await jobsByIdempotencyKey(db, tenantId, keys) : []).map((r) => [r.idempotencyKey, r]));
+  return batch.map(({ job, opts }): CreateJobResult => {
+    const row = created.get(job.id);
+    if (row) return { kind: "created", job: row };
+    const existing = opts.idempotencyKey === undefined ? undefined : byKey.get(opts.idempotencyKey);
+    if (!existing) return { kind: "max_jobs", limit: maxJobs }; // no room, and no job holds its key
+    return existing.idempotencyHash === opts.requestHash ? { kind: "replayed", job: existing } : { kind: "idempotency_conflict" };
+  });
+}
+
+/** The statement: the inserted jobs' rows, then a row of NULLs if the jobs not inserted should go again. */
+function insertStatement(batch: Waiting[]): SQL {
+  const { tenantId } = batch[0].job;
+  const { maxJobs } = batch[0].opts;
+  const keys = new Set<string>();
+  const input = batch.map(({ job, opts }, ord) => ({
+    ord,
+    // An earlier job of the batch has its key: this one is its duplicate.
+    dup: opts.idempotencyKey !== undefined && keys.size === keys.add(opts.idempotencyKey).size,
     id: job.id,
     name: job.name,
     type: job.type,
@@ -148,13 +177,34 @@ async function insertJobs(db: Db, batch: Waiting[]): Promise<Array<CreateJobResu
     trigger_id: job.runAt ? newId("trg") : null,
     new_pool: !opts.poolKnown,
   }));
-  const rows = await query(db, sql`
+  return sql`
     WITH input AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS x(
-        id text, name text, type text, cron text, timezone text, run_at timestamptz, next_fire_at timestamptz,
-        target jsonb, payload jsonb, max_attempts int, initial_delay_ms int, max_delay_ms int, timeout_ms int,
-        priority int, overlap text, misfire text, catchup_window_ms int, status text, idempotency_key text,
-        idempotency_hash text, trigger_id text, new_pool boolean)
+        ord int, dup boolean, id text, name text, type text, cron text, timezone text, run_at timestamptz,
+        next_fire_at timestamptz, target jsonb, payload jsonb, max_attempts int, initial_delay_ms int,
+        max_delay_ms int, timeout_ms int, priority int, overlap text, misfire text, catchup_window_ms int,
+        status text, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean)
+    ), counter AS MATERIALIZED (
+      -- First: the tenant's row (KEY SHARE, as the foreign keys take it), then its counter row, locked
+      -- at its latest committed value. No row: the tenant's first job (see ensureCounter).
+      SELECT c.live_jobs FROM tenant_counters c
+       WHERE c.tenant_id = (SELECT t.id FROM tenants t WHERE t.id = ${tenantId} FOR KEY SHARE)
+         FOR NO KEY UPDATE
+    ), held AS (
+      -- The batch's keys that committed jobs hold: one index probe per key (LATERAL … LIMIT: never a
+      -- scan of all the tenant's keys, whatever the planner believes of them).
+      SELECT x.idempotency_key FROM input x,
+             LATERAL (SELECT 1 FROM jobs j WHERE j.tenant_id = ${tenantId} AND j.idempotency_key = x.idempotency_key LIMIT 1) h
+       WHERE NOT x.dup AND x.idempotency_key IS NOT NULL
+    ), admitted AS (
+      -- The first (maxJobs − live) jobs, in request order, of those whose key nobody holds yet (a
+      -- committed job, or an earlier job of the batch): a duplicate takes no room.
+      SELECT ord FROM (
+        SELECT x.ord, count(*) OVER (ORDER BY x.ord) AS nth
+          FROM input x
+         WHERE NOT x.dup AND (x.idempotency_key IS NULL OR x.idempotency_key NOT IN (SELECT idempotency_key FROM held))
+      ) c
+       WHERE c.nth <= ${maxJobs}::int - (SELECT live_jobs FROM counter)
     ), job AS (
       INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, run_at, next_fire_at, target, payload,
                         max_attempts, initial_delay_ms, max_delay_ms, timeout_ms, priority, overlap, misfire,
@@ -162,7 +212,7 @@ async function insertJobs(db: Db, batch: Waiting[]): Promise<Array<CreateJobResu
       SELECT id, ${tenantId}, name, type, cron, timezone, run_at, next_fire_at, target, payload,
              max_attempts, initial_delay_ms, max_delay_ms, timeout_ms, priority, overlap, misfire,
              catchup_window_ms, status, idempotency_key, idempotency_hash
-        FROM input
+        FROM input x JOIN admitted a ON a.ord = x.ord
       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
       RETURNING ${jobShape.list}
     ), trigger AS (
@@ -170,51 +220,35 @@ async function insertJobs(db: Db, batch: Waiting[]): Promise<Array<CreateJobResu
       SELECT x.trigger_id, j."tenantId", j.id, j.type, j."runAt", j."runAt", j.priority, j.overlap <> 'allow', j."maxAttempts"
         FROM job j JOIN input x ON x.id = j.id
        WHERE j."runAt" IS NOT NULL
-      RETURNING 1
     ), pool AS (
-      INSERT INTO pools (type) SELECT DISTINCT type FROM input WHERE new_pool ON CONFLICT DO NOTHING
-    ), added AS (
-      -- Joined with the trigger insert so that runs first and the counter's lock is taken as late as possible.
-      SELECT (SELECT count(*)::int FROM job) AS n FROM (SELECT count(*) FROM trigger) t
+      INSERT INTO pools (type) SELECT DISTINCT j.type FROM job j JOIN input x ON x.id = j.id WHERE x.new_pool
+      ON CONFLICT DO NOTHING
     ), counted AS (
-      UPDATE tenant_counters c SET live_jobs = CASE WHEN c.live_jobs + a.n <= ${maxJobs}::int THEN c.live_jobs + a.n END
-        FROM added a
+      -- Last, by the jobs really inserted. The row is ours since "counter": this UPDATE, whose snapshot
+      -- may hold an older version, follows it to the latest one (READ COMMITTED), the one locked there.
+      UPDATE tenant_counters c SET live_jobs = c.live_jobs + a.n
+        FROM (SELECT count(*)::int AS n FROM job) a
        WHERE c.tenant_id = ${tenantId} AND a.n > 0
-      RETURNING 1
-    ), first AS (
-      -- The tenant's first jobs: no counter row in this statement's snapshot. A concurrent first create
-      -- may have committed one since; the conflict then increments that row, which it sees.
-      INSERT INTO tenant_counters AS c (tenant_id, live_jobs)
-      SELECT ${tenantId}, CASE WHEN l.live + a.n <= ${maxJobs}::int THEN l.live + a.n END
-        FROM added a, LATERAL (
-          SELECT count(*)::int AS live FROM jobs WHERE tenant_id = ${tenantId} AND status IN ('active', 'paused')
-        ) l
-       WHERE a.n > 0 AND NOT EXISTS (SELECT 1 FROM counted)
-      ON CONFLICT (tenant_id) DO UPDATE
-        SET live_jobs = CASE WHEN c.live_jobs + (SELECT n FROM added) <= ${maxJobs}::int THEN c.live_jobs + (SELECT n FROM added) END
-      RETURNING 1
     )
-    SELECT job.* FROM job LEFT JOIN (SELECT count(*) FROM first) f ON true`);
-  const created = new Map(jobShape.rows(rows).map((r) => [r.id, r]));
-  const keys = batch.filter((w) => !created.has(w.job.id) && w.opts.idempotencyKey).map((w) => w.opts.idempotencyKey!);
-  // Not inserted: the key is taken. ON CONFLICT waited for its job to commit, so a new statement sees it.
-  const byKey = new Map((keys.length ? await jobsByIdempotencyKey(db, tenantId, keys) : []).map((r) => [r.idempotencyKey, r]));
-  return batch.map(({ job, opts }): CreateJobResult | undefined => {
-    const row = created.get(job.id);
-    if (row) return { kind: "created", job: row };
-    const existing = opts.idempotencyKey ? byKey.get(opts.idempotencyKey) : undefined;
-    if (!existing) return undefined;
-    return existing.idempotencyHash === opts.requestHash ? { kind: "replayed", job: existing } : { kind: "idempotency_conflict" };
-  });
+    SELECT j.* FROM job j
+    UNION ALL -- Go again: no counter row, or a slot given to a job not inserted (its key was taken).
+    SELECT j.* FROM (SELECT WHERE NOT EXISTS (SELECT 1 FROM counter)
+                        OR (SELECT count(*) FROM admitted) > (SELECT count(*) FROM job)) again
+      LEFT JOIN job j ON false`;
+}
+
+/** A tenant's first job: its counter row, from a real count of its live jobs (nothing if the row is
+ *  there). Concurrent firsts meet in ON CONFLICT; no job of the tenant is created meanwhile (a create
+ *  needs the row's lock). */
+async function ensureCounter(db: Db, tenantId: string): Promise<void> {
+  await query(db, sql`
+    INSERT INTO tenant_counters (tenant_id, live_jobs)
+    SELECT ${tenantId}, count(*)::int FROM jobs
+     WHERE tenant_id = ${tenantId} AND status IN ('active', 'paused')
+       AND NOT EXISTS (SELECT 1 FROM tenant_counters WHERE tenant_id = ${tenantId})
+    ON CONFLICT (tenant_id) DO NOTHING`);
 }
 
 async function jobsByIdempotencyKey(db: Db, tenantId: string, keys: string[]): Promise<JobRow[]> {
   return db.select().from(jobs).where(and(eq(jobs.tenantId, tenantId), inArray(jobs.idempotencyKey, [...new Set(keys)])));
-}
-
-/** The NOT NULL violation the counter's limit check raises (postgres.js and PGlite name the column
- *  differently). */
-function isCounterAtLimit(err: unknown): boolean {
-  const e = err as { code?: string; column_name?: string; column?: string } | null;
-  return e?.code === "23502" && (e.column_name ?? e.column) === "live_jobs";
 }
