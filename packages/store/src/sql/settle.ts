@@ -82,22 +82,24 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
          AND (t.status = 'running') IS TRUE
          AND t.attempt_count = i.attempt
          AND (i.reap IS NOT TRUE OR t.lease_expires_at <= now())
-      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status
+      -- The settlement's own fields come back with the row: nothing below joins "input" again.
+      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status, i.attempt, i.started_at, i.duration_ms,
+                i.outcome, i.http_status, i.error, i.response_body, i.pause_job
     ),
     att AS (
       INSERT INTO attempts (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
                             http_status, error, response_body)
-      SELECT d.id, d.tenant_id, i.attempt, i.started_at, round(i.duration_ms)::int, i.outcome,
-             i.http_status, i.error, i.response_body
-        FROM done d JOIN input i ON i.id = d.id
+      SELECT d.id, d.tenant_id, d.attempt, d.started_at, round(d.duration_ms)::int, d.outcome,
+             d.http_status, d.error, d.response_body
+        FROM done d
       ON CONFLICT (trigger_id, attempt) DO NOTHING
     ),
     job_end AS (
       -- A one-time job completes when its trigger ends; 410 Gone pauses any job.
       UPDATE jobs j
          SET status = CASE WHEN e.pause_job THEN 'paused' ELSE 'completed' END, updated_at = now()
-        FROM (SELECT d.job_id, i.pause_job IS TRUE AS pause_job FROM done d JOIN input i ON i.id = d.id
-               WHERE i.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead'))) e
+        FROM (SELECT d.job_id, d.pause_job IS TRUE AS pause_job FROM done d
+               WHERE d.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead'))) e
        WHERE j.id = e.job_id AND j.status = 'active' AND (e.pause_job OR j.cron IS NULL)
       RETURNING j.tenant_id, j.status
     ),
@@ -110,8 +112,8 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
     -- Worker time: correct each tenant's virtual time by what it really used (the claim charged an
     -- estimate) and move the estimate towards reality (EWMA). 1 ms floor: no-op work still costs a slot.
     used AS (
-      SELECT d.tenant_id, d.type, count(*)::int AS n, sum(greatest(1, i.duration_ms)) AS total_ms
-        FROM done d JOIN input i ON i.id = d.id GROUP BY d.tenant_id, d.type
+      SELECT d.tenant_id, d.type, count(*)::int AS n, sum(greatest(1, d.duration_ms)) AS total_ms
+        FROM done d GROUP BY d.tenant_id, d.type
     ),
     -- Lock order (no deadlocks): tenant_pools rows in key order, as the claim does. The rows are locked
     -- with what each is charged, so the update below joins nothing else per row (joining "used" and
@@ -130,8 +132,8 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
        WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
     )
     -- One row of JSON: parsing it costs Node a fraction of what six columns × a thousand rows did.
-    SELECT coalesce(json_agg(json_build_array(d.id, d.tenant_id, d.job_id, d.type, d.status, i.duration_ms)), '[]') AS settled
-      FROM done d JOIN input i ON i.id = d.id`,
+    SELECT coalesce(json_agg(json_build_array(d.id, d.tenant_id, d.job_id, d.type, d.status, d.duration_ms)), '[]') AS settled
+      FROM done d`,
   );
   const out = rows[0]?.settled ?? [];
   const settled: Settled[] = (typeof out === "string" ? (JSON.parse(out) as SettledTuple[]) : out).map(
