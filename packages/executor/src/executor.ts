@@ -12,7 +12,7 @@ import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler } from "./run-trigger.ts";
 import { Settler, decideSettlement } from "./settler.ts";
 import { Waker } from "./sleep.ts";
-import type { Transport } from "./transport.ts";
+import { RunAbort, type Transport } from "./transport.ts";
 
 export interface WakeSource {
   onWake(listener: () => void): () => void;
@@ -53,7 +53,7 @@ interface Held {
   t: ClaimedTrigger;
   pool: Pool;
   started: boolean;
-  abort: AbortController;
+  abort: RunAbort;
 }
 
 export class Executor {
@@ -129,7 +129,7 @@ export class Executor {
     const deadline = this.now() + graceMs;
     while ([...this.held.values()].some((h) => h.started) && this.now() < deadline) await sleep(20);
     const unfinished = [...this.held.values()];
-    for (const h of unfinished) h.abort.abort();
+    for (const h of unfinished) h.abort.abort("stop");
     await this.settler.flush();
     if (unfinished.length > 0) {
       const n = await releaseLeases(this.opts.db, unfinished.map((h) => h.t)).catch((err) => {
@@ -267,15 +267,15 @@ export class Executor {
   }
 
   private dispatch(pool: Pool, t: ClaimedTrigger): void {
-    const h: Held = { t, pool, started: false, abort: new AbortController() };
+    const h: Held = { t, pool, started: false, abort: new RunAbort() };
     this.held.set(t.id, h);
     void pool.run(async () => {
       if (this.stopping) return; // not started before stop(): released by stop(), never run
       h.started = true;
       const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
-      const timer = setTimeout(() => h.abort.abort(), timeoutMs);
+      const timer = setTimeout(() => h.abort.abort("timeout"), timeoutMs);
       const startedAt = new Date(this.now());
-      const r = await runTrigger(t, h.abort.signal, {
+      const r = await runTrigger(t, h.abort, {
         transport: this.opts.transport,
         handlers: this.opts.handlers ?? {},
         allowPrivateTargets: this.opts.allowPrivateTargets ?? false,
@@ -284,7 +284,7 @@ export class Executor {
       clearTimeout(timer);
       pool.recordRun(r.durationMs);
       // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
-      if (this.stopping && h.abort.signal.aborted && this.now() - startedAt.getTime() < timeoutMs) return;
+      if (h.abort.reason === "stop") return;
       this.held.delete(t.id);
       this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000);
       // Room for a quarter-pool batch: claim again now, while the queued work still runs.

@@ -2,7 +2,7 @@
 // outcomes are values (STYLE habit 9): this never throws; the attempt row stores what it returns.
 import { checkTargetUrl, parseRetryAfter, signWebhook, type DeliveryResult } from "@fairway/core";
 import type { ClaimedTrigger } from "@fairway/store";
-import type { Transport } from "./transport.ts";
+import type { RunAbort, Transport } from "./transport.ts";
 
 export interface HandlerContext {
   triggerId: string;
@@ -24,7 +24,8 @@ export interface RunDeps {
   now: () => number;
 }
 
-export async function runTrigger(t: ClaimedTrigger, signal: AbortSignal, deps: RunDeps): Promise<DeliveryResult> {
+/** `abort` is the run's cancellation (its timeout or stop()); a handler sees it as `ctx.signal`. */
+export async function runTrigger(t: ClaimedTrigger, abort: RunAbort, deps: RunDeps): Promise<DeliveryResult> {
   const started = performance.now();
   const result = (r: Omit<DeliveryResult, "durationMs">): DeliveryResult => ({
     ...r,
@@ -42,18 +43,21 @@ export async function runTrigger(t: ClaimedTrigger, signal: AbortSignal, deps: R
         scheduledFor: t.scheduledFor,
         attempt: t.attempt,
         payload: t.payload,
-        signal,
+        // An AbortSignal is made only for a handler that looks at it.
+        get signal() {
+          return abort.signal;
+        },
       });
       return result({ outcome: "success", httpStatus: null, error: null, responseBody: null, retryAfterMs: null });
     }
-    return result(await deliverWebhook(t, signal, deps));
+    return result(await deliverWebhook(t, abort, deps));
   } catch (err) {
-    if (signal.aborted) return result(fail("timeout", "timed out"));
+    if (abort.aborted) return result(fail("timeout", "timed out"));
     return result(fail(t.target ? "network_error" : "handler_error", errorText(err)));
   }
 }
 
-async function deliverWebhook(t: ClaimedTrigger, signal: AbortSignal, deps: RunDeps) {
+async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps) {
   const target = t.target!;
   // Checked again at delivery time: the rules (or the job) may have changed since creation.
   const checked = checkTargetUrl(target.url, { allowPrivate: deps.allowPrivateTargets });
