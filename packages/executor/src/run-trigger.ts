@@ -1,6 +1,6 @@
 // Run one claimed trigger: a signed webhook (Standard Webhooks) or an in-process handler. Expected
 // outcomes are values (STYLE habit 9): this never throws; the attempt row stores what it returns.
-import { checkTargetUrl, parseRetryAfter, signWebhook, type DeliveryResult } from "@fairway/core";
+import { checkTargetUrl, parseRetryAfter, signWebhook, signWebhookSync, type DeliveryResult } from "@fairway/core";
 import type { ClaimedTrigger } from "@fairway/store";
 import type { RunAbort, Transport } from "./transport.ts";
 
@@ -71,7 +71,8 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
     payload: t.payload ?? null,
   });
   const timestampSec = Math.floor(deps.now() / 1000);
-  const signature = await signWebhook({ secrets: t.secrets, id: t.id, timestampSec, body });
+  const toSign = { secrets: t.secrets, id: t.id, timestampSec, body };
+  const signature = signWebhookSync(toSign) ?? (await signWebhook(toSign));
   const res = await deps.transport({
     url: checked.url.toString(),
     method: target.method ?? "POST",
