@@ -9,7 +9,7 @@ import { claim, listPools, materialize, releaseLeases, renewLeases, type Claimed
 import { Pool } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
-import { runTrigger, type Handler } from "./run-trigger.ts";
+import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
 import { Settler, decideSettlement } from "./settler.ts";
 import { Waker } from "./sleep.ts";
 import { RunAbort, type Transport } from "./transport.ts";
@@ -74,6 +74,7 @@ export class Executor {
   private readonly now: () => number;
   private readonly log: Logger;
   private readonly ready: ReadyIndex | null;
+  private readonly runDeps: RunDeps;
   readonly stats = { claimed: 0, settled: 0, released: 0, reaped: 0, loopErrors: 0 };
 
   constructor(private readonly opts: ExecutorOptions) {
@@ -81,6 +82,12 @@ export class Executor {
     this.now = opts.now ?? Date.now;
     this.log = (opts.log ?? silentLogger).child({ owner: this.owner });
     this.ready = opts.readyIndex ? new ReadyIndex(opts.readyIndex, opts.db, this.log) : null;
+    this.runDeps = {
+      transport: opts.transport,
+      handlers: opts.handlers ?? {},
+      allowPrivateTargets: opts.allowPrivateTargets ?? false,
+      now: this.now,
+    };
     this.settler = new Settler({
       db: opts.db,
       batchSize: opts.settleBatch,
@@ -275,12 +282,7 @@ export class Executor {
       const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
       const timer = setTimeout(() => h.abort.abort("timeout"), timeoutMs);
       const startedAt = new Date(this.now());
-      const r = await runTrigger(t, h.abort, {
-        transport: this.opts.transport,
-        handlers: this.opts.handlers ?? {},
-        allowPrivateTargets: this.opts.allowPrivateTargets ?? false,
-        now: this.now,
-      });
+      const r = await runTrigger(t, h.abort, this.runDeps);
       clearTimeout(timer);
       pool.recordRun(r.durationMs);
       // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
