@@ -12,12 +12,15 @@ export interface TransportRequest {
 }
 
 /** What a transport needs to cancel a request. An AbortSignal is one; the executor passes a RunAbort,
- *  which does the same without an AbortController per run. */
+ *  which does the same without an AbortController per run. A listener may be an object with
+ *  handleEvent(), as for any EventTarget (a transport then needs no closure per request). */
 export interface CancelSignal {
   readonly aborted: boolean;
-  addEventListener(type: "abort", listener: () => void): void;
-  removeEventListener(type: "abort", listener: () => void): void;
+  addEventListener(type: "abort", listener: AbortListener): void;
+  removeEventListener(type: "abort", listener: AbortListener): void;
 }
+
+export type AbortListener = (() => void) | { handleEvent(): void };
 
 /** A run's cancellation: aborted once, by its timeout or by stop(), whichever comes first (`reason`
  *  says which). Handlers get a standard AbortSignal (`signal`), made only when one asks for it: in a
@@ -26,7 +29,7 @@ export interface CancelSignal {
 export class RunAbort implements CancelSignal {
   aborted = false;
   reason: "timeout" | "stop" | null = null;
-  private listeners: Array<() => void> | null = null;
+  private listeners: AbortListener[] | null = null;
   private controller: AbortController | null = null;
 
   get signal(): AbortSignal {
@@ -37,11 +40,11 @@ export class RunAbort implements CancelSignal {
     return this.controller.signal;
   }
 
-  addEventListener(_type: "abort", listener: () => void): void {
+  addEventListener(_type: "abort", listener: AbortListener): void {
     (this.listeners ??= []).push(listener);
   }
 
-  removeEventListener(_type: "abort", listener: () => void): void {
+  removeEventListener(_type: "abort", listener: AbortListener): void {
     const i = this.listeners?.indexOf(listener) ?? -1;
     if (i >= 0) this.listeners!.splice(i, 1);
   }
@@ -53,7 +56,7 @@ export class RunAbort implements CancelSignal {
     this.controller?.abort();
     const listeners = this.listeners;
     this.listeners = null;
-    if (listeners) for (const l of listeners) l();
+    if (listeners) for (const l of listeners) typeof l === "function" ? l() : l.handleEvent();
   }
 }
 

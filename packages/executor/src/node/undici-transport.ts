@@ -40,7 +40,7 @@ export function createUndiciTransport(opts: UndiciTransportOptions): Transport &
     return new Promise<TransportResponse>((resolve, reject) => {
       const delivery = new Delivery(req.signal, resolve, reject);
       if (req.signal.aborted) return delivery.onError(abortError());
-      req.signal.addEventListener("abort", delivery.onAbort);
+      req.signal.addEventListener("abort", delivery);
       agent.dispatch(
         { origin: target.origin, path: target.path, method: req.method as "POST", headers: req.headers, body: req.method === "GET" ? undefined : req.body },
         delivery,
@@ -95,12 +95,13 @@ class Delivery {
     private readonly reject: (err: unknown) => void,
   ) {}
 
-  /** The run was cancelled (timeout or stop): abort the request wherever it is. */
-  readonly onAbort = (): void => {
+  /** The run was cancelled (timeout or stop): abort the request wherever it is. (The Delivery is its
+   *  own abort listener, so a request needs no closure.) */
+  handleEvent(): void {
     const err = abortError();
     if (this.abort) this.abort(err);
     else this.onError(err); // not connected yet: onConnect aborts it when it gets there
-  };
+  }
 
   onConnect(abort: (err: Error) => void): void {
     if (this.done) abort(abortError());
@@ -132,31 +133,35 @@ class Delivery {
   onError(err: Error): void {
     if (this.done) return;
     this.done = true;
-    this.signal.removeEventListener("abort", this.onAbort);
+    this.signal.removeEventListener("abort", this);
     this.reject(err);
   }
 
   private finish(): void {
     this.done = true;
-    this.signal.removeEventListener("abort", this.onAbort);
+    this.signal.removeEventListener("abort", this);
     const { chunks } = this;
     const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-    const rawHeaders = this.rawHeaders;
-    this.resolve({
-      status: this.status,
-      header: (name) => headerValue(rawHeaders, name),
-      body: (all.length > MAX_RESPONSE_BYTES ? all.subarray(0, MAX_RESPONSE_BYTES) : all).toString("utf8"),
-    });
+    this.resolve(new DeliveryResponse(this.status, this.rawHeaders, (all.length > MAX_RESPONSE_BYTES ? all.subarray(0, MAX_RESPONSE_BYTES) : all).toString("utf8")));
   }
 }
 
-/** The first value of a header, from undici's raw [name, value, …] list. */
-function headerValue(raw: Buffer[], name: string): string | null {
-  const want = name.toLowerCase();
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].length === want.length && raw[i].toString("latin1").toLowerCase() === want) return raw[i + 1].toString("latin1");
+class DeliveryResponse implements TransportResponse {
+  constructor(
+    readonly status: number,
+    private readonly rawHeaders: Buffer[],
+    readonly body: string,
+  ) {}
+
+  /** The first value of a header, from undici's raw [name, value, …] list. */
+  header(name: string): string | null {
+    const raw = this.rawHeaders;
+    const want = name.toLowerCase();
+    for (let i = 0; i < raw.length; i += 2) {
+      if (raw[i].length === want.length && raw[i].toString("latin1").toLowerCase() === want) return raw[i + 1].toString("latin1");
+    }
+    return null;
   }
-  return null;
 }
 
 export class ForbiddenAddressError extends Error {
