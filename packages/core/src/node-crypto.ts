@@ -4,7 +4,7 @@
 // the short inputs Fairway hashes on every request and delivery (~30 µs per webhook signature, ~8% of the
 // API's CPU per create — --cpu-prof, docs/bench.md).
 export interface NodeCrypto {
-  createHmac(alg: "sha256", key: Uint8Array): { update(s: string): { digest(): Uint8Array } };
+  createHmac(alg: "sha256", key: Uint8Array): { update(s: string): { digest(): Uint8Array; digest(enc: "base64"): string } };
   createHash(alg: "sha256"): { update(s: string, enc: "utf8"): { digest(enc: "hex"): string } };
 }
 

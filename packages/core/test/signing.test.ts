@@ -1,7 +1,7 @@
 // Cross-checked against the official Standard Webhooks implementation, both directions.
 import { Webhook } from "standardwebhooks";
 import { describe, expect, test } from "vitest";
-import { generateSigningSecret, signWebhook, verifyWebhook, WebhookVerificationError } from "../src/signing.ts";
+import { generateSigningSecret, signWebhook, signWebhookSync, verifyWebhook, WebhookVerificationError } from "../src/signing.ts";
 
 const now = () => Math.floor(Date.now() / 1000);
 const body = JSON.stringify({ job: "daily-report", n: 1, text: "héllo ✓" });
@@ -36,6 +36,18 @@ describe("interop with the standardwebhooks package", () => {
     const headers = await signed([secret]);
     expect(headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+  });
+
+  test("the synchronous signer (node:crypto) gives the same header, which the official verifier accepts", async () => {
+    const [a, b] = [generateSigningSecret(), generateSigningSecret()];
+    const ts = now();
+    for (const secrets of [[a], [a, b]]) {
+      const sig = signWebhookSync({ secrets, id: "trg_02", timestampSec: ts, body });
+      expect(sig).toBe(await signWebhook({ secrets, id: "trg_02", timestampSec: ts, body }));
+      expect(sig!.split(" ")).toHaveLength(secrets.length);
+      const headers = { "webhook-id": "trg_02", "webhook-timestamp": String(ts), "webhook-signature": sig! };
+      for (const s of secrets) expect(new Webhook(s).verify(body, headers)).toEqual(JSON.parse(body));
+    }
   });
 
   test("we verify the official signer's output", async () => {

@@ -9,10 +9,10 @@ import { claim, listPools, materialize, releaseLeases, renewLeases, type Claimed
 import { Pool } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
-import { runTrigger, type Handler } from "./run-trigger.ts";
+import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
 import { Settler, decideSettlement } from "./settler.ts";
 import { Waker } from "./sleep.ts";
-import type { Transport } from "./transport.ts";
+import { RunAbort, type Transport } from "./transport.ts";
 
 export interface WakeSource {
   onWake(listener: () => void): () => void;
@@ -48,17 +48,21 @@ export interface ExecutorOptions {
   settleLingerMs?: number;
 }
 
-/** A claimed trigger not yet finished (queued or running in its pool). Finished ones belong to the settler. */
-interface Held {
-  t: ClaimedTrigger;
-  pool: Pool;
-  started: boolean;
-  abort: AbortController;
+/** A claimed trigger not yet finished (queued or running in its pool), and its run's cancellation.
+ *  Finished ones belong to the settler. */
+class Held extends RunAbort {
+  started = false;
+  constructor(
+    readonly t: ClaimedTrigger,
+    readonly pool: Pool<Held>,
+  ) {
+    super();
+  }
 }
 
 export class Executor {
   readonly owner: string;
-  private pools = new Map<string, Pool>();
+  private pools = new Map<string, Pool<Held>>();
   private held = new Map<string, Held>();
   private waker = new Waker();
   private settler: Settler;
@@ -74,6 +78,7 @@ export class Executor {
   private readonly now: () => number;
   private readonly log: Logger;
   private readonly ready: ReadyIndex | null;
+  private readonly runDeps: RunDeps;
   readonly stats = { claimed: 0, settled: 0, released: 0, reaped: 0, loopErrors: 0 };
 
   constructor(private readonly opts: ExecutorOptions) {
@@ -81,6 +86,12 @@ export class Executor {
     this.now = opts.now ?? Date.now;
     this.log = (opts.log ?? silentLogger).child({ owner: this.owner });
     this.ready = opts.readyIndex ? new ReadyIndex(opts.readyIndex, opts.db, this.log) : null;
+    this.runDeps = {
+      transport: opts.transport,
+      handlers: opts.handlers ?? {},
+      allowPrivateTargets: opts.allowPrivateTargets ?? false,
+      now: this.now,
+    };
     this.settler = new Settler({
       db: opts.db,
       batchSize: opts.settleBatch,
@@ -129,7 +140,7 @@ export class Executor {
     const deadline = this.now() + graceMs;
     while ([...this.held.values()].some((h) => h.started) && this.now() < deadline) await sleep(20);
     const unfinished = [...this.held.values()];
-    for (const h of unfinished) h.abort.abort();
+    for (const h of unfinished) h.abort("stop");
     await this.settler.flush();
     if (unfinished.length > 0) {
       const n = await releaseLeases(this.opts.db, unfinished.map((h) => h.t)).catch((err) => {
@@ -262,35 +273,33 @@ export class Executor {
     for (const cfg of await listPools(this.opts.db)) {
       const p = this.pools.get(cfg.type);
       if (p) p.reconfigure(cfg);
-      else this.pools.set(cfg.type, new Pool(cfg));
+      else this.pools.set(cfg.type, new Pool(cfg, this.execute));
     }
   }
 
-  private dispatch(pool: Pool, t: ClaimedTrigger): void {
-    const h: Held = { t, pool, started: false, abort: new AbortController() };
+  private dispatch(pool: Pool<Held>, t: ClaimedTrigger): void {
+    const h = new Held(t, pool);
     this.held.set(t.id, h);
-    void pool.run(async () => {
-      if (this.stopping) return; // not started before stop(): released by stop(), never run
-      h.started = true;
-      const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
-      const timer = setTimeout(() => h.abort.abort(), timeoutMs);
-      const startedAt = new Date(this.now());
-      const r = await runTrigger(t, h.abort.signal, {
-        transport: this.opts.transport,
-        handlers: this.opts.handlers ?? {},
-        allowPrivateTargets: this.opts.allowPrivateTargets ?? false,
-        now: this.now,
-      });
-      clearTimeout(timer);
-      pool.recordRun(r.durationMs);
-      // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
-      if (this.stopping && h.abort.signal.aborted && this.now() - startedAt.getTime() < timeoutMs) return;
-      this.held.delete(t.id);
-      this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000);
-      // Room for a quarter-pool batch: claim again now, while the queued work still runs.
-      if (pool.claimable >= Math.max(1, pool.config.concurrency >> 2)) this.waker.wake();
-    });
+    pool.run(h);
   }
+
+  /** A claimed trigger's turn in its pool: run it, then hand the result to the settler. */
+  private readonly execute = async (h: Held): Promise<void> => {
+    if (this.stopping) return; // not started before stop(): released by stop(), never run
+    const { t, pool } = h;
+    h.started = true;
+    const timer = setTimeout(abortOnTimeout, t.timeoutMs ?? pool.config.timeoutMs, h);
+    const startedAt = new Date(this.now());
+    const r = await runTrigger(t, h, this.runDeps);
+    clearTimeout(timer);
+    pool.recordRun(r.durationMs);
+    // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
+    if (h.reason === "stop") return;
+    this.held.delete(t.id);
+    this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000);
+    // Room for a quarter-pool batch: claim again now, while the queued work still runs.
+    if (pool.claimable >= Math.max(1, pool.config.concurrency >> 2)) this.waker.wake();
+  };
 
   /** Renew at a third of the shortest pool lease, at most every 5 s. A fixed 5 s let any lease ≤ 5 s
    *  expire under a live run, which the reaper then re-ran (test/faults/lease-renewal.test.ts). Keeps
@@ -325,3 +334,4 @@ export class Executor {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const abortOnTimeout = (h: Held) => h.abort("timeout");

@@ -1,6 +1,6 @@
 // The platform fetch as a transport (Cloudflare Workers; also works on Node, slower). Redirects are
 // never followed: `redirect: "manual"` hands the 3xx back, and the retry table dead-letters it.
-import { MAX_RESPONSE_BYTES, type Transport } from "./transport.ts";
+import { MAX_RESPONSE_BYTES, type CancelSignal, type Transport } from "./transport.ts";
 
 export function createFetchTransport(fetchImpl: typeof fetch = fetch): Transport {
   return async (req) => {
@@ -9,11 +9,22 @@ export function createFetchTransport(fetchImpl: typeof fetch = fetch): Transport
       headers: req.headers,
       body: req.method === "GET" ? undefined : req.body,
       redirect: "manual",
-      signal: req.signal,
+      signal: abortSignal(req.signal),
     });
     const text = await readLimited(res);
     return { status: res.status, header: (n) => res.headers.get(n), body: text };
   };
+}
+
+/** fetch takes only a real AbortSignal: the executor's RunAbort carries one, made on request. */
+function abortSignal(s: CancelSignal): AbortSignal {
+  if (s instanceof AbortSignal) return s;
+  const lazy = (s as { signal?: unknown }).signal;
+  if (lazy instanceof AbortSignal) return lazy;
+  const c = new AbortController();
+  if (s.aborted) c.abort();
+  else s.addEventListener("abort", () => c.abort());
+  return c.signal;
 }
 
 async function readLimited(res: Response): Promise<string> {

@@ -1,8 +1,8 @@
 // Run one claimed trigger: a signed webhook (Standard Webhooks) or an in-process handler. Expected
 // outcomes are values (STYLE habit 9): this never throws; the attempt row stores what it returns.
-import { checkTargetUrl, parseRetryAfter, signWebhook, type DeliveryResult } from "@fairway/core";
+import { checkTargetUrl, parseRetryAfter, signWebhook, signWebhookSync, type DeliveryResult } from "@fairway/core";
 import type { ClaimedTrigger } from "@fairway/store";
-import type { Transport } from "./transport.ts";
+import type { RunAbort, Transport } from "./transport.ts";
 
 export interface HandlerContext {
   triggerId: string;
@@ -24,77 +24,106 @@ export interface RunDeps {
   now: () => number;
 }
 
-export async function runTrigger(t: ClaimedTrigger, signal: AbortSignal, deps: RunDeps): Promise<DeliveryResult> {
+/** `abort` is the run's cancellation (its timeout or stop()); a handler sees it as `ctx.signal`. */
+export async function runTrigger(t: ClaimedTrigger, abort: RunAbort, deps: RunDeps): Promise<DeliveryResult> {
   const started = performance.now();
-  const result = (r: Omit<DeliveryResult, "durationMs">): DeliveryResult => ({
-    ...r,
-    durationMs: performance.now() - started,
-  });
-  const handler = deps.handlers[t.type];
+  let r: DeliveryResult;
   try {
-    if (!t.target) {
-      if (!handler) return result(fail("handler_error", `no handler registered for type "${t.type}"`));
-      await handler({
-        triggerId: t.id,
-        jobId: t.jobId,
-        tenantId: t.tenantId,
-        jobName: t.jobName,
-        scheduledFor: t.scheduledFor,
-        attempt: t.attempt,
-        payload: t.payload,
-        signal,
-      });
-      return result({ outcome: "success", httpStatus: null, error: null, responseBody: null, retryAfterMs: null });
+    if (t.target) r = await deliverWebhook(t, abort, deps);
+    else {
+      const handler = deps.handlers[t.type];
+      if (!handler) r = fail("handler_error", `no handler registered for type "${t.type}"`);
+      else {
+        await handler({
+          triggerId: t.id,
+          jobId: t.jobId,
+          tenantId: t.tenantId,
+          jobName: t.jobName,
+          scheduledFor: t.scheduledFor,
+          attempt: t.attempt,
+          payload: t.payload,
+          // An AbortSignal is made only for a handler that looks at it.
+          get signal() {
+            return abort.signal;
+          },
+        });
+        r = answer("success", null, null, null, null);
+      }
     }
-    return result(await deliverWebhook(t, signal, deps));
   } catch (err) {
-    if (signal.aborted) return result(fail("timeout", "timed out"));
-    return result(fail(t.target ? "network_error" : "handler_error", errorText(err)));
+    r = abort.aborted ? fail("timeout", "timed out") : fail(t.target ? "network_error" : "handler_error", errorText(err));
   }
+  r.durationMs = performance.now() - started;
+  return r;
 }
 
-async function deliverWebhook(t: ClaimedTrigger, signal: AbortSignal, deps: RunDeps) {
+async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps): Promise<DeliveryResult> {
   const target = t.target!;
   // Checked again at delivery time: the rules (or the job) may have changed since creation.
-  const checked = checkTargetUrl(target.url, { allowPrivate: deps.allowPrivateTargets });
-  if (!checked.ok) return fail("network_error", checked.message);
+  const checked = checkTarget(target.url, deps.allowPrivateTargets);
+  if (checked.href === null) return fail("network_error", checked.message);
   const body = JSON.stringify({
     id: t.id,
     jobId: t.jobId,
     jobName: t.jobName,
-    scheduledFor: t.scheduledFor,
+    scheduledFor: t.scheduledFor.toISOString(), // what JSON.stringify makes of the Date, without its toJSON lookup
     attempt: t.attempt,
     payload: t.payload ?? null,
   });
   const timestampSec = Math.floor(deps.now() / 1000);
-  const signature = await signWebhook({ secrets: t.secrets, id: t.id, timestampSec, body });
+  const toSign = { secrets: t.secrets, id: t.id, timestampSec, body };
+  const signature = signWebhookSync(toSign) ?? (await signWebhook(toSign));
+  const ours = {
+    "content-type": "application/json",
+    "user-agent": "Fairway-Webhooks/1",
+    "webhook-id": t.id,
+    "webhook-timestamp": String(timestampSec),
+    "webhook-signature": signature,
+    "fairway-attempt": String(t.attempt),
+  };
   const res = await deps.transport({
-    url: checked.url.toString(),
+    url: checked.href,
     method: target.method ?? "POST",
-    headers: {
-      ...target.headers,
-      "content-type": "application/json",
-      "user-agent": "Fairway-Webhooks/1",
-      "webhook-id": t.id,
-      "webhook-timestamp": String(timestampSec),
-      "webhook-signature": signature,
-      "fairway-attempt": String(t.attempt),
-    },
+    headers: target.headers ? { ...target.headers, ...ours } : ours,
     body,
     signal,
   });
-  const ok = res.status >= 200 && res.status < 300;
-  return {
-    outcome: ok ? ("success" as const) : ("http_error" as const),
-    httpStatus: res.status,
-    error: ok ? null : `HTTP ${res.status}`,
-    responseBody: res.body || null,
-    retryAfterMs: parseRetryAfter(res.header("retry-after"), deps.now()),
-  };
+  if (res.status >= 200 && res.status < 300) return answer("success", res.status, null, res.body || null, null);
+  // Retry-After matters only to a failed attempt's retry.
+  return answer("http_error", res.status, `HTTP ${res.status}`, res.body || null, parseRetryAfter(res.header("retry-after"), deps.now()));
 }
 
-function fail(outcome: DeliveryResult["outcome"], error: string) {
-  return { outcome, httpStatus: null, error, responseBody: null, retryAfterMs: null };
+/** A result (durationMs is set by runTrigger); every result has this one shape. */
+function answer(
+  outcome: DeliveryResult["outcome"],
+  httpStatus: number | null,
+  error: string | null,
+  responseBody: string | null,
+  retryAfterMs: number | null,
+): DeliveryResult {
+  return { outcome, httpStatus, durationMs: 0, error, responseBody, retryAfterMs };
+}
+
+function fail(outcome: DeliveryResult["outcome"], error: string): DeliveryResult {
+  return answer(outcome, null, error, null, null);
+}
+
+/** checkTargetUrl, remembered per URL: it is a pure function of the URL and allowPrivate, and parsing
+ *  the URL on every delivery to the same target is wasted. Bounded like the signing key caches. */
+const CHECKED_MAX = 1000;
+const checkedTargets = [new Map<string, Checked>(), new Map<string, Checked>()];
+type Checked = { href: string; message: null } | { href: null; message: string };
+
+function checkTarget(url: string, allowPrivate: boolean): Checked {
+  const cache = checkedTargets[allowPrivate ? 1 : 0];
+  let c = cache.get(url);
+  if (!c) {
+    const r = checkTargetUrl(url, { allowPrivate });
+    c = r.ok ? { href: r.url.toString(), message: null } : { href: null, message: r.message };
+    if (cache.size >= CHECKED_MAX) cache.delete(cache.keys().next().value as string);
+    cache.set(url, c);
+  }
+  return c;
 }
 
 function errorText(err: unknown): string {

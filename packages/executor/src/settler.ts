@@ -35,20 +35,31 @@ export function decideSettlement(t: LeaseHeld, r: DeliveryResult, startedAt: Dat
     },
     random,
   );
-  const base = {
+  // One object, one shape whatever the decision.
+  const s: Settlement = {
     id: t.id,
     leaseToken: t.leaseToken,
     attempt: t.attempt,
+    status: "succeeded",
+    nextAttemptAt: null,
+    reason: null,
     startedAt,
     durationMs: r.durationMs,
     outcome: r.outcome,
     httpStatus: r.httpStatus,
     error: r.error,
     responseBody: r.responseBody,
+    pauseJob: false,
   };
-  if (decision.kind === "done") return { ...base, status: "succeeded" };
-  if (decision.kind === "retry") return { ...base, status: "pending", nextAttemptAt: new Date(now + decision.delayMs) };
-  return { ...base, status: "dead", reason: decision.reason, pauseJob: decision.pauseJob };
+  if (decision.kind === "retry") {
+    s.status = "pending";
+    s.nextAttemptAt = new Date(now + decision.delayMs);
+  } else if (decision.kind === "dead") {
+    s.status = "dead";
+    s.reason = decision.reason;
+    s.pauseJob = decision.pauseJob;
+  }
+  return s;
 }
 
 export class Settler {

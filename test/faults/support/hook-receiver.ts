@@ -26,6 +26,8 @@ export interface HookReceiver {
   /** Most requests ever open at once, per tenant. */
   maxOpen: Map<string, number>;
   readonly held: number;
+  /** Requests open now (neither answered nor closed by the caller). */
+  readonly open: number;
   /** Answer every held request with 200. */
   release(): void;
   waitFor(pred: (hits: Hit[]) => boolean, timeoutMs?: number, what?: string): Promise<void>;
@@ -43,6 +45,11 @@ export async function startHookReceiver(): Promise<HookReceiver> {
     maxOpen: new Map(),
     get held() {
       return held.length;
+    },
+    get open() {
+      let n = 0;
+      for (const v of open.values()) n += v;
+      return n;
     },
     release() {
       for (const answer of held.splice(0)) answer();
