@@ -48,21 +48,17 @@ export interface ExecutorOptions {
   settleLingerMs?: number;
 }
 
-/** A claimed trigger not yet finished (queued or running in its pool), and its run's cancellation.
- *  Finished ones belong to the settler. */
-class Held extends RunAbort {
-  started = false;
-  constructor(
-    readonly t: ClaimedTrigger,
-    readonly pool: Pool<Held>,
-  ) {
-    super();
-  }
+/** A claimed trigger not yet finished (queued or running in its pool). Finished ones belong to the settler. */
+interface Held {
+  t: ClaimedTrigger;
+  pool: Pool;
+  started: boolean;
+  abort: RunAbort;
 }
 
 export class Executor {
   readonly owner: string;
-  private pools = new Map<string, Pool<Held>>();
+  private pools = new Map<string, Pool>();
   private held = new Map<string, Held>();
   private waker = new Waker();
   private settler: Settler;
@@ -140,7 +136,7 @@ export class Executor {
     const deadline = this.now() + graceMs;
     while ([...this.held.values()].some((h) => h.started) && this.now() < deadline) await sleep(20);
     const unfinished = [...this.held.values()];
-    for (const h of unfinished) h.abort("stop");
+    for (const h of unfinished) h.abort.abort("stop");
     await this.settler.flush();
     if (unfinished.length > 0) {
       const n = await releaseLeases(this.opts.db, unfinished.map((h) => h.t)).catch((err) => {
@@ -273,33 +269,30 @@ export class Executor {
     for (const cfg of await listPools(this.opts.db)) {
       const p = this.pools.get(cfg.type);
       if (p) p.reconfigure(cfg);
-      else this.pools.set(cfg.type, new Pool(cfg, this.execute));
+      else this.pools.set(cfg.type, new Pool(cfg));
     }
   }
 
-  private dispatch(pool: Pool<Held>, t: ClaimedTrigger): void {
-    const h = new Held(t, pool);
+  private dispatch(pool: Pool, t: ClaimedTrigger): void {
+    const h: Held = { t, pool, started: false, abort: new RunAbort() };
     this.held.set(t.id, h);
-    pool.run(h);
+    void pool.run(async () => {
+      if (this.stopping) return; // not started before stop(): released by stop(), never run
+      h.started = true;
+      const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
+      const timer = setTimeout(() => h.abort.abort("timeout"), timeoutMs);
+      const startedAt = new Date(this.now());
+      const r = await runTrigger(t, h.abort, this.runDeps);
+      clearTimeout(timer);
+      pool.recordRun(r.durationMs);
+      // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
+      if (h.abort.reason === "stop") return;
+      this.held.delete(t.id);
+      this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000);
+      // Room for a quarter-pool batch: claim again now, while the queued work still runs.
+      if (pool.claimable >= Math.max(1, pool.config.concurrency >> 2)) this.waker.wake();
+    });
   }
-
-  /** A claimed trigger's turn in its pool: run it, then hand the result to the settler. */
-  private readonly execute = async (h: Held): Promise<void> => {
-    if (this.stopping) return; // not started before stop(): released by stop(), never run
-    const { t, pool } = h;
-    h.started = true;
-    const timer = setTimeout(abortOnTimeout, t.timeoutMs ?? pool.config.timeoutMs, h);
-    const startedAt = new Date(this.now());
-    const r = await runTrigger(t, h, this.runDeps);
-    clearTimeout(timer);
-    pool.recordRun(r.durationMs);
-    // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
-    if (h.reason === "stop") return;
-    this.held.delete(t.id);
-    this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000);
-    // Room for a quarter-pool batch: claim again now, while the queued work still runs.
-    if (pool.claimable >= Math.max(1, pool.config.concurrency >> 2)) this.waker.wake();
-  };
 
   /** Renew at a third of the shortest pool lease, at most every 5 s. A fixed 5 s let any lease ≤ 5 s
    *  expire under a live run, which the reaper then re-ran (test/faults/lease-renewal.test.ts). Keeps
@@ -334,4 +327,3 @@ export class Executor {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const abortOnTimeout = (h: Held) => h.abort("timeout");

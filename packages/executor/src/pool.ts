@@ -1,7 +1,6 @@
-// A pool: the workers for one job type (DESIGN.md §1): at most `concurrency` runs at once, the rest
-// queued in order. The executor claims ahead (`claimable`): those triggers wait in the queue under
-// live, renewed leases, so the next claim's round trip overlaps the current batch instead of leaving
-// slots idle. Queued work holds a lease and
+// A pool: the workers for one job type (DESIGN.md §1). p-limit bounds concurrency. The executor claims
+// ahead (`claimable`): those triggers wait in p-limit under live, renewed leases, so the next claim's
+// round trip overlaps the current batch instead of leaving slots idle. Queued work holds a lease and
 // leases are what caps count, so caps stay exact (actual runs can only be fewer).
 //
 // How far ahead is sized by Little's law: the runs a full pool finishes while one claim is under way
@@ -9,28 +8,23 @@
 // keep the half-pool queue; millisecond jobs (webhooks to a fast receiver, no-op handlers) get a
 // queue that outlasts a claim — with half a pool, a 50-slot pool of 3 ms deliveries drained its queue
 // in 2 ms and then idled through the rest of a ~10 ms claim (webhooks bench).
+import pLimit, { type LimitFunction } from "p-limit";
 import type { PoolConfig } from "@fairway/store";
 
 /** Weight of the newest sample in the running averages. */
 const EWMA = 0.2;
 
-/** A pool of `T`s (the executor's claimed triggers), each started with `runner`. The queue is an
- *  array with a moving head, not p-limit: p-limit's promises, closures and microtask hop per run cost
- *  more than the rest of the bookkeeping around a run. */
-export class Pool<T = unknown> {
-  private active = 0;
-  private queue: Array<T | undefined> = [];
-  private head = 0;
+export class Pool {
+  private limit: LimitFunction;
   private runMs: number | null = null;
   private claimMs: number | null = null;
 
-  constructor(
-    public config: PoolConfig,
-    private readonly runner: (item: T) => Promise<unknown>,
-  ) {}
+  constructor(public config: PoolConfig) {
+    this.limit = pLimit(config.concurrency);
+  }
 
   get inFlight(): number {
-    return this.active + this.queue.length - this.head;
+    return this.limit.activeCount + this.limit.pendingCount;
   }
 
   get free(): number {
@@ -63,45 +57,11 @@ export class Pool<T = unknown> {
 
   reconfigure(config: PoolConfig): void {
     this.config = config;
-    this.drain(); // more slots: start queued work now
+    this.limit.concurrency = config.concurrency;
   }
 
-  /** Start `item` now if a slot is free, else queue it. A runner that rejects is a bug: its rejection
-   *  is left unhandled (as it was with p-limit), after the slot is given back. */
-  run(item: T): void {
-    if (this.active < this.config.concurrency && this.head === this.queue.length) this.start(item);
-    else {
-      this.queue.push(item);
-      this.drain();
-    }
-  }
-
-  private start(item: T): void {
-    this.active++;
-    this.runner(item).then(this.finished, (err) => {
-      this.finished();
-      throw err;
-    });
-  }
-
-  private readonly finished = (): void => {
-    this.active--;
-    this.drain();
-  };
-
-  private drain(): void {
-    while (this.active < this.config.concurrency && this.head < this.queue.length) {
-      const item = this.queue[this.head] as T;
-      this.queue[this.head++] = undefined;
-      if (this.head === this.queue.length) {
-        this.queue.length = 0;
-        this.head = 0;
-      } else if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
-        this.queue.splice(0, this.head);
-        this.head = 0;
-      }
-      this.start(item);
-    }
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    return this.limit(fn);
   }
 }
 
