@@ -60,6 +60,27 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(n).toBe(1);
     });
 
+    it("a claim's lease token fences only that claim: re-claimed, its triggers refuse the old token", async () => {
+      await seedTenant(db, "s2b");
+      await seedDue(db, "s2b", 2, { type: "s2bpool" });
+      const first = await claim(db, { type: "s2bpool", budget: 2, owner: "a", leaseMs: 1 });
+      expect(first).toHaveLength(2);
+      expect(first[0].leaseToken).toBe(first[1].leaseToken); // one token per claim
+      await new Promise((r) => setTimeout(r, 20));
+      // One lease expires and is reaped back to pending, then claimed again: a new claim, a new token.
+      const [lost, kept] = first;
+      await renewLeases(db, [kept], 30_000);
+      expect(await settle(db, [ok(lost, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date(0) })])).toHaveLength(1);
+      const [again] = await claim(db, { type: "s2bpool", budget: 2, owner: "b", leaseMs: 30_000 });
+      expect(again.id).toBe(lost.id);
+      expect(again.leaseToken).not.toBe(lost.leaseToken);
+      // The first claim's token (and its attempt number) no longer settles or renews the re-claimed trigger …
+      expect((await renewLeases(db, [lost], 30_000)).size).toBe(0);
+      expect(await settle(db, [ok(lost), ok({ ...again, leaseToken: lost.leaseToken })])).toHaveLength(0);
+      // … while the trigger it still holds, and the new claim, settle normally.
+      expect((await settle(db, [ok(kept), ok(again)])).map((r) => r.id).sort()).toEqual([kept.id, again.id].sort());
+    });
+
     it("never runs more of a tenant's triggers than its cap", async () => {
       await seedTenant(db, "s3", { maxInFlight: 4 });
       await seedDue(db, "s3", 20, { type: "s3pool" });

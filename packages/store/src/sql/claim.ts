@@ -99,7 +99,7 @@ export function dueScanCap(budget: number, tenants: number): number {
 }
 
 /** Statement 2, for the tenants statement 1 locked (read from its transaction-local setting). */
-function claimLockedSql(input: ClaimInput) {
+function claimLockedSql(input: ClaimInput, leaseToken: string) {
   const { type, budget, owner, leaseMs } = input;
   return sql`
     WITH ids AS (SELECT jsonb_array_elements_text(current_setting('fairway.claim_tenants')::jsonb) AS id),
@@ -163,7 +163,7 @@ function claimLockedSql(input: ClaimInput) {
     ),
     claimed AS (
       UPDATE triggers t
-         SET status = 'running', lease_owner = ${owner}, lease_token = gen_random_uuid()::text,
+         SET status = 'running', lease_owner = ${owner}, lease_token = ${leaseToken},
              lease_expires_at = now() + make_interval(secs => ${leaseMs}::float8 / 1000),
              attempt_count = t.attempt_count + 1, updated_at = now()
        -- By the row versions "picked" locked (a TID scan: no second index descent per row; 20.6 →
@@ -200,7 +200,7 @@ function claimLockedSql(input: ClaimInput) {
     -- One row of JSON: the triggers, and each claimed job's and tenant's data once (not once per trigger).
     SELECT coalesce((SELECT json_agg(json_build_array(c.id, c.tenant_id, c.job_id, c.type, c.kind, c.priority,
                                        extract(epoch FROM c.scheduled_for) * 1000, c.attempt_count,
-                                       c.max_attempts, c.lease_token)) FROM claimed c), '[]') AS triggers,
+                                       c.max_attempts)) FROM claimed c), '[]') AS triggers,
            (SELECT json_object_agg(j.id, json_build_array(j.name, j.target, j.payload, j.timeout_ms,
                                                           j.initial_delay_ms, j.max_delay_ms))
               FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed)) AS jobs,
@@ -211,7 +211,7 @@ function claimLockedSql(input: ClaimInput) {
 
 type Json<T> = T | string;
 const fromJson = <T>(v: Json<T>): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
-type TriggerTuple = [string, string, string, string, string, number, number, number, number, string];
+type TriggerTuple = [string, string, string, string, string, number, number, number, number];
 type JobTuple = [string, ClaimedTrigger["target"], unknown, number | null, number, number];
 interface ClaimResult {
   triggers: Json<TriggerTuple[]>;
@@ -219,10 +219,10 @@ interface ClaimResult {
   secrets: Json<Record<string, string[]>> | null;
 }
 
-function decodeClaim(r: ClaimResult): ClaimedTrigger[] {
+function decodeClaim(r: ClaimResult, leaseToken: string): ClaimedTrigger[] {
   const jobs = r.jobs == null ? {} : fromJson(r.jobs);
   const secrets = r.secrets == null ? {} : fromJson(r.secrets);
-  return fromJson(r.triggers).map(([id, tenantId, jobId, type, kind, priority, scheduledMs, attempt, maxAttempts, leaseToken]) => {
+  return fromJson(r.triggers).map(([id, tenantId, jobId, type, kind, priority, scheduledMs, attempt, maxAttempts]) => {
     const j = jobs[jobId];
     return {
       id, tenantId, jobId, type, kind, priority, scheduledFor: new Date(scheduledMs), attempt, maxAttempts, leaseToken,
@@ -235,11 +235,15 @@ function decodeClaim(r: ClaimResult): ClaimedTrigger[] {
 /** Lock candidates, then claim each one's fair share: one transaction, one round trip on postgres.js. */
 export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]> {
   if (input.budget <= 0) return [];
+  // One lease token per claim: the fence is (trigger, token, attempt), and a trigger is claimed at most
+  // once per claim, so a token unique to the claim fences as well as one per row (without a UUID made
+  // and sent back per row).
+  const leaseToken = crypto.randomUUID();
   const [, rows] = await pipelineTx(db, [
     lockCandidatesSql(input),
-    claimLockedSql(input),
+    claimLockedSql(input, leaseToken),
   ]);
-  return fairOrder(decodeClaim((rows as ClaimResult[])[0]));
+  return fairOrder(decodeClaim((rows as ClaimResult[])[0], leaseToken));
 }
 
 /** The claimed triggers in the order the pool should start them: each tenant's k-th of n at (k − ½)/n,
