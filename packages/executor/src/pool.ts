@@ -65,13 +65,14 @@ export class Pool {
   }
 }
 
-/** The deepest prefetch queue: four pools, but at most 3000 triggers beyond a half pool. Big pools of
- *  sub-millisecond jobs reach the cap; claims of 4000 instead of 2000 for a 1000-slot pool of no-ops
- *  spread each claim's fixed work (locking and costing 100 tenants, the commit) over twice the rows:
- *  Postgres CPU per trigger 48 → 43-44 µs (throughput bench, 3 alternating pairs). Pools up to 250 slots
- *  never reach it. */
+/** The deepest prefetch queue: 16 pools, and at most 3000 triggers beyond a half pool. Only jobs much
+ *  shorter than a claim come near it (Little's law above sizes the queue by time). A 50-slot pool of
+ *  ~3 ms webhook deliveries wants ~13 pools ahead (2 × a 20 ms claim ÷ 3 ms); capped at 4 it claimed
+ *  ~120 at a time and spent most of its Postgres time on per-claim work: 8.4-8.6k deliveries/s at 4,
+ *  10.2-10.6k at 8, 11.5k at 16 (webhooks bench). A 1000-slot pool of no-ops claims 4000 at a time
+ *  instead of 2000 under the 3000 cap (was 1000): Postgres CPU per trigger 48 → 43-44 µs. */
 function maxPrefetch(concurrency: number): number {
-  return Math.max(Math.ceil(concurrency / 2), Math.min(4 * concurrency, 3000));
+  return Math.max(Math.ceil(concurrency / 2), Math.min(16 * concurrency, 3000));
 }
 
 /** The most leases one executor holds for a pool: its concurrency plus the deepest prefetch queue. A

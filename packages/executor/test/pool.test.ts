@@ -34,7 +34,7 @@ describe("pool prefetch", () => {
       p.recordClaim(50);
       p.recordRun(0);
       expect(p.claimable).toBe(maxLeasesHeld(c));
-      expect(maxLeasesHeld(c)).toBeLessThanOrEqual(c + Math.max(Math.ceil(c / 2), 4 * c));
+      expect(maxLeasesHeld(c)).toBeLessThanOrEqual(c + Math.max(Math.ceil(c / 2), Math.min(16 * c, 3000)));
     }
   });
 
