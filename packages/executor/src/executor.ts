@@ -1,6 +1,6 @@
 // The executor (DESIGN.md §2). Two loops: the materializer turns due cron fires into triggers; the
-// claim loop reaps expired leases, claims each pool's fair share (up to half a pool ahead), dispatches
-// into the pool and settles in batches. Runtime-neutral: it is handed its database, transport,
+// claim loop reaps expired leases, claims each pool's fair share (ahead of its free slots, pool.ts),
+// dispatches into the pool and settles in batches. Runtime-neutral: it is handed its database, transport,
 // coordinator and clock. The loops never die (a failed step counts as no work and is logged) and never
 // spin (they sleep, interruptibly, when there is nothing to do). Every claimed trigger is settled or
 // released, whatever happens.

@@ -1,6 +1,6 @@
 // The platform fetch as a transport (Cloudflare Workers; also works on Node, slower). Redirects are
 // never followed: `redirect: "manual"` hands the 3xx back, and the retry table dead-letters it.
-import { MAX_RESPONSE_BYTES, type CancelSignal, type Transport } from "./transport.ts";
+import { MAX_RESPONSE_BYTES, RunAbort, type CancelSignal, type Transport } from "./transport.ts";
 
 export function createFetchTransport(fetchImpl: typeof fetch = fetch): Transport {
   return async (req) => {
@@ -19,8 +19,7 @@ export function createFetchTransport(fetchImpl: typeof fetch = fetch): Transport
 /** fetch takes only a real AbortSignal: the executor's RunAbort carries one, made on request. */
 function abortSignal(s: CancelSignal): AbortSignal {
   if (s instanceof AbortSignal) return s;
-  const lazy = (s as { signal?: unknown }).signal;
-  if (lazy instanceof AbortSignal) return lazy;
+  if (s instanceof RunAbort) return s.signal;
   const c = new AbortController();
   if (s.aborted) c.abort();
   else s.addEventListener("abort", () => c.abort());

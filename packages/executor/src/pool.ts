@@ -27,10 +27,6 @@ export class Pool {
     return this.limit.activeCount + this.limit.pendingCount;
   }
 
-  get free(): number {
-    return Math.max(0, this.config.concurrency - this.inFlight);
-  }
-
   /** Triggers claimed ahead of free slots. */
   get prefetch(): number {
     const c = this.config.concurrency;

@@ -67,6 +67,11 @@ interface DrizzleInternals {
   };
 }
 
+/** A json column of a raw query: postgres.js parses it, PGlite may hand it over as text. */
+export function jsonColumn<T>(v: T | string): T {
+  return typeof v === "string" ? (JSON.parse(v) as T) : v;
+}
+
 /** drizzle makes both drivers hand timestamps to raw queries as text: turn the named fields into Dates. */
 export function withDates<T, K extends keyof T>(rows: T[], ...keys: K[]): T[] {
   for (const row of rows) {

@@ -13,7 +13,7 @@
 // from idle starts level with the busiest, never with banked credit. Every tenant's share is claimed
 // in one UPDATE, not one round trip per tenant.
 import { sql } from "drizzle-orm";
-import { pipelineTx, type Db } from "../db.ts";
+import { jsonColumn, pipelineTx, type Db } from "../db.ts";
 
 export interface ClaimInput {
   type: string;
@@ -210,7 +210,6 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
 }
 
 type Json<T> = T | string;
-const fromJson = <T>(v: Json<T>): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
 type TriggerTuple = [string, string, string, string, string, number, number, number, number];
 type JobTuple = [string, ClaimedTrigger["target"], unknown, number | null, number, number];
 interface ClaimResult {
@@ -220,9 +219,9 @@ interface ClaimResult {
 }
 
 function decodeClaim(r: ClaimResult, leaseToken: string): ClaimedTrigger[] {
-  const jobs = r.jobs == null ? {} : fromJson(r.jobs);
-  const secrets = r.secrets == null ? {} : fromJson(r.secrets);
-  return fromJson(r.triggers).map(([id, tenantId, jobId, type, kind, priority, scheduledMs, attempt, maxAttempts]) => {
+  const jobs = r.jobs == null ? {} : jsonColumn(r.jobs);
+  const secrets = r.secrets == null ? {} : jsonColumn(r.secrets);
+  return jsonColumn(r.triggers).map(([id, tenantId, jobId, type, kind, priority, scheduledMs, attempt, maxAttempts]) => {
     const j = jobs[jobId];
     return {
       id, tenantId, jobId, type, kind, priority, scheduledFor: new Date(scheduledMs), attempt, maxAttempts, leaseToken,

@@ -1,6 +1,6 @@
 // Job lifecycle (DESIGN.md §6): pause, resume, cancel, run now, update. Each is one transaction and
 // takes effect at once; what happens to pending triggers is explicit and leaves a reason.
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 import { jobs, triggers } from "../schema.ts";
 import { newId } from "@fairway/core";
@@ -22,23 +22,12 @@ export async function pauseJob(db: Db, tenantId: string, jobId: string): Promise
       await cancelPending(tx as unknown as Db, jobId, "paused");
       return job;
     }
-    // Fires the materializer wrote ahead (its lookahead) are cancelled too, but next_fire_at is already
-    // past them: a resume would continue after them and those instants would never fire. The schedule
-    // goes back to the first fire this pause cancelled that was not yet due, so after a resume it is
-    // planned again like any other (the misfire policy if it passed meanwhile) and its row is revived,
-    // same id. Only rows cancelled here: every pending, never-attempted scheduled row belongs to the
-    // current schedule (a PATCH cancels the old one's), so next_fire_at stays an instant of it.
-    const [rewound] = await query<{ nextFireAt: Date | string | null }>(
-      tx as unknown as Db,
-      sql`
-      WITH cancelled AS (${cancelPendingSql(jobId, "paused")} RETURNING kind, scheduled_for, attempt_count, next_attempt_at)
-      UPDATE jobs SET next_fire_at = LEAST(next_fire_at, t.first)
-        FROM (SELECT min(scheduled_for) AS first FROM cancelled
-               WHERE kind = 'scheduled' AND attempt_count = 0 AND next_attempt_at > now()) t
-       WHERE jobs.id = ${jobId} AND t.first IS NOT NULL
-      RETURNING jobs.next_fire_at AS "nextFireAt"`,
-    );
-    if (rewound?.nextFireAt != null) job.nextFireAt = new Date(rewound.nextFireAt);
+    // Fires the materializer wrote ahead are cancelled too, and the schedule goes back to them, so after
+    // a resume they are planned again like any other (the misfire policy if they passed meanwhile). Only
+    // rows cancelled here: every pending, never-attempted scheduled row belongs to the current schedule
+    // (a PATCH cancels the old one's), so next_fire_at stays an instant of it.
+    const rewound = await cancelAndRewind(tx as unknown as Db, jobId, cancelPendingSql(jobId, "paused"));
+    if (rewound) job.nextFireAt = rewound;
     return job;
   });
 }
@@ -132,20 +121,12 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
       // Fires written ahead were decided under the old policy (overlap check, exclusive flag). Those not
       // yet due are cancelled and the schedule goes back to the first of them: the materializer decides
       // them again under the new policy, reviving each row (same id) — as a schedule change would.
-      const [rewound] = await query<{ nextFireAt: Date | string | null }>(
+      const rewound = await cancelAndRewind(
         tx as unknown as Db,
-        sql`
-        WITH cancelled AS (
-          UPDATE triggers SET status = 'cancelled', reason = 'rescheduled', finished_at = now(), updated_at = now()
-           WHERE job_id = ${jobId} AND status = 'pending' AND kind = 'scheduled' AND attempt_count = 0
-             AND next_attempt_at > now()
-          RETURNING scheduled_for)
-        UPDATE jobs SET next_fire_at = LEAST(next_fire_at, t.first)
-          FROM (SELECT min(scheduled_for) AS first FROM cancelled) t
-         WHERE jobs.id = ${jobId} AND t.first IS NOT NULL
-        RETURNING jobs.next_fire_at AS "nextFireAt"`,
+        jobId,
+        sql`${notStartedFiresSql(jobId, "rescheduled")} AND next_attempt_at > now()`,
       );
-      if (rewound?.nextFireAt != null) job.nextFireAt = new Date(rewound.nextFireAt);
+      if (rewound) job.nextFireAt = rewound;
     }
     if ("maxAttempts" in patch) {
       await tx.execute(sql`
@@ -153,9 +134,7 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
          WHERE job_id = ${jobId} AND status = 'pending' AND attempt_count = 0`);
     }
     if (rescheduled) {
-      await tx.execute(sql`
-        UPDATE triggers SET status = 'cancelled', reason = 'rescheduled', finished_at = now(), updated_at = now()
-         WHERE job_id = ${jobId} AND status = 'pending' AND kind = 'scheduled' AND attempt_count = 0`);
+      await tx.execute(notStartedFiresSql(jobId, "rescheduled"));
       if (!job.cron && job.runAt && job.status === "active") {
         await insertManualTrigger(tx as unknown as Db, job, now, "scheduled", job.runAt);
       }
@@ -170,6 +149,25 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
 const cancelPendingSql = (jobId: string, reason: string) => sql`
     UPDATE triggers SET status = 'cancelled', reason = ${reason}, finished_at = now(), updated_at = now()
      WHERE job_id = ${jobId} AND status = 'pending'`;
+
+/** The job's scheduled fires not yet attempted, cancelled: the rows a schedule change replaces. */
+const notStartedFiresSql = (jobId: string, reason: string) =>
+  sql`${cancelPendingSql(jobId, reason)} AND kind = 'scheduled' AND attempt_count = 0`;
+
+/** Cancel triggers with `cancel` (an UPDATE of the job's triggers) and move the job's next_fire_at back
+ *  to the first cancelled fire that was not yet due: next_fire_at is already past the fires the
+ *  materializer wrote ahead (its lookahead), which would otherwise never fire. Planned again, each is
+ *  revived, same id. Returns the new next_fire_at, or null when it did not move. */
+async function cancelAndRewind(db: Db, jobId: string, cancel: SQL): Promise<Date | null> {
+  const [r] = await query<{ nextFireAt: Date | string | null }>(db, sql`
+    WITH cancelled AS (${cancel} RETURNING kind, scheduled_for, attempt_count, next_attempt_at)
+    UPDATE jobs SET next_fire_at = LEAST(next_fire_at, t.first)
+      FROM (SELECT min(scheduled_for) AS first FROM cancelled
+             WHERE kind = 'scheduled' AND attempt_count = 0 AND next_attempt_at > now()) t
+     WHERE jobs.id = ${jobId} AND t.first IS NOT NULL
+    RETURNING jobs.next_fire_at AS "nextFireAt"`);
+  return r?.nextFireAt == null ? null : new Date(r.nextFireAt);
+}
 
 async function cancelPending(db: Db, jobId: string, reason: string) {
   await db.execute(cancelPendingSql(jobId, reason));

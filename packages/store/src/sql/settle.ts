@@ -3,7 +3,7 @@
 // reaper racing a late worker — changes 0 rows. The attempt row is written in the same statement, and
 // (trigger_id, attempt) is unique: no attempt can be counted twice.
 import { sql } from "drizzle-orm";
-import { query, type Db } from "../db.ts";
+import { jsonColumn, query, type Db } from "../db.ts";
 
 export interface Settlement {
   id: string;
@@ -135,9 +135,7 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
     SELECT coalesce(json_agg(json_build_array(d.id, d.tenant_id, d.job_id, d.type, d.status, d.duration_ms)), '[]') AS settled
       FROM done d`,
   );
-  const out = rows[0]?.settled ?? [];
-  const settled: Settled[] = (typeof out === "string" ? (JSON.parse(out) as SettledTuple[]) : out).map(
+  return jsonColumn(rows[0]?.settled ?? []).map(
     ([id, tenantId, jobId, type, status, durationMs]) => ({ id, tenantId, jobId, type, status, durationMs }),
   );
-  return settled;
 }
