@@ -1,0 +1,57 @@
+// Settle batching (settler.ts): a full batch is written at once; what arrives during a write and is
+// short of a batch waits for its linger rather than being written straight after (bigger batches); and
+// flush() — what stop() relies on — writes everything. Against real Postgres: the rows must really move.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { DeliveryResult } from "@fairway/core";
+import { claim, query, sql } from "@fairway/store";
+import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
+import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
+import { Settler, decideSettlement } from "../src/settler.ts";
+
+let t: TestDb;
+
+beforeAll(async () => {
+  t = await createTestDb();
+});
+
+afterAll(async () => {
+  await t?.drop();
+});
+
+const running = async () =>
+  (await query<{ n: number }>(t.store.db, sql`SELECT count(*)::int AS n FROM triggers WHERE status = 'running'`))[0].n;
+
+it("writes a full batch at once, holds a short remainder for its linger, and flush() writes the rest", async () => {
+  await seedTenant(t.store.db, "s1", { maxInFlight: 100 });
+  await seedPool(t.store.db, "work", 10);
+  await seedDue(t.store.db, "s1", 5);
+  const claimed = await claim(t.store.db, { type: "work", budget: 5, owner: "exe_s", leaseMs: 60_000 });
+  expect(claimed).toHaveLength(5);
+
+  let settled = 0;
+  const errors: unknown[] = [];
+  // A linger no test run reaches: anything written before flush() was written because a batch was full.
+  const settler = new Settler({
+    db: t.store.db,
+    batchSize: 2,
+    lingerMs: 600_000,
+    now: Date.now,
+    onSettled: (rows) => void (settled += rows.length),
+    onError: (err) => errors.push(err),
+  });
+  const ok: DeliveryResult = { outcome: "success", httpStatus: 200, durationMs: 1, error: null, responseBody: null, retryAfterMs: null };
+  for (const c of claimed) settler.add(decideSettlement(c, ok, new Date(), Date.now()), Date.now() + 60_000);
+
+  // Two full batches went out as they filled; the fifth settlement waits for its linger.
+  await expect.poll(() => settled, { timeout: 10_000 }).toBe(4);
+  expect(settler.size).toBe(1);
+  expect(await running()).toBe(1);
+
+  await settler.flush();
+  expect(settled).toBe(5);
+  expect(settler.size).toBe(0);
+  expect(await running()).toBe(0);
+  expect(errors).toEqual([]);
+  const attempts = await query<{ n: number }>(t.store.db, sql`SELECT count(*)::int AS n FROM attempts`);
+  expect(attempts[0].n).toBe(5);
+});
