@@ -4,15 +4,10 @@
 // leases are what caps count, so caps stay exact (actual runs can only be fewer).
 //
 // How far ahead is sized by Little's law: the runs a full pool finishes while one claim is under way
-// (concurrency × claim time ÷ run time), three times over, between half a pool and maxPrefetch(). Slow
-// jobs keep the half-pool queue; millisecond jobs (webhooks to a fast receiver, no-op handlers) get a
+// (concurrency × claim time ÷ run time), twice over, between half a pool and maxPrefetch(). Slow jobs
+// keep the half-pool queue; millisecond jobs (webhooks to a fast receiver, no-op handlers) get a
 // queue that outlasts a claim — with half a pool, a 50-slot pool of 3 ms deliveries drained its queue
 // in 2 ms and then idled through the rest of a ~10 ms claim (webhooks bench).
-//
-// The next claim waits until half that queue is gone (`wantsClaim`): the half left covers a claim and a
-// half, and each claim takes a batch worth its fixed cost. Claiming again the moment anything was free
-// took only what finished during the last claim (~240 of a 50-slot pool of webhooks) and paid a
-// claim's per-tenant work over and over: ~4 ms of Postgres for 50 tenants, whatever the batch.
 import pLimit, { type LimitFunction } from "p-limit";
 import type { PoolConfig } from "@fairway/store";
 
@@ -32,36 +27,18 @@ export class Pool {
     return this.limit.activeCount + this.limit.pendingCount;
   }
 
-  /** What a full pool finishes while one claim is under way (Little's law); null until measured. */
-  private get finishedDuringClaim(): number | null {
-    if (this.runMs === null || this.claimMs === null) return null;
-    return (this.config.concurrency * this.claimMs) / Math.max(this.runMs, 0.1);
-  }
-
   /** Triggers claimed ahead of free slots. */
   get prefetch(): number {
     const c = this.config.concurrency;
     const half = Math.ceil(c / 2);
-    const fin = this.finishedDuringClaim;
-    if (fin === null) return half; // nothing measured yet
-    return Math.min(maxPrefetch(c), Math.max(half, Math.ceil(3 * fin)));
+    if (this.runMs === null || this.claimMs === null) return half; // nothing measured yet
+    const finishedDuringClaim = (c * this.claimMs) / Math.max(this.runMs, 0.1);
+    return Math.min(maxPrefetch(c), Math.max(half, Math.ceil(2 * finishedDuringClaim)));
   }
 
   /** How many more triggers may be claimed now: free slots plus the prefetch queue. */
   get claimable(): number {
     return Math.max(0, this.config.concurrency + this.prefetch - this.inFlight);
-  }
-
-  /** Whether to claim now: once half the prefetch queue may be claimed — or sooner, when what is left
-   *  queued would not outlast a claim and a half. That happens when maxPrefetch() caps the queue for
-   *  jobs that take no time: a 200-slot pool of no-op handlers that waited for 1500 free drained the
-   *  rest long before its claim came back (cron-burst, 3 runs: lag p50 318 ms and p99 663 ms waiting
-   *  for half the queue; 261 and 440 ms with this rule). Never holds back while a slot is free: then
-   *  nothing is queued, and the whole queue is claimable. */
-  get wantsClaim(): boolean {
-    const prefetch = this.prefetch;
-    const outlasts = prefetch - 1.5 * (this.finishedDuringClaim ?? 0);
-    return this.claimable >= Math.max(1, Math.ceil(Math.min(prefetch / 2, outlasts)));
   }
 
   /** A run took `ms` (handler or delivery time). */
@@ -86,7 +63,7 @@ export class Pool {
 
 /** The deepest prefetch queue: 16 pools, and at most 3000 triggers beyond a half pool. Only jobs much
  *  shorter than a claim come near it (Little's law above sizes the queue by time). A 50-slot pool of
- *  ~3 ms webhook deliveries wanted ~13 pools ahead (2 × a 20 ms claim ÷ 3 ms); capped at 4 it claimed
+ *  ~3 ms webhook deliveries wants ~13 pools ahead (2 × a 20 ms claim ÷ 3 ms); capped at 4 it claimed
  *  ~120 at a time and spent most of its Postgres time on per-claim work: 8.4-8.6k deliveries/s at 4,
  *  10.2-10.6k at 8, 11.5k at 16 (webhooks bench). A 1000-slot pool of no-ops claims 4000 at a time
  *  instead of 2000 under the 3000 cap (was 1000): Postgres CPU per trigger 48 → 43-44 µs. */
