@@ -2,10 +2,12 @@
 // must hold: all or nothing; a later statement sees what an earlier one set; a statement error leaves
 // the connection usable; a connection killed mid-pipeline rejects the call and the pool recovers (a
 // dead connection handed back as open would hang or fail every later query on a one-connection pool).
+// And the claim's transaction-local plan setting stays inside its transaction.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import postgres from "postgres";
-import { connectPostgres, pipelineTx, query, sql, type Store } from "@fairway/store";
+import { claim, connectPostgres, pipelineTx, query, sql, type Store } from "@fairway/store";
 import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
+import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
 
 let t: TestDb;
 let one: Store; // max 1 connection: any connection mishandled shows up on the next query
@@ -76,4 +78,19 @@ it.each([
   } finally {
     await admin.end({ timeout: 1 });
   }
+});
+
+it("a claim plans its second statement generically, and the setting ends with its transaction", async () => {
+  await seedTenant(one.db, "pc1", { maxInFlight: 10 });
+  await seedPool(one.db, "work", 10);
+  await seedDue(one.db, "pc1", 3);
+  const planMode = async () => (await query<{ m: string }>(one.db, sql`SELECT current_setting('plan_cache_mode') AS m`))[0].m;
+  expect(await planMode()).toBe("auto");
+  // Twice: the second claim runs the statements prepared by the first on the same connection.
+  expect(await claim(one.db, { type: "work", budget: 2, owner: "exe_p", leaseMs: 60_000 })).toHaveLength(2);
+  expect(await claim(one.db, { type: "work", budget: 2, owner: "exe_p", leaseMs: 60_000 })).toHaveLength(1);
+  // The one connection's other statements (the materializer, the API) keep custom plans.
+  expect(await planMode()).toBe("auto");
+  const [{ n }] = await query<{ n: number }>(one.db, sql`SELECT count(*)::int AS n FROM triggers WHERE status = 'running'`);
+  expect(n).toBe(3);
 });
