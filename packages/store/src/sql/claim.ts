@@ -63,12 +63,13 @@ const candidateScan = (type: string) => sql`
  *  time), locked. Their ids are also left in the transaction-local setting `fairway.claim_tenants`, so
  *  that statement 2 can be sent in the same round trip (db.ts pipelineTx).
  *
- *  It also sets `plan_cache_mode` for the rest of the transaction: statement 2 is planned once per
- *  connection instead of on every claim. Postgres kept judging a fresh plan cheaper, and planning was
- *  1.2 ms of a ~5 ms claim over 50 tenants (bind time in the statement log). Claims over 50 tenants of
- *  250 rows took 8–25 % less Postgres time in three paired runs (docs/bench.md). Only this transaction: set
- *  for the whole connection, the materializer's and the API's statements would lose their custom plans
- *  too. */
+ *  It also sets `plan_cache_mode` for the rest of the transaction. For claims of up to a few hundred
+ *  rows, statement 2 is then planned once per connection instead of on every claim (planMode()).
+ *  Postgres kept judging a fresh plan cheaper, and planning took 1.2 ms of a ~5 ms claim over 50
+ *  tenants (bind time in the statement log). Claims of 250 rows over 50 tenants took 8–25 % less
+ *  Postgres time in three paired runs (docs/bench.md). The setting is for this transaction only: set
+ *  for the whole connection, it would take the custom plans of the materializer's and the API's
+ *  statements too. */
 function lockCandidatesSql(input: ClaimInput) {
   const { type } = input;
   const maxTenants = Math.min(1000, Math.max(16, input.budget));
@@ -95,7 +96,16 @@ function lockCandidatesSql(input: ClaimInput) {
          FOR NO KEY UPDATE OF t SKIP LOCKED
     )
     SELECT set_config('fairway.claim_tenants', coalesce(jsonb_agg(id), '[]'::jsonb)::text, true) AS ids,
-           set_config('plan_cache_mode', 'force_generic_plan', true) AS plan FROM locked`;
+           set_config('plan_cache_mode', ${planMode(input.budget)}, true) AS plan FROM locked`;
+}
+
+/** Planning statement 2 costs ~1.2 ms a claim. On big claims, the plan made for the call's own values
+ *  saves 0.4–3 µs of Postgres per claimed row: with the generic plan for every claim, no-op throughput
+ *  (3000–4000 rows a claim) measured −3 % (median of five paired runs). Up to 500 rows, planning costs
+ *  more than that. */
+const GENERIC_PLAN_MAX_BUDGET = 500;
+function planMode(budget: number): string {
+  return budget <= GENERIC_PLAN_MAX_BUDGET ? "force_generic_plan" : "force_custom_plan";
 }
 
 /** How many of one tenant's due triggers a claim looks at: twice an even share of the budget (at least
