@@ -80,15 +80,16 @@ it.each([
   }
 });
 
-it("a claim plans its second statement generically, and the setting ends with its transaction", async () => {
+it("a claim's plan setting (generic up to 500 rows, custom above) ends with its transaction", async () => {
   await seedTenant(one.db, "pc1", { maxInFlight: 10 });
   await seedPool(one.db, "work", 10);
   await seedDue(one.db, "pc1", 3);
   const planMode = async () => (await query<{ m: string }>(one.db, sql`SELECT current_setting('plan_cache_mode') AS m`))[0].m;
   expect(await planMode()).toBe("auto");
-  // Twice: the second claim runs the statements prepared by the first on the same connection.
+  // The second claim runs the statements the first prepared on this connection, with the other mode.
   expect(await claim(one.db, { type: "work", budget: 2, owner: "exe_p", leaseMs: 60_000 })).toHaveLength(2);
-  expect(await claim(one.db, { type: "work", budget: 2, owner: "exe_p", leaseMs: 60_000 })).toHaveLength(1);
+  expect(await planMode()).toBe("auto");
+  expect(await claim(one.db, { type: "work", budget: 600, owner: "exe_p", leaseMs: 60_000 })).toHaveLength(1);
   // The one connection's other statements (the materializer, the API) keep custom plans.
   expect(await planMode()).toBe("auto");
   const [{ n }] = await query<{ n: number }>(one.db, sql`SELECT count(*)::int AS n FROM triggers WHERE status = 'running'`);
