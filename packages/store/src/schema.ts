@@ -119,6 +119,11 @@ export const jobs = pgTable(
   ],
 );
 
+/** The third key of triggers_job_idx: true for a scheduled trigger, NULL for a manual run. */
+const SCHEDULED_KEY = "(CASE WHEN kind = 'scheduled' THEN true END)";
+/** `ON CONFLICT <this>`: a second scheduled trigger of the same job at the same instant. */
+export const jobInstantConflict = sql.raw(`(job_id, scheduled_for, ${SCHEDULED_KEY})`);
+
 export const triggers = pgTable(
   "triggers",
   {
@@ -144,9 +149,12 @@ export const triggers = pgTable(
     finishedAt: ts("finished_at"),
   },
   (t) => [
-    // At most one trigger per (job, instant), ever; manual runs have their own ids.
-    uniqueIndex("triggers_job_instant_idx").on(t.jobId, t.scheduledFor).where(sql`kind = 'scheduled'`),
-    index("triggers_job_idx").on(t.jobId, t.scheduledFor),
+    // A job's triggers by instant, and at most one scheduled trigger per (job, instant), ever, in one
+    // index. The third key is true for a scheduled trigger and NULL for a manual run; NULLs are
+    // distinct, so manual runs never collide. (A plain (job_id, scheduled_for) index next to a
+    // partial unique one cost every claim and settle of a scheduled trigger a second index entry:
+    // migration 0003.) An insert names it by jobInstantConflict.
+    uniqueIndex("triggers_job_idx").on(t.jobId, t.scheduledFor, sql.raw(SCHEDULED_KEY)),
     // The claim: a tenant's due work in one pool, best first.
     index("triggers_claim_idx")
       .on(t.tenantId, t.type, t.priority.desc(), t.nextAttemptAt)

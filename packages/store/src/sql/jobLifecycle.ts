@@ -173,32 +173,36 @@ async function cancelPending(db: Db, jobId: string, reason: string) {
   await db.execute(cancelPendingSql(jobId, reason));
 }
 
-/** Manual runs (kind 'manual') are outside the (job, instant) unique index, so they never collide with
- *  a scheduled fire. A one-time job's scheduled trigger may meet its own earlier row at the same instant
+/** Manual runs (kind 'manual') never collide in the (job, instant) unique index (their key is NULL
+ *  there). A one-time job's scheduled trigger may meet its own earlier row at the same instant
  *  (cancelled by a pause or a reschedule): that row is revived — same id, same webhook-id — because
- *  there is at most one trigger per (job, instant), ever; a live or finished row is left alone. */
+ *  there is at most one trigger per (job, instant), ever; a live or finished row is left alone. (Two
+ *  statements, as the index is on an expression, which drizzle's conflict target cannot name. The
+ *  insert waits for a concurrent insert of the same instant, and the update then sees its row.) */
 async function insertManualTrigger(db: Db, job: JobRow, now: Date, kind: "manual" | "scheduled", at: Date) {
-  const insert = db.insert(triggers).values({
-    id: newId("trg"),
-    tenantId: job.tenantId,
-    jobId: job.id,
-    type: job.type,
-    kind,
-    scheduledFor: at,
-    nextAttemptAt: at,
-    priority: job.priority,
-    exclusive: job.overlap !== "allow",
-    maxAttempts: job.maxAttempts,
-    createdAt: now,
-  });
-  const [row] = await (kind === "manual"
-    ? insert.onConflictDoNothing()
-    : insert.onConflictDoUpdate({
-        target: [triggers.jobId, triggers.scheduledFor],
-        targetWhere: sql`kind = 'scheduled'`,
-        set: { status: "pending", reason: null, finishedAt: null, nextAttemptAt: at, priority: job.priority, updatedAt: now },
-        setWhere: sql`${triggers.status} = 'cancelled' AND ${triggers.reason} IN ('paused', 'rescheduled')`,
-      })
-  ).returning();
-  return row ?? null;
+  const [row] = await db
+    .insert(triggers)
+    .values({
+      id: newId("trg"),
+      tenantId: job.tenantId,
+      jobId: job.id,
+      type: job.type,
+      kind,
+      scheduledFor: at,
+      nextAttemptAt: at,
+      priority: job.priority,
+      exclusive: job.overlap !== "allow",
+      maxAttempts: job.maxAttempts,
+      createdAt: now,
+    })
+    .onConflictDoNothing()
+    .returning();
+  if (row || kind === "manual") return row ?? null;
+  const [revived] = await db
+    .update(triggers)
+    .set({ status: "pending", reason: null, finishedAt: null, nextAttemptAt: at, priority: job.priority, updatedAt: now })
+    .where(and(eq(triggers.jobId, job.id), eq(triggers.scheduledFor, at), eq(triggers.kind, "scheduled"),
+      eq(triggers.status, "cancelled"), inArray(triggers.reason, ["paused", "rescheduled"])))
+    .returning();
+  return revived ?? null;
 }

@@ -3,6 +3,7 @@
 // job rows, ON CONFLICT on the triggers) and a restart loses no occurrence.
 import { sql } from "drizzle-orm";
 import { query, withDates, type Db } from "../db.ts";
+import { jobInstantConflict } from "../schema.ts";
 import { EXCLUSIVE_LOOKAHEAD_MS, newId, planFires, type CronJobState } from "@fairway/core";
 
 interface DueJob extends CronJobState {
@@ -108,7 +109,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
         -- exception is a fire cancelled before it was ever attempted, by a PATCH (reason rescheduled)
         -- or a pause (reason paused), whose instant is planned again (the new schedule contains it, or
         -- the job was resumed): it is revived, same id, or that instant would be lost.
-        ON CONFLICT (job_id, scheduled_for) WHERE kind = 'scheduled' DO UPDATE
+        ON CONFLICT ${jobInstantConflict} DO UPDATE
            SET status = excluded.status, reason = excluded.reason, priority = excluded.priority,
                exclusive = excluded.exclusive, max_attempts = excluded.max_attempts,
                next_attempt_at = excluded.next_attempt_at, finished_at = excluded.finished_at, updated_at = now()
