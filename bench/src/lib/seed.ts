@@ -29,9 +29,12 @@ export async function setPool(db: Db, type: string, concurrency: number, timeout
     ON CONFLICT (type) DO UPDATE SET concurrency = excluded.concurrency, timeout_ms = excluded.timeout_ms`);
 }
 
-/** `perTenant` manual triggers due `at` for each tenant, on the tenant's seeded job. Ids ascend in
- *  creation order, like the ULIDs Fairway issues (random ids would scatter every index insert and
- *  lookup over the whole primary key, which Fairway's own ids never do). */
+/** `perTenant` triggers due by `at` for each tenant, on the tenant's seeded job. They are scheduled
+ *  triggers, as every one-time job's and cron fire's is (a manual run is the exception), so each write
+ *  pays what a real trigger's does; one scheduled trigger per (job, instant), so they are a microsecond
+ *  apart, the last at `at`. Ids ascend in creation order, like the ULIDs Fairway issues (random ids
+ *  would scatter every index insert and lookup over the whole primary key, which Fairway's own ids
+ *  never do). */
 let seedBatch = 0;
 
 export async function seedTriggers(db: Db, tenants: string[], perTenant: number, type: string, at = new Date(Date.now() - 1000)) {
@@ -40,9 +43,9 @@ export async function seedTriggers(db: Db, tenants: string[], perTenant: number,
     const prefix = `trg_${Date.now().toString(36).padStart(10, "0")}${String(seedBatch++).padStart(6, "0")}`;
     await db.execute(sql`
       INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts)
-      SELECT ${prefix} || lpad((row_number() OVER ())::text, 9, '0'), x, 'job_' || x, ${type}, 'manual',
-             ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz, 3
-        FROM jsonb_array_elements_text(${JSON.stringify(chunk)}::jsonb) AS x, generate_series(1, ${perTenant})`);
+      SELECT ${prefix} || lpad((row_number() OVER ())::text, 9, '0'), x, 'job_' || x, ${type}, 'scheduled', d, d, 3
+        FROM jsonb_array_elements_text(${JSON.stringify(chunk)}::jsonb) AS x, generate_series(1, ${perTenant}) AS g,
+             LATERAL (SELECT ${at.toISOString()}::timestamptz - (${perTenant}::int - g) * interval '1 microsecond' AS d) i`);
   }
 }
 
