@@ -26,6 +26,7 @@ if (unknown.length > 0 || !Number.isInteger(runs) || runs < 1) {
 
 const ctx: BenchContext = {
   quick,
+  run: 0,
   shared: new Map(),
   log: (m) => console.log(`  · ${m}`),
 };
@@ -38,6 +39,7 @@ for (const s of scenarios.filter((s: Scenario) => !wanted || wanted.includes(s.n
   try {
     for (let i = 0; i < runs; i++) {
       console.log(`\n${s.name}: run ${i + 1}/${runs}`);
+      ctx.run = i;
       const figures = await s.run(ctx);
       results.push(figures);
       appendResult(s.name, { scenario: s.name, run: i + 1, quick, at: new Date().toISOString(), figures });

@@ -5,6 +5,9 @@ import os from "node:os";
 export interface BenchContext {
   /** Small N, one run, no speed expectations: keeps the harness from rotting (CI). */
   quick: boolean;
+  /** This run's number (0-based): scenarios alternate the order of the contenders they pair with it,
+   *  so that the machine's drift during a run does not always favour the same one. */
+  run: number;
   /** Figures other scenarios measured earlier in this invocation (e.g. throughput for cron-burst). */
   shared: Map<string, number>;
   log(message: string): void;
