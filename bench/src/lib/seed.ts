@@ -9,7 +9,9 @@ export interface TenantSpec {
   weight?: number;
 }
 
-/** Tenants `${prefix}0000…`, a pool row, and for each tenant one job of `type`. */
+/** Tenants `${prefix}0000…`, a pool row, and for each tenant one cron job of `type`. Its next fire is
+ *  far off, so the materializer adds none: seedTriggers() gives it its due fires. (A one-time job, with
+ *  its one trigger, would be completed by the first of them.) */
 export async function seedTenants(db: Db, t: TenantSpec, type: string): Promise<string[]> {
   const ids = Array.from({ length: t.count }, (_, i) => `${t.prefix}${String(i).padStart(5, "0")}`);
   await db.execute(sql`
@@ -17,8 +19,8 @@ export async function seedTenants(db: Db, t: TenantSpec, type: string): Promise<
     SELECT x, x, ${t.maxInFlight ?? 10}, ${t.weight ?? 1}, 'whsec_' || encode(decode(md5(random()::text) || md5(random()::text), 'hex'), 'base64'), 10000000
       FROM jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) AS x`);
   await db.execute(sql`
-    INSERT INTO jobs (id, tenant_id, name, type, run_at, max_attempts, initial_delay_ms, max_delay_ms, status)
-    SELECT 'job_' || x, x, 'bench', ${type}, now(), 3, 10, 1000, 'active'
+    INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, next_fire_at, max_attempts, initial_delay_ms, max_delay_ms, status)
+    SELECT 'job_' || x, x, 'bench', ${type}, '0 0 1 1 *', 'UTC', '2999-01-01T00:00:00Z', 3, 10, 1000, 'active'
       FROM jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) AS x`);
   return ids;
 }
@@ -29,12 +31,12 @@ export async function setPool(db: Db, type: string, concurrency: number, timeout
     ON CONFLICT (type) DO UPDATE SET concurrency = excluded.concurrency, timeout_ms = excluded.timeout_ms`);
 }
 
-/** `perTenant` triggers due by `at` for each tenant, on the tenant's seeded job. They are scheduled
- *  triggers, as every one-time job's and cron fire's is (a manual run is the exception), so each write
- *  pays what a real trigger's does; one scheduled trigger per (job, instant), so they are a microsecond
- *  apart, the last at `at`. Ids ascend in creation order, like the ULIDs Fairway issues (random ids
- *  would scatter every index insert and lookup over the whole primary key, which Fairway's own ids
- *  never do). */
+/** `perTenant` triggers due by `at` for each tenant: fires of the tenant's seeded cron job. They are
+ *  scheduled triggers, as every cron fire and one-time job's trigger is (a manual run is the
+ *  exception), so each write pays what a real trigger's does; one scheduled trigger per (job,
+ *  instant), so they are a microsecond apart, the last at `at`. Ids ascend in creation order, like
+ *  the ULIDs Fairway issues (random ids would scatter every index insert and lookup over the whole
+ *  primary key, which Fairway's own ids never do). */
 let seedBatch = 0;
 
 export async function seedTriggers(db: Db, tenants: string[], perTenant: number, type: string, at = new Date(Date.now() - 1000)) {
