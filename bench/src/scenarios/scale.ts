@@ -86,7 +86,11 @@ export const scale: Scenario = {
       const cfg: ChildConfig = { url: tdb.url, minMs: 1, maxMs: 3, report: false };
       const child = spawnWorker("executor-child.ts", { FAIRWAY_BENCH: JSON.stringify(cfg) });
       try {
-        await waitUntil(async () => (await countStatus(db, "pending")) === 0, 300_000, "scale drain", 500);
+        // Drained: nothing pending and nothing running. (Pending alone reached 0 while claimed triggers
+        // still ran or waited in the prefetch queue; stopping then released those back to pending, and
+        // executor_settled read short of what was due.)
+        const drained = async () => (await countStatus(db, "pending")) === 0 && (await countStatus(db, "running")) === 0;
+        await waitUntil(drained, 300_000, "scale drain", 500);
         const stopped = nextMessage<ChildMessage>(child, (m) => m.kind === "stopped");
         await stopChild(child);
         const msg = await stopped;
