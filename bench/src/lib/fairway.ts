@@ -35,11 +35,11 @@ export async function runExecutorUntil(o: RunOptions): Promise<{ ms: number; tim
   executor.start();
   try {
     if (o.warm) {
-      await waitUntil(() => executor.stats.settled >= o.warm!, o.timeoutMs, `${o.warm} settled triggers (warm-up)`, 1);
+      await waitUntil(() => executor.stats.settled >= o.warm!, o.timeoutMs, `${o.warm} settled triggers (warm-up)`, 5);
       t0 = performance.now();
       from = executor.stats.settled;
     }
-    await waitUntil(() => executor.stats.settled >= o.settled, o.timeoutMs, `${o.settled} settled triggers`, o.warm ? 1 : 5);
+    await waitUntil(() => executor.stats.settled >= o.settled, o.timeoutMs, `${o.settled} settled triggers`, 5);
     return { ms: performance.now() - t0, timed: executor.stats.settled - from, executor };
   } finally {
     await executor.stop(5_000);
