@@ -37,9 +37,13 @@ describe("fires written ahead and the job lifecycle", () => {
   const pending = async (jobId: string) => (await triggerRows(h.db, jobId)).filter((r) => r.status === "pending");
   const byAt = (rows: Row[]) => new Map(rows.map((r) => [r.at, r]));
   const minutes = (from: number, n: number, step = 1) => Array.from({ length: n }, (_, k) => iso(from + k * step * MIN));
+  // Every minute, at the second half a minute from now: the first fire (F1) is ~30 s away whatever
+  // second a test starts at. With "* * * * *", a test started at :59 had F1 under a second away, and
+  // F1 came due (or within the exclusive lookahead) while the test still treated it as ahead.
+  const everyMinuteAwayFromNow = () => `${(new Date().getUTCSeconds() + 30) % 60} * * * * *`;
 
   it("pause cancels every fire written ahead; a resume before them fires each one, same id, and loses none", async () => {
-    const job = await create({ schedule: { cron: "* * * * *", timezone: "UTC" } });
+    const job = await create({ schedule: { cron: everyMinuteAwayFromNow(), timezone: "UTC" } });
     const F1 = Date.parse(job.nextFireAt);
     await materialize(h.db, new Date(), AHEAD);
     const ahead = await pending(job.id);
@@ -63,7 +67,7 @@ describe("fires written ahead and the job lifecycle", () => {
   });
 
   it("a pause longer than the fires written ahead: on resume the gap goes through the misfire policy, like downtime", async () => {
-    const job = await create({ schedule: { cron: "* * * * *", timezone: "UTC" }, misfire: "fire_once" });
+    const job = await create({ schedule: { cron: everyMinuteAwayFromNow(), timezone: "UTC" }, misfire: "fire_once" });
     const F1 = Date.parse(job.nextFireAt);
     await materialize(h.db, new Date(), AHEAD);
     const ids = byAt(await pending(job.id));
@@ -115,7 +119,7 @@ describe("fires written ahead and the job lifecycle", () => {
   });
 
   it("PATCH allow → skip: fires written ahead under allow are decided again under skip", async () => {
-    const job = await create({ schedule: { cron: "* * * * *", timezone: "UTC" }, overlap: "allow" });
+    const job = await create({ schedule: { cron: everyMinuteAwayFromNow(), timezone: "UTC" }, overlap: "allow" });
     const F1 = Date.parse(job.nextFireAt);
     await materialize(h.db, new Date(), AHEAD);
     const ids = byAt(await pending(job.id));
