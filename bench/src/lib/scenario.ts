@@ -15,6 +15,12 @@ export interface BenchContext {
 
 export type Figures = Record<string, number>;
 
+/** Run two contenders back to back, each first in every other run (ctx.run), so that the machine's
+ *  drift during a run favours neither. */
+export async function inTurn(ctx: BenchContext, a: () => Promise<void>, b: () => Promise<void>): Promise<void> {
+  for (const step of ctx.run % 2 === 0 ? [a, b] : [b, a]) await step();
+}
+
 export interface Scenario {
   name: string;
   /** What the scenario measures, for the table title. */

@@ -3,7 +3,7 @@
 // graphile-worker, pg-boss and the raw SKIP LOCKED limit, each on its own fresh database, in one run.
 import { benchDb } from "../lib/db.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
-import type { BenchContext, Scenario } from "../lib/scenario.ts";
+import { inTurn, type BenchContext, type Scenario } from "../lib/scenario.ts";
 import { seedTenants, seedTriggers, setPool, waitUntil } from "../lib/seed.ts";
 import { graphileEnqueue, graphileStart } from "../peers/graphile.ts";
 import { pgbossEnqueue, pgbossStart, PGBOSS_CONFIG } from "../peers/pgboss.ts";
@@ -87,9 +87,17 @@ export const throughput: Scenario = {
     ctx.log(`raw ${Math.round(raw_per_s)}/s`);
     let fairway_per_s = 0;
     let graphile_per_s = 0;
-    const runFairway = async () => ctx.log(`fairway ${Math.round((fairway_per_s = await fairway(n)))}/s`);
-    const runGraphile = async () => ctx.log(`graphile-worker ${Math.round((graphile_per_s = await graphile(n)))}/s`);
-    for (const step of ctx.run % 2 === 0 ? [runGraphile, runFairway] : [runFairway, runGraphile]) await step();
+    await inTurn(
+      ctx,
+      async () => {
+        graphile_per_s = await graphile(n);
+        ctx.log(`graphile-worker ${Math.round(graphile_per_s)}/s`);
+      },
+      async () => {
+        fairway_per_s = await fairway(n);
+        ctx.log(`fairway ${Math.round(fairway_per_s)}/s`);
+      },
+    );
     ctx.shared.set("fairway_per_s", fairway_per_s);
     return {
       fairway_per_s,

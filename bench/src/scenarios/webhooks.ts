@@ -8,7 +8,7 @@ import { sql } from "@fairway/store";
 import { benchDb } from "../lib/db.ts";
 import { nextMessage, spawnWorker, stopChild } from "../lib/children.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
-import type { BenchContext, Scenario } from "../lib/scenario.ts";
+import { inTurn, type BenchContext, type Scenario } from "../lib/scenario.ts";
 import { seedTenants, seedTriggers, setPool } from "../lib/seed.ts";
 
 const IN_FLIGHT = 50;
@@ -64,10 +64,17 @@ export const webhooks: Scenario = {
       const body = JSON.stringify({ id: "trg_" + "x".repeat(26), jobId: "job_" + "x".repeat(26), jobName: "bench", scheduledFor: new Date(), attempt: 1, payload: { hello: "world" } });
       let limit_per_s = 0;
       let per_s = 0;
-      const runLimit = async () => ctx.log(`delivery limit ${Math.round((limit_per_s = await limit(url, n, warm, body)))}/s`);
-      const runFairway = async () => ctx.log(`fairway ${Math.round((per_s = await fairway(url, n, warm)))}/s`);
-      // In turn first: the machine's drift during a run favours neither.
-      for (const step of ctx.run % 2 === 0 ? [runLimit, runFairway] : [runFairway, runLimit]) await step();
+      await inTurn(
+        ctx,
+        async () => {
+          limit_per_s = await limit(url, n, warm, body);
+          ctx.log(`delivery limit ${Math.round(limit_per_s)}/s`);
+        },
+        async () => {
+          per_s = await fairway(url, n, warm);
+          ctx.log(`fairway ${Math.round(per_s)}/s`);
+        },
+      );
       return { per_s, limit_per_s, ratio_vs_limit: per_s / limit_per_s };
     } finally {
       await stopChild(target);
