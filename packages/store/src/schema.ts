@@ -3,6 +3,7 @@
 import { sql } from "drizzle-orm";
 import {
   boolean,
+  customType,
   doublePrecision,
   index,
   integer,
@@ -16,8 +17,15 @@ import {
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
+/** An identifier or key (ids, tenant ids, pool types, key hashes): text compared byte by byte.
+ *  Every btree index on these columns compares keys on each insert and lookup; under the database's
+ *  linguistic collation (en_US.UTF-8, or even C.UTF-8 on PostgreSQL 15) each comparison goes through
+ *  strcoll, under "C" it is a memcmp. Ids are ASCII, so their order is the same either way. Every
+ *  column holding one of these keys takes it, so joins between them never mix two collations. */
+const key = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
+
 export const tenants = pgTable("tenants", {
-  id: text("id").primaryKey(),
+  id: key("id").primaryKey(),
   name: text("name").notNull(),
   status: text("status").notNull().default("active"), // active | suspended
   maxInFlight: integer("max_in_flight").notNull().default(10),
@@ -39,10 +47,10 @@ export const tenants = pgTable("tenants", {
 export const apiKeys = pgTable(
   "api_keys",
   {
-    id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    id: key("id").primaryKey(),
+    tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
     prefix: text("prefix").notNull(), // first characters, to recognise a key in lists
-    hash: text("hash").notNull(), // sha256 of the key; the key itself is never stored
+    hash: key("hash").notNull(), // sha256 of the key; the key itself is never stored
     createdAt: ts("created_at").notNull().defaultNow(),
     lastUsedAt: ts("last_used_at"),
     revokedAt: ts("revoked_at"),
@@ -51,7 +59,7 @@ export const apiKeys = pgTable(
 );
 
 export const pools = pgTable("pools", {
-  type: text("type").primaryKey(),
+  type: key("type").primaryKey(),
   concurrency: integer("concurrency").notNull().default(50),
   timeoutMs: integer("timeout_ms").notNull().default(30000),
   leaseMs: integer("lease_ms").notNull().default(60000),
@@ -66,7 +74,7 @@ export const pools = pgTable("pools", {
 /** Per tenant: live (active or paused) jobs, for the maxJobs quota in O(1). Created on a tenant's first
  *  job from a real count; changed in the same transaction as every job that becomes or stops being live. */
 export const tenantCounters = pgTable("tenant_counters", {
-  tenantId: text("tenant_id")
+  tenantId: key("tenant_id")
     .primaryKey()
     .references(() => tenants.id, { onDelete: "cascade" }),
   liveJobs: integer("live_jobs").notNull(),
@@ -76,8 +84,8 @@ export const tenantCounters = pgTable("tenant_counters", {
 export const tenantPools = pgTable(
   "tenant_pools",
   {
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
-    type: text("type").notNull(),
+    tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    type: key("type").notNull(),
     vtime: doublePrecision("vtime").notNull().default(0), // worker-ms received ÷ weight
     costMs: doublePrecision("cost_ms").notNull().default(100), // EWMA of real durations
   },
@@ -87,10 +95,10 @@ export const tenantPools = pgTable(
 export const jobs = pgTable(
   "jobs",
   {
-    id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    id: key("id").primaryKey(),
+    tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
-    type: text("type").notNull(),
+    type: key("type").notNull(),
     cron: text("cron"), // null for one-time jobs
     timezone: text("timezone"),
     runAt: ts("run_at"), // one-time jobs
@@ -106,7 +114,7 @@ export const jobs = pgTable(
     catchupWindowMs: integer("catchup_window_ms").notNull().default(86400000),
     status: text("status").notNull().default("active"), // active | paused | completed | cancelled
     nextFireAt: ts("next_fire_at"),
-    idempotencyKey: text("idempotency_key"),
+    idempotencyKey: key("idempotency_key"),
     idempotencyHash: text("idempotency_hash"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
@@ -127,10 +135,10 @@ export const jobInstantConflict = sql.raw(`(job_id, scheduled_for, ${SCHEDULED_K
 export const triggers = pgTable(
   "triggers",
   {
-    id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
-    jobId: text("job_id").notNull().references(() => jobs.id, { onDelete: "cascade" }),
-    type: text("type").notNull(), // the pool; copied from the job so the claim needs no join
+    id: key("id").primaryKey(),
+    tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    jobId: key("job_id").notNull().references(() => jobs.id, { onDelete: "cascade" }),
+    type: key("type").notNull(), // the pool; copied from the job so the claim needs no join
     kind: text("kind").notNull().default("scheduled"), // scheduled | manual
     scheduledFor: ts("scheduled_for").notNull(),
     status: text("status").notNull().default("pending"),
@@ -175,8 +183,8 @@ export const triggers = pgTable(
 export const attempts = pgTable(
   "attempts",
   {
-    triggerId: text("trigger_id").notNull(),
-    tenantId: text("tenant_id").notNull(),
+    triggerId: key("trigger_id").notNull(),
+    tenantId: key("tenant_id").notNull(),
     attempt: integer("attempt").notNull(),
     startedAt: ts("started_at").notNull(),
     durationMs: integer("duration_ms").notNull(),

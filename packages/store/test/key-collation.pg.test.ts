@@ -1,0 +1,51 @@
+// Key columns compare byte by byte (schema.ts `key`, migration 0004). Every btree index on a text
+// column compares keys on each insert and lookup; under the database's linguistic collation that is a
+// strcoll call per comparison. What must hold: every text column in an index or a foreign key is
+// COLLATE "C". A new key column declared with text() fails here; so would one left behind, whose
+// joins with the others would mix two collations and could not use the other side's index.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { query, sql, type Db } from "@fairway/store";
+import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
+
+let t: TestDb;
+let db: Db;
+
+beforeAll(async () => {
+  t = await createTestDb();
+  db = t.store.db;
+});
+
+afterAll(async () => {
+  await t?.drop();
+});
+
+it("every text column in an index or a foreign key is COLLATE \"C\"", async () => {
+  const rows = await query<{ col: string; collation: string }>(
+    db,
+    sql`
+    WITH keyed AS (
+      SELECT i.indrelid AS rel, k.attnum FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) AS k(attnum)
+      UNION
+      SELECT c.conrelid, k.attnum FROM pg_constraint c CROSS JOIN LATERAL unnest(c.conkey) AS k(attnum) WHERE c.contype = 'f'
+    )
+    SELECT DISTINCT r.relname || '.' || a.attname AS col, co.collname AS collation
+      FROM keyed JOIN pg_class r ON r.oid = keyed.rel
+      JOIN pg_namespace n ON n.oid = r.relnamespace AND n.nspname = 'public'
+      JOIN pg_attribute a ON a.attrelid = keyed.rel AND a.attnum = keyed.attnum
+      JOIN pg_collation co ON co.oid = a.attcollation
+     WHERE a.atttypid = 'text'::regtype AND r.relname NOT LIKE '\\_\\_%'
+     ORDER BY 1`,
+  );
+  // The list itself guards against a schema change that drops keys from it unnoticed.
+  expect(rows.map((r) => r.col)).toEqual([
+    "api_keys.hash", "api_keys.id", "api_keys.tenant_id",
+    "attempts.trigger_id",
+    "jobs.id", "jobs.idempotency_key", "jobs.tenant_id",
+    "pools.type",
+    "tenant_counters.tenant_id",
+    "tenant_pools.tenant_id", "tenant_pools.type",
+    "tenants.id",
+    "triggers.id", "triggers.job_id", "triggers.tenant_id", "triggers.type",
+  ]);
+  expect(rows.filter((r) => r.collation !== "C")).toEqual([]);
+});
