@@ -127,6 +127,17 @@ export const jobs = pgTable(
   ],
 );
 
+/** Leaf fill of the two indexes whose key a trigger keeps for life, triggers_pkey and triggers_job_idx.
+ *  Claim and settle are not HOT updates (they change status, which the queue indexes filter on), so
+ *  each adds a second and a third entry with the same key next to the first. On full leaf pages that
+ *  meant a bottom-up deletion pass or a page split per claimed row. Half-full pages take the claim's
+ *  versions in place, and by the settle the insert's version is dead and reclaimable. Postgres CPU of
+ *  claim+settle (one backend, 50k triggers, four alternated runs each): −19 % for a tenant's backlog
+ *  created at once, −7 % for triggers created interleaved across tenants; end to end (no-op
+ *  throughput, eight alternated pairs) +8.7 %. The price: these two indexes take about twice the
+ *  space. The primary key takes it in migration 0006, hand-written: drizzle cannot declare it. */
+export const TRIGGER_KEY_FILLFACTOR = 50;
+
 /** The third key of triggers_job_idx: true for a scheduled trigger, NULL for a manual run. */
 const SCHEDULED_KEY = "(CASE WHEN kind = 'scheduled' THEN true END)";
 /** `ON CONFLICT <this>`: a second scheduled trigger of the same job at the same instant. */
@@ -162,7 +173,9 @@ export const triggers = pgTable(
     // distinct, so manual runs never collide. (A plain (job_id, scheduled_for) index next to a
     // partial unique one cost every claim and settle of a scheduled trigger a second index entry:
     // migration 0003.) An insert names it by jobInstantConflict.
-    uniqueIndex("triggers_job_idx").on(t.jobId, t.scheduledFor, sql.raw(SCHEDULED_KEY)),
+    uniqueIndex("triggers_job_idx")
+      .on(t.jobId, t.scheduledFor, sql.raw(SCHEDULED_KEY))
+      .with({ fillfactor: TRIGGER_KEY_FILLFACTOR }),
     // The claim: a tenant's due work in one pool, best first.
     index("triggers_claim_idx")
       .on(t.tenantId, t.type, t.priority.desc(), t.nextAttemptAt)

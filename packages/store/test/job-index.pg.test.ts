@@ -5,7 +5,7 @@
 // second (job_id, …) index comes back to cost every trigger write an extra entry.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newId } from "@fairway/core";
-import { createJob, query, runJobNow, sql, updateJob, type Db } from "@fairway/store";
+import { createJob, query, runJobNow, schema, sql, updateJob, type Db } from "@fairway/store";
 import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
 import { seedTenant } from "../../../test/support/seed.ts";
 
@@ -90,4 +90,15 @@ it("keeps one index that leads with job_id", async () => {
     sql`SELECT indexname FROM pg_indexes WHERE tablename = 'triggers' AND indexdef LIKE '%(job_id%' ORDER BY indexname`,
   );
   expect(idx.map((r) => r.indexname)).toEqual(["triggers_job_idx"]);
+});
+
+it("leaves room on the leaf pages of the two indexes that keep a trigger's key for life", async () => {
+  // Claim and settle each add a version with the same key (schema.ts, TRIGGER_KEY_FILLFACTOR); the
+  // primary key's setting is a hand-written migration, so a regenerated one would lose it silently.
+  const rows = await query<{ relname: string; opts: string[] | null }>(
+    db,
+    sql`SELECT relname, reloptions AS opts FROM pg_class WHERE relname IN ('triggers_pkey', 'triggers_job_idx') ORDER BY relname`,
+  );
+  const want = [`fillfactor=${schema.TRIGGER_KEY_FILLFACTOR}`];
+  expect(rows).toEqual([{ relname: "triggers_job_idx", opts: want }, { relname: "triggers_pkey", opts: want }]);
 });

@@ -1,0 +1,2 @@
+DROP INDEX "triggers_job_idx";--> statement-breakpoint
+CREATE UNIQUE INDEX "triggers_job_idx" ON "triggers" USING btree ("job_id","scheduled_for",(CASE WHEN kind = 'scheduled' THEN true END)) WITH (fillfactor=50);
