@@ -193,18 +193,25 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
        -- plan (see statement 1), made while the queue was small, read the claimed versions through
        -- triggers_pending_type_idx instead of by TID — 121 ms of a 168 ms claim in cron-burst.
        WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM picked)) AND (t.status = 'pending') IS TRUE
-      RETURNING t.*
+      -- What the result below needs, not t.*: the CTE keeps every returned row for three readers.
+      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts
     ),
     got AS (SELECT tenant_id, count(*)::int AS n FROM claimed GROUP BY tenant_id),
     -- Lock order (no deadlocks): tenant_pools rows are locked in key order, here and in settle; the
     -- pool clock below never waits. So every lock wait in claim and settle is on tenant_pools in one
     -- global order, and no cycle can form.
+    -- The charge is added to the row as it is now, not to the vtime this statement read: a settle may
+    -- have corrected it since (it does not take the tenant lock), and writing back read value +
+    -- charge dropped that correction (packages/store/test/ledger-race.pg.test.ts). excluded.vtime −
+    -- vstart is this claim's charge; the pool clock is the same floor vstart applied.
     charge AS (
       INSERT INTO tenant_pools AS tp (tenant_id, type, vtime, cost_ms)
       SELECT r.id, ${type}, r.vstart + got.n * r.cost_ms / r.weight, r.cost_ms
         FROM room r JOIN got ON got.tenant_id = r.id
        ORDER BY r.id
-      ON CONFLICT (tenant_id, type) DO UPDATE SET vtime = excluded.vtime
+      ON CONFLICT (tenant_id, type) DO UPDATE
+        SET vtime = greatest(tp.vtime, coalesce((SELECT vclock FROM pools WHERE type = ${type}), 0))
+                    + excluded.vtime - (SELECT r.vstart FROM room r WHERE r.id = excluded.tenant_id)
     ),
     spend AS (
       UPDATE tenants t SET rate_tokens = r.tokens - coalesce(got.n, 0), rate_updated_at = now()

@@ -1,0 +1,80 @@
+// The fair-share ledger under a race (claim.ts, "charge"): a settle's worker-time correction that
+// commits while a claim is running must survive the claim's charge. The claim reads a tenant's vtime
+// at its start and charges it at its end; a settle does not take the tenant lock, so it can correct the
+// same row in between. Here a transaction stands in for that settle: it holds the row, the claim is
+// seen waiting on it, then the correction commits.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import postgres from "postgres";
+import { claim, query, sql, type Db } from "@fairway/store";
+import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
+import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
+import { until } from "../../../test/support/until.ts";
+
+let t: TestDb;
+let db: Db;
+
+beforeAll(async () => {
+  t = await createTestDb();
+  db = t.store.db;
+});
+
+afterAll(async () => {
+  await t?.drop();
+});
+
+const vtime = async (tenantId: string) =>
+  (await query<{ v: number }>(db, sql`SELECT vtime AS v FROM tenant_pools WHERE tenant_id = ${tenantId} AND type = 'race'`))[0].v;
+
+it("keeps a correction that commits while a claim of the same tenant is charging", async () => {
+  await seedTenant(db, "tn_race", { maxInFlight: 100, weight: 2 });
+  await seedPool(db, "race", 50);
+  await seedDue(db, "tn_race", 4, { type: "race" });
+  await db.execute(sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES ('tn_race', 'race', 10, 100)`);
+
+  const other = postgres(t.url, { max: 1, onnotice: () => {} });
+  let commit!: () => void;
+  const committing = new Promise<void>((r) => (commit = r));
+  try {
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    const correction = other.begin(async (tx) => {
+      await tx`UPDATE tenant_pools SET vtime = vtime + 1000 WHERE tenant_id = 'tn_race' AND type = 'race'`;
+      held();
+      await committing;
+    });
+    await holding;
+    const claiming = claim(db, { type: "race", budget: 10, owner: "race-test", leaseMs: 60_000 });
+    // The claim has read vtime 10 and waits to charge the row the correction holds. (Its text is
+    // matched by its start: pg_stat_activity keeps only the first 1 kB of a statement.)
+    await until(
+      async () =>
+        (await query<{ n: number }>(
+          db,
+          sql`SELECT count(*)::int AS n FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%fairway.claim_tenants%'`,
+        ))[0].n,
+      (n) => n === 1,
+      10_000,
+    );
+    commit();
+    await correction;
+    const got = await claiming;
+    expect(got).toHaveLength(4);
+    // 10 + the correction + this claim's charge (4 runs × 100 ms ÷ weight 2).
+    expect(await vtime("tn_race")).toBe(10 + 1000 + 200);
+  } finally {
+    commit();
+    await other.end();
+  }
+});
+
+it("charges exactly as before when nothing races: from the pool clock for a tenant back from idle", async () => {
+  await seedTenant(db, "tn_idle", { maxInFlight: 100 });
+  await seedDue(db, "tn_idle", 3, { type: "race" });
+  await db.execute(sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES ('tn_idle', 'race', 5, 100)`);
+  await db.execute(sql`UPDATE pools SET vclock = 500 WHERE type = 'race'`);
+  const got = await claim(db, { type: "race", budget: 10, owner: "race-test", leaseMs: 60_000 });
+  expect(got).toHaveLength(3);
+  // vstart = max(5, 500); three runs × 100 ms ÷ weight 1.
+  expect(await vtime("tn_idle")).toBe(800);
+});
