@@ -3,28 +3,19 @@
 // same instant is refused (materializer races rely on it); manual runs never collide; a one-time job
 // moved away from its instant and back revives its own trigger (same id, same webhook-id); and no
 // second (job_id, …) index comes back to cost every trigger write an extra entry.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { newId } from "@fairway/core";
-import { createJob, query, runJobNow, schema, sql, updateJob, type Db } from "@fairway/store";
-import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
+import { createJob, query, runJobNow, schema, sql, updateJob } from "@fairway/store";
+import { useTestDb } from "../../../test/support/use-db.ts";
 import { seedTenant } from "../../../test/support/seed.ts";
 
-let t: TestDb;
-let db: Db;
+const pg = useTestDb();
 const tenantId = "tn_jobidx";
 
-beforeAll(async () => {
-  t = await createTestDb();
-  db = t.store.db;
-  await seedTenant(db, tenantId);
-});
-
-afterAll(async () => {
-  await t?.drop();
-});
+beforeAll(() => seedTenant(pg.db, tenantId));
 
 async function oneTimeJob(runAt: Date) {
-  const r = await createJob(db, {
+  const r = await createJob(pg.db, {
     id: newId("job"), tenantId, name: "once", type: "webhook", cron: null, timezone: null, runAt, nextFireAt: runAt,
     target: { url: "https://example.com/hook", method: "POST" }, payload: null, maxAttempts: 3, initialDelayMs: 1000, maxDelayMs: 60_000,
   }, { maxJobs: 1000 });
@@ -34,12 +25,12 @@ async function oneTimeJob(runAt: Date) {
 
 const triggersOf = (jobId: string) =>
   query<{ id: string; kind: string; status: string; reason: string | null; at: string }>(
-    db,
+    pg.db,
     sql`SELECT id, kind, status, reason, scheduled_for::text AS at FROM triggers WHERE job_id = ${jobId} ORDER BY created_at, id`,
   );
 
 const insertTrigger = (jobId: string, kind: string, at: Date) =>
-  query(db, sql`
+  query(pg.db, sql`
     INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts)
     VALUES (${newId("trg")}, ${tenantId}, ${jobId}, 'webhook', ${kind}, ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz, 3)`);
 
@@ -59,15 +50,15 @@ it("a one-time job moved away from its instant and back revives its own trigger,
   const job = await oneTimeJob(t1);
   const [first] = await triggersOf(job.id);
 
-  await updateJob(db, tenantId, job.id, { runAt: t2 }, new Date());
-  await updateJob(db, tenantId, job.id, { runAt: t1 }, new Date());
+  await updateJob(pg.db, tenantId, job.id, { runAt: t2 }, new Date());
+  await updateJob(pg.db, tenantId, job.id, { runAt: t1 }, new Date());
   const rows = await triggersOf(job.id);
   expect(rows).toHaveLength(2);
   expect(rows[0]).toMatchObject({ id: first.id, status: "pending", reason: null });
   expect(rows[1]).toMatchObject({ status: "cancelled", reason: "rescheduled" });
 
   // A manual run now is its own trigger, whatever instant it lands on.
-  const run = await runJobNow(db, tenantId, job.id, new Date());
+  const run = await runJobNow(pg.db, tenantId, job.id, new Date());
   expect(run).toMatchObject({ kind: "manual", status: "pending" });
   expect(await triggersOf(job.id)).toHaveLength(3);
 });
@@ -76,9 +67,9 @@ it("leaves a finished trigger alone: moving back to its instant makes no second 
   const t1 = new Date(Date.now() + 3_600_000);
   const job = await oneTimeJob(t1);
   const [first] = await triggersOf(job.id);
-  await query(db, sql`UPDATE triggers SET status = 'cancelled', reason = 'cancelled' WHERE id = ${first.id}`);
-  await updateJob(db, tenantId, job.id, { runAt: new Date(t1.getTime() + 60_000) }, new Date());
-  await updateJob(db, tenantId, job.id, { runAt: t1 }, new Date());
+  await query(pg.db, sql`UPDATE triggers SET status = 'cancelled', reason = 'cancelled' WHERE id = ${first.id}`);
+  await updateJob(pg.db, tenantId, job.id, { runAt: new Date(t1.getTime() + 60_000) }, new Date());
+  await updateJob(pg.db, tenantId, job.id, { runAt: t1 }, new Date());
   const rows = await triggersOf(job.id);
   expect(rows.find((r) => r.id === first.id)).toMatchObject({ status: "cancelled", reason: "cancelled" });
   expect(rows.filter((r) => r.status === "pending")).toHaveLength(0);
@@ -86,7 +77,7 @@ it("leaves a finished trigger alone: moving back to its instant makes no second 
 
 it("keeps one index that leads with job_id", async () => {
   const idx = await query<{ indexname: string }>(
-    db,
+    pg.db,
     sql`SELECT indexname FROM pg_indexes WHERE tablename = 'triggers' AND indexdef LIKE '%(job_id%' ORDER BY indexname`,
   );
   expect(idx.map((r) => r.indexname)).toEqual(["triggers_job_idx"]);
@@ -96,7 +87,7 @@ it("leaves room on the leaf pages of the two indexes that keep a trigger's key f
   // Claim and settle each add a version with the same key (schema.ts, TRIGGER_KEY_FILLFACTOR); the
   // primary key's setting is a hand-written migration, so a regenerated one would lose it silently.
   const rows = await query<{ relname: string; opts: string[] | null }>(
-    db,
+    pg.db,
     sql`SELECT relname, reloptions AS opts FROM pg_class WHERE relname IN ('triggers_pkey', 'triggers_job_idx') ORDER BY relname`,
   );
   const want = [`fillfactor=${schema.TRIGGER_KEY_FILLFACTOR}`];

@@ -3,25 +3,15 @@
 // strcoll call per comparison. What must hold: every text column in an index or a foreign key is
 // COLLATE "C". A new key column declared with text() fails here; so would one left behind, whose
 // joins with the others would mix two collations and could not use the other side's index.
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { query, sql, type Db } from "@fairway/store";
-import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
+import { expect, it } from "vitest";
+import { query, sql } from "@fairway/store";
+import { useTestDb } from "../../../test/support/use-db.ts";
 
-let t: TestDb;
-let db: Db;
-
-beforeAll(async () => {
-  t = await createTestDb();
-  db = t.store.db;
-});
-
-afterAll(async () => {
-  await t?.drop();
-});
+const pg = useTestDb();
 
 it("every text column in an index or a foreign key is COLLATE \"C\"", async () => {
   const rows = await query<{ col: string; collation: string }>(
-    db,
+    pg.db,
     sql`
     WITH keyed AS (
       SELECT i.indrelid AS rel, k.attnum FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) AS k(attnum)

@@ -3,35 +3,25 @@
 // at its start and charges it at its end; a settle does not take the tenant lock, so it can correct the
 // same row in between. Here a transaction stands in for that settle: it holds the row, the claim is
 // seen waiting on it, then the correction commits.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import postgres from "postgres";
-import { claim, query, sql, type Db } from "@fairway/store";
-import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
+import { claim, query, sql } from "@fairway/store";
+import { useTestDb } from "../../../test/support/use-db.ts";
 import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
 import { until } from "../../../test/support/until.ts";
 
-let t: TestDb;
-let db: Db;
-
-beforeAll(async () => {
-  t = await createTestDb();
-  db = t.store.db;
-});
-
-afterAll(async () => {
-  await t?.drop();
-});
+const pg = useTestDb();
 
 const vtime = async (tenantId: string) =>
-  (await query<{ v: number }>(db, sql`SELECT vtime AS v FROM tenant_pools WHERE tenant_id = ${tenantId} AND type = 'race'`))[0].v;
+  (await query<{ v: number }>(pg.db, sql`SELECT vtime AS v FROM tenant_pools WHERE tenant_id = ${tenantId} AND type = 'race'`))[0].v;
 
 it("keeps a correction that commits while a claim of the same tenant is charging", async () => {
-  await seedTenant(db, "tn_race", { maxInFlight: 100, weight: 2 });
-  await seedPool(db, "race", 50);
-  await seedDue(db, "tn_race", 4, { type: "race" });
-  await db.execute(sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES ('tn_race', 'race', 10, 100)`);
+  await seedTenant(pg.db, "tn_race", { maxInFlight: 100, weight: 2 });
+  await seedPool(pg.db, "race", 50);
+  await seedDue(pg.db, "tn_race", 4, { type: "race" });
+  await pg.db.execute(sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES ('tn_race', 'race', 10, 100)`);
 
-  const other = postgres(t.url, { max: 1, onnotice: () => {} });
+  const other = postgres(pg.t.url, { max: 1, onnotice: () => {} });
   let commit!: () => void;
   const committing = new Promise<void>((r) => (commit = r));
   try {
@@ -43,13 +33,13 @@ it("keeps a correction that commits while a claim of the same tenant is charging
       await committing;
     });
     await holding;
-    const claiming = claim(db, { type: "race", budget: 10, owner: "race-test", leaseMs: 60_000 });
+    const claiming = claim(pg.db, { type: "race", budget: 10, owner: "race-test", leaseMs: 60_000 });
     // The claim has read vtime 10 and waits to charge the row the correction holds. (Its text is
     // matched by its start: pg_stat_activity keeps only the first 1 kB of a statement.)
     await until(
       async () =>
         (await query<{ n: number }>(
-          db,
+          pg.db,
           sql`SELECT count(*)::int AS n FROM pg_stat_activity
                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%fairway.claim_tenants%'`,
         ))[0].n,
@@ -69,11 +59,11 @@ it("keeps a correction that commits while a claim of the same tenant is charging
 });
 
 it("charges exactly as before when nothing races: from the pool clock for a tenant back from idle", async () => {
-  await seedTenant(db, "tn_idle", { maxInFlight: 100 });
-  await seedDue(db, "tn_idle", 3, { type: "race" });
-  await db.execute(sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES ('tn_idle', 'race', 5, 100)`);
-  await db.execute(sql`UPDATE pools SET vclock = 500 WHERE type = 'race'`);
-  const got = await claim(db, { type: "race", budget: 10, owner: "race-test", leaseMs: 60_000 });
+  await seedTenant(pg.db, "tn_idle", { maxInFlight: 100 });
+  await seedDue(pg.db, "tn_idle", 3, { type: "race" });
+  await pg.db.execute(sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES ('tn_idle', 'race', 5, 100)`);
+  await pg.db.execute(sql`UPDATE pools SET vclock = 500 WHERE type = 'race'`);
+  const got = await claim(pg.db, { type: "race", budget: 10, owner: "race-test", leaseMs: 60_000 });
   expect(got).toHaveLength(3);
   // vstart = max(5, 500); three runs × 100 ms ÷ weight 1.
   expect(await vtime("tn_idle")).toBe(800);
