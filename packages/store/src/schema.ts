@@ -1,5 +1,7 @@
 // The Postgres schema: the only source of truth (DESIGN.md §3). Migrations in /drizzle are generated
-// from this file by drizzle-kit and never hand-edited; CI fails when they drift from it.
+// from this file by drizzle-kit and never hand-edited; CI fails when they drift from it. The one
+// exception is what drizzle cannot declare, written as a drizzle-kit custom migration and named here:
+// 0006 (the primary key's fillfactor, TRIGGER_KEY_FILLFACTOR).
 import { sql } from "drizzle-orm";
 import {
   boolean,
