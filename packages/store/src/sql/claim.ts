@@ -141,9 +141,11 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
        WHERE t.id IN (SELECT id FROM ids) AND t.status = 'active'
     ),
+    -- The pool clock as this statement found it: where a tenant back from idle starts.
+    clock0 AS (SELECT coalesce((SELECT vclock FROM pools WHERE type = ${type}), 0) AS v),
     room AS (
       SELECT id, weight, cost_ms, tokens,
-             greatest(vtime, coalesce((SELECT vclock FROM pools WHERE type = ${type}), 0)) AS vstart,
+             greatest(vtime, (SELECT v FROM clock0)) AS vstart,
              greatest(0, least(max_in_flight - running, due,
                                coalesce(floor(tokens)::bigint, ${budget}::bigint)))::int AS room
         FROM st
@@ -202,16 +204,16 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     -- global order, and no cycle can form.
     -- The charge is added to the row as it is now, not to the vtime this statement read: a settle may
     -- have corrected it since (it does not take the tenant lock), and writing back read value +
-    -- charge dropped that correction (packages/store/test/ledger-race.pg.test.ts). excluded.vtime −
-    -- vstart is this claim's charge; the pool clock is the same floor vstart applied.
+    -- charge dropped that correction (packages/store/test/ledger-race.pg.test.ts). A new row starts at
+    -- the pool clock (its vstart); an existing one at max(its vtime now, the clock), so excluded.vtime
+    -- minus the clock is this claim's charge.
     charge AS (
       INSERT INTO tenant_pools AS tp (tenant_id, type, vtime, cost_ms)
-      SELECT r.id, ${type}, r.vstart + got.n * r.cost_ms / r.weight, r.cost_ms
+      SELECT r.id, ${type}, (SELECT v FROM clock0) + got.n * r.cost_ms / r.weight, r.cost_ms
         FROM room r JOIN got ON got.tenant_id = r.id
        ORDER BY r.id
       ON CONFLICT (tenant_id, type) DO UPDATE
-        SET vtime = greatest(tp.vtime, coalesce((SELECT vclock FROM pools WHERE type = ${type}), 0))
-                    + excluded.vtime - (SELECT r.vstart FROM room r WHERE r.id = excluded.tenant_id)
+        SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + excluded.vtime - (SELECT v FROM clock0)
     ),
     spend AS (
       UPDATE tenants t SET rate_tokens = r.tokens - coalesce(got.n, 0), rate_updated_at = now()
