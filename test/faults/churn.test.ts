@@ -19,8 +19,9 @@ it("three executors restarted repeatedly under load: lost 0, duplicates bounded"
     ids.push(...(await seedDue(db.store.db, t, TOTAL / 4, { target: { url: `${receiver.url}/t/${t}` }, maxAttempts: 10 })).triggerIds);
   }
   await seedPool(db.store.db, "work", POOL, { leaseMs: 1500, timeoutMs: 1000 });
-  // Slow enough that the run spans several restarts of each of the three slots.
-  receiver.delayMs = 100;
+  // Slow enough that the run spans several restarts of each of the three slots, also when the machine
+  // is loaded and restarts take longer (at 100 ms a full suite run once saw only 5 churn events; at 200 ms, 12–13).
+  receiver.delayMs = 200;
 
   let n = 0;
   const start = () => startExecutorChild({ DATABASE_URL: db.url, OWNER: `churn-${++n}`, REAP_MS: "200", GRACE_MS: "500" });
