@@ -41,7 +41,7 @@ it("a hung webhook target times out: every attempt settled once as a timeout, th
   } finally {
     await ex.stop(1000);
     await transport.close();
-    await db.store.db.execute(sql`DELETE FROM attempts`);
+    await db.store.db.execute(sql`DELETE FROM attempt_log`);
     await db.store.db.execute(sql`DELETE FROM triggers`);
   }
 });

@@ -1,5 +1,5 @@
 // 1. throughput — N no-op triggers due now across 100 tenants (caps high), in-process no-op handler.
-// Fairway end to end (fair claim → pool dispatch → batched settle with an attempt row) against
+// Fairway end to end (fair claim → pool dispatch → batched settle recording the attempt) against
 // graphile-worker, pg-boss and the raw SKIP LOCKED limit, each on its own fresh database, in one run.
 import { benchDb } from "../lib/db.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";

@@ -6,7 +6,7 @@ export type OverlapPolicy = "allow" | "skip" | "buffer_one";
 export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
 export type TenantStatus = "active" | "suspended";
 
-/** What one execution of a trigger ended as. Stored on the attempt row. */
+/** What one execution of a trigger ended as. Stored in the attempt's record (the `attempts` view). */
 export type AttemptOutcome =
   | "success" // 2xx, or a handler that resolved
   | "http_error" // a non-2xx status

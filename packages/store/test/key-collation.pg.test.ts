@@ -29,7 +29,7 @@ it("every text column in an index or a foreign key is COLLATE \"C\"", async () =
   // The list itself guards against a schema change that drops keys from it unnoticed.
   expect(rows.map((r) => r.col)).toEqual([
     "api_keys.hash", "api_keys.id", "api_keys.tenant_id",
-    "attempts.trigger_id",
+    "attempt_log.trigger_id",
     "jobs.id", "jobs.idempotency_key", "jobs.tenant_id",
     "pools.type",
     "tenant_counters.tenant_id",

@@ -1,6 +1,6 @@
 // The store's behaviour suite, run on real Postgres and on PGlite (DESIGN.md §10).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cancelJob, claim, findExpiredLeases, query, renewLeases, settle, sql, type Db, type Settlement, type Store } from "@fairway/store";
+import { cancelJob, claim, findExpiredLeases, getTrigger, query, renewLeases, settle, sql, type Db, type Settlement, type Store } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
 
 export interface StoreHarness {
@@ -58,6 +58,49 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(await settle(db, [ok(c)])).toHaveLength(0);
       const [{ n }] = await query<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM attempts WHERE trigger_id = ${c.id}`);
       expect(n).toBe(1);
+    });
+
+    it("every attempt reads back through the attempts view, whether settle kept it in the trigger row or in the log", async () => {
+      await seedTenant(db, "s2c");
+      const { triggerIds } = await seedDue(db, "s2c", 2, { type: "s2cpool" });
+      const got = await claim(db, { type: "s2cpool", budget: 2, owner: "a", leaseMs: 30_000 });
+      const [once, twice] = triggerIds.map((id) => got.find((g) => g.id === id)!);
+      const startedAt = new Date("2026-01-02T03:04:05.678Z");
+      // Attempt 1: one succeeds (kept in its trigger's row), the other fails and is retried (logged).
+      await settle(db, [
+        ok(once, { startedAt, durationMs: 12.4, httpStatus: 200, responseBody: "thanks" }),
+        ok(twice, { status: "pending", outcome: "http_error", httpStatus: 503, error: "HTTP 503", nextAttemptAt: new Date(0) }),
+      ]);
+      const [again] = await claim(db, { type: "s2cpool", budget: 2, owner: "a", leaseMs: 30_000 });
+      expect([again.id, again.attempt]).toEqual([twice.id, 2]);
+      // Many connections settle the retry's success at once: one wins, one attempt is recorded.
+      const stores = [env.store, await env.more(), await env.more()];
+      const wins = await Promise.all(stores.map((s) => settle(s.db, [ok(again, { startedAt, durationMs: 3, httpStatus: 204 })])));
+      expect(wins.flat()).toHaveLength(1);
+      // A duplicate of the first success changes nothing either.
+      expect(await settle(db, [ok(once, { durationMs: 99 })])).toHaveLength(0);
+
+      const logged = await query<{ trigger_id: string; attempt: number }>(
+        db,
+        sql`SELECT trigger_id, attempt FROM attempt_log WHERE tenant_id = 's2c' ORDER BY attempt`,
+      );
+      expect(logged).toEqual([
+        { trigger_id: twice.id, attempt: 1 },
+        { trigger_id: twice.id, attempt: 2 },
+      ]);
+      const first = await getTrigger(db, "s2c", once.id);
+      expect(first?.attempts).toEqual([
+        {
+          triggerId: once.id, tenantId: "s2c", attempt: 1, startedAt, durationMs: 12, outcome: "success", httpStatus: 200,
+          error: null, responseBody: "thanks", createdAt: first!.finishedAt,
+        },
+      ]);
+      const second = await getTrigger(db, "s2c", twice.id);
+      expect(second?.attempts.map((a) => [a.attempt, a.outcome, a.httpStatus, a.error])).toEqual([
+        [1, "http_error", 503, "HTTP 503"],
+        [2, "success", 204, null],
+      ]);
+      expect([first?.status, second?.status]).toEqual(["succeeded", "succeeded"]);
     });
 
     it("a claim's lease token fences only that claim: re-claimed, its triggers refuse the old token", async () => {
