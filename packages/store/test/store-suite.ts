@@ -103,6 +103,21 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect([first?.status, second?.status]).toEqual(["succeeded", "succeeded"]);
     });
 
+    it("a batch settling two triggers of one job pauses it on a 410 whatever their order", async () => {
+      await seedTenant(db, "s2d");
+      const { jobId, triggerIds } = await seedDue(db, "s2d", 2, { type: "s2dpool" });
+      // Two scheduled fires of one one-time job (a success would complete it), a second apart.
+      await db.execute(sql`UPDATE triggers SET kind = 'scheduled',
+        scheduled_for = scheduled_for - CASE WHEN id = ${triggerIds[0]} THEN interval '1 second' ELSE interval '0' END
+        WHERE job_id = ${jobId}`);
+      const got = await claim(db, { type: "s2dpool", budget: 2, owner: "a", leaseMs: 30_000 });
+      const [first, second] = triggerIds.map((id) => got.find((g) => g.id === id)!);
+      const gone = { status: "dead" as const, reason: "http_410", outcome: "http_error", httpStatus: 410, error: "HTTP 410", pauseJob: true };
+      expect(await settle(db, [ok(first), ok(second, gone)])).toHaveLength(2);
+      const [job] = await query<{ status: string }>(db, sql`SELECT status FROM jobs WHERE id = ${jobId}`);
+      expect(job.status).toBe("paused");
+    });
+
     it("a claim's lease token fences only that claim: re-claimed, its triggers refuse the old token", async () => {
       await seedTenant(db, "s2b");
       await seedDue(db, "s2b", 2, { type: "s2bpool" });

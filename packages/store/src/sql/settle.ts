@@ -107,11 +107,15 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
       ON CONFLICT (trigger_id, attempt) DO NOTHING
     ),
     job_end AS (
-      -- A one-time job completes when its trigger ends; 410 Gone pauses any job.
+      -- A one-time job completes when its trigger ends; 410 Gone pauses any job. Each job is looked up
+      -- once: a batch holding a cron job's backlog probed the job once per fire (EXPLAIN ANALYZE of a
+      -- 1000-row settle over 100 cron jobs: 2.9 of its 22 ms; 0.9 ms grouped). And with two triggers
+      -- of one job in a batch, which of them decided was up to the join; now a pause wins.
       UPDATE jobs j
          SET status = CASE WHEN e.pause_job THEN 'paused' ELSE 'completed' END, updated_at = now()
-        FROM (SELECT d.job_id, d.pause_job IS TRUE AS pause_job FROM done d
-               WHERE d.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead'))) e
+        FROM (SELECT d.job_id, bool_or(d.pause_job IS TRUE) AS pause_job FROM done d
+               WHERE d.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead'))
+               GROUP BY d.job_id) e
        WHERE j.id = e.job_id AND j.status = 'active' AND (e.pause_job OR j.cron IS NULL)
       RETURNING j.tenant_id, j.status
     ),
