@@ -1,10 +1,14 @@
 // Read-only queries behind the API. Every tenant read filters by tenant: another tenant's id is
 // simply not found.
-import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, lt, sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 import { attempts, jobs, triggers } from "../schema.ts";
 
-export type TriggerRow = typeof triggers.$inferSelect;
+/** A trigger as the API reads it: every column but the ok_* ones, the first attempt kept in the row when
+ *  it succeeded (with its response body), which the attempts view reads. A page of triggers need not
+ *  carry a hundred response bodies. */
+const { okStartedAt, okDurationMs, okHttpStatus, okResponseBody, ...triggerFields } = getTableColumns(triggers);
+export type TriggerRow = Omit<typeof triggers.$inferSelect, "okStartedAt" | "okDurationMs" | "okHttpStatus" | "okResponseBody">;
 export type AttemptRow = typeof attempts.$inferSelect;
 
 export async function getJob(db: Db, tenantId: string, jobId: string) {
@@ -24,7 +28,7 @@ export async function listJobs(db: Db, tenantId: string, after: string | null, l
 /** A job's triggers, newest first. */
 export async function listTriggers(db: Db, tenantId: string, jobId: string, before: string | null, limit: number) {
   return db
-    .select()
+    .select(triggerFields)
     .from(triggers)
     .where(and(eq(triggers.jobId, jobId), eq(triggers.tenantId, tenantId), before ? lt(triggers.id, before) : undefined))
     .orderBy(desc(triggers.id))
@@ -32,7 +36,7 @@ export async function listTriggers(db: Db, tenantId: string, jobId: string, befo
 }
 
 export async function getTrigger(db: Db, tenantId: string, id: string) {
-  const [row] = await db.select().from(triggers).where(and(eq(triggers.id, id), eq(triggers.tenantId, tenantId)));
+  const [row] = await db.select(triggerFields).from(triggers).where(and(eq(triggers.id, id), eq(triggers.tenantId, tenantId)));
   if (!row) return null;
   const list = await db.select().from(attempts).where(eq(attempts.triggerId, id)).orderBy(asc(attempts.attempt));
   return { ...row, attempts: list };
@@ -44,7 +48,7 @@ export async function listDeadLetters(
   opts: { jobId?: string; after: string | null; limit: number },
 ) {
   return db
-    .select()
+    .select(triggerFields)
     .from(triggers)
     .where(
       and(
