@@ -4,11 +4,10 @@ import { and, asc, desc, eq, getTableColumns, gt, lt, sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 import { attempts, jobs, triggers } from "../schema.ts";
 
-/** A trigger as the API reads it: every column but the ok_* ones, the first attempt kept in the row when
- *  it succeeded (with its response body), which the attempts view reads. A page of triggers need not
- *  carry a hundred response bodies. */
+/** What the trigger reads select: every column but the ok_* ones, the first attempt kept in the row
+ *  when it succeeded (with its response body), which the attempts view reads. A page of triggers need
+ *  not carry a hundred response bodies. */
 const { okStartedAt, okDurationMs, okHttpStatus, okResponseBody, ...triggerFields } = getTableColumns(triggers);
-export type TriggerRow = Omit<typeof triggers.$inferSelect, "okStartedAt" | "okDurationMs" | "okHttpStatus" | "okResponseBody">;
 export type AttemptRow = typeof attempts.$inferSelect;
 
 export async function getJob(db: Db, tenantId: string, jobId: string) {
@@ -24,6 +23,9 @@ export async function listJobs(db: Db, tenantId: string, after: string | null, l
     .orderBy(asc(jobs.id))
     .limit(limit);
 }
+
+/** A trigger as the reads below return it (the columns in triggerFields). */
+export type TriggerRow = Awaited<ReturnType<typeof listTriggers>>[number];
 
 /** A job's triggers, newest first. */
 export async function listTriggers(db: Db, tenantId: string, jobId: string, before: string | null, limit: number) {
