@@ -43,9 +43,11 @@ describe("SQL claim allocation = core allocate()", () => {
             fair.push({ id, weight: x.weight, vtime: x.vtime, costMs: x.costMs, room: Math.min(x.cap, x.due) });
           }
           await db.execute(sql`INSERT INTO pools (type) VALUES (${type}) ON CONFLICT DO NOTHING`);
-          // The claim looks at a bounded part of each backlog: model the same bound.
-          const cap = dueScanCap(budget, fair.filter((f) => f.room > 0).length);
-          for (const f of fair) f.room = Math.min(f.room, cap);
+          // The claim looks at a bounded part of each backlog: model the same bound (twice each
+          // candidate's share by weight ÷ cost; candidates are the tenants with due work).
+          const candidates = fair.filter((f) => f.room > 0);
+          const sum = candidates.reduce((a, f) => a + f.weight / f.costMs, 0);
+          for (const f of candidates) f.room = Math.min(f.room, dueScanCap(budget, f.weight / f.costMs / sum));
           const got = await claim(db, { type, budget, owner: "prop", leaseMs: 60_000 });
           const bySql = new Map<string, number>();
           for (const g of got) bySql.set(g.tenantId, (bySql.get(g.tenantId) ?? 0) + 1);

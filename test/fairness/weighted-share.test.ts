@@ -53,4 +53,24 @@ describe("weighted fair share", () => {
     const counts = shares(r.count, tenants);
     expect(counts[2]).toBeLessThan(ideal[2] / 2);
   });
+
+  it("gives a dominant tenant its share too: weights 1:1:18 split counts within 5%", async () => {
+    // Each claim looks at a bounded part of each backlog (dueScanCap). Bounded by twice an EVEN share,
+    // a tenant owed 90 % could take at most two thirds of any claim over three tenants.
+    const w = [1, 1, 18];
+    const tenants = ["a", "b", "big"].map((x) => `skew-${x}`);
+    for (const [i, id] of tenants.entries()) {
+      await seedTenant(t.store.db, id, { maxInFlight: 1000, weight: w[i] });
+      await seedDue(t.store.db, id, 3000, { type: "skew" });
+    }
+    const r = await simulatePool(t.store.db, {
+      type: "skew",
+      capacity: 40,
+      durationMs: () => 100,
+      stopAfter: (s) => [...s.count.values()].reduce((a, b) => a + b, 0) >= 2000,
+    });
+    const got = shares(r.count, tenants);
+    console.info(`weights 1:1:18 equal jobs: count shares ${got.map((x) => x.toFixed(4)).join(" ")}`);
+    for (const [i, s] of got.entries()) expect(Math.abs(s - w[i] / 20) / (w[i] / 20)).toBeLessThan(0.05);
+  });
 });

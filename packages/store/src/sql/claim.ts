@@ -108,12 +108,17 @@ function planMode(budget: number): string {
   return budget <= GENERIC_PLAN_MAX_BUDGET ? "force_generic_plan" : "force_custom_plan";
 }
 
-/** How many of one tenant's due triggers a claim looks at: twice an even share of the budget (at least
- *  16). Counting every tenant's backlog up to the whole budget cost half the claim (100 tenants ×
- *  budget rows). A tenant cut short here only waits for the next claim, which the executor runs at once
- *  whenever a claim got anything and slots are free — so the pool stays work-conserving. */
-export function dueScanCap(budget: number, tenants: number): number {
-  return Math.min(budget, Math.max(16, Math.ceil((2 * budget) / Math.max(1, tenants))));
+/** How many of one tenant's due triggers a claim looks at: twice its weighted share of the budget (at
+ *  least 16), the share being weight ÷ cost over the candidate tenants, as the allocation spends it.
+ *  Counting every tenant's backlog up to the whole budget cost half the claim (100 tenants × budget
+ *  rows); the caps add up to twice the budget. A tenant cut short here only waits for the next claim,
+ *  which the executor runs at once whenever a claim got anything and slots are free — so the pool
+ *  stays work-conserving. The cap was twice an EVEN share until the eighth pass (docs/bench.md): a
+ *  tenant whose weighted share is over two thirds among three could never get it (weights 1:1:18 got
+ *  ~2/3, not 90 %), and a weight-5 tenant among 1:2:5 that fell behind caught up by 4 % of a claim at
+ *  a time, so a 6 s window could miss its share by 7–13 %. */
+export function dueScanCap(budget: number, share: number): number {
+  return Math.min(budget, Math.max(16, Math.ceil(2 * budget * share)));
 }
 
 /** Statement 2, for the tenants statement 1 locked (read from its transaction-local setting). */
@@ -121,8 +126,14 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
   const { type, budget, owner, leaseMs } = input;
   return sql`
     WITH ids AS (SELECT jsonb_array_elements_text(current_setting('fairway.claim_tenants')::jsonb) AS id),
-    -- dueScanCap(), in SQL: the tenant count is known only here when statement 1 was pipelined.
-    cap AS (SELECT least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int / greatest(1, count(*))))::int) AS n FROM ids),
+    -- Each candidate's weighted share, for dueScanCap() below (the candidates are known only here when
+    -- statement 1 was pipelined).
+    share AS (
+      SELECT t.id, (t.weight / coalesce(tp.cost_ms, 100)) / sum(t.weight / coalesce(tp.cost_ms, 100)) OVER () AS s
+        FROM tenants t
+        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
+       WHERE t.id IN (SELECT id FROM ids) AND t.status = 'active'
+    ),
     st AS (
       SELECT t.id, t.weight, t.max_in_flight,
              coalesce(tp.vtime, 0) AS vtime,
@@ -136,10 +147,12 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) AS running,
              (SELECT count(*) FROM (SELECT 1 FROM triggers d
                WHERE d.tenant_id = t.id AND d.type = ${type} AND d.status = 'pending'
-                 AND d.next_attempt_at <= now() LIMIT (SELECT n FROM cap)) due) AS due
+                 AND d.next_attempt_at <= now()
+               -- dueScanCap()
+               LIMIT least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * sh.s)))::int) due) AS due
         FROM tenants t
+        JOIN share sh ON sh.id = t.id
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
-       WHERE t.id IN (SELECT id FROM ids) AND t.status = 'active'
     ),
     -- The pool clock as this statement found it: where a tenant back from idle starts.
     clock0 AS (SELECT coalesce((SELECT vclock FROM pools WHERE type = ${type}), 0) AS v),
