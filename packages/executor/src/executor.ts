@@ -166,8 +166,8 @@ export class Executor {
       await this.ready?.mark(reaped.filter((r) => r.status === "pending").map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })));
     }
     for (const [type, pool] of this.pools) {
+      if (!pool.wantsClaim || this.stopping) continue;
       const budget = pool.claimable;
-      if (budget === 0 || this.stopping) continue;
       const candidates = this.ready ? await this.ready.candidates(type, now, budget) : undefined;
       if (candidates && candidates.length === 0) continue; // nothing due: no query at all
       const claimStarted = performance.now();
@@ -261,7 +261,7 @@ export class Executor {
   }
 
   private allPoolsFull(): boolean {
-    for (const p of this.pools.values()) if (p.claimable > 0) return false;
+    for (const p of this.pools.values()) if (p.wantsClaim) return false;
     return this.pools.size > 0;
   }
 
@@ -289,8 +289,8 @@ export class Executor {
       if (h.abort.reason === "stop") return;
       this.held.delete(t.id);
       this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000);
-      // Room for a quarter-pool batch: claim again now, while the queued work still runs.
-      if (pool.claimable >= Math.max(1, pool.config.concurrency >> 2)) this.waker.wake();
+      // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
+      if (pool.wantsClaim) this.waker.wake();
     });
   }
 

@@ -48,3 +48,35 @@ describe("pool prefetch", () => {
     expect(p.prefetch).toBe(25);
   });
 });
+
+describe("when a pool claims", () => {
+  const tick = () => new Promise((r) => setImmediate(r));
+
+  it("claims at once while a slot is idle, then only once half the queue has drained", async () => {
+    const p = pool(10); // prefetch 5 until measured
+    expect(p.wantsClaim).toBe(true);
+    const release: Array<() => void> = [];
+    const runs = Array.from({ length: 15 }, () => p.run(() => new Promise<void>((r) => release.push(r))));
+    await tick();
+    expect([p.inFlight, p.claimable, p.wantsClaim]).toEqual([15, 0, false]);
+    release.shift()!(); // one run ends, a queued one starts: 1 free, 4 still queued
+    await tick();
+    expect([p.claimable, p.wantsClaim]).toEqual([1, false]);
+    release.shift()!();
+    release.shift()!(); // 3 free of a 5-deep queue: half of it has drained
+    await tick();
+    expect([p.claimable, p.wantsClaim]).toEqual([3, true]);
+    while (release.length) release.shift()!();
+    await tick();
+    while (release.length) release.shift()!();
+    await Promise.all(runs);
+    expect([p.inFlight, p.wantsClaim]).toEqual([0, true]);
+  });
+
+  it("always claims for a one-slot pool with a free slot", () => {
+    const p = pool(1);
+    p.recordClaim(10);
+    p.recordRun(1_000);
+    expect([p.prefetch, p.claimable, p.wantsClaim]).toEqual([1, 2, true]);
+  });
+});
