@@ -116,7 +116,7 @@ function planMode(budget: number): string {
  *  stays work-conserving. The cap was twice an EVEN share until the eighth pass (docs/bench.md): a
  *  tenant whose weighted share is over two thirds among three could never get it (weights 1:1:18 got
  *  ~2/3, not 90 %), and a weight-5 tenant among 1:2:5 that fell behind caught up by 4 % of a claim at
- *  a time, so a 6 s window could miss its share by 7–13 %. */
+ *  a time, so a 6 s window could miss its share by up to 13 %. */
 export function dueScanCap(budget: number, share: number): number {
   return Math.min(budget, Math.max(16, Math.ceil(2 * budget * share)));
 }
