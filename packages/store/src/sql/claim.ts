@@ -126,33 +126,32 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
   const { type, budget, owner, leaseMs } = input;
   return sql`
     WITH ids AS (SELECT jsonb_array_elements_text(current_setting('fairway.claim_tenants')::jsonb) AS id),
-    -- Each candidate's weighted share, for dueScanCap() below (the candidates are known only here when
-    -- statement 1 was pipelined).
-    share AS (
-      SELECT t.id, (t.weight / coalesce(tp.cost_ms, 100)) / sum(t.weight / coalesce(tp.cost_ms, 100)) OVER () AS s
+    -- The candidates with their ledger rows, and each one's weighted share of this claim, for
+    -- dueScanCap() below (the candidates are known only here when statement 1 was pipelined).
+    cand AS (
+      SELECT t.id, t.weight, t.max_in_flight, t.rate_per_second, t.burst, t.rate_tokens, t.rate_updated_at,
+             coalesce(tp.vtime, 0) AS vtime,
+             coalesce(tp.cost_ms, 100) AS cost_ms,
+             (t.weight / coalesce(tp.cost_ms, 100)) / sum(t.weight / coalesce(tp.cost_ms, 100)) OVER () AS share
         FROM tenants t
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
        WHERE t.id IN (SELECT id FROM ids) AND t.status = 'active'
     ),
     st AS (
-      SELECT t.id, t.weight, t.max_in_flight,
-             coalesce(tp.vtime, 0) AS vtime,
-             coalesce(tp.cost_ms, 100) AS cost_ms,
-             CASE WHEN t.rate_per_second IS NULL THEN NULL ELSE
-               least(coalesce(t.burst, greatest(1, ceil(t.rate_per_second)))::float8,
-                     coalesce(t.rate_tokens, coalesce(t.burst, greatest(1, ceil(t.rate_per_second)))::float8)
-                     + extract(epoch FROM now() - coalesce(t.rate_updated_at, now())) * t.rate_per_second)
+      SELECT c.id, c.weight, c.max_in_flight, c.vtime, c.cost_ms,
+             CASE WHEN c.rate_per_second IS NULL THEN NULL ELSE
+               least(coalesce(c.burst, greatest(1, ceil(c.rate_per_second)))::float8,
+                     coalesce(c.rate_tokens, coalesce(c.burst, greatest(1, ceil(c.rate_per_second)))::float8)
+                     + extract(epoch FROM now() - coalesce(c.rate_updated_at, now())) * c.rate_per_second)
              END AS tokens,
              (SELECT count(*) FROM triggers r
-               WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) AS running,
+               WHERE r.tenant_id = c.id AND r.status = 'running' AND r.lease_expires_at > now()) AS running,
              (SELECT count(*) FROM (SELECT 1 FROM triggers d
-               WHERE d.tenant_id = t.id AND d.type = ${type} AND d.status = 'pending'
+               WHERE d.tenant_id = c.id AND d.type = ${type} AND d.status = 'pending'
                  AND d.next_attempt_at <= now()
                -- dueScanCap()
-               LIMIT least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * sh.s)))::int) due) AS due
-        FROM tenants t
-        JOIN share sh ON sh.id = t.id
-        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
+               LIMIT least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int) due) AS due
+        FROM cand c
     ),
     -- The pool clock as this statement found it: where a tenant back from idle starts.
     clock0 AS (SELECT coalesce((SELECT vclock FROM pools WHERE type = ${type}), 0) AS v),
