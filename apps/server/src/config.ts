@@ -10,6 +10,8 @@ const schema = z.object({
   REDIS_URL: z.string().optional(),
   UPSTASH_REDIS_REST_URL: z.string().url().optional(),
   UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
+  /** Prefix of every Redis key (either driver), so deployments can share one Redis. Default fairway: */
+  FAIRWAY_REDIS_PREFIX: z.string().max(100).default("fairway:"),
   /** Admin bearer token; unset = generated on first start, stored in the data dir, printed once. */
   FAIRWAY_ADMIN_TOKEN: z.string().min(16).optional(),
   /** HTTP port. Default 8787. */

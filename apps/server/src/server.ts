@@ -29,7 +29,7 @@ export async function startServer(cfg: Config, opts: { handlers?: Record<string,
     ? connectPostgres(cfg.DATABASE_URL, { max: cfg.FAIRWAY_DB_POOL })
     : await connectPglite(ensureDir(join(cfg.FAIRWAY_DATA_DIR, "pgdata")));
   await migrate(store);
-  const coordinator = createCoordinatorFromEnv(cfg as unknown as Record<string, string | undefined>);
+  const coordinator = createCoordinatorFromEnv(cfg as unknown as Record<string, string | undefined>, cfg.FAIRWAY_REDIS_PREFIX);
   const { token: adminToken, generated } = adminTokenFor(cfg);
 
   const runApi = cfg.FAIRWAY_ROLE !== "executor";
