@@ -34,6 +34,10 @@ const schema = z.object({
   FAIRWAY_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /** Postgres pool size. Default 10. */
   FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
+}).refine((c) => Boolean(c.UPSTASH_REDIS_REST_URL) === Boolean(c.UPSTASH_REDIS_REST_TOKEN), {
+  // Half of Upstash would otherwise fall back to REDIS_URL or to in-process coordination, silently.
+  message: "set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither",
+  path: ["UPSTASH_REDIS_REST_TOKEN"],
 });
 
 export type Config = z.infer<typeof schema>;
