@@ -32,4 +32,8 @@ export function createLogger(
   };
 }
 
-export const silentLogger: Logger = createLogger({ write: () => {} });
+const nothing = () => {};
+/** Logs nothing and costs nothing: no line is built, and a child is the same logger. (As a logger with a
+ *  no-op writer it still built every line: the access line and two child loggers per API request,
+ *  ~3 % of the API process's CPU profile under load.) */
+export const silentLogger: Logger = { debug: nothing, info: nothing, warn: nothing, error: nothing, child: () => silentLogger };
