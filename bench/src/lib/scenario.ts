@@ -15,10 +15,11 @@ export interface BenchContext {
 
 export type Figures = Record<string, number>;
 
-/** Run two contenders back to back, each first in every other run (ctx.run), so that the machine's
- *  drift during a run favours neither. */
-export async function inTurn(ctx: BenchContext, a: () => Promise<void>, b: () => Promise<void>): Promise<void> {
-  for (const step of ctx.run % 2 === 0 ? [a, b] : [b, a]) await step();
+/** Run contenders back to back, each run starting one further along (ctx.run), so that the machine's
+ *  drift during a run favours none of them. */
+export async function inTurn(ctx: BenchContext, ...steps: Array<() => Promise<void>>): Promise<void> {
+  const k = ctx.run % steps.length;
+  for (const step of [...steps.slice(k), ...steps.slice(0, k)]) await step();
 }
 
 export interface Scenario {

@@ -1,37 +1,19 @@
 // 7. webhooks — real signed HTTP deliveries (Standard Webhooks HMAC) from Fairway's executor to a
-// local target at pool concurrency 50, against the delivery limit: a bare keep-alive undici.request
-// loop with 50 in flight, same target, same body size, same run. Both are timed in steady state, after
-// a warm-up of their own (a quarter of n): timed from cold, the limit came out ~20-25 % low (the
-// target's and undici's code still being compiled), which flattered the ratio.
-import { Agent, request } from "undici";
+// local target at pool concurrency 50, against three references in the same run (peers/delivery.ts):
+// the delivery limit (a bare keep-alive undici.request loop, 50 in flight, same target, same body
+// size), the same loop signing each request as Fairway does, and raw durable delivery (the raw SKIP
+// LOCKED queue feeding the signed loop). All are timed in steady state, after a warm-up of their own
+// (a quarter of n): timed from cold, the limit came out ~20-25 % low (the target's and undici's code
+// still being compiled), which flattered the ratio.
 import { sql } from "@fairway/store";
 import { benchDb } from "../lib/db.ts";
 import { nextMessage, spawnWorker, stopChild } from "../lib/children.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
 import { inTurn, type BenchContext, type Scenario } from "../lib/scenario.ts";
 import { seedTenants, seedTriggers, setPool } from "../lib/seed.ts";
+import { deliveryLimit, IN_FLIGHT, rawDelivery } from "../peers/delivery.ts";
 
-const IN_FLIGHT = 50;
 const TENANTS = 50;
-
-async function limit(url: string, n: number, warm: number, body: string): Promise<number> {
-  const agent = new Agent({ connections: 128, keepAliveTimeout: 30_000 });
-  const loop = async (count: number) => {
-    let next = 0;
-    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-      while (next++ < count) {
-        const res = await request(url, { method: "POST", body, headers: { "content-type": "application/json" }, dispatcher: agent });
-        await res.body.text();
-      }
-    }));
-  };
-  await loop(warm);
-  const t0 = performance.now();
-  await loop(n);
-  const perS = (n / (performance.now() - t0)) * 1000;
-  await agent.close();
-  return perS;
-}
 
 async function fairway(url: string, n: number, warm: number): Promise<number> {
   const tdb = await benchDb(10);
@@ -49,10 +31,19 @@ async function fairway(url: string, n: number, warm: number): Promise<number> {
   }
 }
 
+async function raw(url: string, n: number, warm: number): Promise<number> {
+  const tdb = await benchDb(1);
+  try {
+    return await rawDelivery(tdb.url, url, n, warm);
+  } finally {
+    await tdb.drop();
+  }
+}
+
 export const webhooks: Scenario = {
   name: "webhooks",
-  title: "signed webhook deliveries/s at concurrency 50 vs a bare keep-alive undici loop",
-  headline: { label: "webhooks", keys: ["per_s", "ratio_vs_limit", "limit_per_s"] },
+  title: "signed webhook deliveries/s at concurrency 50 vs a bare keep-alive undici loop, signed or not, and raw durable delivery",
+  headline: { label: "webhooks", keys: ["per_s", "ratio_vs_limit", "ratio_vs_raw_delivery", "limit_per_s"] },
   async run(ctx: BenchContext) {
     const n = ctx.quick ? 2_000 : 20_000;
     const warm = n / 4;
@@ -62,20 +53,28 @@ export const webhooks: Scenario = {
       const url = `http://127.0.0.1:${port}/hook`;
       // The same shape of body Fairway sends (ids, job name, timestamps, payload).
       const body = JSON.stringify({ id: "trg_" + "x".repeat(26), jobId: "job_" + "x".repeat(26), jobName: "bench", scheduledFor: new Date(), attempt: 1, payload: { hello: "world" } });
-      let limit_per_s = 0;
-      let per_s = 0;
+      const f: Record<string, number> = {};
+      const arm = (key: string, label: string, measure: () => Promise<number>) => async () => {
+        f[key] = await measure();
+        ctx.log(`${label} ${Math.round(f[key])}/s`);
+      };
       await inTurn(
         ctx,
-        async () => {
-          limit_per_s = await limit(url, n, warm, body);
-          ctx.log(`delivery limit ${Math.round(limit_per_s)}/s`);
-        },
-        async () => {
-          per_s = await fairway(url, n, warm);
-          ctx.log(`fairway ${Math.round(per_s)}/s`);
-        },
+        arm("limit_per_s", "delivery limit", () => deliveryLimit(url, n, warm, body)),
+        arm("per_s", "fairway", () => fairway(url, n, warm)),
+        arm("signed_limit_per_s", "signed limit", () => deliveryLimit(url, n, warm, null)),
+        arm("raw_delivery_per_s", "raw durable delivery", () => raw(url, n, warm)),
       );
-      return { per_s, limit_per_s, ratio_vs_limit: per_s / limit_per_s };
+      return {
+        per_s: f.per_s,
+        limit_per_s: f.limit_per_s,
+        signed_limit_per_s: f.signed_limit_per_s,
+        raw_delivery_per_s: f.raw_delivery_per_s,
+        ratio_vs_limit: f.per_s / f.limit_per_s,
+        ratio_vs_signed_limit: f.per_s / f.signed_limit_per_s,
+        ratio_vs_raw_delivery: f.per_s / f.raw_delivery_per_s,
+        raw_delivery_vs_limit: f.raw_delivery_per_s / f.limit_per_s,
+      };
     } finally {
       await stopChild(target);
     }

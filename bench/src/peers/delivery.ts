@@ -1,0 +1,132 @@
+// The delivery references for the webhooks scenario, all with 50 requests in flight on one keep-alive
+// undici Agent against the same local target:
+// - the delivery limit: a bare `undici.request` loop, one fixed body, no signing (BENCH.md);
+// - the signed limit: the same loop, each request with its own body and the Standard Webhooks headers
+//   Fairway sends (HMAC-SHA256 over `id.timestamp.body`), so the cost of signing is known;
+// - raw durable delivery: the cheapest durable signed dispatcher — the raw SKIP LOCKED queue (raw.ts)
+//   feeding the signed loop, finished rows marked done in batches. No fairness, caps, leases, retries
+//   or history: the ceiling for any dispatcher that keeps its queue in this Postgres on this machine.
+import { createHmac } from "node:crypto";
+import postgres from "postgres";
+import { Agent, request } from "undici";
+import { rawSetup } from "./raw.ts";
+
+export const IN_FLIGHT = 50;
+/** Claim 500 rows whenever fewer than 300 are buffered, mark done after a 10 ms linger: the best of
+ *  100/50, 300/150, 500/300 and 1000/500 tried (tenth pass, docs/bench.md). */
+export const RAW_DELIVERY = { batch: 500, refillBelow: 300, lingerMs: 10 } as const;
+
+const SECRET = Buffer.from("fairway-bench-secret-fairway-bench");
+
+/** One signed delivery, shaped as Fairway's (body fields, headers, signature). */
+async function postSigned(agent: Agent, url: string, id: string): Promise<void> {
+  const body = JSON.stringify({ id, jobId: "job_bench", jobName: "bench", scheduledFor: new Date().toISOString(), attempt: 1, payload: { hello: "world" } });
+  const ts = Math.floor(Date.now() / 1000);
+  const signature = "v1," + createHmac("sha256", SECRET).update(`${id}.${ts}.${body}`).digest("base64");
+  const res = await request(url, {
+    method: "POST",
+    body,
+    dispatcher: agent,
+    headers: {
+      "content-type": "application/json",
+      "user-agent": "Fairway-Webhooks/1",
+      "webhook-id": id,
+      "webhook-timestamp": String(ts),
+      "webhook-signature": signature,
+    },
+  });
+  await res.body.text();
+}
+
+const newAgent = () => new Agent({ connections: 128, keepAliveTimeout: 30_000 });
+
+/** Deliveries/s of the bare loop (`body` as is) or the signed loop (`body` null), after `warm` of its own. */
+export async function deliveryLimit(url: string, n: number, warm: number, body: string | null): Promise<number> {
+  const agent = newAgent();
+  const loop = async (count: number) => {
+    let next = 0;
+    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < count) {
+        const i = next++;
+        if (body === null) await postSigned(agent, url, `msg_${i}`);
+        else {
+          const res = await request(url, { method: "POST", body, headers: { "content-type": "application/json" }, dispatcher: agent });
+          await res.body.text();
+        }
+      }
+    }));
+  };
+  try {
+    await loop(warm);
+    const t0 = performance.now();
+    await loop(n);
+    return (n / (performance.now() - t0)) * 1000;
+  } finally {
+    await agent.close();
+  }
+}
+
+/** Deliveries/s of raw durable delivery over `warm + n` queued rows, timed from the `warm`-th row
+ *  marked done to the last (as Fairway's are timed by settled triggers). */
+export async function rawDelivery(dbUrl: string, url: string, n: number, warm: number): Promise<number> {
+  await rawSetup(dbUrl, n + warm);
+  const sql = postgres(dbUrl, { max: 2, onnotice: () => {}, prepare: true });
+  const agent = newAgent();
+  const buffer: string[] = [];
+  const delivered: string[] = [];
+  let claiming: Promise<void> | null = null;
+  let marking: Promise<void> | null = null;
+  let exhausted = false;
+  let done = 0;
+  let t0 = 0;
+  let timedFrom = 0;
+  const claimMore = () => (claiming ??= (async () => {
+    try {
+      const rows = await sql<{ id: string }[]>`
+        UPDATE raw_jobs SET status = 'running', locked_at = now()
+         WHERE id IN (SELECT id FROM raw_jobs WHERE status = 'pending' AND run_at <= now()
+                       ORDER BY run_at LIMIT ${RAW_DELIVERY.batch} FOR UPDATE SKIP LOCKED)
+        RETURNING id`;
+      if (rows.length === 0) exhausted = true;
+      for (const r of rows) buffer.push(r.id);
+    } finally {
+      claiming = null;
+    }
+  })());
+  const markDone = async () => {
+    await new Promise((r) => setTimeout(r, RAW_DELIVERY.lingerMs));
+    while (delivered.length > 0) {
+      const ids = delivered.splice(0, delivered.length);
+      await sql`UPDATE raw_jobs SET status = 'done' WHERE id = ANY(${ids}::bigint[])`;
+      done += ids.length;
+      if (t0 === 0 && done >= warm) {
+        t0 = performance.now();
+        timedFrom = done;
+      }
+    }
+    marking = null;
+  };
+  const worker = async () => {
+    for (;;) {
+      if (buffer.length < RAW_DELIVERY.refillBelow && !exhausted) void claimMore();
+      const id = buffer.shift();
+      if (id === undefined) {
+        if (exhausted) return;
+        await claiming;
+        continue;
+      }
+      await postSigned(agent, url, `raw_${id}`);
+      delivered.push(id);
+      marking ??= markDone();
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    while (marking) await marking;
+    if (done !== n + warm) throw new Error(`raw delivery marked ${done} of ${n + warm} rows done`);
+    return ((done - timedFrom) / (performance.now() - t0)) * 1000;
+  } finally {
+    await sql.end();
+    await agent.close();
+  }
+}
