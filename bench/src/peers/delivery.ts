@@ -108,7 +108,8 @@ export async function rawDelivery(dbUrl: string, url: string, n: number, warm: n
   };
   const worker = async () => {
     for (;;) {
-      if (buffer.length < RAW_DELIVERY.refillBelow && !exhausted) void claimMore();
+      // A failed claim rejects for the workers that wait on it (below), not as an unhandled rejection here.
+      if (buffer.length < RAW_DELIVERY.refillBelow && !exhausted) claimMore().catch(() => {});
       const id = buffer.shift();
       if (id === undefined) {
         if (exhausted) return;
