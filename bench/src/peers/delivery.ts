@@ -9,7 +9,7 @@
 import { createHmac } from "node:crypto";
 import postgres from "postgres";
 import { Agent, request } from "undici";
-import { rawSetup } from "./raw.ts";
+import { rawClaim, rawComplete, rawSetup } from "./raw.ts";
 
 export const IN_FLIGHT = 50;
 /** Claim 500 rows whenever fewer than 300 are buffered, mark done after a 10 ms linger: at least as
@@ -18,8 +18,17 @@ export const RAW_DELIVERY = { batch: 500, refillBelow: 300, lingerMs: 10 } as co
 
 const SECRET = Buffer.from("fairway-bench-secret-fairway-bench");
 
+/** One delivery: `id` names it (the signed loop signs and sends it with its own body). */
+export type Post = (agent: Agent, url: string, id: string) => Promise<void>;
+
+/** The bare loop's delivery: the same body every time, no signing. */
+export const postBare = (body: string): Post => async (agent, url) => {
+  const res = await request(url, { method: "POST", body, headers: { "content-type": "application/json" }, dispatcher: agent });
+  await res.body.text();
+};
+
 /** One signed delivery, shaped as Fairway's (body fields, headers, signature). */
-async function postSigned(agent: Agent, url: string, id: string): Promise<void> {
+export const postSigned: Post = async (agent, url, id) => {
   const body = JSON.stringify({ id, jobId: "job_bench", jobName: "bench", scheduledFor: new Date().toISOString(), attempt: 1, payload: { hello: "world" } });
   const ts = Math.floor(Date.now() / 1000);
   const signature = "v1," + createHmac("sha256", SECRET).update(`${id}.${ts}.${body}`).digest("base64");
@@ -36,24 +45,17 @@ async function postSigned(agent: Agent, url: string, id: string): Promise<void> 
     },
   });
   await res.body.text();
-}
+};
 
 const newAgent = () => new Agent({ connections: 128, keepAliveTimeout: 30_000 });
 
-/** Deliveries/s of the bare loop (`body` as is) or the signed loop (`body` null), after `warm` of its own. */
-export async function deliveryLimit(url: string, n: number, warm: number, body: string | null): Promise<number> {
+/** Deliveries/s of a loop of `post` (postBare or postSigned), after `warm` of its own. */
+export async function deliveryLimit(url: string, n: number, warm: number, post: Post): Promise<number> {
   const agent = newAgent();
   const loop = async (count: number) => {
     let next = 0;
     await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < count) {
-        const i = next++;
-        if (body === null) await postSigned(agent, url, `msg_${i}`);
-        else {
-          const res = await request(url, { method: "POST", body, headers: { "content-type": "application/json" }, dispatcher: agent });
-          await res.body.text();
-        }
-      }
+      while (next < count) await post(agent, url, `msg_${next++}`);
     }));
   };
   try {
@@ -82,11 +84,7 @@ export async function rawDelivery(dbUrl: string, url: string, n: number, warm: n
   let timedFrom = 0;
   const claimMore = () => (claiming ??= (async () => {
     try {
-      const rows = await sql<{ id: string }[]>`
-        UPDATE raw_jobs SET status = 'running', locked_at = now()
-         WHERE id IN (SELECT id FROM raw_jobs WHERE status = 'pending' AND run_at <= now()
-                       ORDER BY run_at LIMIT ${RAW_DELIVERY.batch} FOR UPDATE SKIP LOCKED)
-        RETURNING id`;
+      const rows = await rawClaim(sql, RAW_DELIVERY.batch);
       if (rows.length === 0) exhausted = true;
       for (const r of rows) buffer.push(r.id);
     } finally {
@@ -97,7 +95,7 @@ export async function rawDelivery(dbUrl: string, url: string, n: number, warm: n
     await new Promise((r) => setTimeout(r, RAW_DELIVERY.lingerMs));
     while (delivered.length > 0) {
       const ids = delivered.splice(0, delivered.length);
-      await sql`UPDATE raw_jobs SET status = 'done' WHERE id = ANY(${ids}::bigint[])`;
+      await rawComplete(sql, ids);
       done += ids.length;
       if (t0 === 0 && done >= warm) {
         t0 = performance.now();

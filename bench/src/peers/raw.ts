@@ -18,19 +18,29 @@ export async function rawSetup(url: string, n: number): Promise<void> {
   }
 }
 
+/** Claim up to `limit` due rows: the raw limit's one statement. */
+export function rawClaim(sql: postgres.Sql, limit: number): Promise<Array<{ id: string }>> {
+  return sql<{ id: string }[]>`
+    UPDATE raw_jobs SET status = 'running', locked_at = now()
+     WHERE id IN (SELECT id FROM raw_jobs WHERE status = 'pending' AND run_at <= now()
+                   ORDER BY run_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+    RETURNING id`;
+}
+
+/** Mark finished rows done, in one statement. */
+export async function rawComplete(sql: postgres.Sql, ids: string[]): Promise<void> {
+  await sql`UPDATE raw_jobs SET status = 'done' WHERE id = ANY(${ids}::bigint[])`;
+}
+
 /** Drain the table with `connections` loops; returns the number of rows processed. */
 export async function rawDrain(url: string): Promise<number> {
   const sql = postgres(url, { max: RAW_CONFIG.connections, onnotice: () => {}, prepare: true });
   let done = 0;
   const loop = async () => {
     for (;;) {
-      const rows = await sql<{ id: string }[]>`
-        UPDATE raw_jobs SET status = 'running', locked_at = now()
-         WHERE id IN (SELECT id FROM raw_jobs WHERE status = 'pending' AND run_at <= now()
-                       ORDER BY run_at LIMIT ${RAW_CONFIG.batch} FOR UPDATE SKIP LOCKED)
-        RETURNING id`;
+      const rows = await rawClaim(sql, RAW_CONFIG.batch);
       if (rows.length === 0) return;
-      await sql`UPDATE raw_jobs SET status = 'done' WHERE id = ANY(${rows.map((r) => r.id)}::bigint[])`;
+      await rawComplete(sql, rows.map((r) => r.id));
       done += rows.length;
     }
   };

@@ -11,7 +11,7 @@ import { nextMessage, spawnWorker, stopChild } from "../lib/children.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
 import { inTurn, type BenchContext, type Scenario } from "../lib/scenario.ts";
 import { seedTenants, seedTriggers, setPool } from "../lib/seed.ts";
-import { deliveryLimit, IN_FLIGHT, rawDelivery } from "../peers/delivery.ts";
+import { deliveryLimit, IN_FLIGHT, postBare, postSigned, rawDelivery } from "../peers/delivery.ts";
 
 const TENANTS = 50;
 
@@ -60,9 +60,9 @@ export const webhooks: Scenario = {
       };
       await inTurn(
         ctx,
-        arm("limit_per_s", "delivery limit", () => deliveryLimit(url, n, warm, body)),
+        arm("limit_per_s", "delivery limit", () => deliveryLimit(url, n, warm, postBare(body))),
         arm("per_s", "fairway", () => fairway(url, n, warm)),
-        arm("signed_limit_per_s", "signed limit", () => deliveryLimit(url, n, warm, null)),
+        arm("signed_limit_per_s", "signed limit", () => deliveryLimit(url, n, warm, postSigned)),
         arm("raw_delivery_per_s", "raw durable delivery", () => raw(url, n, warm)),
       );
       return {
