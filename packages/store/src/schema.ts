@@ -5,6 +5,7 @@
 import { sql } from "drizzle-orm";
 import {
   boolean,
+  check,
   customType,
   doublePrecision,
   index,
@@ -16,6 +17,7 @@ import {
   text,
   timestamp,
   uniqueIndex,
+  type AnyPgColumn,
 } from "drizzle-orm/pg-core";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
@@ -26,6 +28,11 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" 
  *  strcoll, under "C" it is a memcmp. Ids are ASCII, so their order is the same either way. Every
  *  column holding one of these keys takes it, so joins between them never mix two collations. */
 const key = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
+
+/** A key no control character can get into. The claim and the settle send ids, types and words back
+ *  joined by two control characters (sql/packed.ts); ids are generated or slugs, and the API accepts
+ *  nothing else, but a row written past the API must not be able to break that either. */
+const printable = (name: string, column: AnyPgColumn) => check(name, sql`${column} !~ '[[:cntrl:]]'`);
 
 export const tenants = pgTable("tenants", {
   id: key("id").primaryKey(),
@@ -45,7 +52,7 @@ export const tenants = pgTable("tenants", {
   previousSecretExpiresAt: ts("previous_secret_expires_at"),
   createdAt: ts("created_at").notNull().defaultNow(),
   updatedAt: ts("updated_at").notNull().defaultNow(),
-});
+}, (t) => [printable("tenants_id_printable", t.id)]);
 
 export const apiKeys = pgTable(
   "api_keys",
@@ -127,6 +134,8 @@ export const jobs = pgTable(
     uniqueIndex("jobs_idempotency_idx").on(t.tenantId, t.idempotencyKey),
     // The materializer's scan: active cron jobs by next fire.
     index("jobs_due_cron_idx").on(t.nextFireAt).where(sql`status = 'active' and cron is not null`),
+    printable("jobs_id_printable", t.id),
+    printable("jobs_type_printable", t.type),
   ],
 );
 
