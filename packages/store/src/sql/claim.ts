@@ -14,6 +14,7 @@
 // in one UPDATE, not one round trip per tenant.
 import { sql } from "drizzle-orm";
 import { jsonColumn, pipelineTx, type Db } from "../db.ts";
+import { packRows, unpackRows } from "./packed.ts";
 
 export interface ClaimInput {
   type: string;
@@ -208,7 +209,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
        -- triggers_pending_type_idx instead of by TID — 121 ms of a 168 ms claim in cron-burst.
        WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM picked)) AND (t.status = 'pending') IS TRUE
       -- What the result below needs, not t.*: the CTE keeps every returned row for three readers.
-      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts
+      RETURNING t.id, t.tenant_id, t.job_id, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts
     ),
     got AS (SELECT tenant_id, count(*)::int AS n FROM claimed GROUP BY tenant_id),
     -- Lock order (no deadlocks): tenant_pools rows are locked in key order, here and in settle; the
@@ -239,34 +240,36 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
        WHERE pools.type IN (SELECT p.type FROM pools p WHERE p.type = ${type} FOR UPDATE SKIP LOCKED)
          AND sub.v > pools.vclock
     )
-    -- One row of JSON: the triggers, and each claimed job's and tenant's data once (not once per trigger).
-    SELECT coalesce((SELECT json_agg(json_build_array(c.id, c.tenant_id, c.job_id, c.type, c.kind, c.priority,
-                                       extract(epoch FROM c.scheduled_for) * 1000, c.attempt_count,
-                                       c.max_attempts)) FROM claimed c), '[]') AS triggers,
+    -- One row: the triggers as packed text (packed.ts: a third of what json_build_array cost Postgres per
+    -- row), and each claimed job's and tenant's data once as JSON (not once per trigger; names, targets
+    -- and payloads are free-form). The pool type is the caller's: not sent back.
+    SELECT (SELECT ${packRows(sql`c.id, c.tenant_id, c.job_id, c.kind, c.priority,
+                                   extract(epoch FROM c.scheduled_for) * 1000, c.attempt_count, c.max_attempts`)}
+              FROM claimed c) AS triggers,
            (SELECT json_object_agg(j.id, json_build_array(j.name, j.target, j.payload, j.timeout_ms,
                                                           j.initial_delay_ms, j.max_delay_ms))
               FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed)) AS jobs,
            (SELECT json_object_agg(tn.id, array_remove(ARRAY[tn.signing_secret,
                      CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
-              FROM tenants tn WHERE tn.id IN (SELECT tenant_id FROM claimed)) AS secrets`;
+              FROM tenants tn WHERE tn.id IN (SELECT tenant_id FROM got)) AS secrets`;
 }
 
 type Json<T> = T | string;
-type TriggerTuple = [string, string, string, string, string, number, number, number, number];
 type JobTuple = [string, ClaimedTrigger["target"], unknown, number | null, number, number];
 interface ClaimResult {
-  triggers: Json<TriggerTuple[]>;
+  triggers: string | null;
   jobs: Json<Record<string, JobTuple>> | null;
   secrets: Json<Record<string, string[]>> | null;
 }
 
-function decodeClaim(r: ClaimResult, leaseToken: string): ClaimedTrigger[] {
+function decodeClaim(r: ClaimResult, type: string, leaseToken: string): ClaimedTrigger[] {
   const jobs = r.jobs == null ? {} : jsonColumn(r.jobs);
   const secrets = r.secrets == null ? {} : jsonColumn(r.secrets);
-  return jsonColumn(r.triggers).map(([id, tenantId, jobId, type, kind, priority, scheduledMs, attempt, maxAttempts]) => {
+  return unpackRows(r.triggers, 8).map(([id, tenantId, jobId, kind, priority, scheduledMs, attempt, maxAttempts]) => {
     const j = jobs[jobId];
     return {
-      id, tenantId, jobId, type, kind, priority, scheduledFor: new Date(scheduledMs), attempt, maxAttempts, leaseToken,
+      id, tenantId, jobId, type, kind, priority: Number(priority), scheduledFor: new Date(Number(scheduledMs)),
+      attempt: Number(attempt), maxAttempts: Number(maxAttempts), leaseToken,
       jobName: j[0], target: j[1], payload: j[2], timeoutMs: j[3], initialDelayMs: j[4], maxDelayMs: j[5],
       secrets: secrets[tenantId] ?? [],
     };
@@ -284,7 +287,7 @@ export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]
     lockCandidatesSql(input),
     claimLockedSql(input, leaseToken),
   ]);
-  return fairOrder(decodeClaim((rows as ClaimResult[])[0], leaseToken));
+  return fairOrder(decodeClaim((rows as ClaimResult[])[0], input.type, leaseToken));
 }
 
 /** The claimed triggers in the order the pool should start them: each tenant's k-th of n at (k − ½)/n,

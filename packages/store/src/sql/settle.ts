@@ -5,7 +5,8 @@
 // (trigger_id, attempt) is unique. Either way no attempt can be counted twice; the `attempts` view
 // reads both.
 import { sql } from "drizzle-orm";
-import { jsonColumn, query, type Db } from "../db.ts";
+import { query, type Db } from "../db.ts";
+import { packRows, unpackRows } from "./packed.ts";
 
 export interface Settlement {
   id: string;
@@ -37,8 +38,6 @@ export interface Settled {
   durationMs: number;
 }
 
-type SettledTuple = [string, string, string, string, string, number];
-
 export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   if (items.length === 0) return [];
   // Positional arrays, times as epoch ms, and a success stops after its outcome: a third of the bytes
@@ -55,7 +54,7 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   );
   // One statement: the fenced trigger update, the attempt record, job completion, the maxJobs counter
   // and the worker-time charge.
-  const rows = await query<{ settled: SettledTuple[] | string }>(
+  const rows = await query<{ settled: string | null }>(
     db,
     sql`
     WITH input AS (
@@ -147,11 +146,12 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
         FROM locked l JOIN tenants t ON t.id = l.tenant_id
        WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
     )
-    -- One row of JSON: parsing it costs Node a fraction of what six columns × a thousand rows did.
-    SELECT coalesce(json_agg(json_build_array(d.id, d.tenant_id, d.job_id, d.type, d.status, d.duration_ms)), '[]') AS settled
+    -- One text value (packed.ts): parsing it costs Node a fraction of what six columns × a thousand
+    -- rows did, and Postgres a third of what the same rows cost as JSON.
+    SELECT ${packRows(sql`d.id, d.tenant_id, d.job_id, d.type, d.status, d.duration_ms`)} AS settled
       FROM done d`,
   );
-  return jsonColumn(rows[0]?.settled ?? []).map(
-    ([id, tenantId, jobId, type, status, durationMs]) => ({ id, tenantId, jobId, type, status, durationMs }),
+  return unpackRows(rows[0]?.settled ?? null, 6).map(
+    ([id, tenantId, jobId, type, status, durationMs]) => ({ id, tenantId, jobId, type, status, durationMs: Number(durationMs) }),
   );
 }
