@@ -79,16 +79,21 @@ export const throughput: Scenario = {
   headline: { label: "throughput", keys: ["fairway_per_s", "ratio_vs_graphile", "ratio_vs_raw", "ratio_vs_pgboss"] },
   async run(ctx: BenchContext) {
     const n = ctx.quick ? 5_000 : 50_000;
-    // pg-boss (~25 s a run) goes first; Fairway and graphile-worker run back to back, in turn first,
-    // so the headline ratio is not stretched by the machine's drift across a long gap.
+    // pg-boss (~25 s a run) goes first. The raw loop, graphile-worker and Fairway then run back to
+    // back, each run starting one further along (inTurn), so that none of them always runs in the same
+    // place while the machine drifts. (Measured first every time, the raw loop ran at 35–53k/s over
+    // the five runs of one full run on the eleventh pass's VM: docs/bench.md.)
     const pgboss_per_s = await pgboss(n);
     ctx.log(`pg-boss ${Math.round(pgboss_per_s)}/s`);
-    const raw_per_s = await raw(n);
-    ctx.log(`raw ${Math.round(raw_per_s)}/s`);
+    let raw_per_s = 0;
     let fairway_per_s = 0;
     let graphile_per_s = 0;
     await inTurn(
       ctx,
+      async () => {
+        raw_per_s = await raw(n);
+        ctx.log(`raw ${Math.round(raw_per_s)}/s`);
+      },
       async () => {
         graphile_per_s = await graphile(n);
         ctx.log(`graphile-worker ${Math.round(graphile_per_s)}/s`);
