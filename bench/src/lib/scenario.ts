@@ -15,11 +15,19 @@ export interface BenchContext {
 
 export type Figures = Record<string, number>;
 
-/** Run contenders back to back, each run starting one further along (ctx.run), so that the machine's
- *  drift during a run favours none of them. */
-export async function inTurn(ctx: BenchContext, ...steps: Array<() => Promise<void>>): Promise<void> {
-  const k = ctx.run % steps.length;
-  for (const step of [...steps.slice(k), ...steps.slice(0, k)]) await step();
+/** One contender of inTurn(): the figure's key, the label it is logged under, and what measures its rate. */
+export type Arm = [key: string, label: string, measure: () => Promise<number>];
+
+/** Measure contenders back to back, each run starting one further along (ctx.run), so that the
+ *  machine's drift during a run favours none of them. Logs each rate; returns them by key. */
+export async function inTurn(ctx: BenchContext, ...arms: Arm[]): Promise<Figures> {
+  const k = ctx.run % arms.length;
+  const rates: Figures = {};
+  for (const [key, label, measure] of [...arms.slice(k), ...arms.slice(0, k)]) {
+    rates[key] = await measure();
+    ctx.log(`${label} ${Math.round(rates[key])}/s`);
+  }
+  return rates;
 }
 
 export interface Scenario {

@@ -85,23 +85,11 @@ export const throughput: Scenario = {
     // the five runs of one full run on the eleventh pass's VM: docs/bench.md.)
     const pgboss_per_s = await pgboss(n);
     ctx.log(`pg-boss ${Math.round(pgboss_per_s)}/s`);
-    let raw_per_s = 0;
-    let fairway_per_s = 0;
-    let graphile_per_s = 0;
-    await inTurn(
+    const { raw_per_s, graphile_per_s, fairway_per_s } = await inTurn(
       ctx,
-      async () => {
-        raw_per_s = await raw(n);
-        ctx.log(`raw ${Math.round(raw_per_s)}/s`);
-      },
-      async () => {
-        graphile_per_s = await graphile(n);
-        ctx.log(`graphile-worker ${Math.round(graphile_per_s)}/s`);
-      },
-      async () => {
-        fairway_per_s = await fairway(n);
-        ctx.log(`fairway ${Math.round(fairway_per_s)}/s`);
-      },
+      ["raw_per_s", "raw", () => raw(n)],
+      ["graphile_per_s", "graphile-worker", () => graphile(n)],
+      ["fairway_per_s", "fairway", () => fairway(n)],
     );
     ctx.shared.set("fairway_per_s", fairway_per_s);
     return {

@@ -53,17 +53,12 @@ export const webhooks: Scenario = {
       const url = `http://127.0.0.1:${port}/hook`;
       // The same shape of body Fairway sends (ids, job name, timestamps, payload).
       const body = JSON.stringify({ id: "trg_" + "x".repeat(26), jobId: "job_" + "x".repeat(26), jobName: "bench", scheduledFor: new Date(), attempt: 1, payload: { hello: "world" } });
-      const f: Record<string, number> = {};
-      const arm = (key: string, label: string, measure: () => Promise<number>) => async () => {
-        f[key] = await measure();
-        ctx.log(`${label} ${Math.round(f[key])}/s`);
-      };
-      await inTurn(
+      const f = await inTurn(
         ctx,
-        arm("limit_per_s", "delivery limit", () => deliveryLimit(url, n, warm, postBare(body))),
-        arm("per_s", "fairway", () => fairway(url, n, warm)),
-        arm("signed_limit_per_s", "signed limit", () => deliveryLimit(url, n, warm, postSigned)),
-        arm("raw_delivery_per_s", "raw durable delivery", () => raw(url, n, warm)),
+        ["limit_per_s", "delivery limit", () => deliveryLimit(url, n, warm, postBare(body))],
+        ["per_s", "fairway", () => fairway(url, n, warm)],
+        ["signed_limit_per_s", "signed limit", () => deliveryLimit(url, n, warm, postSigned)],
+        ["raw_delivery_per_s", "raw durable delivery", () => raw(url, n, warm)],
       );
       return {
         per_s: f.per_s,
