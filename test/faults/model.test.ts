@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { cancelJob, claim, pauseJob, query, releaseLeases, renewLeases, settle, sql, type Settlement } from "@fairway/store";
 import { reapExpired } from "../../packages/executor/src/reaper.ts";
 import { createTestDb, type TestDb } from "../support/pg.ts";
+import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 
 const MAX_ATTEMPTS = 3;
@@ -103,6 +104,9 @@ class Expire implements Cmd {
     const victims = this.all ? running(m) : [pick(running(m), this.i)];
     const ids = JSON.stringify(victims.map(([id]) => id));
     await db.store.db.execute(sql`UPDATE triggers SET lease_expires_at = now() - interval '1 second' WHERE id IN (SELECT jsonb_array_elements_text(${ids}::jsonb))`);
+    // Their claims' lease rows too: the reaper looks only into claims whose lease ran out.
+    await db.store.db.execute(sql`UPDATE leases SET expires_at = now() - interval '1 second'
+      WHERE trigger_ids && ARRAY(SELECT jsonb_array_elements_text(${ids}::jsonb))`);
     expect(await reapExpired(db.store.db, Date.now())).toHaveLength(victims.length);
     for (const [id, t] of victims) {
       m.stale.push({ id, leaseToken: t.token!, attempt: t.attempts });
@@ -174,6 +178,8 @@ async function agree(m: Model, real: Real) {
           FROM triggers t LEFT JOIN attempts a ON a.trigger_id = t.id GROUP BY t.id`,
   );
   expect(rows.length).toBe(m.triggers.size);
+  // The claim's queue holds exactly the pending triggers, and the pools count exactly the running ones.
+  expect(await queueDrift(db.store.db)).toEqual(NO_DRIFT);
   for (const r of rows) {
     const t = m.triggers.get(r.id)!;
     expect({ id: r.id, status: r.status, attempts: r.attempt_count, rows: r.rows }).toEqual({
@@ -210,7 +216,8 @@ const commands = [
 it("trigger state machine: Postgres agrees with the model after every step", { timeout: 60_000 }, async () => {
   await fc.assert(
     fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: "max" }), async (cmds) => {
-      await db.store.db.execute(sql`TRUNCATE attempt_log, triggers, jobs CASCADE`);
+      await db.store.db.execute(sql`TRUNCATE attempt_log, triggers, trigger_queue, leases, jobs CASCADE`);
+      await db.store.db.execute(sql`UPDATE tenant_pools SET running = 0`);
       const model: Model = { triggers: new Map(), jobs: new Map(), jobOf: new Map(), stale: [] };
       await fc.asyncModelRun(() => ({ model, real: { history: new Map() } }), cmds);
     }),

@@ -1,12 +1,15 @@
 // The reaper: expired leases go back to pending as a failed attempt (`lease_expired`), or dead when
 // exhausted. The decision is core's; the write is settle() with reap=true (fenced, see reap.ts).
-import { findExpiredLeases, settle, type Db, type Settled } from "@fairway/store";
+import { dropSpentLeases, findExpiredLeases, settle, type Db, type Settled } from "@fairway/store";
 import { decideSettlement } from "./settler.ts";
 
 /** Returns the triggers it changed (a lease renewed or settled meanwhile is left alone). */
 export async function reapExpired(db: Db, now: number): Promise<Settled[]> {
   const expired = await findExpiredLeases(db);
-  if (expired.length === 0) return [];
+  if (expired.length === 0) {
+    await dropSpentLeases(db);
+    return [];
+  }
   const settlements = expired.map((e) => ({
     ...decideSettlement(
       e,
@@ -23,5 +26,8 @@ export async function reapExpired(db: Db, now: number): Promise<Settled[]> {
     ),
     reap: true,
   }));
-  return settle(db, settlements);
+  const settled = await settle(db, settlements);
+  // The claims' lease rows with nothing left running (store reap.ts), a hundred at most per pass.
+  await dropSpentLeases(db);
+  return settled;
 }

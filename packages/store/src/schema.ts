@@ -1,7 +1,8 @@
 // The Postgres schema: the only source of truth (DESIGN.md §3). Migrations in /drizzle are generated
 // from this file by drizzle-kit and never hand-edited; CI fails when they drift from it. The one
-// exception is what drizzle cannot declare, written as a drizzle-kit custom migration and named here:
-// 0006 (the primary key's fillfactor, TRIGGER_KEY_FILLFACTOR).
+// exception is what drizzle cannot declare, written by hand and named here: 0006 (the primary key's
+// fillfactor, TRIGGER_KEY_FILLFACTOR) and the end of 0009 (the triggers that keep trigger_queue, the
+// backfill, and the triggers table's fillfactor).
 import { sql } from "drizzle-orm";
 import {
   boolean,
@@ -98,6 +99,12 @@ export const tenantPools = pgTable(
     type: key("type").notNull(),
     vtime: doublePrecision("vtime").notNull().default(0), // worker-ms received ÷ weight
     costMs: doublePrecision("cost_ms").notNull().default(100), // EWMA of real durations
+    // The tenant's triggers of this pool that are `running`: +n by the claim, −n by the settle and by
+    // release, in the statements that already lock and charge this row (and by the delete trigger in
+    // migration 0009). The cap reads the sum over the tenant's pools. A count of running rows needed
+    // an index on `status`, and any such index keeps both the claim and the settle from being HOT
+    // updates (docs/bench.md, twelfth pass). A trigger whose lease expired counts until it is reaped.
+    running: integer("running").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.type] })],
 );
@@ -140,8 +147,9 @@ export const jobs = pgTable(
 );
 
 /** Leaf fill of the two indexes whose key a trigger keeps for life, triggers_pkey and triggers_job_idx.
- *  Claim and settle are not HOT updates (they change status, which the queue indexes filter on), so
- *  each adds a second and a third entry with the same key next to the first. On full leaf pages those
+ *  Until migration 0009, claim and settle were not HOT updates (they changed status, which the queue
+ *  indexes filtered on), so each added a second and a third entry with the same key next to the first;
+ *  now they are HOT but where a page has no room left for the new version. On full leaf pages those
  *  entries set off bottom-up deletion passes and page splits (12 % of a claiming backend's `perf`
  *  samples in bottom-up deletion alone; none since). Half-full pages take the claim's versions in
  *  place, and by the settle the insert's version is dead and reclaimable. Postgres CPU of
@@ -190,6 +198,9 @@ export const triggers = pgTable(
     okDurationMs: integer("ok_duration_ms"),
     okHttpStatus: integer("ok_http_status"),
     okResponseBody: text("ok_response_body"),
+    // status = 'dead', for the dead-letter index: a success writes false over false, which keeps the
+    // settle's update HOT, where an index on `status` would not.
+    dead: boolean("dead").generatedAlwaysAs(sql`status = 'dead'`).notNull(),
   },
   (t) => [
     // A job's triggers by instant, and at most one scheduled trigger per (job, instant), ever, in one
@@ -200,19 +211,50 @@ export const triggers = pgTable(
     uniqueIndex("triggers_job_idx")
       .on(t.jobId, t.scheduledFor, sql.raw(SCHEDULED_KEY))
       .with({ fillfactor: TRIGGER_KEY_FILLFACTOR }),
-    // The claim: a tenant's due work in one pool, best first.
-    index("triggers_claim_idx")
-      .on(t.tenantId, t.type, t.priority.desc(), t.nextAttemptAt)
-      .where(sql`status = 'pending'`),
-    // Candidate tenants per pool (skip-scan) and the ready-index rebuild.
-    index("triggers_pending_type_idx").on(t.type, t.tenantId, t.nextAttemptAt).where(sql`status = 'pending'`),
-    // Running count per tenant (cap) and the reaper. One index: running rows are bounded by the pools'
-    // concurrency, so the reaper reads all of them cheaply; a second lease index cost every claim an
-    // index entry per trigger.
-    index("triggers_running_idx").on(t.tenantId, t.leaseExpiresAt).where(sql`status = 'running'`),
-    index("triggers_dead_idx").on(t.tenantId, t.id).where(sql`status = 'dead'`),
+    // Dead letters by tenant. On `dead`, not `status`: see triggerQueue.
+    index("triggers_dead_idx").on(t.tenantId, t.id).where(sql`dead`),
   ],
 );
+
+/** The pending triggers, the claim's queue: a row here for each trigger whose status is `pending`, with
+ *  what the claim orders and filters on. Migration 0009's triggers keep it: an insert of pending
+ *  triggers adds their rows (one statement trigger per insert), and an update that moves a trigger into
+ *  or out of `pending`, or changes a pending one's due time, priority, type or exclusive flag, adds,
+ *  changes or removes its row — except the claim's own pending → running, which deletes the rows it
+ *  claims itself. No index on `triggers` reads a column the claim or a success changes, so both
+ *  updates are HOT: no new entries in triggers' two key indexes. Postgres CPU of claim + settle
+ *  (design study, bench/src/studies/layout.ts): 0.74–0.82 of the single-table layout's. No foreign
+ *  keys: their per-row checks would cost every insert; triggers are never deleted but by tests, and
+ *  the delete trigger removes their rows then. */
+export const triggerQueue = pgTable(
+  "trigger_queue",
+  {
+    id: key("id").primaryKey(),
+    tenantId: key("tenant_id").notNull(),
+    jobId: key("job_id").notNull(),
+    type: key("type").notNull(),
+    priority: integer("priority").notNull(),
+    exclusive: boolean("exclusive").notNull(),
+    nextAttemptAt: ts("next_attempt_at").notNull(),
+  },
+  (t) => [
+    // The claim: a tenant's due work in one pool, best first.
+    index("trigger_queue_claim_idx").on(t.tenantId, t.type, t.priority.desc(), t.nextAttemptAt),
+    // Candidate tenants per pool (skip-scan) and the ready-index rebuild.
+    index("trigger_queue_type_idx").on(t.type, t.tenantId, t.nextAttemptAt),
+  ],
+);
+
+/** One row per claim: its lease token, and the triggers it claimed. The reaper finds expired leases
+ *  here (an index on the triggers' lease columns would make the claim's update non-HOT). `expiresAt` is
+ *  the claim's lease, moved on by renewals; each trigger keeps its own lease_expires_at, which decides.
+ *  The reaper deletes a row once none of its triggers is still running under its token. */
+export const leases = pgTable("leases", {
+  token: key("token").primaryKey(),
+  owner: text("owner").notNull(),
+  expiresAt: ts("expires_at").notNull(),
+  triggerIds: text("trigger_ids").array().notNull(),
+});
 
 /** The fields of one finished attempt, as attempt_log stores them and the attempts view reads them. */
 const attemptColumns = () => ({

@@ -31,11 +31,13 @@ it("every text column in an index or a foreign key is COLLATE \"C\"", async () =
     "api_keys.hash", "api_keys.id", "api_keys.tenant_id",
     "attempt_log.trigger_id",
     "jobs.id", "jobs.idempotency_key", "jobs.tenant_id",
+    "leases.token",
     "pools.type",
     "tenant_counters.tenant_id",
     "tenant_pools.tenant_id", "tenant_pools.type",
     "tenants.id",
-    "triggers.id", "triggers.job_id", "triggers.tenant_id", "triggers.type",
+    "trigger_queue.id", "trigger_queue.tenant_id", "trigger_queue.type",
+    "triggers.id", "triggers.job_id", "triggers.tenant_id",
   ]);
   expect(rows.filter((r) => r.collation !== "C")).toEqual([]);
 });

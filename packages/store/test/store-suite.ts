@@ -1,6 +1,10 @@
 // The store's behaviour suite, run on real Postgres and on PGlite (DESIGN.md §10).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cancelJob, claim, findExpiredLeases, getTrigger, query, renewLeases, settle, sql, type Db, type Settlement, type Store } from "@fairway/store";
+import {
+  cancelJob, claim, findExpiredLeases, getTrigger, pauseJob, query, releaseLeases, renewLeases, resumeJob, settle, sql,
+  updateJob, type Db, type Settlement, type Store,
+} from "@fairway/store";
+import { NO_DRIFT, queueDrift } from "../../../test/support/queue.ts";
 import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
 
 export interface StoreHarness {
@@ -207,6 +211,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(overCap).toBe(0);
       expect([...seen.values()].every((n) => n === 1)).toBe(true);
       expect(seen.size).toBe(12 * 15);
+      expect(await queueDrift(db)).toEqual(NO_DRIFT);
     });
 
     // A trigger cancelled while a claim is choosing it (claim.ts: picked rows are SKIP LOCKED, and the
@@ -244,6 +249,61 @@ export function storeSuite(name: string, harness: StoreHarness) {
         else expect(r.status).toBe(r.cancelledJob ? "cancelled" : "pending");
       }
       expect(claimed.size).toBeGreaterThan(0);
+      expect(await queueDrift(db)).toEqual(NO_DRIFT);
+    });
+
+    // The claim dequeues only what it claimed. A trigger it picked from the queue while a PATCH, a
+    // pause, a resume or a release held the trigger's row is skipped, and keeps its queue row; every
+    // one of those writers changes the queue through migration 0009's triggers. Afterwards the queue
+    // is exactly the pending triggers, the pools count exactly the running ones, and every trigger
+    // still pending is claimed by a final drain: none was lost from the queue.
+    it("claims racing PATCH, pause, resume, release and retries keep the queue exactly the pending triggers", async () => {
+      const jobs: Array<{ tenant: string; jobId: string }> = [];
+      for (let t = 0; t < 6; t++) {
+        await seedTenant(db, `q${t}`, { maxInFlight: 1000 });
+        for (let j = 0; j < 4; j++) jobs.push({ tenant: `q${t}`, jobId: (await seedDue(db, `q${t}`, 15, { type: "qrace" })).jobId });
+      }
+      const stores = [env.store, await env.more(), await env.more()];
+      let writing = true;
+      const writer = (async () => {
+        for (let round = 0; round < 3; round++) {
+          for (const [i, { tenant, jobId }] of jobs.entries()) {
+            const w = stores[2].db;
+            if (i % 3 === 0) await updateJob(w, tenant, jobId, { priority: round + i }, new Date());
+            else if (i % 3 === 1) await pauseJob(w, tenant, jobId);
+            else await resumeJob(w, tenant, jobId, new Date());
+          }
+        }
+        writing = false;
+      })();
+      const claimed: Array<{ id: string; leaseToken: string; attempt: number }> = [];
+      await Promise.all(
+        stores.slice(0, 2).map(async (s, w) => {
+          for (let k = 0; writing; k++) {
+            const got = await claim(s.db, { type: "qrace", budget: 6, owner: `q${w}`, leaseMs: 30_000 });
+            // A third go back unstarted, a third fail and wait for a retry, a third succeed.
+            const [back, retry, done] = [got.filter((_, i) => i % 3 === 0), got.filter((_, i) => i % 3 === 1), got.filter((_, i) => i % 3 === 2)];
+            await releaseLeases(s.db, back);
+            await settle(s.db, [
+              ...retry.map((g) => ok(g, { status: "pending", outcome: "http_error", httpStatus: 500, nextAttemptAt: new Date() })),
+              ...done.map((g) => ok(g)),
+            ]);
+            claimed.push(...done);
+          }
+        }),
+      );
+      await writer;
+      expect(await queueDrift(db)).toEqual(NO_DRIFT);
+      // Drain: every trigger still pending is claimable.
+      const [{ pending }] = await query<{ pending: number }>(db, sql`SELECT count(*)::int AS pending FROM triggers WHERE type = 'qrace' AND status = 'pending'`);
+      let drained = 0;
+      for (let got; (got = await claim(db, { type: "qrace", budget: 500, owner: "drain", leaseMs: 30_000 })).length; ) {
+        drained += got.length;
+        await settle(db, got.map((g) => ok(g)));
+      }
+      expect(drained).toBe(pending);
+      expect(claimed.length).toBeGreaterThan(0);
+      expect(await queueDrift(db)).toEqual(NO_DRIFT);
     });
   });
 }

@@ -47,14 +47,14 @@ export interface ClaimedTrigger {
   secrets: string[];
 }
 
-/** Tenants with due work in the pool, found by a skip-scan over the pending index (one probe per
+/** Tenants with due work in the pool, found by a skip-scan over the queue's type index (one probe per
  *  tenant with pending work, never a scan of all tenants or of a big tenant's backlog). */
 const candidateScan = (type: string) => sql`
   WITH RECURSIVE cand(tenant_id) AS (
-    (SELECT tenant_id FROM triggers WHERE status = 'pending' AND type = ${type} ORDER BY tenant_id LIMIT 1)
+    (SELECT tenant_id FROM trigger_queue WHERE type = ${type} ORDER BY tenant_id LIMIT 1)
     UNION ALL
-    SELECT (SELECT x.tenant_id FROM triggers x
-             WHERE x.status = 'pending' AND x.type = ${type} AND x.tenant_id > cand.tenant_id
+    SELECT (SELECT x.tenant_id FROM trigger_queue x
+             WHERE x.type = ${type} AND x.tenant_id > cand.tenant_id
              ORDER BY x.tenant_id LIMIT 1)
       FROM cand WHERE cand.tenant_id IS NOT NULL
   )
@@ -85,11 +85,9 @@ function lockCandidatesSql(input: ClaimInput) {
         JOIN c ON c.tenant_id = t.id
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
        WHERE t.status = 'active'
-         AND EXISTS (SELECT 1 FROM triggers d
-                      WHERE d.tenant_id = t.id AND d.type = ${type} AND d.status = 'pending'
-                        AND d.next_attempt_at <= now())
-         AND (SELECT count(*) FROM triggers r
-               WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) < t.max_in_flight
+         AND EXISTS (SELECT 1 FROM trigger_queue d
+                      WHERE d.tenant_id = t.id AND d.type = ${type} AND d.next_attempt_at <= now())
+         AND ${runningOf(sql`t.id`)} < t.max_in_flight
        ORDER BY coalesce(tp.vtime, 0), t.id
        LIMIT ${maxTenants}
          -- NO KEY UPDATE: claimers exclude each other per tenant, but inserts of the tenant's jobs and
@@ -99,6 +97,10 @@ function lockCandidatesSql(input: ClaimInput) {
     SELECT set_config('fairway.claim_tenants', coalesce(jsonb_agg(id), '[]'::jsonb)::text, true) AS ids,
            set_config('plan_cache_mode', ${planMode(input.budget)}, true) AS plan FROM locked`;
 }
+
+/** A tenant's running triggers, over all its pools: tenant_pools.running (schema.ts). */
+const runningOf = (tenantId: ReturnType<typeof sql>) =>
+  sql`(SELECT coalesce(sum(r.running), 0) FROM tenant_pools r WHERE r.tenant_id = ${tenantId})`;
 
 /** Planning statement 2 costs ~1.2 ms a claim. On big claims, the plan made for the call's own values
  *  saves 0.4–3 µs of Postgres per claimed row: with the generic plan for every claim, no-op throughput
@@ -145,11 +147,9 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                      coalesce(c.rate_tokens, coalesce(c.burst, greatest(1, ceil(c.rate_per_second)))::float8)
                      + extract(epoch FROM now() - coalesce(c.rate_updated_at, now())) * c.rate_per_second)
              END AS tokens,
-             (SELECT count(*) FROM triggers r
-               WHERE r.tenant_id = c.id AND r.status = 'running' AND r.lease_expires_at > now()) AS running,
-             (SELECT count(*) FROM (SELECT 1 FROM triggers d
-               WHERE d.tenant_id = c.id AND d.type = ${type} AND d.status = 'pending'
-                 AND d.next_attempt_at <= now()
+             ${runningOf(sql`c.id`)} AS running,
+             (SELECT count(*) FROM (SELECT 1 FROM trigger_queue d
+               WHERE d.tenant_id = c.id AND d.type = ${type} AND d.next_attempt_at <= now()
                -- dueScanCap()
                LIMIT least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int) due) AS due
         FROM cand c
@@ -170,46 +170,62 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
        LIMIT ${budget}
     ),
     alloc AS (SELECT id, count(*)::int AS n FROM slots GROUP BY id),
+    -- Each tenant's share of its due queue rows, best first. Not locked here: the trigger rows are,
+    -- below. Every writer locks a trigger's row before its queue row (the sync trigger in migration
+    -- 0009 runs after the row's update), so locking the queue row first could deadlock with a cancel.
     picked AS (
-      SELECT p.ctid FROM alloc a CROSS JOIN LATERAL (
-        SELECT x.ctid FROM triggers x
-         WHERE x.tenant_id = a.id AND x.type = ${type} AND x.status = 'pending'
-           AND x.next_attempt_at <= now()
+      SELECT p.id FROM alloc a CROSS JOIN LATERAL (
+        SELECT x.id FROM trigger_queue x
+         WHERE x.tenant_id = a.id AND x.type = ${type} AND x.next_attempt_at <= now()
            -- Overlap skip / buffer_one: an exclusive trigger starts only when no trigger of its job
            -- is running AND it is its job's first due exclusive trigger — otherwise one claim could
            -- start two of the same job (a run-now next to a waiting fire), both unseen by the check.
            AND (NOT x.exclusive OR (
                  NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = x.job_id AND o.status = 'running')
-                 AND x.id = (SELECT f.id FROM triggers f
-                              WHERE f.job_id = x.job_id AND f.status = 'pending' AND f.exclusive
-                                AND f.next_attempt_at <= now()
+                 AND x.id = (SELECT f.id FROM trigger_queue f
+                              WHERE f.tenant_id = x.tenant_id AND f.type = x.type AND f.job_id = x.job_id
+                                AND f.exclusive AND f.next_attempt_at <= now()
                               ORDER BY f.priority DESC, f.next_attempt_at, f.id
                               LIMIT 1)))
-         -- NULLS LAST matches triggers_claim_idx (priority is NOT NULL, so the order is the same):
+         -- NULLS LAST matches trigger_queue_claim_idx (priority is NOT NULL, so the order is the same):
          -- with the default NULLS FIRST the planner sorted a tenant's whole backlog on every claim.
          ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
-         LIMIT a.n
-         -- The tenant lock (statement 1) already keeps other claims away; SKIP LOCKED here keeps the
-         -- claim from waiting on a row a pause, cancel or PATCH is changing — waiting there, in another
-         -- order than theirs, could deadlock with them (without it the claim measured no faster).
-           FOR UPDATE SKIP LOCKED) p
+         LIMIT a.n) p
+    ),
+    -- The tenant lock (statement 1) already keeps other claims away; SKIP LOCKED here keeps the claim
+    -- from waiting on a row a pause, cancel or PATCH is changing — waiting there, in another order than
+    -- theirs, could deadlock with them. = ANY(ARRAY(…)): a primary-key probe per row; joining picked
+    -- (row count unknown) made the planner hash-join a scan. No status test: a queue row whose trigger
+    -- is not pending (none should be) is found here too, and dropped below.
+    locked AS (
+      SELECT t.ctid, t.id, t.status FROM triggers t
+       WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
+         FOR UPDATE SKIP LOCKED
     ),
     claimed AS (
+      -- A HOT update: no index on triggers reads a column it changes (schema.ts, triggerQueue). By the
+      -- row versions "locked" locked (a TID scan), which cannot move: this transaction holds them. A
+      -- version locked after following a concurrent update is newer than this statement's snapshot
+      -- and is simply not claimed (nor dequeued) this time.
       UPDATE triggers t
          SET status = 'running', lease_owner = ${owner}, lease_token = ${leaseToken},
              lease_expires_at = now() + make_interval(secs => ${leaseMs}::float8 / 1000),
              attempt_count = t.attempt_count + 1, updated_at = now()
-       -- By the row versions "picked" locked (a TID scan: no second index descent per row; 20.6 →
-       -- 19.2 µs of Postgres CPU per claimed row). They cannot move: this transaction holds their
-       -- locks. A version "picked" locked after following a concurrent update is newer than this
-       -- statement's snapshot and is simply not claimed this time. = ANY(ARRAY(…)): joining picked
-       -- (row count unknown: LIMIT a.n) made the planner hash-join a seq scan of every pending trigger.
-       -- "IS TRUE" keeps the status test from matching the pending indexes' predicate: the generic
-       -- plan (see statement 1), made while the queue was small, read the claimed versions through
-       -- triggers_pending_type_idx instead of by TID — 121 ms of a 168 ms claim in cron-burst.
-       WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM picked)) AND (t.status = 'pending') IS TRUE
-      -- What the result below needs, not t.*: the CTE keeps every returned row for three readers.
+       WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked WHERE status = 'pending'))
+      -- What the result below needs, not t.*: the CTE keeps every returned row for its readers.
       RETURNING t.id, t.tenant_id, t.job_id, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts
+    ),
+    -- The claimed rows leave the queue (their sync trigger does not fire for pending → running), and
+    -- so does a row whose trigger had left pending. Rows skipped as locked stay.
+    dequeued AS (
+      DELETE FROM trigger_queue q
+       WHERE q.id = ANY (ARRAY(SELECT id FROM claimed UNION ALL SELECT id FROM locked WHERE status <> 'pending'))
+    ),
+    -- The claim's lease, for the reaper (schema.ts, leases).
+    lease AS (
+      INSERT INTO leases (token, owner, expires_at, trigger_ids)
+      SELECT ${leaseToken}, ${owner}, now() + make_interval(secs => ${leaseMs}::float8 / 1000), array_agg(id)
+        FROM claimed HAVING count(*) > 0
     ),
     got AS (SELECT tenant_id, count(*)::int AS n FROM claimed GROUP BY tenant_id),
     -- Lock order (no deadlocks): tenant_pools rows are locked in key order, here and in settle; the
@@ -221,12 +237,13 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     -- the pool clock (its vstart); an existing one at max(its vtime now, the clock), so excluded.vtime
     -- minus the clock is this claim's charge.
     charge AS (
-      INSERT INTO tenant_pools AS tp (tenant_id, type, vtime, cost_ms)
-      SELECT r.id, ${type}, (SELECT v FROM clock0) + got.n * r.cost_ms / r.weight, r.cost_ms
+      INSERT INTO tenant_pools AS tp (tenant_id, type, vtime, cost_ms, running)
+      SELECT r.id, ${type}, (SELECT v FROM clock0) + got.n * r.cost_ms / r.weight, r.cost_ms, got.n
         FROM room r JOIN got ON got.tenant_id = r.id
        ORDER BY r.id
       ON CONFLICT (tenant_id, type) DO UPDATE
-        SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + excluded.vtime - (SELECT v FROM clock0)
+        SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + excluded.vtime - (SELECT v FROM clock0),
+            running = tp.running + excluded.running
     ),
     spend AS (
       UPDATE tenants t SET rate_tokens = r.tokens - coalesce(got.n, 0), rate_updated_at = now()

@@ -55,7 +55,7 @@ export async function listDeadLetters(
     .where(
       and(
         eq(triggers.tenantId, tenantId),
-        eq(triggers.status, "dead"),
+        eq(triggers.dead, true), // triggers_dead_idx
         opts.jobId ? eq(triggers.jobId, opts.jobId) : undefined,
         opts.after ? gt(triggers.id, opts.after) : undefined,
       ),
@@ -84,14 +84,16 @@ export async function allTenantUsage(db: Db): Promise<Array<TenantUsage & { tena
   return query(db, usageSql(sql``));
 }
 
+// Pending work from the queue, running from the pools' counts (schema.ts): a trigger whose lease
+// expired counts as running until it is reaped.
 const usageSql = (where: ReturnType<typeof sql>) => sql`
   SELECT t.id AS "tenantId", t.max_in_flight AS "maxInFlight", t.status,
-    (SELECT count(*)::int FROM triggers r WHERE r.tenant_id = t.id AND r.status = 'running' AND r.lease_expires_at > now()) AS running,
-    (SELECT count(*)::int FROM triggers d WHERE d.tenant_id = t.id AND d.status = 'pending' AND d.next_attempt_at <= now()) AS due,
-    (SELECT count(*)::int FROM triggers p WHERE p.tenant_id = t.id AND p.status = 'pending') AS pending,
+    (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.tenant_id = t.id) AS running,
+    (SELECT count(*)::int FROM trigger_queue d WHERE d.tenant_id = t.id AND d.next_attempt_at <= now()) AS due,
+    (SELECT count(*)::int FROM trigger_queue p WHERE p.tenant_id = t.id) AS pending,
     (SELECT count(*)::int FROM jobs j WHERE j.tenant_id = t.id AND j.status IN ('active', 'paused')) AS jobs,
-    (SELECT count(*)::int FROM triggers x WHERE x.tenant_id = t.id AND x.status = 'dead') AS dead,
-    (SELECT (extract(epoch FROM now() - min(o.next_attempt_at)) * 1000)::int FROM triggers o
-      WHERE o.tenant_id = t.id AND o.status = 'pending' AND o.next_attempt_at <= now()) AS "oldestDueLagMs"
+    (SELECT count(*)::int FROM triggers x WHERE x.tenant_id = t.id AND x.dead) AS dead,
+    (SELECT (extract(epoch FROM now() - min(o.next_attempt_at)) * 1000)::int FROM trigger_queue o
+      WHERE o.tenant_id = t.id AND o.next_attempt_at <= now()) AS "oldestDueLagMs"
   FROM tenants t ${where}
   ORDER BY t.id`;

@@ -1,5 +1,5 @@
 // Reads that feed the ready-tenant index (DESIGN.md §3) from the truth: each tenant's earliest pending
-// trigger in a pool. Served by triggers_pending_type_idx (type, tenant_id, next_attempt_at).
+// trigger in a pool. Served by trigger_queue_type_idx (type, tenant_id, next_attempt_at).
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 
@@ -16,15 +16,15 @@ export async function pendingByTenant(db: Db, type: string, tenantIds?: string[]
         db,
         sql`
         SELECT c.id AS "tenantId",
-               (SELECT (extract(epoch FROM min(x.next_attempt_at)) * 1000)::float8 FROM triggers x
-                 WHERE x.type = ${type} AND x.tenant_id = c.id AND x.status = 'pending') AS "dueAtMs"
+               (SELECT (extract(epoch FROM min(x.next_attempt_at)) * 1000)::float8 FROM trigger_queue x
+                 WHERE x.type = ${type} AND x.tenant_id = c.id) AS "dueAtMs"
           FROM jsonb_array_elements_text(${JSON.stringify(tenantIds)}::jsonb) AS c(id)`,
       )
     : await query<{ tenantId: string; dueAtMs: number | null }>(
         db,
         sql`
         SELECT tenant_id AS "tenantId", (extract(epoch FROM min(next_attempt_at)) * 1000)::float8 AS "dueAtMs"
-          FROM triggers WHERE type = ${type} AND status = 'pending'
+          FROM trigger_queue WHERE type = ${type}
          GROUP BY tenant_id`,
       );
   return rows.map((r) => ({ tenantId: r.tenantId, dueAtMs: r.dueAtMs === null ? null : Number(r.dueAtMs) }));

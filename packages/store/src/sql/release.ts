@@ -6,15 +6,31 @@ import { query, type Db } from "../db.ts";
 export async function releaseLeases(db: Db, leases: Array<{ id: string; leaseToken: string }>): Promise<number> {
   if (leases.length === 0) return 0;
   const input = JSON.stringify(leases.map((l) => ({ id: l.id, token: l.leaseToken })));
+  // Back into the queue through the sync trigger (migration 0009); the pools' running counts, in the
+  // key order claim and settle lock them in.
   const rows = await query<{ id: string }>(
     db,
     sql`
-    UPDATE triggers t
-       SET status = 'pending', attempt_count = t.attempt_count - 1,
-           lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-      FROM jsonb_to_recordset(${input}::jsonb) AS x(id text, token text)
-     WHERE t.id = x.id AND t.lease_token = x.token AND t.status = 'running'
-    RETURNING t.id`,
+    WITH released AS (
+      UPDATE triggers t
+         SET status = 'pending', attempt_count = t.attempt_count - 1,
+             lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+        FROM jsonb_to_recordset(${input}::jsonb) AS x(id text, token text)
+       WHERE t.id = x.id AND t.lease_token = x.token AND t.status = 'running'
+      RETURNING t.id, t.tenant_id, t.type
+    ),
+    locked AS MATERIALIZED (
+      SELECT tp.tenant_id, tp.type, g.n FROM tenant_pools tp
+        JOIN (SELECT tenant_id, type, count(*)::int AS n FROM released GROUP BY 1, 2) g
+          ON g.tenant_id = tp.tenant_id AND g.type = tp.type
+       ORDER BY tp.tenant_id, tp.type
+         FOR UPDATE OF tp
+    ),
+    uncount AS (
+      UPDATE tenant_pools tp SET running = tp.running - l.n
+        FROM locked l WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
+    )
+    SELECT id FROM released`,
   );
   return rows.length;
 }

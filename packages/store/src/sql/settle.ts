@@ -83,13 +83,13 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
              ok_http_status = CASE WHEN i.ok THEN i.http_status END,
              ok_response_body = CASE WHEN i.ok THEN i.response_body END
         FROM input i
+       -- A HOT update (schema.ts, triggerQueue): no index reads a column it changes. A retry (status
+       -- pending) goes back into the queue through the sync trigger of migration 0009.
        -- = ANY(ids) makes the planner probe the primary key per settled id. Joining the input alone
        -- (estimated 100 rows; running rows' statistics are always stale) made it hash-join a scan of
-       -- every running trigger: 45k rows read to settle 500 (bench/, docs/bench.md). "IS TRUE" keeps
-       -- the status test from matching the running index's predicate, which the planner otherwise
-       -- scans whole, believing it empty.
+       -- every running trigger: 45k rows read to settle 500 (bench/, docs/bench.md).
        WHERE t.id = ANY (ARRAY(SELECT id FROM input)) AND t.id = i.id AND t.lease_token = i.token
-         AND (t.status = 'running') IS TRUE
+         AND t.status = 'running'
          AND t.attempt_count = i.attempt
          AND (i.reap IS NOT TRUE OR t.lease_expires_at <= now())
       -- The settlement's own fields come back with the row: nothing below joins "input" again.
@@ -142,7 +142,9 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
     charge AS (
       UPDATE tenant_pools tp
          SET vtime = tp.vtime + (l.total_ms - l.n * tp.cost_ms) / t.weight,
-             cost_ms = greatest(1, 0.8 * tp.cost_ms + 0.2 * (l.total_ms / l.n))
+             cost_ms = greatest(1, 0.8 * tp.cost_ms + 0.2 * (l.total_ms / l.n)),
+             -- Every settled row was running (the fence), and none is now.
+             running = tp.running - l.n
         FROM locked l JOIN tenants t ON t.id = l.tenant_id
        WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
     )

@@ -1,0 +1,32 @@
+// The claim's queue and the pools' running counts against the triggers they mirror (schema.ts,
+// triggerQueue and tenant_pools.running): what every race and fault test can assert after the fact.
+import { query, sql, type Db } from "@fairway/store";
+
+export interface QueueDrift {
+  /** Queue rows with no pending trigger of the same due time, priority, type and tenant. */
+  stray: number;
+  /** Pending triggers with no queue row. */
+  missing: number;
+  /** tenant_pools.running minus the running triggers, summed over the (tenant, pool) pairs that differ. */
+  miscounted: number;
+}
+
+export async function queueDrift(db: Db): Promise<QueueDrift> {
+  const [r] = await query<QueueDrift>(
+    db,
+    sql`SELECT
+      (SELECT count(*)::int FROM trigger_queue q WHERE NOT EXISTS (
+         SELECT 1 FROM triggers t WHERE t.id = q.id AND t.status = 'pending' AND t.next_attempt_at = q.next_attempt_at
+            AND t.priority = q.priority AND t.type = q.type AND t.tenant_id = q.tenant_id
+            AND t.job_id = q.job_id AND t.exclusive = q.exclusive)) AS stray,
+      (SELECT count(*)::int FROM triggers t WHERE t.status = 'pending'
+          AND NOT EXISTS (SELECT 1 FROM trigger_queue q WHERE q.id = t.id)) AS missing,
+      (SELECT coalesce(sum(abs(coalesce(p.running, 0) - coalesce(r.n, 0))), 0)::int
+         FROM tenant_pools p
+         FULL JOIN (SELECT tenant_id, type, count(*)::int AS n FROM triggers WHERE status = 'running' GROUP BY 1, 2) r
+           ON r.tenant_id = p.tenant_id AND r.type = p.type) AS miscounted`,
+  );
+  return r;
+}
+
+export const NO_DRIFT: QueueDrift = { stray: 0, missing: 0, miscounted: 0 };
