@@ -1,13 +1,17 @@
 // Design study (docs/bench.md, ninth pass): Postgres CPU per row of claim + settle on ONE backend for
 // three layouts of the triggers table. Not part of `npm run bench`; run it by hand:
 //
-//   LAYOUT=current|inplace|split [FILLFACTOR=50] npx tsx bench/src/studies/layout.ts
+//   LAYOUT=current|inplace|nullq|split|split2 [FILLFACTOR=50] npx tsx bench/src/studies/layout.ts
 //
-// - current: the triggers table's columns and five indexes as in packages/store/src/schema.ts.
+// - current: the triggers table's columns and five indexes as before migration 0009.
 // - inplace: the same table, the pending and dead indexes filtering on stored generated columns, no
 //   running index, a running counter per tenant: no index reads `status`, so a settle may be HOT.
+// - nullq: as inplace, but the pending indexes filter on a nullable due column that the claim clears
+//   (twelfth pass), instead of generated columns.
 // - split: pending work in a narrow queue table that the claim deletes from; trigger rows indexed only
 //   by primary key and job; a running counter per tenant.
+// - split2: split as migration 0009 built it: also the generated `dead` column and its index, the
+//   queue-sync trigger (its WHEN tested on every updated row), and a lease row per claim.
 // The statements are the claim's and settle's cores (pick by tenant, update by row version; settle by
 // id), not the product's full statements: the study compares layouts, not Fairway's absolute cost.
 // CPU is the backend's own, from /proc/<pid>/schedstat (Linux), parse to commit.
@@ -20,8 +24,8 @@ const TENANTS = 100;
 const CLAIM = 2_000;
 const SETTLE = 1_000;
 const layout = process.env.LAYOUT ?? "current";
-const fillfactor = Number(process.env.FILLFACTOR ?? (layout === "current" ? 100 : layout === "split" ? 50 : 70));
-if (!["current", "inplace", "split"].includes(layout)) throw new Error(`LAYOUT must be current, inplace or split`);
+const fillfactor = Number(process.env.FILLFACTOR ?? (layout === "current" ? 100 : layout.startsWith("split") ? 50 : 70));
+if (!["current", "inplace", "nullq", "split", "split2"].includes(layout)) throw new Error(`LAYOUT must be current, inplace or split`);
 
 const columns = `id text COLLATE "C" PRIMARY KEY, tenant_id text COLLATE "C" NOT NULL, job_id text COLLATE "C" NOT NULL,
   type text COLLATE "C" NOT NULL, kind text NOT NULL DEFAULT 'scheduled', scheduled_for timestamptz NOT NULL,
@@ -45,6 +49,30 @@ const schema: Record<string, string[]> = {
     `CREATE INDEX t_claim ON t (tenant_id, type, priority DESC, next_attempt_at) WHERE queued`,
     `CREATE INDEX t_pending_type ON t (type, tenant_id, next_attempt_at) WHERE queued`,
     `CREATE INDEX t_dead ON t (tenant_id, id) WHERE dead`,
+  ],
+  nullq: [
+    `CREATE TABLE t (${columns}, due timestamptz, dead_at timestamptz) WITH (fillfactor = ${fillfactor})`,
+    `CREATE INDEX t_claim ON t (tenant_id, type, priority DESC, due) WHERE due IS NOT NULL`,
+    `CREATE INDEX t_pending_type ON t (type, tenant_id, due) WHERE due IS NOT NULL`,
+    `CREATE INDEX t_dead ON t (tenant_id, id) WHERE dead_at IS NOT NULL`,
+  ],
+  split2: [
+    `CREATE TABLE t (${columns}, dead boolean GENERATED ALWAYS AS (status = 'dead') STORED) WITH (fillfactor = ${fillfactor})`,
+    `CREATE INDEX t_dead ON t (tenant_id, id) WHERE dead`,
+    `CREATE TABLE q (id text COLLATE "C" PRIMARY KEY, tenant_id text COLLATE "C" NOT NULL, type text COLLATE "C" NOT NULL,
+       priority int NOT NULL, next_attempt_at timestamptz NOT NULL)`,
+    `CREATE INDEX q_claim ON q (tenant_id, type, priority DESC, next_attempt_at)`,
+    `CREATE INDEX q_pending_type ON q (type, tenant_id, next_attempt_at)`,
+    `CREATE FUNCTION qsync() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+       IF OLD.status = 'pending' AND NEW.status <> 'pending' THEN DELETE FROM q WHERE id = OLD.id; END IF;
+       IF NEW.status = 'pending' THEN INSERT INTO q VALUES (NEW.id, NEW.tenant_id, NEW.type, NEW.priority, NEW.next_attempt_at)
+         ON CONFLICT (id) DO UPDATE SET priority = excluded.priority, next_attempt_at = excluded.next_attempt_at; END IF;
+       RETURN NULL; END $$`,
+    `CREATE TRIGGER t_qsync AFTER UPDATE ON t FOR EACH ROW WHEN (
+       (OLD.status = 'pending' AND NEW.status NOT IN ('pending', 'running')) OR
+       (NEW.status = 'pending' AND (OLD.status <> 'pending' OR OLD.priority <> NEW.priority OR OLD.next_attempt_at <> NEW.next_attempt_at)))
+       EXECUTE FUNCTION qsync()`,
+    `CREATE TABLE leases (token text PRIMARY KEY, expires_at timestamptz NOT NULL, ids text NOT NULL)`,
   ],
   split: [
     `CREATE TABLE t (${columns}) WITH (fillfactor = ${fillfactor})`,
@@ -74,9 +102,19 @@ const claimSql: Record<string, string> = {
     claimed AS (UPDATE t SET ${claimSet} WHERE ctid = ANY (ARRAY(SELECT ctid FROM picked)) AND (status = 'pending') IS TRUE
                 RETURNING id, tenant_id), ${count("claimed", "+")}
     SELECT id FROM claimed`,
+  nullq: `WITH ${pick("t", "x.due IS NOT NULL").replace("x.next_attempt_at <= now()", "x.due <= now()").replace("x.next_attempt_at LIMIT", "x.due LIMIT")},
+    claimed AS (UPDATE t SET ${claimSet}, due = NULL WHERE ctid = ANY (ARRAY(SELECT ctid FROM picked)) AND due IS NOT NULL
+                RETURNING id, tenant_id), ${count("claimed", "+")}
+    SELECT id FROM claimed`,
   split: `WITH ${pick("q", "true")},
     gone AS (DELETE FROM q WHERE ctid = ANY (ARRAY(SELECT ctid FROM picked)) RETURNING id, tenant_id), ${count("gone", "+")}
     UPDATE t SET ${claimSet} WHERE id = ANY (ARRAY(SELECT id FROM gone)) RETURNING id`,
+  split2: `WITH ${pick("q", "true")},
+    gone AS (DELETE FROM q WHERE ctid = ANY (ARRAY(SELECT ctid FROM picked)) RETURNING id, tenant_id),
+    claimed AS (UPDATE t SET ${claimSet} WHERE id = ANY (ARRAY(SELECT id FROM gone)) AND (status = 'pending') IS TRUE RETURNING id, tenant_id),
+    ${count("claimed", "+")},
+    lease AS (INSERT INTO leases SELECT $1, now() + interval '60 s', string_agg(id, ',') FROM claimed)
+    SELECT id FROM claimed`,
 };
 
 const settleSet = `status = 'succeeded', lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, finished_at = now(),
@@ -100,7 +138,8 @@ try {
            'job_' || lpad((g % ${TENANTS} + 1)::text, 27, '0'), 'noop',
            now() - interval '1 s' + g * interval '1 microsecond', now() - interval '1 s'
       FROM generate_series(1, ${ROWS}) g`);
-  if (layout === "split") await db.unsafe(`INSERT INTO q SELECT id, tenant_id, type, priority, next_attempt_at FROM t`);
+  if (layout === "nullq") { await db.unsafe(`UPDATE t SET due = next_attempt_at`); await db.unsafe(`VACUUM FULL t`); }
+  if (layout.startsWith("split")) await db.unsafe(`INSERT INTO q SELECT id, tenant_id, type, priority, next_attempt_at FROM t`);
   if (layout !== "current") {
     await db.unsafe(`CREATE TABLE running (tenant_id text COLLATE "C" PRIMARY KEY, n int NOT NULL DEFAULT 0)`);
     await db.unsafe(`INSERT INTO running (tenant_id) ${tenantIds}`);
