@@ -22,7 +22,7 @@ openRoutes.get("/metrics", async (c) => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
     for (const r of rows) lines.push(`${name}{tenant="${r.tenantId}"} ${pick(r) ?? 0}`);
   };
-  gauge("fairway_tenant_running", "Triggers running under an unexpired lease.", (r) => r.running);
+  gauge("fairway_tenant_running", "Triggers running (claimed and not yet settled, released or reaped).", (r) => r.running);
   gauge("fairway_tenant_due", "Pending triggers that are due now.", (r) => r.due);
   gauge("fairway_tenant_max_in_flight", "The tenant's in-flight cap.", (r) => r.maxInFlight);
   gauge("fairway_tenant_dead", "Dead-lettered triggers.", (r) => r.dead);
