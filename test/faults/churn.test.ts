@@ -3,6 +3,8 @@
 // come from crashed executors' in-flight work (bounded by pool size × crashes); the rate is reported.
 import { expect, it } from "vitest";
 import { maxLeasesHeld } from "@fairway/executor";
+import { query, sql } from "@fairway/store";
+import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
 import { attemptAnomalies, deliveryReport, statusCounts } from "./support/ledger.ts";
@@ -70,4 +72,9 @@ it("three executors restarted repeatedly under load: lost 0, duplicates bounded"
   expect(report.duplicates).toBeLessThanOrEqual(maxLeasesHeld(POOL) * (crashes + deploys));
   for (const t of ["a", "b", "c", "d"]) expect(receiver.maxOpen.get(t)).toBeLessThanOrEqual(20);
   expect(await attemptAnomalies(db.store.db)).toEqual([]);
+  // After every crash and deploy, nothing is left queued or counted as running (test/support/queue.ts).
+  expect(await queueDrift(db.store.db)).toEqual(NO_DRIFT);
+  const [{ queued, running }] = await query<{ queued: number; running: number }>(db.store.db, sql`
+    SELECT (SELECT count(*)::int FROM trigger_queue) AS queued, (SELECT coalesce(sum(running), 0)::int FROM tenant_pools) AS running`);
+  expect({ queued, running }).toEqual({ queued: 0, running: 0 });
 });
