@@ -1,3 +1,9 @@
+CREATE TABLE "dead_letters" (
+	"tenant_id" text COLLATE "C" NOT NULL,
+	"trigger_id" text COLLATE "C" NOT NULL,
+	CONSTRAINT "dead_letters_tenant_id_trigger_id_pk" PRIMARY KEY("tenant_id","trigger_id")
+);
+--> statement-breakpoint
 CREATE TABLE "leases" (
 	"token" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"owner" text NOT NULL,
@@ -20,29 +26,30 @@ DROP INDEX "triggers_pending_type_idx";--> statement-breakpoint
 DROP INDEX "triggers_running_idx";--> statement-breakpoint
 DROP INDEX "triggers_dead_idx";--> statement-breakpoint
 ALTER TABLE "tenant_pools" ADD COLUMN "running" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
-ALTER TABLE "triggers" ADD COLUMN "dead" boolean GENERATED ALWAYS AS (status = 'dead') STORED NOT NULL;--> statement-breakpoint
 CREATE INDEX "trigger_queue_claim_idx" ON "trigger_queue" USING btree ("tenant_id","type","priority" DESC NULLS LAST,"next_attempt_at");--> statement-breakpoint
 CREATE INDEX "trigger_queue_type_idx" ON "trigger_queue" USING btree ("type","tenant_id","next_attempt_at");--> statement-breakpoint
-CREATE INDEX "triggers_dead_idx" ON "triggers" USING btree ("tenant_id","id") WHERE dead;--> statement-breakpoint
--- Hand-written from here (drizzle declares no functions or triggers; schema.ts, triggerQueue, says
--- what they keep). Room on each heap page for a trigger's claimed and settled versions, so that both
--- updates can be HOT. It applies to pages filled from now on.
+-- Hand-written from here: drizzle declares no functions or triggers. What they keep is in schema.ts
+-- (triggerQueue, deadLetters, tenant_pools.running, leases). Room on each heap page of triggers for a
+-- trigger's claimed and settled versions, so that both updates can be HOT; it applies to pages filled
+-- from now on.
 ALTER TABLE "triggers" SET (fillfactor = 50);--> statement-breakpoint
 INSERT INTO "trigger_queue" (id, tenant_id, job_id, type, priority, exclusive, next_attempt_at)
 SELECT id, tenant_id, job_id, type, priority, exclusive, next_attempt_at FROM "triggers" WHERE status = 'pending';--> statement-breakpoint
+INSERT INTO "dead_letters" (tenant_id, trigger_id) SELECT tenant_id, id FROM "triggers" WHERE status = 'dead';--> statement-breakpoint
 INSERT INTO "tenant_pools" AS tp (tenant_id, type, running)
 SELECT tenant_id, type, count(*) FROM "triggers" WHERE status = 'running' GROUP BY tenant_id, type
 ON CONFLICT (tenant_id, type) DO UPDATE SET running = excluded.running;--> statement-breakpoint
 INSERT INTO "leases" (token, owner, expires_at, trigger_ids)
 SELECT lease_token, min(lease_owner), max(lease_expires_at), array_agg(id) FROM "triggers"
  WHERE status = 'running' GROUP BY lease_token;--> statement-breakpoint
--- New pending triggers, whoever inserts them (materializer, job creation, run-now, seeds): their queue
--- rows, once per statement. (And running ones, which only a hand-written insert makes: counted.)
+-- Inserted triggers, whoever inserts them (materializer, job creation, run-now, seeds): queue rows for
+-- the pending ones, once per statement. No statement of Fairway's inserts a running or dead trigger;
+-- a hand-written one is counted or listed all the same.
 CREATE FUNCTION "trigger_queue_insert"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO trigger_queue (id, tenant_id, job_id, type, priority, exclusive, next_attempt_at)
   SELECT id, tenant_id, job_id, type, priority, exclusive, next_attempt_at FROM inserted WHERE status = 'pending';
-  -- No path of Fairway's inserts a running trigger; a hand-written row is counted all the same.
+  INSERT INTO dead_letters (tenant_id, trigger_id) SELECT tenant_id, id FROM inserted WHERE status = 'dead';
   INSERT INTO tenant_pools AS tp (tenant_id, type, running)
   SELECT tenant_id, type, count(*)::int FROM inserted WHERE status = 'running' GROUP BY 1, 2
   ON CONFLICT (tenant_id, type) DO UPDATE SET running = tp.running + excluded.running;
@@ -50,18 +57,23 @@ BEGIN
 END $$;--> statement-breakpoint
 CREATE TRIGGER "triggers_queue_insert" AFTER INSERT ON "triggers" REFERENCING NEW TABLE AS inserted
   FOR EACH STATEMENT EXECUTE FUNCTION "trigger_queue_insert"();--> statement-breakpoint
--- A trigger moving into or out of pending (retry, release, reap, cancel, pause, replay, revival), or a
--- pending one changed (PATCH): its queue row follows. The claim's pending → running is left out: the
--- claim deletes the rows it takes itself, and so does not pay a call per row. A running trigger
--- cancelled or skipped by hand (no statement of Fairway's does that) stops counting as running. The
--- WHEN is tested per updated row in C; the function runs only where it holds.
+-- An updated trigger:
+-- - moving into or out of pending (retry, release, reap, cancel, pause, replay, revival), or pending
+--   and changed (PATCH): its queue row follows. The claim's pending → running is left out: the claim
+--   deletes the rows it takes itself, and so pays no call per row;
+-- - moving into or out of dead (a settle or reap that gives up, a replay): its dead letter follows;
+-- - running and cancelled or skipped by hand (no statement of Fairway's does that; a settle's
+--   outcomes and release are counted by their own statements): it stops counting as running.
+-- The WHEN is tested per updated row in C; the function runs only where it holds.
 CREATE FUNCTION "trigger_queue_sync"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF OLD.status = 'running' AND NEW.status <> 'pending' THEN
-    -- Not a settle's outcome (succeeded, dead) nor a release (pending): an operator's hand edit of a
-    -- running trigger, which the running count must follow.
+  IF OLD.status = 'running' AND NEW.status IN ('cancelled', 'skipped') THEN
     UPDATE tenant_pools SET running = running - 1 WHERE tenant_id = OLD.tenant_id AND type = OLD.type;
-    RETURN NULL;
+  END IF;
+  IF NEW.status = 'dead' AND OLD.status <> 'dead' THEN
+    INSERT INTO dead_letters (tenant_id, trigger_id) VALUES (NEW.tenant_id, NEW.id) ON CONFLICT DO NOTHING;
+  ELSIF OLD.status = 'dead' AND NEW.status <> 'dead' THEN
+    DELETE FROM dead_letters WHERE tenant_id = OLD.tenant_id AND trigger_id = OLD.id;
   END IF;
   IF NEW.status = 'pending' THEN
     INSERT INTO trigger_queue (id, tenant_id, job_id, type, priority, exclusive, next_attempt_at)
@@ -69,7 +81,7 @@ BEGIN
     ON CONFLICT (id) DO UPDATE
       SET tenant_id = excluded.tenant_id, job_id = excluded.job_id, type = excluded.type,
           priority = excluded.priority, exclusive = excluded.exclusive, next_attempt_at = excluded.next_attempt_at;
-  ELSE
+  ELSIF OLD.status = 'pending' THEN
     DELETE FROM trigger_queue WHERE id = OLD.id;
   END IF;
   RETURN NULL;
@@ -77,14 +89,17 @@ END $$;--> statement-breakpoint
 CREATE TRIGGER "triggers_queue_sync" AFTER UPDATE ON "triggers" FOR EACH ROW
   WHEN ((OLD.status = 'pending' AND NEW.status NOT IN ('pending', 'running'))
      OR (OLD.status = 'running' AND NEW.status IN ('cancelled', 'skipped'))
+     OR ((OLD.status = 'dead') <> (NEW.status = 'dead'))
      OR (NEW.status = 'pending' AND (OLD.status <> 'pending'
          OR (OLD.tenant_id, OLD.job_id, OLD.type, OLD.priority, OLD.exclusive, OLD.next_attempt_at)
             IS DISTINCT FROM (NEW.tenant_id, NEW.job_id, NEW.type, NEW.priority, NEW.exclusive, NEW.next_attempt_at))))
   EXECUTE FUNCTION "trigger_queue_sync"();--> statement-breakpoint
--- Deleted triggers (only tests delete them): their queue rows go, and running ones stop counting.
+-- Deleted triggers (only tests delete them): their queue rows and dead letters go, and running ones
+-- stop counting.
 CREATE FUNCTION "trigger_queue_delete"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM trigger_queue q USING deleted d WHERE q.id = d.id AND d.status = 'pending';
+  DELETE FROM dead_letters l USING deleted d WHERE l.tenant_id = d.tenant_id AND l.trigger_id = d.id AND d.status = 'dead';
   UPDATE tenant_pools tp SET running = tp.running - g.n
     FROM (SELECT tenant_id, type, count(*)::int AS n FROM deleted WHERE status = 'running' GROUP BY 1, 2) g
    WHERE tp.tenant_id = g.tenant_id AND tp.type = g.type;

@@ -216,7 +216,7 @@ const commands = [
 it("trigger state machine: Postgres agrees with the model after every step", { timeout: 60_000 }, async () => {
   await fc.assert(
     fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: "max" }), async (cmds) => {
-      await db.store.db.execute(sql`TRUNCATE attempt_log, triggers, trigger_queue, leases, jobs CASCADE`);
+      await db.store.db.execute(sql`TRUNCATE attempt_log, triggers, trigger_queue, dead_letters, leases, jobs CASCADE`);
       await db.store.db.execute(sql`UPDATE tenant_pools SET running = 0`);
       const model: Model = { triggers: new Map(), jobs: new Map(), jobOf: new Map(), stale: [] };
       await fc.asyncModelRun(() => ({ model, real: { history: new Map() } }), cmds);

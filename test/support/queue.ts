@@ -1,5 +1,6 @@
-// The claim's queue and the pools' running counts against the triggers they mirror (schema.ts,
-// triggerQueue and tenant_pools.running): what every race and fault test can assert after the fact.
+// The claim's queue, the pools' running counts and the dead letters against the triggers they mirror
+// (schema.ts: triggerQueue, tenant_pools.running, deadLetters): what every race and fault test can
+// assert after the fact.
 import { query, sql, type Db } from "@fairway/store";
 
 export interface QueueDrift {
@@ -9,6 +10,8 @@ export interface QueueDrift {
   missing: number;
   /** tenant_pools.running minus the running triggers, summed over the (tenant, pool) pairs that differ. */
   miscounted: number;
+  /** Dead triggers without a dead letter, and dead letters of triggers that are not dead. */
+  unlisted: number;
 }
 
 export async function queueDrift(db: Db): Promise<QueueDrift> {
@@ -24,9 +27,12 @@ export async function queueDrift(db: Db): Promise<QueueDrift> {
       (SELECT coalesce(sum(abs(coalesce(p.running, 0) - coalesce(r.n, 0))), 0)::int
          FROM tenant_pools p
          FULL JOIN (SELECT tenant_id, type, count(*)::int AS n FROM triggers WHERE status = 'running' GROUP BY 1, 2) r
-           ON r.tenant_id = p.tenant_id AND r.type = p.type) AS miscounted`,
+           ON r.tenant_id = p.tenant_id AND r.type = p.type) AS miscounted,
+      (SELECT count(*)::int FROM triggers t FULL JOIN dead_letters l ON l.trigger_id = t.id AND l.tenant_id = t.tenant_id
+        WHERE (t.status = 'dead') IS DISTINCT FROM (l.trigger_id IS NOT NULL)
+          AND (t.status = 'dead' OR l.trigger_id IS NOT NULL)) AS unlisted`,
   );
   return r;
 }
 
-export const NO_DRIFT: QueueDrift = { stray: 0, missing: 0, miscounted: 0 };
+export const NO_DRIFT: QueueDrift = { stray: 0, missing: 0, miscounted: 0, unlisted: 0 };

@@ -30,6 +30,7 @@ it("every text column in an index or a foreign key is COLLATE \"C\"", async () =
   expect(rows.map((r) => r.col)).toEqual([
     "api_keys.hash", "api_keys.id", "api_keys.tenant_id",
     "attempt_log.trigger_id",
+    "dead_letters.tenant_id", "dead_letters.trigger_id",
     "jobs.id", "jobs.idempotency_key", "jobs.tenant_id",
     "leases.token",
     "pools.type",

@@ -2,7 +2,7 @@
 // simply not found.
 import { and, asc, desc, eq, getTableColumns, gt, lt, sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
-import { attempts, jobs, triggers } from "../schema.ts";
+import { attempts, deadLetters, jobs, triggers } from "../schema.ts";
 
 /** What the trigger reads select: every column but the ok_* ones, the first attempt kept in the row
  *  when it succeeded (with its response body), which the attempts view reads. A page of triggers need
@@ -49,18 +49,21 @@ export async function listDeadLetters(
   tenantId: string,
   opts: { jobId?: string; after: string | null; limit: number },
 ) {
+  // Through dead_letters (schema.ts), in its key order: tenant, then trigger id.
   return db
     .select(triggerFields)
-    .from(triggers)
+    .from(deadLetters)
+    .innerJoin(triggers, eq(triggers.id, deadLetters.triggerId))
     .where(
       and(
+        eq(deadLetters.tenantId, tenantId),
         eq(triggers.tenantId, tenantId),
-        eq(triggers.dead, true), // triggers_dead_idx
+        eq(triggers.status, "dead"),
         opts.jobId ? eq(triggers.jobId, opts.jobId) : undefined,
-        opts.after ? gt(triggers.id, opts.after) : undefined,
+        opts.after ? gt(deadLetters.triggerId, opts.after) : undefined,
       ),
     )
-    .orderBy(asc(triggers.id))
+    .orderBy(asc(deadLetters.triggerId))
     .limit(opts.limit);
 }
 
@@ -84,15 +87,15 @@ export async function allTenantUsage(db: Db): Promise<Array<TenantUsage & { tena
   return query(db, usageSql(sql``));
 }
 
-// Pending work from the queue, running from the pools' counts (schema.ts): a trigger whose lease
-// expired counts as running until it is reaped.
+// Pending work from the queue, running from the pools' counts, dead letters from theirs (schema.ts): a
+// trigger whose lease expired counts as running until it is reaped.
 const usageSql = (where: ReturnType<typeof sql>) => sql`
   SELECT t.id AS "tenantId", t.max_in_flight AS "maxInFlight", t.status,
     (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.tenant_id = t.id) AS running,
     (SELECT count(*)::int FROM trigger_queue d WHERE d.tenant_id = t.id AND d.next_attempt_at <= now()) AS due,
     (SELECT count(*)::int FROM trigger_queue p WHERE p.tenant_id = t.id) AS pending,
     (SELECT count(*)::int FROM jobs j WHERE j.tenant_id = t.id AND j.status IN ('active', 'paused')) AS jobs,
-    (SELECT count(*)::int FROM triggers x WHERE x.tenant_id = t.id AND x.dead) AS dead,
+    (SELECT count(*)::int FROM dead_letters x WHERE x.tenant_id = t.id) AS dead,
     (SELECT (extract(epoch FROM now() - min(o.next_attempt_at)) * 1000)::int FROM trigger_queue o
       WHERE o.tenant_id = t.id AND o.next_attempt_at <= now()) AS "oldestDueLagMs"
   FROM tenants t ${where}
