@@ -6,10 +6,6 @@ import { decideSettlement } from "./settler.ts";
 /** Returns the triggers it changed (a lease renewed or settled meanwhile is left alone). */
 export async function reapExpired(db: Db, now: number): Promise<Settled[]> {
   const expired = await findExpiredLeases(db);
-  if (expired.length === 0) {
-    await dropSpentLeases(db);
-    return [];
-  }
   const settlements = expired.map((e) => ({
     ...decideSettlement(
       e,
@@ -26,7 +22,7 @@ export async function reapExpired(db: Db, now: number): Promise<Settled[]> {
     ),
     reap: true,
   }));
-  const settled = await settle(db, settlements);
+  const settled = await settle(db, settlements); // an empty list sends no statement
   // The claims' lease rows with nothing left running (store reap.ts), a hundred at most per pass.
   await dropSpentLeases(db);
   return settled;

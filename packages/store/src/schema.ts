@@ -218,7 +218,8 @@ export const triggers = pgTable(
  *  changes or removes its row — except the claim's own pending → running, which deletes the rows it
  *  claims itself. No index on `triggers` reads a column the claim or a success changes, so both
  *  updates are HOT: no new entries in triggers' two key indexes. Postgres CPU of claim + settle
- *  (design study, bench/src/studies/layout.ts): 0.74–0.82 of the single-table layout's. No foreign
+ *  (design study, bench/src/studies/layout.ts): 0.74–0.82 of the single-table layout's, and less since
+ *  the dead letters left the table too (deadLetters). No foreign
  *  keys: their per-row checks would cost every insert; triggers are never deleted but by tests, and
  *  the delete trigger removes their rows then. */
 export const triggerQueue = pgTable(
