@@ -33,22 +33,29 @@ export async function query<T = Record<string, unknown>>(db: Db, statement: SQL)
   return rowsOf<T>(await db.execute(statement));
 }
 
-/** Run `statements` as one transaction and return each one's rows. On postgres.js the statements are
- *  pipelined: BEGIN, then all of them written at once, then COMMIT — three round trips for any number of
- *  statements (a round trip costs ~120 µs of client CPU here, and a claim was four). A statement cannot
- *  use an earlier one's rows, but can read what it left in transaction-local settings
- *  (`set_config(…, true)`); each still runs with its own snapshot. If one fails, the transaction rolls
- *  back and its error is thrown. postgres.js's sql.begin() pipelines an array of queries and rejects if
- *  the connection closes under it: a hand-rolled pipeline on a reserved connection hung forever when the
- *  connection died with queries still queued client-side (the outage drill), so this goes through begin.
- *  PGlite (no pipelining) and a caller already inside a transaction run them one by one. */
+/** Run `statements` as one transaction and return each one's rows. On postgres.js the whole transaction
+ *  is one round trip: BEGIN, the statements and COMMIT are written at once on a reserved connection. A
+ *  statement cannot use an earlier one's rows, but can read what it left in transaction-local settings
+ *  (`set_config(…, true)`); each still runs with its own snapshot. If a statement fails, Postgres
+ *  rejects the rest of the transaction and the COMMIT rolls it back; the first error is thrown.
+ *
+ *  Through sql.begin() it was three round trips (BEGIN; the statements; COMMIT), and each waited for
+ *  Node to get back to the socket: while the executor ran a claim's no-op batch, that was milliseconds.
+ *  One round trip: no-op triggers/s new ÷ old 0.89–1.29, median 1.07, over 15 paired runs (docs/bench.md,
+ *  thirteenth pass).
+ *
+ *  A connection that dies mid-pipeline: postgres.js rejects what it sent, but statements it was still
+ *  holding client-side (behind one being described, on its first use on the connection) are never heard
+ *  of again. So the call also ends with the connection's close, as sql.begin() does, and a closed
+ *  connection is not released: released, it would go back to the pool as open
+ *  (packages/store/test/pipeline.pg.test.ts). PGlite (no pipelining) and a caller already inside a
+ *  transaction run them one by one. */
 export async function pipelineTx(db: Db, statements: SQL[]): Promise<unknown[][]> {
   const internals = db as unknown as DrizzleInternals;
   const client = internals.session?.client;
   // A transaction's client (it has savepoint) must keep its statements in its own transaction.
-  if (client && typeof client.begin === "function" && !("savepoint" in client) && internals.dialect) {
-    const queries = statements.map((s) => internals.dialect!.sqlToQuery(s));
-    return (await client.begin((tx) => queries.map((q) => tx.unsafe(q.sql, q.params, { prepare: true })))) as unknown[][];
+  if (client && typeof client.reserve === "function" && !("savepoint" in client) && internals.dialect) {
+    return pipelineReserved(await client.reserve(), statements.map((s) => internals.dialect!.sqlToQuery(s)));
   }
   return db.transaction(async (tx) => {
     const out: unknown[][] = [];
@@ -57,13 +64,60 @@ export async function pipelineTx(db: Db, statements: SQL[]): Promise<unknown[][]
   });
 }
 
-type UnsafeFn = (q: string, p: unknown[], o: { prepare: boolean }) => Promise<unknown[]>;
+async function pipelineReserved(conn: ReservedSql, queries: Array<{ sql: string; params: unknown[] }>): Promise<unknown[][]> {
+  let closed: (err: unknown) => void = () => {};
+  const whenClosed = new Promise<never>((_, reject) => (closed = reject));
+  whenClosed.catch(() => {}); // raced below, and never settled when all goes well
+  let connection: PgConnection | null = null;
+  let isClosed = false;
+  // BEGIN has no parameters, so postgres.js writes it at once and hands over its connection here.
+  const begin = conn.unsafe("begin", [], {
+    prepare: false,
+    onexecute: (c) => {
+      connection = c;
+      c.onclose = (err) => {
+        isClosed = true;
+        closed(err);
+      };
+      return true;
+    },
+  });
+  const pending = [begin, ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true })), conn.unsafe("commit", [], { prepare: false })];
+  // postgres.js queries are lazy: started here, in order, so they are written in order.
+  for (const q of pending) (q as unknown as { execute(): unknown }).execute();
+  try {
+    const out = await Promise.race([Promise.allSettled(pending), whenClosed]);
+    const failed = out.find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return out.slice(1, -1).map((r) => (r as PromiseFulfilledResult<unknown[]>).value);
+  } finally {
+    if (connection) (connection as PgConnection).onclose = null;
+    if (!isClosed) conn.release();
+  }
+}
+
+type UnsafeFn = (
+  q: string,
+  p: unknown[],
+  o: { prepare: boolean; onexecute?: (c: PgConnection) => boolean },
+) => Promise<unknown[]>;
+
+/** What pipelineReserved() touches of a postgres.js connection: the pool calls `onclose` when it closes. */
+interface PgConnection {
+  onclose: ((err: unknown) => void) | null;
+}
+
+/** A postgres.js connection reserved from its pool (sql.reserve()). */
+interface ReservedSql {
+  unsafe: UnsafeFn;
+  release(): void;
+}
 
 /** The parts of drizzle's database/transaction objects query() relies on (stable across 0.3x-0.4x). */
 interface DrizzleInternals {
   dialect?: { sqlToQuery(s: SQL): { sql: string; params: unknown[] } };
   session?: {
-    client?: { unsafe?: UnsafeFn; begin?: (fn: (tx: { unsafe: UnsafeFn }) => Promise<unknown[]>[]) => Promise<unknown> } & object;
+    client?: { unsafe?: UnsafeFn; reserve?: () => Promise<ReservedSql> } & object;
   };
 }
 
