@@ -276,7 +276,7 @@ export class Executor {
   private dispatch(pool: Pool, t: ClaimedTrigger): void {
     const h: Held = { t, pool, started: false, abort: new RunAbort() };
     this.held.set(t.id, h);
-    void pool.run(async () => {
+    pool.run(async () => {
       if (this.stopping) return; // not started before stop(): released by stop(), never run
       h.started = true;
       const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;

@@ -1,5 +1,5 @@
-// A pool: the workers for one job type (DESIGN.md §1). p-limit bounds concurrency. The executor claims
-// ahead (`claimable`): those triggers wait in p-limit under live, renewed leases, so the next claim's
+// A pool: the workers for one job type (DESIGN.md §1). A Limit (limit.ts) bounds concurrency. The executor
+// claims ahead (`claimable`): those triggers wait in its queue under live, renewed leases, so the next claim's
 // round trip overlaps the current batch instead of leaving slots idle. Queued work holds a lease and
 // leases are what caps count, so caps stay exact (actual runs can only be fewer).
 //
@@ -8,19 +8,19 @@
 // keep the half-pool queue; millisecond jobs (webhooks to a fast receiver, no-op handlers) get a
 // queue that outlasts a claim — with half a pool, a 50-slot pool of 3 ms deliveries drained its queue
 // in 2 ms and then idled through the rest of a ~10 ms claim (webhooks bench).
-import pLimit, { type LimitFunction } from "p-limit";
+import { Limit } from "./limit.ts";
 import type { PoolConfig } from "@fairway/store";
 
 /** Weight of the newest sample in the running averages. */
 const EWMA = 0.2;
 
 export class Pool {
-  private limit: LimitFunction;
+  private limit: Limit;
   private runMs: number | null = null;
   private claimMs: number | null = null;
 
   constructor(public config: PoolConfig) {
-    this.limit = pLimit(config.concurrency);
+    this.limit = new Limit(config.concurrency);
   }
 
   get inFlight(): number {
@@ -63,11 +63,12 @@ export class Pool {
 
   reconfigure(config: PoolConfig): void {
     this.config = config;
-    this.limit.concurrency = config.concurrency;
+    this.limit.setConcurrency(config.concurrency);
   }
 
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    return this.limit(fn);
+  /** Run `task` in a slot: at once if one is free, else once one is (limit.ts). */
+  run(task: () => Promise<unknown>): void {
+    this.limit.run(task);
   }
 }
 
