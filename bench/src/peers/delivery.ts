@@ -1,14 +1,20 @@
-// The delivery references for the webhooks scenario, all with 50 requests in flight on one keep-alive
-// undici Agent against the same local target:
-// - the delivery limit: a bare `undici.request` loop, one fixed body, no signing (BENCH.md);
+// The delivery references for the webhooks scenario, all with 50 requests in flight against the same
+// local target:
+// - the delivery limit: a bare `undici.request` loop on one keep-alive Agent, one fixed body, no
+//   signing (BENCH.md);
 // - the signed limit: the same loop, each request with its own body and the Standard Webhooks headers
 //   Fairway sends (HMAC-SHA256 over `id.timestamp.body`), so the cost of signing is known;
 // - raw durable delivery: the cheapest durable signed dispatcher — the raw SKIP LOCKED queue (raw.ts)
-//   feeding the signed loop, finished rows marked done in batches. No fairness, caps, leases, retries
-//   or history: the ceiling for any dispatcher that keeps its queue in this Postgres on this machine.
+//   feeding signed requests, finished rows marked done in batches. No fairness, caps, leases, retries
+//   or history: what a dispatcher that keeps its queue in this Postgres reaches on this machine. It
+//   sends through the transport Fairway's executor uses (undici's dispatcher API), the cheapest client
+//   here: through `undici.request` it measured ~0.7× of that (fourteenth pass, docs/bench.md), and a
+//   ceiling that handicapped flattered Fairway.
 import { createHmac } from "node:crypto";
 import postgres from "postgres";
 import { Agent, request } from "undici";
+import { RunAbort } from "@fairway/executor";
+import { createUndiciTransport } from "@fairway/executor/node";
 import { rawClaim, rawComplete, rawSetup } from "./raw.ts";
 
 export const IN_FLIGHT = 50;
@@ -27,15 +33,13 @@ export const postBare = (body: string): Post => async (agent, url) => {
   await res.body.text();
 };
 
-/** One signed delivery, shaped as Fairway's (body fields, headers, signature). */
-export const postSigned: Post = async (agent, url, id) => {
+/** A signed request's body and headers, shaped as Fairway's (body fields, headers, signature). */
+function signedRequest(id: string): { body: string; headers: Record<string, string> } {
   const body = JSON.stringify({ id, jobId: "job_bench", jobName: "bench", scheduledFor: new Date().toISOString(), attempt: 1, payload: { hello: "world" } });
   const ts = Math.floor(Date.now() / 1000);
   const signature = "v1," + createHmac("sha256", SECRET).update(`${id}.${ts}.${body}`).digest("base64");
-  const res = await request(url, {
-    method: "POST",
+  return {
     body,
-    dispatcher: agent,
     headers: {
       "content-type": "application/json",
       "user-agent": "Fairway-Webhooks/1",
@@ -43,7 +47,13 @@ export const postSigned: Post = async (agent, url, id) => {
       "webhook-timestamp": String(ts),
       "webhook-signature": signature,
     },
-  });
+  };
+}
+
+/** One signed delivery through `undici.request` (the signed limit). */
+export const postSigned: Post = async (agent, url, id) => {
+  const { body, headers } = signedRequest(id);
+  const res = await request(url, { method: "POST", body, dispatcher: agent, headers });
   await res.body.text();
 };
 
@@ -73,7 +83,7 @@ export async function deliveryLimit(url: string, n: number, warm: number, post: 
 export async function rawDelivery(dbUrl: string, url: string, n: number, warm: number): Promise<number> {
   await rawSetup(dbUrl, n + warm);
   const sql = postgres(dbUrl, { max: 2, onnotice: () => {}, prepare: true });
-  const agent = newAgent();
+  const transport = createUndiciTransport({ allowPrivate: true });
   const buffer: string[] = [];
   const delivered: string[] = [];
   let claiming: Promise<void> | null = null;
@@ -114,7 +124,9 @@ export async function rawDelivery(dbUrl: string, url: string, n: number, warm: n
         await claiming;
         continue;
       }
-      await postSigned(agent, url, `raw_${id}`);
+      const { body, headers } = signedRequest(`raw_${id}`);
+      const res = await transport({ url, method: "POST", headers, body, signal: new RunAbort() });
+      if (res.status !== 200) throw new Error(`raw delivery: HTTP ${res.status}`);
       delivered.push(id);
       marking ??= markDone();
     }
@@ -126,6 +138,6 @@ export async function rawDelivery(dbUrl: string, url: string, n: number, warm: n
     return ((done - timedFrom) / (performance.now() - t0)) * 1000;
   } finally {
     await sql.end();
-    await agent.close();
+    await transport.close();
   }
 }
