@@ -29,8 +29,7 @@ export async function queueDrift(db: Db): Promise<QueueDrift> {
          FULL JOIN (SELECT tenant_id, type, count(*)::int AS n FROM triggers WHERE status = 'running' GROUP BY 1, 2) r
            ON r.tenant_id = p.tenant_id AND r.type = p.type) AS miscounted,
       (SELECT count(*)::int FROM triggers t FULL JOIN dead_letters l ON l.trigger_id = t.id AND l.tenant_id = t.tenant_id
-        WHERE (t.status = 'dead') IS DISTINCT FROM (l.trigger_id IS NOT NULL)
-          AND (t.status = 'dead' OR l.trigger_id IS NOT NULL)) AS unlisted`,
+        WHERE (t.status = 'dead') IS DISTINCT FROM (l.trigger_id IS NOT NULL)) AS unlisted`,
   );
   return r;
 }

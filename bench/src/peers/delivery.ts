@@ -8,8 +8,8 @@
 //   feeding signed requests, finished rows marked done in batches. No fairness, caps, leases, retries
 //   or history: what a dispatcher that keeps its queue in this Postgres reaches on this machine. It
 //   sends through the transport Fairway's executor uses (undici's dispatcher API), the cheapest client
-//   here: through `undici.request` it measured ~0.7× of that (fourteenth pass, docs/bench.md), and a
-//   ceiling that handicapped flattered Fairway.
+//   here. Through `undici.request` it ran at 0.66–0.77× of that (fourteenth pass, docs/bench.md): a
+//   reference slowed by its client made Fairway look closer to it than it is.
 import { createHmac } from "node:crypto";
 import postgres from "postgres";
 import { Agent, request } from "undici";

@@ -25,7 +25,7 @@ const CLAIM = 2_000;
 const SETTLE = 1_000;
 const layout = process.env.LAYOUT ?? "current";
 const fillfactor = Number(process.env.FILLFACTOR ?? (layout === "current" ? 100 : layout.startsWith("split") ? 50 : 70));
-if (!["current", "inplace", "nullq", "split", "split2"].includes(layout)) throw new Error(`LAYOUT must be current, inplace or split`);
+if (!["current", "inplace", "nullq", "split", "split2"].includes(layout)) throw new Error(`LAYOUT must be current, inplace, nullq, split or split2`);
 
 const columns = `id text COLLATE "C" PRIMARY KEY, tenant_id text COLLATE "C" NOT NULL, job_id text COLLATE "C" NOT NULL,
   type text COLLATE "C" NOT NULL, kind text NOT NULL DEFAULT 'scheduled', scheduled_for timestamptz NOT NULL,
