@@ -43,9 +43,11 @@ export interface ExecutorOptions {
   /** Clock (ms). Default Date.now. */
   now?: () => number;
   log?: Logger;
-  /** Settle batching. */
+  /** Settle batching (settler.ts): rows per statement, and how long a result may wait to share one —
+   *  less when its tenant is at its in-flight cap. */
   settleBatch?: number;
   settleLingerMs?: number;
+  settleAtCapLingerMs?: number;
 }
 
 /** A claimed trigger not yet finished (queued or running in its pool). Finished ones belong to the settler. */
@@ -92,6 +94,7 @@ export class Executor {
       db: opts.db,
       batchSize: opts.settleBatch,
       lingerMs: opts.settleLingerMs,
+      atCapLingerMs: opts.settleAtCapLingerMs,
       now: this.now,
       onSettled: (rows) => {
         this.stats.settled += rows.length;
@@ -288,7 +291,7 @@ export class Executor {
       // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
       if (h.abort.reason === "stop") return;
       this.held.delete(t.id);
-      this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000);
+      this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000, t.atCap);
       // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
       if (pool.wantsClaim) this.waker.wake();
     });

@@ -8,8 +8,11 @@ export interface SettlerOptions {
   db: Db;
   /** Max rows per settle statement. Default 1000 (vs 500: ~7% more no-op triggers/s, fewer statements). */
   batchSize?: number;
-  /** How long results may wait to be batched, beyond a settle already being written. Default 10 ms. */
+  /** How long results may wait to be batched, beyond a settle already being written. Default 40 ms. */
   lingerMs?: number;
+  /** The linger of a result whose tenant is at its in-flight cap (ClaimedTrigger.atCap): its slot is
+   *  only free once settled, so it waits less. Default 10 ms. */
+  atCapLingerMs?: number;
   onSettled?: (rows: Settled[]) => void;
   onError?: (err: unknown) => void;
   now: () => number;
@@ -19,6 +22,7 @@ export interface SettlerOptions {
 interface Pending {
   s: Settlement;
   giveUpAt: number;
+  atCap: boolean;
 }
 
 /** What the claim stamped on a trigger, and its retry policy: all a settlement needs. */
@@ -65,26 +69,32 @@ export function decideSettlement(t: LeaseHeld, r: DeliveryResult, startedAt: Dat
 export class Settler {
   private queue: Pending[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** When the armed timer fires, and the earliest it may after a failed write (performance.now()). */
+  private timerAt = Infinity;
+  private notBefore = 0;
   private flushing: Promise<void> | null = null;
   private readonly batchSize: number;
   private readonly lingerMs: number;
+  private readonly atCapLingerMs: number;
 
   constructor(private readonly opts: SettlerOptions) {
     this.batchSize = opts.batchSize ?? 1000;
-    this.lingerMs = opts.lingerMs ?? 10;
+    this.lingerMs = opts.lingerMs ?? 40;
+    this.atCapLingerMs = Math.min(this.lingerMs, opts.atCapLingerMs ?? 10);
   }
 
   get size(): number {
     return this.queue.length;
   }
 
-  /** Queue a settlement; a write that keeps failing is retried until `giveUpAtMs`. */
-  add(s: Settlement, giveUpAtMs: number): void {
-    this.queue.push({ s, giveUpAt: giveUpAtMs });
+  /** Queue a settlement; a write that keeps failing is retried until `giveUpAtMs`. `atCap`: its tenant
+   *  waits for the slot it frees (ClaimedTrigger.atCap), so it lingers atCapLingerMs, not lingerMs. */
+  add(s: Settlement, giveUpAtMs: number, atCap = false): void {
+    this.queue.push({ s, giveUpAt: giveUpAtMs, atCap });
     // A write under way goes on to every full batch itself: one waiter per add while it runs (thousands,
     // when a claim of 3000 no-op runs finishes at once) cost Node 30-50 µs per settled trigger.
     if (this.queue.length >= this.batchSize && !this.flushing) void this.write("full");
-    else this.arm(this.lingerMs);
+    else this.arm(atCap ? this.atCapLingerMs : this.lingerMs);
   }
 
   /** Write everything queued; resolves when the queue is empty or only holds writes that keep failing. */
@@ -92,16 +102,28 @@ export class Settler {
     return this.write("all");
   }
 
+  /** Write within `ms` (not before a failed write's backoff): an armed timer that fires sooner
+   *  stands, a later one is brought forward. */
   private arm(ms: number): void {
-    this.timer ??= setTimeout(() => void this.write("linger"), ms);
+    const now = performance.now();
+    const at = Math.max(now + ms, this.notBefore);
+    if (this.timer) {
+      if (this.timerAt <= at) return;
+      clearTimeout(this.timer);
+    }
+    this.timerAt = at;
+    this.timer = setTimeout(() => void this.write("linger"), at - now);
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerAt = Infinity;
   }
 
   /** "full": a batch is ready. "linger": the oldest queued settlement has waited its linger. "all": flush. */
   private async write(why: "full" | "linger" | "all"): Promise<void> {
-    if (why !== "full" && this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
+    if (why !== "full") this.disarm();
     while (this.flushing) await this.flushing;
     if (this.queue.length === 0) return;
     this.flushing = this.writeBatches(why).finally(() => (this.flushing = null));
@@ -115,7 +137,9 @@ export class Settler {
   private async writeBatches(why: "full" | "linger" | "all"): Promise<void> {
     for (let first = true; this.queue.length > 0; first = false) {
       const lingered = why === "all" || (why === "linger" && first);
-      if (this.queue.length < this.batchSize && !lingered) return this.arm(this.lingerMs);
+      if (this.queue.length < this.batchSize && !lingered) {
+        return this.arm(this.queue.some((p) => p.atCap) ? this.atCapLingerMs : this.lingerMs);
+      }
       const batch = this.queue.splice(0, this.batchSize);
       try {
         const rows = await settle(this.opts.db, batch.map((p) => p.s));
@@ -126,9 +150,9 @@ export class Settler {
         const keep = batch.filter((p) => p.giveUpAt > now);
         this.queue.unshift(...keep);
         if (keep.length > 0) {
-          // Back off: a linger timer armed meanwhile would retry within milliseconds.
-          if (this.timer) clearTimeout(this.timer);
-          this.timer = null;
+          // Back off: a linger timer armed meanwhile, or a result added, would retry within milliseconds.
+          this.disarm();
+          this.notBefore = performance.now() + 250;
           this.arm(250);
         }
         return;

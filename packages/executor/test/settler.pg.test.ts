@@ -55,3 +55,34 @@ it("writes a full batch at once, holds a short remainder for its linger, and flu
   const attempts = await query<{ n: number }>(t.store.db, sql`SELECT count(*)::int AS n FROM attempts`);
   expect(attempts[0].n).toBe(5);
 });
+
+it("a result whose tenant is at its cap brings the write forward, and the others go with it", async () => {
+  await seedTenant(t.store.db, "s2", { maxInFlight: 2 });
+  await seedTenant(t.store.db, "s3", { maxInFlight: 100 });
+  await seedPool(t.store.db, "work2", 10);
+  await seedDue(t.store.db, "s2", 2, { type: "work2" });
+  await seedDue(t.store.db, "s3", 2, { type: "work2" });
+  const claimed = await claim(t.store.db, { type: "work2", budget: 10, owner: "exe_s", leaseMs: 60_000 });
+  const capped = claimed.filter((c) => c.atCap);
+  const free = claimed.filter((c) => !c.atCap);
+  expect(capped.map((c) => c.tenantId)).toEqual(["s2", "s2"]);
+  expect(free.map((c) => c.tenantId)).toEqual(["s3", "s3"]);
+
+  let settled = 0;
+  // The plain linger is one no test run reaches: whatever is written went with an at-cap result.
+  const settler = new Settler({ db: t.store.db, lingerMs: 600_000, atCapLingerMs: 20, now: Date.now, onSettled: (rows) => void (settled += rows.length) });
+  const ok: DeliveryResult = { outcome: "success", httpStatus: 200, durationMs: 1, error: null, responseBody: null, retryAfterMs: null };
+  const add = (c: (typeof claimed)[number]) => settler.add(decideSettlement(c, ok, new Date(), Date.now()), Date.now() + 60_000, c.atCap);
+  free.forEach(add);
+  // Not written after many at-cap lingers: these two wait for the plain one.
+  await new Promise((r) => setTimeout(r, 300));
+  expect(settled).toBe(0);
+  expect(settler.size).toBe(2);
+  add(capped[0]);
+  await expect.poll(() => settled, { timeout: 10_000 }).toBe(3);
+  expect(settler.size).toBe(0);
+  await settler.flush();
+  add(capped[1]);
+  await expect.poll(() => settled, { timeout: 10_000 }).toBe(4);
+  expect(await running()).toBe(0);
+});

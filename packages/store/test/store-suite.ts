@@ -155,6 +155,27 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(await claim(db, { type: "s3pool", budget: 50, owner: "b", leaseMs: 30_000 })).toHaveLength(2);
     });
 
+    it("marks the triggers of a tenant the claim took to its cap, and only those", async () => {
+      await seedTenant(db, "s3a", { maxInFlight: 3 });
+      await seedTenant(db, "s3b", { maxInFlight: 100 });
+      await seedTenant(db, "s3c", { maxInFlight: 5 });
+      await seedDue(db, "s3a", 10, { type: "s3cap" });
+      await seedDue(db, "s3b", 4, { type: "s3cap" });
+      // Exactly its cap's worth due: taken to its cap, with nothing left waiting.
+      await seedDue(db, "s3c", 5, { type: "s3cap" });
+      const got = await claim(db, { type: "s3cap", budget: 100, owner: "a", leaseMs: 30_000 });
+      const byTenant = (id: string) => got.filter((g) => g.tenantId === id);
+      expect(byTenant("s3a")).toHaveLength(3);
+      expect(byTenant("s3a").every((g) => g.atCap)).toBe(true);
+      expect(byTenant("s3b")).toHaveLength(4);
+      expect(byTenant("s3b").some((g) => g.atCap)).toBe(false);
+      expect(byTenant("s3c").every((g) => g.atCap)).toBe(true);
+      // One settled: the next claim takes the freed slot, and the tenant is at its cap again.
+      await settle(db, byTenant("s3a").slice(0, 1).map((g) => ok(g)));
+      const again = await claim(db, { type: "s3cap", budget: 100, owner: "a", leaseMs: 30_000 });
+      expect(again.map((g) => [g.tenantId, g.atCap])).toEqual([["s3a", true]]);
+    });
+
     it("expired leases are found by the reaper and a renewal keeps them", async () => {
       await seedTenant(db, "s4");
       await seedDue(db, "s4", 2, { type: "s4pool" });

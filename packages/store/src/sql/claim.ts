@@ -45,6 +45,9 @@ export interface ClaimedTrigger {
   maxDelayMs: number;
   /** Signing secrets in force: the current one, plus the previous one during a rotation overlap. */
   secrets: string[];
+  /** Its tenant had no in-flight room left after this claim: settling it frees a slot the tenant is
+   *  waiting for, so the settler writes it sooner (settler.ts). */
+  atCap: boolean;
 }
 
 /** Tenants with due work in the pool, found by a skip-scan over the queue's type index (one probe per
@@ -157,7 +160,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     -- The pool clock as this statement found it: where a tenant back from idle starts.
     clock0 AS (SELECT coalesce((SELECT vclock FROM pools WHERE type = ${type}), 0) AS v),
     room AS (
-      SELECT id, weight, cost_ms, tokens,
+      SELECT id, weight, cost_ms, tokens, max_in_flight - running AS free,
              greatest(vtime, (SELECT v FROM clock0)) AS vstart,
              greatest(0, least(max_in_flight - running, due,
                                coalesce(floor(tokens)::bigint, ${budget}::bigint)))::int AS room
@@ -268,7 +271,9 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
               FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed)) AS jobs,
            (SELECT json_object_agg(tn.id, array_remove(ARRAY[tn.signing_secret,
                      CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
-              FROM tenants tn WHERE tn.id IN (SELECT tenant_id FROM got)) AS secrets`;
+              FROM tenants tn WHERE tn.id IN (SELECT tenant_id FROM got)) AS secrets,
+           -- Tenants this claim took to their cap (ClaimedTrigger.atCap).
+           (SELECT json_agg(r.id) FROM room r JOIN got ON got.tenant_id = r.id WHERE got.n >= r.free) AS at_cap`;
 }
 
 type Json<T> = T | string;
@@ -277,11 +282,13 @@ interface ClaimResult {
   triggers: string | null;
   jobs: Json<Record<string, JobTuple>> | null;
   secrets: Json<Record<string, string[]>> | null;
+  at_cap: Json<string[]> | null;
 }
 
 function decodeClaim(r: ClaimResult, type: string, leaseToken: string): ClaimedTrigger[] {
   const jobs = r.jobs == null ? {} : jsonColumn(r.jobs);
   const secrets = r.secrets == null ? {} : jsonColumn(r.secrets);
+  const atCap = new Set(r.at_cap == null ? [] : jsonColumn(r.at_cap));
   return unpackRows(r.triggers, 8).map(([id, tenantId, jobId, kind, priority, scheduledMs, attempt, maxAttempts]) => {
     const j = jobs[jobId];
     return {
@@ -289,6 +296,7 @@ function decodeClaim(r: ClaimResult, type: string, leaseToken: string): ClaimedT
       attempt: Number(attempt), maxAttempts: Number(maxAttempts), leaseToken,
       jobName: j[0], target: j[1], payload: j[2], timeoutMs: j[3], initialDelayMs: j[4], maxDelayMs: j[5],
       secrets: secrets[tenantId] ?? [],
+      atCap: atCap.has(tenantId),
     };
   });
 }
