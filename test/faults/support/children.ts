@@ -33,6 +33,7 @@ export async function startExecutorChild(env: {
   REAP_MS?: string;
   GRACE_MS?: string;
   DB_POOL?: string;
+  SETTLE_LINGER_MS?: string;
   REDIS_URL?: string;
   REDIS_PREFIX?: string;
 }): Promise<ExecutorChild> {

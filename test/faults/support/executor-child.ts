@@ -28,6 +28,7 @@ const executor = new Executor({
   reapEveryMs: num("REAP_MS", 250),
   poolRefreshMs: 500,
   allowPrivateTargets: true,
+  settleLingerMs: env.SETTLE_LINGER_MS ? Number(env.SETTLE_LINGER_MS) : undefined,
   log,
 }).start();
 process.stdout.write(JSON.stringify({ event: "ready", owner: executor.owner }) + "\n");
