@@ -4,10 +4,11 @@
 // leases are what caps count, so caps stay exact (actual runs can only be fewer).
 //
 // How far ahead is sized by Little's law: the runs a full pool finishes while one claim is under way
-// (concurrency × claim time ÷ run time), twice over, between half a pool and maxPrefetch(). Slow jobs
-// keep the half-pool queue; millisecond jobs (webhooks to a fast receiver, no-op handlers) get a
-// queue that outlasts a claim — with half a pool, a 50-slot pool of 3 ms deliveries drained its queue
-// in 2 ms and then idled through the rest of a ~10 ms claim (webhooks bench).
+// (concurrency × claim time ÷ run time), twice over, so the queue outlasts a claim — with half a pool,
+// a 50-slot pool of 3 ms deliveries drained its queue in 2 ms and then idled through the rest of a
+// ~10 ms claim (webhooks bench). And at least what the pool finishes in QUEUE_MS, so that claims are
+// big enough to pay for themselves (below). Always between half a pool and maxPrefetch(). Jobs over
+// twice QUEUE_MS, and much longer than a claim, keep the half-pool queue.
 import { Limit } from "./limit.ts";
 import type { PoolConfig } from "@fairway/store";
 
@@ -32,8 +33,10 @@ export class Pool {
     const c = this.config.concurrency;
     const half = Math.ceil(c / 2);
     if (this.runMs === null || this.claimMs === null) return half; // nothing measured yet
-    const finishedDuringClaim = (c * this.claimMs) / Math.max(this.runMs, 0.1);
-    return Math.min(maxPrefetch(c), Math.max(half, Math.ceil(2 * finishedDuringClaim)));
+    const runMs = Math.max(this.runMs, 0.1);
+    const finishedDuringClaim = (c * this.claimMs) / runMs;
+    const finishedInQueueMs = (c * QUEUE_MS) / runMs;
+    return Math.min(maxPrefetch(c), Math.max(half, Math.ceil(2 * finishedDuringClaim), Math.ceil(finishedInQueueMs)));
   }
 
   /** How many more triggers may be claimed now: free slots plus the prefetch queue. */
@@ -71,6 +74,19 @@ export class Pool {
     this.limit.run(task);
   }
 }
+
+/** The least work a pool queues ahead, in milliseconds of its runs. A claim is made once half the queue
+ *  has drained, so each claim takes at least half of this: a busy pool claims at most ~20 times a
+ *  second, however short its claims are. Sized by claim time alone, a 50-slot pool of 10 ms deliveries
+ *  over 50 tenants made claims of ~36 rows, and each claim's fixed and per-tenant work dominated:
+ *  Postgres used 147–155 µs per delivery (249–278 µs with 30 ms deliveries, claims of ~15). With this
+ *  floor: claims of ~260 rows, 51–55 µs (~85 rows, 101–108 µs), and the executor's own CPU fell from
+ *  61–67 to 35–37 µs (135–156 to 74–83 µs), four runs each (bench/src/studies/slow-targets.ts,
+ *  docs/bench.md, sixteenth pass). What it costs: a trigger due for a tenant with nothing queued waits
+ *  behind up to QUEUE_MS of queued runs (less where maxPrefetch() caps the queue), and a crashed
+ *  executor's queued triggers wait for their leases to expire; they never started, so none runs twice
+ *  (test/faults/kill9-prefetch.test.ts). */
+export const QUEUE_MS = 100;
 
 /** The deepest prefetch queue: 16 pools, and at most 3000 triggers beyond a half pool. Only jobs much
  *  shorter than a claim come near it (Little's law above sizes the queue by time). A 50-slot pool of

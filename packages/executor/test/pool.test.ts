@@ -1,8 +1,8 @@
 // Prefetch sizing (pool.ts): half a pool until runs and claims are measured, then what a full pool
-// finishes during one claim, twice over, never beyond maxLeasesHeld().
+// finishes during one claim, twice over, or in QUEUE_MS if that is more, never beyond maxLeasesHeld().
 import { describe, expect, it } from "vitest";
 import { DEFAULT_POOL } from "@fairway/store";
-import { Pool, maxLeasesHeld } from "../src/pool.ts";
+import { Pool, QUEUE_MS, maxLeasesHeld } from "../src/pool.ts";
 
 const pool = (concurrency: number) => new Pool({ ...DEFAULT_POOL, type: "t", concurrency });
 
@@ -21,11 +21,23 @@ describe("pool prefetch", () => {
     expect(p.prefetch).toBe(50);
   });
 
-  it("queues what the pool finishes during a claim, twice over, for fast jobs", () => {
+  it("queues what the pool finishes during a claim, twice over, when claims are slow", () => {
     const p = pool(10);
-    p.recordClaim(10);
-    p.recordRun(20); // 10 slots × 10 ms ÷ 20 ms = 5 finish during a claim → 10 queued
-    expect(p.prefetch).toBe(10);
+    p.recordClaim(80);
+    p.recordRun(20); // 10 slots × 80 ms ÷ 20 ms = 40 finish during a claim → 80 queued (50 in QUEUE_MS)
+    expect(p.prefetch).toBe(80);
+  });
+
+  it("queues at least what the pool finishes in QUEUE_MS, so claims are not tiny", () => {
+    expect(QUEUE_MS).toBe(100);
+    const p = pool(50);
+    p.recordClaim(5);
+    p.recordRun(10); // 25 finish during a claim; 500 in QUEUE_MS
+    expect(p.prefetch).toBe(500);
+    const slow = pool(50);
+    slow.recordClaim(5);
+    slow.recordRun(150); // 50 × 5 ÷ 150 → 2; 50 × 100 ÷ 150 → 34
+    expect(slow.prefetch).toBe(34);
   });
 
   it("never holds more than maxLeasesHeld, however fast the jobs", () => {
