@@ -53,6 +53,7 @@ it("kill -9 with a deep prefetch queue: queued triggers run once after expiry, o
   try {
     await until(() => statusCounts(db.store.db), (c) => c.succeeded === TOTAL, 30_000, "all triggers succeeded");
     const report = deliveryReport(receiver.hits, triggerIds);
+    console.log(JSON.stringify({ drill: "kill9-prefetch", ...report, leased, inFlightAtKill: held.size, reaped: survivor.stats.reaped }));
     expect(report.lost).toBe(0);
     expect(report.foreign).toBe(0);
     // Exactly the held runs were delivered twice; the queued ones, claimed but never started, once.
