@@ -1,12 +1,13 @@
 // Design study (docs/bench.md, sixteenth pass): what the executor and Postgres spend per delivery when
 // the target takes DELAY_MS to answer. Not part of `npm run bench`; run it by hand:
 //
-//   DELAY_MS=3|10|30 [N=20000] [TENANTS=50] npx tsx bench/src/studies/slow-targets.ts
+//   DELAY_MS=3|10|30 [N=20000] [TENANTS=50] [LINGER=40] npx tsx bench/src/studies/slow-targets.ts
 //
 // The webhooks shape (50 tenants, a pool of 50, webhook jobs with targets), but the transport is a
 // timer that answers 200 after DELAY_MS: no HTTP and no target process, so the CPU measured is the
-// executor's own (signing and the timer included) and Postgres's. Postgres CPU is that of every
-// `postgres` process on the machine, from /proc: run it on an otherwise quiet machine.
+// executor's own (signing and the timer included) and Postgres's. LINGER is the settle linger in ms
+// (default the executor's). Postgres CPU is that of every `postgres` process on the machine, from
+// /proc: run it on an otherwise quiet machine.
 import { readdirSync, readFileSync } from "node:fs";
 import { Executor, type Transport } from "@fairway/executor";
 import { query, sql } from "@fairway/store";
@@ -45,7 +46,7 @@ try {
   await db.execute(sql`VACUUM ANALYZE`);
   const ok = { status: 200, header: () => null, body: "" };
   const transport: Transport = () => new Promise((resolve) => setTimeout(() => resolve(ok), DELAY_MS));
-  const executor = new Executor({ db, transport, allowPrivateTargets: true, pollMs: 50 }).start();
+  const executor = new Executor({ db, transport, allowPrivateTargets: true, pollMs: 50, settleLingerMs: process.env.LINGER ? Number(process.env.LINGER) : undefined }).start();
   await waitUntil(() => executor.stats.settled >= WARM, 300_000, "warm-up", 5);
   const cpu0 = process.cpuUsage(), pg0 = postgresCpuUs(), t0 = performance.now(), from = executor.stats.settled;
   await waitUntil(() => executor.stats.settled >= N + WARM, 300_000, "the timed deliveries", 5);
