@@ -8,7 +8,7 @@ import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
-import { attemptAnomalies, deliveryReport, statusCounts, until } from "./support/ledger.ts";
+import { attemptAnomalies, deliveryReport, leasesHeld, statusCounts, until } from "./support/ledger.ts";
 import { db, receiver, useDrill } from "./support/drill.ts";
 
 const TOTAL = 600;
@@ -38,10 +38,7 @@ it("kill -9 with a deep prefetch queue: queued triggers run once after expiry, o
 
   victim.signal("SIGKILL");
   expect(await victim.exited).toBe(null);
-  const [{ leased }] = await query<{ leased: number }>(
-    db.store.db,
-    sql`SELECT count(*)::int AS leased FROM triggers WHERE status = 'running' AND lease_owner = 'victim'`,
-  );
+  const leased = await leasesHeld(db.store.db, "victim");
   // The queue was deeper than half a pool, and within the bound on leases one executor holds.
   expect(leased).toBeGreaterThan(POOL + POOL / 2);
   expect(leased).toBeLessThanOrEqual(maxLeasesHeld(POOL));

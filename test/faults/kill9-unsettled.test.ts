@@ -9,7 +9,7 @@ import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
-import { attemptAnomalies, deliveryReport, statusCounts, until } from "./support/ledger.ts";
+import { attemptAnomalies, deliveryReport, leasesHeld, statusCounts, until } from "./support/ledger.ts";
 import { db, receiver, useDrill } from "./support/drill.ts";
 
 const TOTAL = 60;
@@ -26,10 +26,7 @@ it("kill -9 with delivered runs not yet settled: each re-run once after expiry, 
   await receiver.waitFor((hits) => hits.filter((h) => h.status === 200).length === TOTAL, 20_000, "every trigger delivered and answered");
   victim.signal("SIGKILL");
   expect(await victim.exited).toBe(null);
-  const [{ unsettled }] = await query<{ unsettled: number }>(
-    db.store.db,
-    sql`SELECT count(*)::int AS unsettled FROM triggers WHERE status = 'running' AND lease_owner = 'victim'`,
-  );
+  const unsettled = await leasesHeld(db.store.db, "victim");
   expect(unsettled).toBe(TOTAL);
 
   const transport = createUndiciTransport({ allowPrivate: true });

@@ -7,7 +7,7 @@ import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
-import { attemptAnomalies, deliveryReport, statusCounts, until } from "./support/ledger.ts";
+import { attemptAnomalies, deliveryReport, leasesHeld, statusCounts, until } from "./support/ledger.ts";
 import { db, receiver, useDrill } from "./support/drill.ts";
 
 const TOTAL = 300;
@@ -31,10 +31,7 @@ it("kill -9 with 100 leases held: all complete after expiry, lost 0, duplicates 
   victim.signal("SIGKILL");
   const killedAt = Date.now();
   expect(await victim.exited).toBe(null);
-  const [{ leased }] = await query<{ leased: number }>(
-    db.store.db,
-    sql`SELECT count(*)::int AS leased FROM triggers WHERE status = 'running' AND lease_owner = 'victim'`,
-  );
+  const leased = await leasesHeld(db.store.db, "victim");
   expect(leased).toBe(IN_FLIGHT + IN_FLIGHT / 2);
   expect(leased).toBeLessThanOrEqual(maxLeasesHeld(IN_FLIGHT));
 

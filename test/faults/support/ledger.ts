@@ -9,6 +9,12 @@ export async function statusCounts(db: Db): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
+/** Triggers an executor still holds a lease on (running, or claimed ahead and queued). */
+export async function leasesHeld(db: Db, owner: string): Promise<number> {
+  const [{ n }] = await query<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM triggers WHERE status = 'running' AND lease_owner = ${owner}`);
+  return n;
+}
+
 export interface DeliveryReport {
   expected: number;
   /** Triggers with no 2xx-answered delivery. */
