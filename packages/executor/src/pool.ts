@@ -77,7 +77,7 @@ export class Pool {
 
 /** The least work a pool queues ahead, in milliseconds of its runs. A claim is made once half the queue
  *  has drained, so each claim takes at least half of this: a busy pool claims at most ~20 times a
- *  second, however short its claims are. Sized by claim time alone, a 50-slot pool of 10 ms deliveries
+ *  second, unless maxPrefetch() caps its queue (jobs far shorter than a millisecond). Sized by claim time alone, a 50-slot pool of 10 ms deliveries
  *  over 50 tenants made claims of ~36 rows, and each claim's fixed and per-tenant work dominated:
  *  Postgres used 147–155 µs per delivery (249–278 µs with 30 ms deliveries, claims of ~15). With this
  *  floor: claims of ~260 rows, 51–55 µs (~85 rows, 101–108 µs), and the executor's own CPU fell from
