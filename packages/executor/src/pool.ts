@@ -77,15 +77,15 @@ export class Pool {
 
 /** The least work a pool queues ahead, in milliseconds of its runs. A claim is made once half the queue
  *  has drained, so each claim takes at least half of this: a busy pool claims at most ~20 times a
- *  second, unless maxPrefetch() caps its queue (jobs far shorter than a millisecond). Sized by claim time alone, a 50-slot pool of 10 ms deliveries
- *  over 50 tenants made claims of ~36 rows, and each claim's fixed and per-tenant work dominated:
- *  Postgres used 147–155 µs per delivery (249–278 µs with 30 ms deliveries, claims of ~15). With this
- *  floor: claims of ~260 rows, 51–55 µs (~85 rows, 101–108 µs), and the executor's own CPU fell from
- *  61–67 to 35–37 µs (135–156 to 74–83 µs), four runs each (bench/src/studies/slow-targets.ts,
- *  docs/bench.md, sixteenth pass). What it costs: a trigger due for a tenant with nothing queued waits
- *  behind up to QUEUE_MS of queued runs (less where maxPrefetch() caps the queue), and a crashed
- *  executor's queued triggers wait for their leases to expire; they never started, so none runs twice
- *  (test/faults/kill9-prefetch.test.ts). */
+ *  second, unless maxPrefetch() caps its queue (jobs far shorter than a millisecond). Sized by claim
+ *  time alone, a 50-slot pool of 10 ms deliveries over 50 tenants made claims of ~36 rows, and each
+ *  claim's fixed and per-tenant work dominated: Postgres used 147–155 µs per delivery (249–278 µs with
+ *  30 ms deliveries, claims of ~15). With this floor: claims of ~260 rows, 51–55 µs (~85 rows, 101–108
+ *  µs), and the executor's own CPU fell from 61–67 to 35–37 µs (135–156 to 74–83 µs), four runs each
+ *  (bench/src/studies/slow-targets.ts, docs/bench.md, sixteenth pass). What it costs: a trigger due for
+ *  a tenant with nothing queued waits behind up to QUEUE_MS of queued runs (less where maxPrefetch()
+ *  caps the queue), and a crashed executor's queued triggers wait for their leases to expire; they
+ *  never started, so none runs twice (test/faults/kill9-prefetch.test.ts). */
 export const QUEUE_MS = 100;
 
 /** The deepest prefetch queue: 16 pools, and at most 3000 triggers beyond a half pool. Only jobs much
