@@ -50,18 +50,22 @@ export interface ClaimedTrigger {
   atCap: boolean;
 }
 
-/** Tenants with due work in the pool, found by a skip-scan over the queue's type index (one probe per
- *  tenant with pending work, never a scan of all tenants or of a big tenant's backlog). */
+/** Tenants with queued work in the pool, each with its earliest queued trigger's due time, found by a
+ *  skip-scan over the queue's type index (one probe per tenant with queued work, never a scan of all
+ *  tenants or of a big tenant's backlog). The probe lands on the tenant's first entry in (type,
+ *  tenant_id, next_attempt_at) order, which is its earliest: statement 1 needs no second probe to see
+ *  whether the tenant has anything due. */
 const candidateScan = (type: string) => sql`
-  WITH RECURSIVE cand(tenant_id) AS (
-    (SELECT tenant_id FROM trigger_queue WHERE type = ${type} ORDER BY tenant_id LIMIT 1)
+  WITH RECURSIVE cand(tenant_id, first_due) AS (
+    (SELECT tenant_id, next_attempt_at FROM trigger_queue WHERE type = ${type}
+      ORDER BY tenant_id, next_attempt_at LIMIT 1)
     UNION ALL
-    SELECT (SELECT x.tenant_id FROM trigger_queue x
-             WHERE x.type = ${type} AND x.tenant_id > cand.tenant_id
-             ORDER BY x.tenant_id LIMIT 1)
-      FROM cand WHERE cand.tenant_id IS NOT NULL
+    SELECT n.tenant_id, n.next_attempt_at FROM cand CROSS JOIN LATERAL (
+      SELECT x.tenant_id, x.next_attempt_at FROM trigger_queue x
+       WHERE x.type = ${type} AND x.tenant_id > cand.tenant_id
+       ORDER BY x.tenant_id, x.next_attempt_at LIMIT 1) n
   )
-  SELECT tenant_id FROM cand WHERE tenant_id IS NOT NULL`;
+  SELECT tenant_id, first_due FROM cand`;
 
 /** Statement 1: candidate tenants with due work and room under their cap, best first (lowest virtual
  *  time), locked. Their ids are also left in the transaction-local setting `fairway.claim_tenants`, so
@@ -77,9 +81,14 @@ const candidateScan = (type: string) => sql`
 function lockCandidatesSql(input: ClaimInput) {
   const { type } = input;
   const maxTenants = Math.min(1000, Math.max(16, input.budget));
+  // Candidates from the ready index come without a due time: for them it is looked up.
   const source = input.candidates
     ? sql`SELECT jsonb_array_elements_text(${JSON.stringify(input.candidates)}::jsonb) AS tenant_id`
     : candidateScan(type);
+  const due = input.candidates
+    ? sql`EXISTS (SELECT 1 FROM trigger_queue d
+                   WHERE d.tenant_id = t.id AND d.type = ${type} AND d.next_attempt_at <= now())`
+    : sql`c.first_due <= now()`;
   return sql`
     WITH c AS (${source}),
     locked AS (
@@ -88,8 +97,7 @@ function lockCandidatesSql(input: ClaimInput) {
         JOIN c ON c.tenant_id = t.id
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
        WHERE t.status = 'active'
-         AND EXISTS (SELECT 1 FROM trigger_queue d
-                      WHERE d.tenant_id = t.id AND d.type = ${type} AND d.next_attempt_at <= now())
+         AND ${due}
          AND ${runningOf(sql`t.id`)} < t.max_in_flight
        ORDER BY coalesce(tp.vtime, 0), t.id
        LIMIT ${maxTenants}
@@ -151,10 +159,31 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                      + extract(epoch FROM now() - coalesce(c.rate_updated_at, now())) * c.rate_per_second)
              END AS tokens,
              ${runningOf(sql`c.id`)} AS running,
-             (SELECT count(*) FROM (SELECT 1 FROM trigger_queue d
-               WHERE d.tenant_id = c.id AND d.type = ${type} AND d.next_attempt_at <= now()
-               -- dueScanCap()
-               LIMIT least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int) due) AS due
+             -- The tenant's first due queue rows in claim order, up to dueScanCap(): how many it has
+             -- due, and which "picked" takes. One index scan per tenant, not one to count and another
+             -- to pick: each walks over the queue rows claims have deleted at the front of the tenant's
+             -- range until a vacuum removes them. With statement 1's single probe, −13 % Postgres CPU
+             -- per claimed row over 50 tenants, −16 % over 500 (docs/bench.md, seventeenth pass). And
+             -- rows held back by overlap no longer count as due: they took slots the claim then left
+             -- empty (claim-due.pg.test.ts).
+             ARRAY(SELECT x.id FROM trigger_queue x
+                    WHERE x.tenant_id = c.id AND x.type = ${type} AND x.next_attempt_at <= now()
+                      -- Overlap skip / buffer_one: an exclusive trigger starts only when no trigger of its
+                      -- job is running AND it is its job's first due exclusive trigger — otherwise one
+                      -- claim could start two of the same job (a run-now next to a waiting fire), both
+                      -- unseen by the check.
+                      AND (NOT x.exclusive OR (
+                            NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = x.job_id AND o.status = 'running')
+                            AND x.id = (SELECT f.id FROM trigger_queue f
+                                         WHERE f.tenant_id = x.tenant_id AND f.type = x.type AND f.job_id = x.job_id
+                                           AND f.exclusive AND f.next_attempt_at <= now()
+                                         ORDER BY f.priority DESC, f.next_attempt_at, f.id
+                                         LIMIT 1)))
+                    -- NULLS LAST matches trigger_queue_claim_idx (priority is NOT NULL, so the order is the
+                    -- same): with the default NULLS FIRST the planner sorted a tenant's whole backlog.
+                    ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
+                    -- dueScanCap()
+                    LIMIT least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int) AS due_ids
         FROM cand c
     ),
     -- The pool clock as this statement found it: where a tenant back from idle starts.
@@ -162,7 +191,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     room AS (
       SELECT id, weight, cost_ms, tokens, max_in_flight - running AS free,
              greatest(vtime, (SELECT v FROM clock0)) AS vstart,
-             greatest(0, least(max_in_flight - running, due,
+             greatest(0, least(max_in_flight - running, cardinality(due_ids),
                                coalesce(floor(tokens)::bigint, ${budget}::bigint)))::int AS room
         FROM st
     ),
@@ -173,27 +202,12 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
        LIMIT ${budget}
     ),
     alloc AS (SELECT id, count(*)::int AS n FROM slots GROUP BY id),
-    -- Each tenant's share of its due queue rows, best first. Not locked here: the trigger rows are,
-    -- below. Every writer locks a trigger's row before its queue row (the sync trigger in migration
-    -- 0009 runs after the row's update), so locking the queue row first could deadlock with a cancel.
+    -- Each tenant's share of its due queue rows, best first (st.due_ids). Not locked here: the trigger
+    -- rows are, below. Every writer locks a trigger's row before its queue row (the sync trigger in
+    -- migration 0009 runs after the row's update), so locking the queue row first could deadlock with
+    -- a cancel.
     picked AS (
-      SELECT p.id FROM alloc a CROSS JOIN LATERAL (
-        SELECT x.id FROM trigger_queue x
-         WHERE x.tenant_id = a.id AND x.type = ${type} AND x.next_attempt_at <= now()
-           -- Overlap skip / buffer_one: an exclusive trigger starts only when no trigger of its job
-           -- is running AND it is its job's first due exclusive trigger — otherwise one claim could
-           -- start two of the same job (a run-now next to a waiting fire), both unseen by the check.
-           AND (NOT x.exclusive OR (
-                 NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = x.job_id AND o.status = 'running')
-                 AND x.id = (SELECT f.id FROM trigger_queue f
-                              WHERE f.tenant_id = x.tenant_id AND f.type = x.type AND f.job_id = x.job_id
-                                AND f.exclusive AND f.next_attempt_at <= now()
-                              ORDER BY f.priority DESC, f.next_attempt_at, f.id
-                              LIMIT 1)))
-         -- NULLS LAST matches trigger_queue_claim_idx (priority is NOT NULL, so the order is the same):
-         -- with the default NULLS FIRST the planner sorted a tenant's whole backlog on every claim.
-         ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
-         LIMIT a.n) p
+      SELECT unnest(s.due_ids[1:a.n]) AS id FROM alloc a JOIN st s ON s.id = a.id
     ),
     -- The tenant lock (statement 1) already keeps other claims away; SKIP LOCKED here keeps the claim
     -- from waiting on a row a pause, cancel or PATCH is changing — waiting there, in another order than
