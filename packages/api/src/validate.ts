@@ -4,18 +4,11 @@
 // database or a stack overflow further down.
 import type { Context } from "hono";
 import type { z } from "zod";
+import { isStorableText } from "@fairway/core";
 import { ApiError, fromZod } from "./errors.ts";
 
 /** Deeper than this is refused. Real payloads nest a handful of levels; the limit only stops abuse. */
 export const MAX_JSON_DEPTH = 64;
-
-// NUL, or a high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
-const BAD_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** True when `s` can be stored as Postgres text/jsonb unchanged. */
-export function isStorableText(s: string): boolean {
-  return !BAD_TEXT.test(s);
-}
 
 /** Walks a parsed JSON value; the first problem found, or null. */
 function findBadJson(v: unknown, depth: number, path: string): ApiError | null {

@@ -5,6 +5,7 @@ export * from "./retry.ts";
 export * from "./signing.ts";
 export * from "./fairshare.ts";
 export * from "./ssrf.ts";
+export * from "./text.ts";
 export * from "./ids.ts";
 export * from "./log.ts";
 export * from "./schedule.ts";
