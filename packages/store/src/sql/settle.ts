@@ -5,6 +5,7 @@
 // (trigger_id, attempt) is unique. Either way no attempt can be counted twice; the `attempts` view
 // reads both.
 import { sql } from "drizzle-orm";
+import { storableText } from "@fairway/core";
 import { query, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
 
@@ -38,6 +39,14 @@ export interface Settled {
   durationMs: number;
 }
 
+/** A response body or an error's text is the target's, and may hold a NUL character or an unpaired
+ *  surrogate, which no Postgres text can: the batch's statement failed on every retry, with every
+ *  other result in it, until they were given up and their triggers re-run when their leases expired
+ *  (test/faults/nul-body.test.ts). Such characters are stored as U+FFFD (core, text.ts). */
+function storable(text: string | null | undefined): string | null {
+  return text == null ? null : storableText(text);
+}
+
 export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   if (items.length === 0) return [];
   // Positional arrays, times as epoch ms, and a success stops after its outcome: a third of the bytes
@@ -46,8 +55,8 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
     items.map((i) => {
       const row: unknown[] = [i.id, i.leaseToken, i.attempt, i.status, i.startedAt.getTime(), i.durationMs, i.outcome];
       if (i.nextAttemptAt || i.reason || i.httpStatus != null || i.error || i.responseBody || i.pauseJob || i.reap) {
-        row.push(i.nextAttemptAt?.getTime() ?? null, i.reason ?? null, i.httpStatus ?? null, i.error ?? null,
-          i.responseBody ?? null, i.pauseJob || null, i.reap || null);
+        row.push(i.nextAttemptAt?.getTime() ?? null, storable(i.reason), i.httpStatus ?? null, storable(i.error),
+          storable(i.responseBody), i.pauseJob || null, i.reap || null);
       }
       return row;
     }),
