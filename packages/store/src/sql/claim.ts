@@ -82,13 +82,11 @@ function lockCandidatesSql(input: ClaimInput) {
   const { type } = input;
   const maxTenants = Math.min(1000, Math.max(16, input.budget));
   // Candidates from the ready index come without a due time: for them it is looked up.
-  const source = input.candidates
-    ? sql`SELECT jsonb_array_elements_text(${JSON.stringify(input.candidates)}::jsonb) AS tenant_id`
-    : candidateScan(type);
-  const due = input.candidates
-    ? sql`EXISTS (SELECT 1 FROM trigger_queue d
-                   WHERE d.tenant_id = t.id AND d.type = ${type} AND d.next_attempt_at <= now())`
-    : sql`c.first_due <= now()`;
+  const [source, due] = input.candidates
+    ? [sql`SELECT jsonb_array_elements_text(${JSON.stringify(input.candidates)}::jsonb) AS tenant_id`,
+       sql`EXISTS (SELECT 1 FROM trigger_queue d
+                    WHERE d.tenant_id = t.id AND d.type = ${type} AND d.next_attempt_at <= now())`]
+    : [candidateScan(type), sql`c.first_due <= now()`];
   return sql`
     WITH c AS (${source}),
     locked AS (
