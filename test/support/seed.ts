@@ -1,6 +1,6 @@
 // Direct seeding for store and executor tests: tenants, jobs and due triggers without the API.
 import { generateSigningSecret, newId } from "@fairway/core";
-import { putPool, sql, type Db, DEFAULT_POOL } from "@fairway/store";
+import { putPool, sql, type Db, type Settlement, DEFAULT_POOL } from "@fairway/store";
 
 export async function seedTenant(db: Db, id: string, q: { maxInFlight?: number; weight?: number; ratePerSecond?: number | null; burst?: number | null } = {}) {
   await db.execute(sql`
@@ -36,4 +36,18 @@ export async function seedDue(
         FROM jsonb_array_elements_text(${JSON.stringify(chunk)}::jsonb) AS x(id)`);
   }
   return { jobId, triggerIds: ids };
+}
+
+/** A claimed trigger's successful settlement, as a worker reports it; `extra` overrides any field. */
+export function succeeded(c: { id: string; leaseToken: string; attempt: number }, extra: Partial<Settlement> = {}): Settlement {
+  return {
+    id: c.id,
+    leaseToken: c.leaseToken,
+    attempt: c.attempt,
+    status: "succeeded",
+    startedAt: new Date(),
+    durationMs: 5,
+    outcome: "success",
+    ...extra,
+  };
 }

@@ -5,7 +5,7 @@ import { expect, it } from "vitest";
 import { claim, query, settle, sql } from "@fairway/store";
 import { useTestDb } from "../../../test/support/use-db.ts";
 import { NO_DRIFT, queueDrift } from "../../../test/support/queue.ts";
-import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
+import { seedDue, seedPool, seedTenant, succeeded } from "../../../test/support/seed.ts";
 
 const pg = useTestDb();
 
@@ -86,7 +86,7 @@ it("racing claims never start two triggers of one exclusive job, and every trigg
       }
       await new Promise((r) => setTimeout(r, 2));
       for (const g of got) running.delete(g.jobId);
-      await settle(pg.db, got.map((g) => ({ ...g, status: "succeeded" as const, startedAt: new Date(), durationMs: 1, outcome: "success" })));
+      await settle(pg.db, got.map((g) => succeeded(g)));
     }
   };
   await Promise.all(["c1", "c2", "c3", "c4"].map(claimer));

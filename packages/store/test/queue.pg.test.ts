@@ -7,7 +7,7 @@ import postgres from "postgres";
 import { claim, query, settle, sql } from "@fairway/store";
 import { useTestDb } from "../../../test/support/use-db.ts";
 import { NO_DRIFT, queueDrift } from "../../../test/support/queue.ts";
-import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
+import { seedDue, seedPool, seedTenant, succeeded } from "../../../test/support/seed.ts";
 
 const pg = useTestDb();
 
@@ -15,7 +15,7 @@ const drain = async (type: string) => {
   let n = 0;
   for (let got; (got = await claim(pg.db, { type, budget: 100, owner: "drain", leaseMs: 60_000 })).length; ) {
     n += got.length;
-    await settle(pg.db, got.map((g) => ({ ...g, status: "succeeded" as const, startedAt: new Date(), durationMs: 1, outcome: "success" })));
+    await settle(pg.db, got.map((g) => succeeded(g)));
   }
   return n;
 };

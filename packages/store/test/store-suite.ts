@@ -2,26 +2,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   cancelJob, claim, findExpiredLeases, getTrigger, pauseJob, query, releaseLeases, renewLeases, resumeJob, settle, sql,
-  updateJob, type Db, type Settlement, type Store,
+  updateJob, type Db, type Store,
 } from "@fairway/store";
 import { NO_DRIFT, queueDrift } from "../../../test/support/queue.ts";
-import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
+import { seedDue, seedPool, seedTenant, succeeded } from "../../../test/support/seed.ts";
 
 export interface StoreHarness {
   /** A store on a fresh database, and how many extra independent connections (stores) it can open. */
   open(): Promise<{ store: Store; more(): Promise<Store>; drop(): Promise<void> }>;
 }
-
-const ok = (c: { id: string; leaseToken: string; attempt: number }, extra: Partial<Settlement> = {}): Settlement => ({
-  id: c.id,
-  leaseToken: c.leaseToken,
-  attempt: c.attempt,
-  status: "succeeded",
-  startedAt: new Date(),
-  durationMs: 5,
-  outcome: "success",
-  ...extra,
-});
 
 export function storeSuite(name: string, harness: StoreHarness) {
   describe(`store on ${name}`, () => {
@@ -42,7 +31,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(got.every((g) => g.scheduledFor instanceof Date && !Number.isNaN(g.scheduledFor.getTime()))).toBe(true);
       // Nothing left to claim: a second claimer gets nothing.
       expect(await claim(db, { type: "s1pool", budget: 10, owner: "b", leaseMs: 30_000 })).toHaveLength(0);
-      const settled = await settle(db, got.map((g) => ok(g)));
+      const settled = await settle(db, got.map((g) => succeeded(g)));
       expect(settled).toHaveLength(3);
       const rows = await query<{ status: string; n: number }>(
         db,
@@ -55,11 +44,11 @@ export function storeSuite(name: string, harness: StoreHarness) {
       await seedTenant(db, "s2");
       await seedDue(db, "s2", 1, { type: "s2pool" });
       const [c] = await claim(db, { type: "s2pool", budget: 1, owner: "a", leaseMs: 30_000 });
-      expect(await settle(db, [ok(c, { leaseToken: "not-the-token" })])).toHaveLength(0);
+      expect(await settle(db, [succeeded(c, { leaseToken: "not-the-token" })])).toHaveLength(0);
       expect((await renewLeases(db, [{ id: c.id, leaseToken: "nope" }], 1000)).size).toBe(0);
-      expect(await settle(db, [ok(c)])).toHaveLength(1);
+      expect(await settle(db, [succeeded(c)])).toHaveLength(1);
       // Settling twice (a duplicate flush) changes nothing and adds no attempt.
-      expect(await settle(db, [ok(c)])).toHaveLength(0);
+      expect(await settle(db, [succeeded(c)])).toHaveLength(0);
       const [{ n }] = await query<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM attempts WHERE trigger_id = ${c.id}`);
       expect(n).toBe(1);
     });
@@ -72,17 +61,17 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const startedAt = new Date("2026-01-02T03:04:05.678Z");
       // Attempt 1: one succeeds (kept in its trigger's row), the other fails and is retried (logged).
       await settle(db, [
-        ok(once, { startedAt, durationMs: 12.4, httpStatus: 200, responseBody: "thanks" }),
-        ok(twice, { status: "pending", outcome: "http_error", httpStatus: 503, error: "HTTP 503", nextAttemptAt: new Date(0) }),
+        succeeded(once, { startedAt, durationMs: 12.4, httpStatus: 200, responseBody: "thanks" }),
+        succeeded(twice, { status: "pending", outcome: "http_error", httpStatus: 503, error: "HTTP 503", nextAttemptAt: new Date(0) }),
       ]);
       const [again] = await claim(db, { type: "s2cpool", budget: 2, owner: "a", leaseMs: 30_000 });
       expect([again.id, again.attempt]).toEqual([twice.id, 2]);
       // Many connections settle the retry's success at once: one wins, one attempt is recorded.
       const stores = [env.store, await env.more(), await env.more()];
-      const wins = await Promise.all(stores.map((s) => settle(s.db, [ok(again, { startedAt, durationMs: 3, httpStatus: 204 })])));
+      const wins = await Promise.all(stores.map((s) => settle(s.db, [succeeded(again, { startedAt, durationMs: 3, httpStatus: 204 })])));
       expect(wins.flat()).toHaveLength(1);
       // A duplicate of the first success changes nothing either.
-      expect(await settle(db, [ok(once, { durationMs: 99 })])).toHaveLength(0);
+      expect(await settle(db, [succeeded(once, { durationMs: 99 })])).toHaveLength(0);
 
       const logged = await query<{ trigger_id: string; attempt: number }>(
         db,
@@ -119,7 +108,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const got = await claim(db, { type: "s2dpool", budget: 2, owner: "a", leaseMs: 30_000 });
       const [first, second] = triggerIds.map((id) => got.find((g) => g.id === id)!);
       const gone = { status: "dead" as const, reason: "http_410", outcome: "http_error", httpStatus: 410, error: "HTTP 410", pauseJob: true };
-      expect(await settle(db, [ok(first), ok(second, gone)])).toHaveLength(2);
+      expect(await settle(db, [succeeded(first), succeeded(second, gone)])).toHaveLength(2);
       const [job] = await query<{ status: string }>(db, sql`SELECT status FROM jobs WHERE id = ${jobId}`);
       expect(job.status).toBe("paused");
     });
@@ -134,15 +123,15 @@ export function storeSuite(name: string, harness: StoreHarness) {
       // One lease expires and is reaped back to pending, then claimed again: a new claim, a new token.
       const [lost, kept] = first;
       await renewLeases(db, [kept], 30_000);
-      expect(await settle(db, [ok(lost, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date(0) })])).toHaveLength(1);
+      expect(await settle(db, [succeeded(lost, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date(0) })])).toHaveLength(1);
       const [again] = await claim(db, { type: "s2bpool", budget: 2, owner: "b", leaseMs: 30_000 });
       expect(again.id).toBe(lost.id);
       expect(again.leaseToken).not.toBe(lost.leaseToken);
       // The first claim's token (and its attempt number) no longer settles or renews the re-claimed trigger …
       expect((await renewLeases(db, [lost], 30_000)).size).toBe(0);
-      expect(await settle(db, [ok(lost), ok({ ...again, leaseToken: lost.leaseToken })])).toHaveLength(0);
+      expect(await settle(db, [succeeded(lost), succeeded({ ...again, leaseToken: lost.leaseToken })])).toHaveLength(0);
       // … while the trigger it still holds, and the new claim, settle normally.
-      expect((await settle(db, [ok(kept), ok(again)])).map((r) => r.id).sort()).toEqual([kept.id, again.id].sort());
+      expect((await settle(db, [succeeded(kept), succeeded(again)])).map((r) => r.id).sort()).toEqual([kept.id, again.id].sort());
     });
 
     it("never runs more of a tenant's triggers than its cap", async () => {
@@ -151,7 +140,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const first = await claim(db, { type: "s3pool", budget: 50, owner: "a", leaseMs: 30_000 });
       expect(first).toHaveLength(4);
       expect(await claim(db, { type: "s3pool", budget: 50, owner: "b", leaseMs: 30_000 })).toHaveLength(0);
-      await settle(db, first.slice(0, 2).map((g) => ok(g)));
+      await settle(db, first.slice(0, 2).map((g) => succeeded(g)));
       expect(await claim(db, { type: "s3pool", budget: 50, owner: "b", leaseMs: 30_000 })).toHaveLength(2);
     });
 
@@ -171,7 +160,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(byTenant("s3b").some((g) => g.atCap)).toBe(false);
       expect(byTenant("s3c").every((g) => g.atCap)).toBe(true);
       // One settled: the next claim takes the freed slot, and the tenant is at its cap again.
-      await settle(db, byTenant("s3a").slice(0, 1).map((g) => ok(g)));
+      await settle(db, byTenant("s3a").slice(0, 1).map((g) => succeeded(g)));
       const again = await claim(db, { type: "s3cap", budget: 100, owner: "a", leaseMs: 30_000 });
       expect(again.map((g) => [g.tenantId, g.atCap])).toEqual([["s3a", true]]);
     });
@@ -187,11 +176,11 @@ export function storeSuite(name: string, harness: StoreHarness) {
       await renewLeases(db, [got[0]], 30_000);
       const reaped = await settle(
         db,
-        got.map((g) => ok(g, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date() })),
+        got.map((g) => succeeded(g, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date() })),
       );
       expect(reaped.map((r) => r.id)).toEqual([got[1].id]);
       // The owner of the renewed lease settles normally.
-      expect(await settle(db, [ok(got[0])])).toHaveLength(1);
+      expect(await settle(db, [succeeded(got[0])])).toHaveLength(1);
     });
 
     it("concurrent claimers never double-claim and never exceed a cap", async () => {
@@ -221,7 +210,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
           for (let round = 0; round < 200; round++) {
             const got = await claim(s.db, { type: "race", budget: 7, owner: `w${w}`, leaseMs: 30_000 });
             for (const g of got) seen.set(`${g.id}#${g.attempt}`, (seen.get(`${g.id}#${g.attempt}`) ?? 0) + 1);
-            if (got.length) await settle(s.db, got.map((g) => ok(g)));
+            if (got.length) await settle(s.db, got.map((g) => succeeded(g)));
             const [{ left }] = await query<{ left: number }>(s.db, sql`SELECT count(*)::int AS left FROM triggers WHERE type = 'race' AND status <> 'succeeded'`);
             if (left === 0) break;
           }
@@ -306,8 +295,8 @@ export function storeSuite(name: string, harness: StoreHarness) {
             const [back, retry, done] = [got.filter((_, i) => i % 3 === 0), got.filter((_, i) => i % 3 === 1), got.filter((_, i) => i % 3 === 2)];
             await releaseLeases(s.db, back);
             await settle(s.db, [
-              ...retry.map((g) => ok(g, { status: "pending", outcome: "http_error", httpStatus: 500, nextAttemptAt: new Date() })),
-              ...done.map((g) => ok(g)),
+              ...retry.map((g) => succeeded(g, { status: "pending", outcome: "http_error", httpStatus: 500, nextAttemptAt: new Date() })),
+              ...done.map((g) => succeeded(g)),
             ]);
             claimed.push(...done);
           }
@@ -320,7 +309,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       let drained = 0;
       for (let got; (got = await claim(db, { type: "qrace", budget: 500, owner: "drain", leaseMs: 30_000 })).length; ) {
         drained += got.length;
-        await settle(db, got.map((g) => ok(g)));
+        await settle(db, got.map((g) => succeeded(g)));
       }
       expect(drained).toBe(pending);
       expect(claimed.length).toBeGreaterThan(0);

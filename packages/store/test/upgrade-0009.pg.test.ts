@@ -12,6 +12,7 @@ import { claim, findExpiredLeases, listDeadLetters, query, settle, sql, type Db 
 import { migrationsFolder } from "@fairway/store/node";
 import { urlFor, withAdmin } from "../../../test/support/pg.ts";
 import { NO_DRIFT, queueDrift } from "../../../test/support/queue.ts";
+import { succeeded } from "../../../test/support/seed.ts";
 
 /** The migrations folder as it was before 0009. */
 function foldersUpTo(last: number): string {
@@ -57,7 +58,7 @@ it("pending, running and dead triggers written before 0009 are queued, counted a
     // The pending ones are claimable, under the cap that counts the two running.
     const got = await claim(db, { type: "up", budget: 10, owner: "after", leaseMs: 60_000 });
     expect(got.map((g) => g.id).sort()).toEqual(["trg_p1", "trg_p2"]);
-    await settle(db, got.map((g) => ({ ...g, status: "succeeded" as const, startedAt: new Date(), durationMs: 1, outcome: "success" })));
+    await settle(db, got.map((g) => succeeded(g)));
     expect(await queueDrift(db)).toEqual(NO_DRIFT);
   } finally {
     await client.end();
