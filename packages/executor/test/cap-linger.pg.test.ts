@@ -2,40 +2,32 @@
 // must not wait out the settle linger meant for batching (settler.ts, ClaimedTrigger.atCap). With a
 // linger no test run reaches, a tenant capped at 1 still gets through its backlog one run at a time
 // (the uncapped tenant's results go along with its writes, or with stop()'s).
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { query, sql } from "@fairway/store";
-import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
+import { useTestDb } from "../../../test/support/use-db.ts";
 import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
 import { Executor } from "../src/executor.ts";
 
-let t: TestDb;
-
-beforeAll(async () => {
-  t = await createTestDb();
-});
-
-afterAll(async () => {
-  await t?.drop();
-});
+const pg = useTestDb();
 
 const statuses = async () =>
   Object.fromEntries(
     (await query<{ tenant_id: string; status: string; n: number }>(
-      t.store.db,
+      pg.db,
       sql`SELECT tenant_id, status, count(*)::int AS n FROM triggers GROUP BY tenant_id, status`,
     )).map((r) => [`${r.tenant_id}:${r.status}`, r.n]),
   );
 
 it("a tenant capped at 1 works through its backlog under a linger no run reaches", async () => {
-  await seedTenant(t.store.db, "one", { maxInFlight: 1 });
-  await seedTenant(t.store.db, "many", { maxInFlight: 100 });
-  await seedPool(t.store.db, "work", 10);
-  await seedDue(t.store.db, "one", 12);
-  await seedDue(t.store.db, "many", 5);
+  await seedTenant(pg.db, "one", { maxInFlight: 1 });
+  await seedTenant(pg.db, "many", { maxInFlight: 100 });
+  await seedPool(pg.db, "work", 10);
+  await seedDue(pg.db, "one", 12);
+  await seedDue(pg.db, "many", 5);
   let concurrentOne = 0;
   let maxConcurrentOne = 0;
   const executor = new Executor({
-    db: t.store.db,
+    db: pg.db,
     transport: () => Promise.reject(new Error("no webhooks here")),
     handlers: {
       work: async (ctx) => {

@@ -1,38 +1,30 @@
 // Settle batching (settler.ts): a full batch is written at once; what arrives during a write and is
 // short of a batch waits for its linger rather than being written straight after (bigger batches); and
 // flush() — what stop() relies on — writes everything. Against real Postgres: the rows must really move.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { DeliveryResult } from "@fairway/core";
 import { claim, query, sql } from "@fairway/store";
-import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
+import { useTestDb } from "../../../test/support/use-db.ts";
 import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
 import { Settler, decideSettlement } from "../src/settler.ts";
 
-let t: TestDb;
-
-beforeAll(async () => {
-  t = await createTestDb();
-});
-
-afterAll(async () => {
-  await t?.drop();
-});
+const pg = useTestDb();
 
 const running = async () =>
-  (await query<{ n: number }>(t.store.db, sql`SELECT count(*)::int AS n FROM triggers WHERE status = 'running'`))[0].n;
+  (await query<{ n: number }>(pg.db, sql`SELECT count(*)::int AS n FROM triggers WHERE status = 'running'`))[0].n;
 
 it("writes a full batch at once, holds a short remainder for its linger, and flush() writes the rest", async () => {
-  await seedTenant(t.store.db, "s1", { maxInFlight: 100 });
-  await seedPool(t.store.db, "work", 10);
-  await seedDue(t.store.db, "s1", 5);
-  const claimed = await claim(t.store.db, { type: "work", budget: 5, owner: "exe_s", leaseMs: 60_000 });
+  await seedTenant(pg.db, "s1", { maxInFlight: 100 });
+  await seedPool(pg.db, "work", 10);
+  await seedDue(pg.db, "s1", 5);
+  const claimed = await claim(pg.db, { type: "work", budget: 5, owner: "exe_s", leaseMs: 60_000 });
   expect(claimed).toHaveLength(5);
 
   let settled = 0;
   const errors: unknown[] = [];
   // A linger no test run reaches: anything written before flush() was written because a batch was full.
   const settler = new Settler({
-    db: t.store.db,
+    db: pg.db,
     batchSize: 2,
     lingerMs: 600_000,
     now: Date.now,
@@ -52,17 +44,17 @@ it("writes a full batch at once, holds a short remainder for its linger, and flu
   expect(settler.size).toBe(0);
   expect(await running()).toBe(0);
   expect(errors).toEqual([]);
-  const attempts = await query<{ n: number }>(t.store.db, sql`SELECT count(*)::int AS n FROM attempts`);
+  const attempts = await query<{ n: number }>(pg.db, sql`SELECT count(*)::int AS n FROM attempts`);
   expect(attempts[0].n).toBe(5);
 });
 
 it("a result whose tenant is at its cap brings the write forward, and the others go with it", async () => {
-  await seedTenant(t.store.db, "s2", { maxInFlight: 2 });
-  await seedTenant(t.store.db, "s3", { maxInFlight: 100 });
-  await seedPool(t.store.db, "work2", 10);
-  await seedDue(t.store.db, "s2", 2, { type: "work2" });
-  await seedDue(t.store.db, "s3", 2, { type: "work2" });
-  const claimed = await claim(t.store.db, { type: "work2", budget: 10, owner: "exe_s", leaseMs: 60_000 });
+  await seedTenant(pg.db, "s2", { maxInFlight: 2 });
+  await seedTenant(pg.db, "s3", { maxInFlight: 100 });
+  await seedPool(pg.db, "work2", 10);
+  await seedDue(pg.db, "s2", 2, { type: "work2" });
+  await seedDue(pg.db, "s3", 2, { type: "work2" });
+  const claimed = await claim(pg.db, { type: "work2", budget: 10, owner: "exe_s", leaseMs: 60_000 });
   const capped = claimed.filter((c) => c.atCap);
   const free = claimed.filter((c) => !c.atCap);
   expect(capped.map((c) => c.tenantId)).toEqual(["s2", "s2"]);
@@ -70,7 +62,7 @@ it("a result whose tenant is at its cap brings the write forward, and the others
 
   let settled = 0;
   // The plain linger is one no test run reaches: whatever is written went with an at-cap result.
-  const settler = new Settler({ db: t.store.db, lingerMs: 600_000, atCapLingerMs: 20, now: Date.now, onSettled: (rows) => void (settled += rows.length) });
+  const settler = new Settler({ db: pg.db, lingerMs: 600_000, atCapLingerMs: 20, now: Date.now, onSettled: (rows) => void (settled += rows.length) });
   const ok: DeliveryResult = { outcome: "success", httpStatus: 200, durationMs: 1, error: null, responseBody: null, retryAfterMs: null };
   const add = (c: (typeof claimed)[number]) => settler.add(decideSettlement(c, ok, new Date(), Date.now()), Date.now() + 60_000, c.atCap);
   free.forEach(add);
