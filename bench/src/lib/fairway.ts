@@ -3,6 +3,7 @@
 import { Executor, type Handler } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import type { Db } from "@fairway/store";
+import type { TimedWindow } from "./scenario.ts";
 import { waitUntil } from "./seed.ts";
 
 export interface RunOptions {
@@ -13,6 +14,8 @@ export interface RunOptions {
   /** Start the clock only once this many were settled (steady state: JIT, connections, first claims);
    *  the rate is then over the triggers settled after it. Default 0: timed from start(). */
   warm?: number;
+  /** Told when the clock starts and stops (studies/webhooks-cpu.ts). */
+  window?: TimedWindow;
   timeoutMs: number;
   pollMs?: number;
   lookaheadMs?: number;
@@ -33,13 +36,16 @@ export async function runExecutorUntil(o: RunOptions): Promise<{ ms: number; tim
   let t0 = performance.now();
   let from = 0;
   executor.start();
+  if (!o.warm) o.window?.start();
   try {
     if (o.warm) {
       await waitUntil(() => executor.stats.settled >= o.warm!, o.timeoutMs, `${o.warm} settled triggers (warm-up)`, 5);
+      o.window?.start();
       t0 = performance.now();
       from = executor.stats.settled;
     }
     await waitUntil(() => executor.stats.settled >= o.settled, o.timeoutMs, `${o.settled} settled triggers`, 5);
+    o.window?.end();
     return { ms: performance.now() - t0, timed: executor.stats.settled - from, executor };
   } finally {
     await executor.stop(5_000);

@@ -30,6 +30,13 @@ export async function inTurn(ctx: BenchContext, ...arms: Arm[]): Promise<Figures
   return rates;
 }
 
+/** Called as an arm's clock starts (after its warm-up) and stops, for a study that measures the same
+ *  window (studies/webhooks-cpu.ts). */
+export interface TimedWindow {
+  start(): void;
+  end(): void;
+}
+
 export interface Scenario {
   name: string;
   /** What the scenario measures, for the table title. */

@@ -15,6 +15,7 @@ import postgres from "postgres";
 import { Agent, request } from "undici";
 import { RunAbort } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
+import type { TimedWindow } from "../lib/scenario.ts";
 import { rawClaim, rawComplete, rawSetup } from "./raw.ts";
 
 export const IN_FLIGHT = 50;
@@ -60,7 +61,7 @@ export const postSigned: Post = async (agent, url, id) => {
 const newAgent = () => new Agent({ connections: 128, keepAliveTimeout: 30_000 });
 
 /** Deliveries/s of a loop of `post` (postBare or postSigned), after `warm` of its own. */
-export async function deliveryLimit(url: string, n: number, warm: number, post: Post): Promise<number> {
+export async function deliveryLimit(url: string, n: number, warm: number, post: Post, window?: TimedWindow): Promise<number> {
   const agent = newAgent();
   const loop = async (count: number) => {
     let next = 0;
@@ -70,8 +71,10 @@ export async function deliveryLimit(url: string, n: number, warm: number, post: 
   };
   try {
     await loop(warm);
+    window?.start();
     const t0 = performance.now();
     await loop(n);
+    window?.end();
     return (n / (performance.now() - t0)) * 1000;
   } finally {
     await agent.close();

@@ -9,13 +9,14 @@ import { sql } from "@fairway/store";
 import { benchDb } from "../lib/db.ts";
 import { nextMessage, spawnWorker, stopChild } from "../lib/children.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
-import { inTurn, type BenchContext, type Scenario } from "../lib/scenario.ts";
+import { inTurn, type BenchContext, type Scenario, type TimedWindow } from "../lib/scenario.ts";
 import { seedTenants, seedTriggers, setPool } from "../lib/seed.ts";
 import { deliveryLimit, IN_FLIGHT, postBare, postSigned, rawDelivery } from "../peers/delivery.ts";
 
 const TENANTS = 50;
 
-async function fairway(url: string, n: number, warm: number): Promise<number> {
+/** Fairway's deliveries/s: its executor, as the server runs it, over 50 tenants. */
+export async function fairway(url: string, n: number, warm: number, window?: TimedWindow): Promise<number> {
   const tdb = await benchDb(10);
   try {
     const db = tdb.store.db;
@@ -24,7 +25,7 @@ async function fairway(url: string, n: number, warm: number): Promise<number> {
     await setPool(db, "webhook", IN_FLIGHT);
     await seedTriggers(db, tenants, (n + warm) / TENANTS, "webhook");
     await db.execute(sql`VACUUM ANALYZE`);
-    const { ms, timed } = await runExecutorUntil({ db, settled: n + warm, warm, timeoutMs: 300_000 });
+    const { ms, timed } = await runExecutorUntil({ db, settled: n + warm, warm, window, timeoutMs: 300_000 });
     return (timed / ms) * 1000;
   } finally {
     await tdb.drop();

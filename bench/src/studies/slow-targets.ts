@@ -8,33 +8,16 @@
 // executor's own (signing and the timer included) and Postgres's. LINGER is the settle linger in ms
 // (default the executor's). Postgres CPU is that of every `postgres` process on the machine, from
 // /proc: run it on an otherwise quiet machine.
-import { readdirSync, readFileSync } from "node:fs";
 import { Executor, type Transport } from "@fairway/executor";
 import { query, sql } from "@fairway/store";
 import { benchDb } from "../lib/db.ts";
+import { postgresCpuUs } from "../lib/proc.ts";
 import { seedTenants, seedTriggers, setPool, sleep, waitUntil } from "../lib/seed.ts";
 
 const DELAY_MS = Number(process.env.DELAY_MS ?? 10);
 const N = Number(process.env.N ?? 20_000);
 const TENANTS = Number(process.env.TENANTS ?? 50);
 const WARM = N / 4;
-
-/** CPU µs used so far by every postgres process (utime + stime, clock ticks of 10 ms). */
-function postgresCpuUs(): number {
-  let ticks = 0;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (!stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).startsWith("postgres")) continue;
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return ticks * 10_000;
-}
 
 const tdb = await benchDb(10);
 try {

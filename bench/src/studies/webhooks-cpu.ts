@@ -1,0 +1,104 @@
+// Design study (docs/bench.md, eighteenth pass): where the webhooks scenario's time goes. Not part of
+// `npm run bench`; run it by hand, on an otherwise quiet machine:
+//
+//   [PAIRS=3] [N=40000] npx tsx bench/src/studies/webhooks-cpu.ts
+//
+// The scenario's two main arms, alternated (bare first in odd pairs, Fairway first in even ones): the
+// bare keep-alive undici.request loop and Fairway's executor, both in this process, both against the
+// scenario's target process, each timed after a warm-up of N/4 of its own. Over the timed window it
+// reads, per delivery: this process's CPU (the client or the executor, with its Postgres client), the
+// target's, every postgres process's; the machine's busy cores; this process's event-loop utilisation
+// and delay; its minor GC pauses. One JSON line per run, then the medians.
+import { cpus } from "node:os";
+import { monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
+import { nextMessage, spawnWorker, stopChild } from "../lib/children.ts";
+import { machineTicks, postgresCpuUs, processCpuUs } from "../lib/proc.ts";
+import type { TimedWindow } from "../lib/scenario.ts";
+import { percentile } from "../lib/stats.ts";
+import { deliveryLimit, postBare } from "../peers/delivery.ts";
+import { fairway } from "../scenarios/webhooks.ts";
+
+const PAIRS = Number(process.env.PAIRS ?? 3);
+const N = Number(process.env.N ?? 40_000);
+const WARM = N / 4;
+
+/** Minor GC (scavenge) pauses, as perf_hooks reports them. */
+let scavenges: number[] = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) if ((e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === 1) scavenges.push(e.duration);
+}).observe({ entryTypes: ["gc"] });
+
+type Figures = Record<string, number | string>;
+
+/** A TimedWindow that reads the figures above at its start and end. */
+function measured(targetPid: number, arm: string) {
+  let from: ReturnType<typeof read> | null = null;
+  let delay: ReturnType<typeof monitorEventLoopDelay> | null = null;
+  const figures: Figures = { arm };
+  const read = () => ({ t: performance.now(), self: process.cpuUsage(), target: processCpuUs(targetPid), pg: postgresCpuUs(), machine: machineTicks(), elu: performance.eventLoopUtilization() });
+  const window: TimedWindow = {
+    start() {
+      scavenges = [];
+      delay = monitorEventLoopDelay({ resolution: 1 });
+      delay.enable();
+      from = read();
+    },
+    end() {
+      const to = read();
+      delay!.disable();
+      figures.seconds = (to.t - from!.t) / 1000;
+      // CPU µs in all here; per delivery in done(), once the rate is known.
+      figures.self_us = to.self.user + to.self.system - from!.self.user - from!.self.system;
+      figures.target_us = to.target - from!.target;
+      figures.postgres_us = to.pg - from!.pg;
+      figures.busy_cores = +(((to.machine.busy - from!.machine.busy) / (to.machine.total - from!.machine.total)) * cpus().length).toFixed(2);
+      figures.loop_utilisation = +performance.eventLoopUtilization(to.elu, from!.elu).utilization.toFixed(3);
+      figures.loop_delay_p90_ms = +(delay!.percentile(90) / 1e6).toFixed(2);
+      figures.loop_delay_p99_ms = +(delay!.percentile(99) / 1e6).toFixed(2);
+      figures.scavenges = scavenges.length;
+      figures.scavenge_ms = +scavenges.reduce((a, b) => a + b, 0).toFixed(1);
+    },
+  };
+  /** The figures, CPU per delivery, once the arm returned its rate. */
+  const done = (rate: number): Figures => {
+    const count = rate * (figures.seconds as number);
+    const perDelivery = (k: string) => +((figures[k] as number) / count).toFixed(1);
+    const { seconds: _, ...rest } = figures;
+    return { ...rest, per_s: Math.round(rate), self_us: perDelivery("self_us"), target_us: perDelivery("target_us"), postgres_us: perDelivery("postgres_us") };
+  };
+  return { window, done };
+}
+
+const target = spawnWorker("target.ts");
+const runs: Figures[] = [];
+try {
+  const { port } = await nextMessage<{ kind: string; port: number }>(target, (m) => m.kind === "listening");
+  const url = `http://127.0.0.1:${port}/hook`;
+  const pid = target.pid!;
+  // The scenario's body for the bare loop (webhooks.ts).
+  const body = JSON.stringify({ id: "trg_" + "x".repeat(26), jobId: "job_" + "x".repeat(26), jobName: "bench", scheduledFor: new Date(), attempt: 1, payload: { hello: "world" } });
+  const arms: Record<string, () => Promise<Figures>> = {
+    bare: async () => {
+      const m = measured(pid, "bare");
+      return m.done(await deliveryLimit(url, N, WARM, postBare(body), m.window));
+    },
+    fairway: async () => {
+      const m = measured(pid, "fairway");
+      return m.done(await fairway(url, N, WARM, m.window));
+    },
+  };
+  for (let i = 0; i < PAIRS; i++) {
+    for (const arm of i % 2 === 0 ? ["bare", "fairway"] : ["fairway", "bare"]) {
+      const r = await arms[arm]();
+      runs.push(r);
+      console.log(JSON.stringify(r));
+    }
+  }
+} finally {
+  await stopChild(target);
+}
+for (const arm of ["bare", "fairway"]) {
+  const mine = runs.filter((r) => r.arm === arm);
+  const keys = Object.keys(mine[0]).filter((k) => k !== "arm");
+  console.log(JSON.stringify({ arm, median: true, ...Object.fromEntries(keys.map((k) => [k, percentile(mine.map((r) => r[k] as number), 50)])) }));
+}
