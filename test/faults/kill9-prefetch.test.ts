@@ -1,7 +1,8 @@
-// A pool claims ahead of its free slots: at least QUEUE_MS of its runs wait in its queue under leases
-// (pool.ts). `kill -9` an executor whose queue is deep — 30 ms deliveries, so it queues several times
-// what half a pool would. Its queued triggers never started: each must run exactly once, after its
-// lease expires. Only the runs in flight at the kill are delivered twice, under their own webhook-ids.
+// A pool claims ahead of its free slots: at least QUEUE_MS of its runs wait in its queue under leases,
+// up to maxLeasesHeld() (pool.ts). `kill -9` an executor whose queue is deep: with 30 ms deliveries it
+// queues several times what half a pool would; with fast ones, as many as the cap allows. Its queued
+// triggers never started: each must run exactly once, after its lease expires. Only the runs in flight
+// at the kill are delivered twice, under their own webhook-ids.
 import { expect, it } from "vitest";
 import { Executor, maxLeasesHeld } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
@@ -12,18 +13,21 @@ import { attemptAnomalies, deliveryReport, leasesHeld, statusCounts, until } fro
 import { db, receiver, useDrill } from "./support/drill.ts";
 
 const TOTAL = 600;
-const POOL = 10;
 
-useDrill();
+useDrill("test");
 
-it("kill -9 with a deep prefetch queue: queued triggers run once after expiry, only in-flight ones twice, lost 0", async () => {
+it.each([
+  // Once the victim has measured them, it queues ~33 (QUEUE_MS of runs), where sizing by claim time
+  // alone queued half a pool (5).
+  { POOL: 10, delayMs: 30, queue: "QUEUE_MS of 30 ms deliveries" },
+  // QUEUE_MS would ask for ~100 ahead of 2 slots: the 32-pool cap (64) bounds it.
+  { POOL: 2, delayMs: 1, queue: "fast deliveries, up to the cap" },
+])("kill -9 with a deep prefetch queue ($queue): queued triggers run once after expiry, only in-flight ones twice, lost 0", async ({ POOL, delayMs }) => {
   await seedTenant(db.store.db, "q", { maxInFlight: 1000 });
   await seedPool(db.store.db, "work", POOL, { leaseMs: 2000, timeoutMs: 10_000 });
   const { triggerIds } = await seedDue(db.store.db, "q", TOTAL, { target: { url: `${receiver.url}/t/q` }, maxAttempts: 5 });
 
-  // 30 ms deliveries: once the victim has measured them, it queues ~33 (QUEUE_MS of runs), where
-  // sizing by claim time alone queued half a pool (5).
-  receiver.delayMs = 30;
+  receiver.delayMs = delayMs;
   const victim = await startExecutorChild({ DATABASE_URL: db.url, OWNER: "victim" });
   await receiver.waitFor((hits) => hits.filter((h) => h.status === 200).length >= 150, 30_000, "150 deliveries answered");
   // From now on every delivery stays open: the pool's slots fill with held runs, its queue stays.
@@ -50,7 +54,7 @@ it("kill -9 with a deep prefetch queue: queued triggers run once after expiry, o
   try {
     await until(() => statusCounts(db.store.db), (c) => c.succeeded === TOTAL, 30_000, "all triggers succeeded");
     const report = deliveryReport(receiver.hits, triggerIds);
-    console.log(JSON.stringify({ drill: "kill9-prefetch", ...report, leased, inFlightAtKill: held.size, reaped: survivor.stats.reaped }));
+    console.log(JSON.stringify({ drill: "kill9-prefetch", pool: POOL, delayMs, ...report, leased, inFlightAtKill: held.size, reaped: survivor.stats.reaped }));
     expect(report.lost).toBe(0);
     expect(report.foreign).toBe(0);
     // Exactly the held runs were delivered twice; the queued ones, claimed but never started, once.

@@ -88,14 +88,20 @@ export class Pool {
  *  never started, so none runs twice (test/faults/kill9-prefetch.test.ts). */
 export const QUEUE_MS = 100;
 
-/** The deepest prefetch queue: 16 pools, and at most 3000 triggers beyond a half pool. Only jobs much
- *  shorter than a claim come near it (Little's law above sizes the queue by time). A 50-slot pool of
- *  ~3 ms webhook deliveries wants ~13 pools ahead (2 × a 20 ms claim ÷ 3 ms); capped at 4 it claimed
- *  ~120 at a time and spent most of its Postgres time on per-claim work: 8.4-8.6k deliveries/s at 4,
- *  10.2-10.6k at 8, 11.5k at 16 (webhooks bench). A 1000-slot pool of no-ops claims 4000 at a time
- *  instead of 2000 under the 3000 cap (was 1000): Postgres CPU per trigger 48 → 43-44 µs. */
+/** The deepest prefetch queue: 32 pools, and at most 3000 triggers beyond a half pool. Only jobs much
+ *  shorter than a claim come near it: Little's law and QUEUE_MS above size the queue by time, and this
+ *  bounds what very short (or misjudged) run times ask for. A 50-slot pool of ~3 ms webhook deliveries
+ *  wants QUEUE_MS's ~1,650 ahead, just over the cap.
+ *  - Capped at 4 pools it claimed ~120 at a time and spent most of its Postgres time on per-claim work:
+ *    8.4-8.6k deliveries/s at 4, 10.2-10.6k at 8, 11.5k at 16 (webhooks bench).
+ *  - At 16 its claims were ~370 rows; at 32, ~620: Postgres per delivery −10 % and deliveries/s +4 %
+ *    (medians of 21 alternated pairs, 15 of them faster; docs/bench.md, nineteenth pass).
+ *  - A 1000-slot pool of no-ops claims 4000 at a time under the 3000 cap (was 1000): Postgres CPU per
+ *    trigger 48 → 43-44 µs.
+ *  What a deeper queue costs is QUEUE_MS's: a crashed executor strands up to this many never-started
+ *  triggers until their leases expire (kill9-prefetch.test.ts drills a pool at this cap). */
 function maxPrefetch(concurrency: number): number {
-  return Math.max(Math.ceil(concurrency / 2), Math.min(16 * concurrency, 3000));
+  return Math.max(Math.ceil(concurrency / 2), Math.min(32 * concurrency, 3000));
 }
 
 /** The most leases one executor holds for a pool: its concurrency plus the deepest prefetch queue. A

@@ -46,8 +46,16 @@ describe("pool prefetch", () => {
       p.recordClaim(50);
       p.recordRun(0);
       expect(p.claimable).toBe(maxLeasesHeld(c));
-      expect(maxLeasesHeld(c)).toBeLessThanOrEqual(c + Math.max(Math.ceil(c / 2), Math.min(16 * c, 3000)));
+      expect(maxLeasesHeld(c)).toBeLessThanOrEqual(c + Math.max(Math.ceil(c / 2), Math.min(32 * c, 3000)));
     }
+  });
+
+  it("queues QUEUE_MS of fast webhook deliveries, not a smaller cap (a 50-slot pool of 3 ms runs)", () => {
+    const p = pool(50);
+    p.recordClaim(20);
+    p.recordRun(3); // 2 × 50 × 20 ÷ 3 → 667; 50 × 100 ÷ 3 → 1667; capped at 32 pools
+    expect(p.prefetch).toBe(1600);
+    expect(maxLeasesHeld(50)).toBe(1650);
   });
 
   it("follows the measurements as they change (moving averages)", () => {
