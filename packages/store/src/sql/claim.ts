@@ -71,7 +71,7 @@ const candidateScan = (type: string) => sql`
  *  time), locked. Their ids are also left in the transaction-local setting `fairway.claim_tenants`, so
  *  that statement 2 can be sent in the same round trip (db.ts pipelineTx).
  *
- *  It also sets `plan_cache_mode` for the rest of the transaction. For claims of up to a few hundred
+ *  It also sets `plan_cache_mode` for the rest of the transaction. For claims of up to a thousand
  *  rows, statement 2 is then planned once per connection instead of on every claim (planMode()).
  *  Postgres kept judging a fresh plan cheaper, and planning took 1.2 ms of a ~5 ms claim over 50
  *  tenants (bind time in the statement log). Claims of 250 rows over 50 tenants took 8–25 % less
@@ -113,9 +113,11 @@ const runningOf = (tenantId: ReturnType<typeof sql>) =>
 
 /** Planning statement 2 costs ~1.2 ms a claim. On big claims, the plan made for the call's own values
  *  saves 0.4–3 µs of Postgres per claimed row: with the generic plan for every claim, no-op throughput
- *  (3000–4000 rows a claim) measured −3 % (median of five paired runs). Up to 500 rows, planning costs
- *  more than that. */
-const GENERIC_PLAN_MAX_BUDGET = 500;
+ *  (3000–4000 rows a claim) measured −3 % (median of five paired runs). Below that, planning costs more
+ *  than it saves: up to 500 rows (the limit until the twentieth pass), and at the ~800 a 50-slot pool of
+ *  3 ms webhooks asks for, where the generic plan took Postgres CPU per delivery 2.5–4.6 % lower (medians
+ *  of three alternated series, 30 pairs, 22 of them lower; docs/bench.md). */
+const GENERIC_PLAN_MAX_BUDGET = 1000;
 function planMode(budget: number): string {
   return budget <= GENERIC_PLAN_MAX_BUDGET ? "force_generic_plan" : "force_custom_plan";
 }
