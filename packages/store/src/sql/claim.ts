@@ -48,6 +48,15 @@ export interface ClaimedTrigger {
   /** Its tenant had no in-flight room left after this claim: settling it frees a slot the tenant is
    *  waiting for, so the settler writes it sooner (settler.ts). */
   atCap: boolean;
+  /** The virtual start of its WFQ slot (the allocation of step 3): its tenant's k-th trigger in this claim
+   *  starts at vstart + (k − 1) · cost ÷ weight. Comparable across the claims of one pool: the executor
+   *  starts what it has queued in this order, not in the order it was claimed (pool.ts). */
+  vt: number;
+  /** The pool clock this claim started its tenant's slots at, when the tenant had no backlog of virtual
+   *  time ahead of the clock (new, or back from idle); null otherwise. The clock runs ahead of what the
+   *  executor has started by the depth of its queue, so such slots are moved back to what it is starting
+   *  now (pool.ts): a tenant that comes due behind a deep queue does not wait for the queue to drain. */
+  vclock: number | null;
 }
 
 /** Tenants with queued work in the pool, each with its earliest queued trigger's due time, found by a
@@ -287,7 +296,11 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                      CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
               FROM tenants tn WHERE tn.id IN (SELECT tenant_id FROM got)) AS secrets,
            -- Tenants this claim took to their cap (ClaimedTrigger.atCap).
-           (SELECT json_agg(r.id) FROM room r JOIN got ON got.tenant_id = r.id WHERE got.n >= r.free) AS at_cap`;
+           (SELECT json_agg(r.id) FROM room r JOIN got ON got.tenant_id = r.id WHERE got.n >= r.free) AS at_cap,
+           -- Each claimed tenant's first slot and the step between its slots, and the clock (ClaimedTrigger.vt).
+           (SELECT json_object_agg(r.id, json_build_array(r.vstart, r.cost_ms / r.weight))
+              FROM room r JOIN got ON got.tenant_id = r.id) AS slots,
+           (SELECT v FROM clock0) AS vclock`;
 }
 
 type Json<T> = T | string;
@@ -297,13 +310,18 @@ interface ClaimResult {
   jobs: Json<Record<string, JobTuple>> | null;
   secrets: Json<Record<string, string[]>> | null;
   at_cap: Json<string[]> | null;
+  slots: Json<Record<string, Slots>> | null;
+  vclock: number | string;
 }
 
-function decodeClaim(r: ClaimResult, type: string, leaseToken: string): ClaimedTrigger[] {
+/** A tenant's WFQ slots in a claim: the first one's virtual start, and the step between them. */
+export type Slots = [vstart: number, step: number];
+
+function decodeClaim(r: ClaimResult, type: string, leaseToken: string): { claimed: ClaimedTrigger[]; slots: Record<string, Slots>; vclock: number } {
   const jobs = r.jobs == null ? {} : jsonColumn(r.jobs);
   const secrets = r.secrets == null ? {} : jsonColumn(r.secrets);
   const atCap = new Set(r.at_cap == null ? [] : jsonColumn(r.at_cap));
-  return unpackRows(r.triggers, 8).map(([id, tenantId, jobId, kind, priority, scheduledMs, attempt, maxAttempts]) => {
+  const claimed = unpackRows(r.triggers, 8).map(([id, tenantId, jobId, kind, priority, scheduledMs, attempt, maxAttempts]) => {
     const j = jobs[jobId];
     return {
       id, tenantId, jobId, type, kind, priority: Number(priority), scheduledFor: new Date(Number(scheduledMs)),
@@ -311,8 +329,11 @@ function decodeClaim(r: ClaimResult, type: string, leaseToken: string): ClaimedT
       jobName: j[0], target: j[1], payload: j[2], timeoutMs: j[3], initialDelayMs: j[4], maxDelayMs: j[5],
       secrets: secrets[tenantId] ?? [],
       atCap: atCap.has(tenantId),
+      vt: 0, // fairOrder()
+      vclock: null,
     };
   });
+  return { claimed, slots: r.slots == null ? {} : jsonColumn(r.slots), vclock: Number(r.vclock) };
 }
 
 /** Lock candidates, then claim each one's fair share: one transaction, one round trip on postgres.js. */
@@ -326,27 +347,42 @@ export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]
     lockCandidatesSql(input),
     claimLockedSql(input, leaseToken),
   ]);
-  return fairOrder(decodeClaim((rows as ClaimResult[])[0], input.type, leaseToken));
+  const { claimed, slots, vclock } = decodeClaim((rows as ClaimResult[])[0], input.type, leaseToken);
+  return fairOrder(claimed, slots, vclock);
 }
 
-/** The claimed triggers in the order the pool should start them: each tenant's k-th of n at (k − ½)/n,
- *  spread evenly as its WFQ slots are, highest priority first within a tenant. Started tenant by tenant
- *  (the order the UPDATE returns them), a claim of 80 ran one tenant's block after another's, and a share
- *  measured over a window moved by up to a block at its edges (weighted-share by count: ~1 % error with
- *  half-pool claims, 3–5.6 % with the deeper prefetch, 0.04 % in fair order). Sorting here, not in SQL:
- *  an ORDER BY over the wide claimed rows cost ~12 % of the claim's Postgres CPU. */
-export function fairOrder<T extends { tenantId: string; priority: number }>(rows: T[]): T[] {
+/** The claimed triggers in the order of their WFQ slots, each given its slot (`vt`, and `vclock` where its
+ *  tenant started at the pool clock `clock`): a tenant's k-th trigger, highest priority first and then
+ *  in the claim's order, takes its k-th slot, vstart + (k − 1) · step. Started tenant by tenant (the order
+ *  the UPDATE returns them), a claim of 80 ran one tenant's block after another's, and a share measured
+ *  over a window moved by up to a block at its edges (weighted-share by count: ~1 % error with half-pool
+ *  claims, 3–5.6 % with the deeper prefetch, 0.04 % interleaved). The pool goes on to order its whole
+ *  queue by slot (pool.ts), so that slots from different claims interleave too. Sorting here, not in
+ *  SQL: an ORDER BY over the wide claimed rows cost ~12 % of the claim's Postgres CPU. A tenant missing
+ *  from `slots` (none should be) sorts last. */
+export function fairOrder<T extends { tenantId: string; priority: number; vt: number; vclock: number | null }>(
+  rows: T[],
+  slots: Record<string, Slots>,
+  clock: number,
+): T[] {
   const byTenant = new Map<string, T[]>();
   for (const r of rows) {
     const list = byTenant.get(r.tenantId);
     if (list) list.push(r);
     else byTenant.set(r.tenantId, [r]);
   }
-  const keyed: Array<{ r: T; key: number }> = [];
-  for (const list of byTenant.values()) {
+  const keyed: Array<{ r: T; k: number }> = [];
+  for (const [tenantId, list] of byTenant) {
     list.sort((a, b) => b.priority - a.priority); // stable: the claim's order within a priority
-    list.forEach((r, k) => keyed.push({ r, key: (k + 0.5) / list.length }));
+    const [vstart, step] = slots[tenantId] ?? [Infinity, 0];
+    const vclock = vstart <= clock ? clock : null;
+    list.forEach((r, k) => {
+      r.vt = vstart + k * step;
+      r.vclock = vclock;
+      keyed.push({ r, k });
+    });
   }
-  keyed.sort((a, b) => a.key - b.key || (a.r.tenantId < b.r.tenantId ? -1 : a.r.tenantId > b.r.tenantId ? 1 : 0));
+  // Equal slots in the order the claim's allocation breaks ties: by tenant, then slot.
+  keyed.sort((a, b) => a.r.vt - b.r.vt || (a.r.tenantId < b.r.tenantId ? -1 : a.r.tenantId > b.r.tenantId ? 1 : a.k - b.k));
   return keyed.map((x) => x.r);
 }
