@@ -294,7 +294,7 @@ export class Executor {
       this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000, t.atCap);
       // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
       if (pool.wantsClaim) this.waker.wake();
-    });
+    }, t);
   }
 
   /** Renew at a third of the shortest pool lease, at most every 5 s. A fixed 5 s let any lease ≤ 5 s

@@ -1,15 +1,26 @@
-// A pool's concurrency bound: at most `concurrency` tasks run at once; the rest wait, first in, first
-// out. DESIGN.md names p-limit for this, and pools used it until the thirteenth bench pass. Per task
-// p-limit makes ~5 promises, a bound closure and a queue node, and starts the task a microtask later:
-// 1.8–2.4 µs a task against 0.2–0.3 µs here, in batches of 4,000 no-op tasks on this VM. In a drain of
-// no-op triggers, whose whole Node cost is ~20 µs each, Node's CPU per trigger came out 13 % lower
-// (median of 8 alternating pairs, docs/bench.md). A task starts at once when a slot is free, inside
-// run(); it must return a promise and not throw synchronously (an async function never does). Its
-// promise settling, either way, frees the slot.
+// A pool's concurrency bound: at most `concurrency` tasks run at once; the rest wait, lowest key first,
+// first in first out among equal keys. The pool keys a claimed trigger by its WFQ slot (pool.ts). DESIGN.md
+// names p-limit for this, and pools used it until the thirteenth bench pass. Per task p-limit makes ~5
+// promises, a bound closure and a queue node, and starts the task a microtask later: 1.8–2.4 µs a task
+// against 0.2–0.3 µs here, in batches of 4,000 no-op tasks on this VM. In a drain of no-op triggers, whose
+// whole Node cost is ~20 µs each, Node's CPU per trigger came out 13 % lower (median of 8 alternating
+// pairs, docs/bench.md). A task starts at once when a slot is free, inside run(); it must return a promise
+// and not throw synchronously (an async function never does). Its promise settling, either way, frees the
+// slot.
+type Task = () => Promise<unknown>;
+
+interface Waiting {
+  key: number;
+  seq: number;
+  task: Task;
+}
+
 export class Limit {
   private active = 0;
-  private queue: Array<(() => Promise<unknown>) | undefined> = [];
-  private head = 0;
+  /** The waiting tasks, a binary min-heap by (key, seq). */
+  private heap: Waiting[] = [];
+  private seq = 0;
+  private lastKey: number | null = null;
   private readonly done = () => {
     this.active--;
     this.drain();
@@ -22,7 +33,12 @@ export class Limit {
   }
 
   get pendingCount(): number {
-    return this.queue.length - this.head;
+    return this.heap.length;
+  }
+
+  /** The key of the task started last; null before the first. */
+  get lastStartedKey(): number | null {
+    return this.lastKey;
   }
 
   setConcurrency(concurrency: number): void {
@@ -30,25 +46,55 @@ export class Limit {
     this.drain();
   }
 
-  run(task: () => Promise<unknown>): void {
-    this.queue.push(task);
+  /** Run `task` once a slot is free and no waiting task has a lower key, or the same key and came first.
+   *  A key that is not a number (NaN) waits behind every other. */
+  run(task: Task, key = 0): void {
+    this.push({ key: Number.isNaN(key) ? Infinity : key, seq: this.seq++, task });
     this.drain();
   }
 
   private drain(): void {
-    while (this.active < this.concurrency && this.head < this.queue.length) {
-      const task = this.queue[this.head]!;
-      this.queue[this.head++] = undefined;
+    while (this.active < this.concurrency && this.heap.length > 0) {
+      const { task, key } = this.pop();
       this.active++;
+      this.lastKey = key;
       task().then(this.done, this.done);
     }
-    // Started tasks leave the front of the array: drop them once they are half of it.
-    if (this.head === this.queue.length) {
-      this.queue.length = 0;
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
   }
+
+  private push(w: Waiting): void {
+    const h = this.heap;
+    let i = h.length;
+    h.push(w);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(w, h[parent])) break;
+      h[i] = h[parent];
+      i = parent;
+    }
+    h[i] = w;
+  }
+
+  private pop(): Waiting {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop()!;
+    if (h.length > 0) {
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= h.length) break;
+        const c = l + 1 < h.length && before(h[l + 1], h[l]) ? l + 1 : l;
+        if (!before(h[c], last)) break;
+        h[i] = h[c];
+        i = c;
+      }
+      h[i] = last;
+    }
+    return top;
+  }
+}
+
+function before(a: Waiting, b: Waiting): boolean {
+  return a.key < b.key || (a.key === b.key && a.seq < b.seq);
 }

@@ -1,5 +1,6 @@
-// The pool's concurrency bound (limit.ts): never more than `concurrency` at once, first in first out, a
-// rejected task frees its slot like a resolved one, and a change of concurrency applies at once.
+// The pool's concurrency bound (limit.ts): never more than `concurrency` at once, lowest key first and
+// first in first out among equal keys, a rejected task frees its slot like a resolved one, and a change of
+// concurrency applies at once.
 import { describe, expect, it } from "vitest";
 import { Limit } from "../src/limit.ts";
 
@@ -11,12 +12,12 @@ function tasks(limit: Limit) {
   const finish = new Map<number, { ok: () => void; fail: () => void }>();
   let running = 0;
   let most = 0;
-  const add = (i: number) =>
+  const add = (i: number, key?: number) =>
     limit.run(() => {
       started.push(i);
       most = Math.max(most, ++running);
       return new Promise<void>((ok, fail) => finish.set(i, { ok, fail })).finally(() => running--);
-    });
+    }, key);
   return { started, finish, add, most: () => most, running: () => running };
 }
 
@@ -34,6 +35,41 @@ describe("Limit", () => {
     expect(t.started).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(t.most()).toBe(3);
     expect([limit.activeCount, limit.pendingCount]).toEqual([0, 0]);
+  });
+
+  it("starts the waiting task with the lowest key, and the first of equal keys; remembers the last key started", async () => {
+    const limit = new Limit(1);
+    const t = tasks(limit);
+    expect(limit.lastStartedKey).toBeNull();
+    t.add(0, 5); // starts at once: a slot is free
+    for (const [i, key] of [[1, 9], [2, 3], [3, 7], [4, 3], [5, 9], [6, 1]] as const) t.add(i, key);
+    expect(limit.lastStartedKey).toBe(5);
+    for (let i = 0; i < 7; i++) {
+      t.finish.get(t.started[i])!.ok();
+      await tick();
+    }
+    expect(t.started).toEqual([0, 6, 2, 4, 3, 1, 5]);
+    expect(limit.lastStartedKey).toBe(9);
+    expect(t.most()).toBe(1);
+  });
+
+  it("keeps order and count through a long queue of mixed keys", async () => {
+    const limit = new Limit(3);
+    const order: number[] = [];
+    const n = 3000;
+    const keyOf = (i: number) => (i * 7919) % 1000; // each key 3 times, in no order
+    let left = n;
+    await new Promise<void>((done) => {
+      for (let i = 0; i < n; i++)
+        limit.run(async () => {
+          order.push(i);
+          await null;
+          if (--left === 0) done();
+        }, keyOf(i));
+    });
+    // The first three started at once; every other one in (key, arrival) order.
+    const rest = Array.from({ length: n - 3 }, (_, j) => j + 3).sort((a, b) => keyOf(a) - keyOf(b) || a - b);
+    expect(order).toEqual([0, 1, 2, ...rest]);
   });
 
   it("a rejected task frees its slot", async () => {
@@ -63,7 +99,7 @@ describe("Limit", () => {
     expect(t.running()).toBe(1);
   });
 
-  it("keeps order and count through a long queue (its array is compacted as it drains)", async () => {
+  it("keeps order and count through a long queue of equal keys", async () => {
     const limit = new Limit(7);
     const order: number[] = [];
     let running = 0;

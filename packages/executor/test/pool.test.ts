@@ -2,7 +2,7 @@
 // finishes during one claim, twice over, or in QUEUE_MS if that is more, never beyond maxLeasesHeld().
 import { describe, expect, it } from "vitest";
 import { DEFAULT_POOL } from "@fairway/store";
-import { Pool, QUEUE_MS, maxLeasesHeld } from "../src/pool.ts";
+import { Pool, QUEUE_MS, maxLeasesHeld, startKey } from "../src/pool.ts";
 
 const pool = (concurrency: number) => new Pool({ ...DEFAULT_POOL, type: "t", concurrency });
 
@@ -98,5 +98,57 @@ describe("when a pool claims", () => {
     p.recordClaim(10);
     p.recordRun(1_000);
     expect([p.prefetch, p.claimable, p.wantsClaim]).toEqual([1, 2, true]);
+  });
+});
+
+describe("the order a pool starts what it has queued", () => {
+  const tick = () => new Promise((r) => setImmediate(r));
+
+  /** A pool of one slot whose runs end when told; records which started, in order. */
+  function gated() {
+    const p = pool(1);
+    const started: string[] = [];
+    const ends: Array<() => void> = [];
+    const add = (name: string, slot: { vt: number; vclock: number | null }) =>
+      p.run(() => {
+        started.push(name);
+        return new Promise<void>((r) => ends.push(r));
+      }, slot);
+    const next = async () => {
+      ends.shift()!();
+      await tick();
+    };
+    return { add, next, started };
+  }
+
+  it("starts queued triggers by their WFQ slots, not in the order they were claimed", async () => {
+    const g = gated();
+    // One claim gave a slots 10 and 12, a later one b (served less) slot 11.
+    g.add("a10", { vt: 10, vclock: null });
+    g.add("a12", { vt: 12, vclock: null });
+    g.add("b11", { vt: 11, vclock: null });
+    for (let i = 0; i < 2; i++) await g.next();
+    expect(g.started).toEqual(["a10", "b11", "a12"]);
+  });
+
+  it("starts a tenant back from idle among what is starting now, not behind the queue", async () => {
+    const g = gated();
+    // A busy tenant's claims queued slots 100…109; the pool has started 100. The pool clock, where the
+    // claims have got to, is 110: a tenant back from idle is given slots 110, 111 there.
+    for (let vt = 100; vt < 110; vt++) g.add(`busy${vt}`, { vt, vclock: null });
+    expect(startKey(110, 110, 100)).toBe(100);
+    expect(startKey(111, 110, 100)).toBe(101);
+    g.add("idle0", { vt: 110, vclock: 110 });
+    g.add("idle1", { vt: 111, vclock: 110 });
+    for (let i = 0; i < 4; i++) await g.next();
+    // Next, then interleaved with the busy tenant from the slot in service (ties go to what was queued
+    // first); without the move it would have waited for busy101…109.
+    expect(g.started).toEqual(["busy100", "idle0", "busy101", "idle1", "busy102"]);
+  });
+
+  it("moves no slot forward: a tenant with virtual time of its own, or nothing started yet, keeps its slots", () => {
+    expect(startKey(115, null, 100)).toBe(115); // served recently: its slots are its own
+    expect(startKey(110, 110, null)).toBe(110); // the pool has started nothing to measure against
+    expect(startKey(90, 90, 100)).toBe(90); // the clock is behind what started (another executor's claims)
   });
 });
