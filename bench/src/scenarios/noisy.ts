@@ -2,9 +2,8 @@
 // triggers each at the same moment. Pool concurrency 50, every tenant capped at 50, 2 ms jobs. Each
 // small tenant's completion time (submit → its last run ends) is compared with a baseline run
 // without A, on Fairway and on graphile-worker (FIFO, same concurrency) side by side.
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { benchDb } from "../lib/db.ts";
+import { handlerExecutor } from "../lib/fairway.ts";
 import type { BenchContext, Scenario } from "../lib/scenario.ts";
 import { seedTenants, seedTriggers, setPool, sleep, waitUntil } from "../lib/seed.ts";
 import { percentile } from "../lib/stats.ts";
@@ -25,20 +24,14 @@ type Completion = number[];
 
 async function fairwayRun(s: Sizes, withNoisy: boolean): Promise<Completion> {
   const tdb = await benchDb(10);
-  const transport = createUndiciTransport({ allowPrivate: true });
   const ends = new Map<string, { n: number; last: number }>();
-  const executor = new Executor({
-    db: tdb.store.db,
-    transport,
-    pollMs: 50,
-    handlers: {
-      work: async (ctx) => {
-        await sleep(JOB_MS);
-        const e = ends.get(ctx.tenantId) ?? { n: 0, last: 0 };
-        e.n++;
-        e.last = performance.now();
-        ends.set(ctx.tenantId, e);
-      },
+  const { executor, stop } = handlerExecutor(tdb.store.db, {
+    work: async (ctx) => {
+      await sleep(JOB_MS);
+      const e = ends.get(ctx.tenantId) ?? { n: 0, last: 0 };
+      e.n++;
+      e.last = performance.now();
+      ends.set(ctx.tenantId, e);
     },
   });
   try {
@@ -55,8 +48,7 @@ async function fairwayRun(s: Sizes, withNoisy: boolean): Promise<Completion> {
     await waitUntil(() => small.every((t) => (ends.get(t)?.n ?? 0) >= s.small), 300_000, "small tenants done");
     return small.map((t) => ends.get(t)!.last - t0);
   } finally {
-    await executor.stop(5_000);
-    await transport.close();
+    await stop();
     await tdb.drop();
   }
 }

@@ -2,9 +2,8 @@
 // the way) over a fixed window. Case "equal": every job takes the same time. Case "long": tenant 3's
 // jobs take 10× longer — its share must be of worker time, not of job counts. Error = max over
 // tenants of |measured share − weight share| / weight share; Jain's index of shares ÷ weight.
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { benchDb } from "../lib/db.ts";
+import { handlerExecutor } from "../lib/fairway.ts";
 import type { BenchContext, Figures, Scenario } from "../lib/scenario.ts";
 import { seedTenants, seedTriggers, setPool, sleep } from "../lib/seed.ts";
 import { jain } from "../lib/stats.ts";
@@ -20,24 +19,18 @@ interface Tally {
 
 async function window(ctx: BenchContext, longFactor: number): Promise<{ count: number[]; time: number[] }> {
   const tdb = await benchDb(10);
-  const transport = createUndiciTransport({ allowPrivate: true });
   const tally = new Map<string, Tally>();
   let measuring = false;
   const ids: string[] = [];
-  const executor = new Executor({
-    db: tdb.store.db,
-    transport,
-    pollMs: 50,
-    handlers: {
-      work: async (c) => {
-        const started = performance.now();
-        await sleep(c.tenantId === ids[2] ? JOB_MS * longFactor : JOB_MS);
-        if (!measuring) return;
-        const t = tally.get(c.tenantId) ?? { n: 0, ms: 0 };
-        t.n++;
-        t.ms += performance.now() - started;
-        tally.set(c.tenantId, t);
-      },
+  const { executor, stop } = handlerExecutor(tdb.store.db, {
+    work: async (c) => {
+      const started = performance.now();
+      await sleep(c.tenantId === ids[2] ? JOB_MS * longFactor : JOB_MS);
+      if (!measuring) return;
+      const t = tally.get(c.tenantId) ?? { n: 0, ms: 0 };
+      t.n++;
+      t.ms += performance.now() - started;
+      tally.set(c.tenantId, t);
     },
   });
   try {
@@ -57,8 +50,7 @@ async function window(ctx: BenchContext, longFactor: number): Promise<{ count: n
     const t = ids.map((id) => tally.get(id) ?? { n: 0, ms: 0 });
     return { count: t.map((x) => x.n), time: t.map((x) => x.ms) };
   } finally {
-    await executor.stop(5_000);
-    await transport.close();
+    await stop();
     await tdb.drop();
   }
 }

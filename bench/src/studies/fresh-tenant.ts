@@ -8,27 +8,20 @@
 // triggers fill the pool's whole prefetch queue) has 40,000 due. Once it has run 3,000, each of PROBES idle
 // tenants in turn is given one trigger due now (the executor is woken, as the API's wake-up hint does);
 // the figure is the time from that insert to the trigger's start. Prints one JSON line: p50, max and all.
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { benchDb } from "../lib/db.ts";
+import { handlerExecutor } from "../lib/fairway.ts";
 import { seedTenants, seedTriggers, setPool, sleep, waitUntil } from "../lib/seed.ts";
 
 const PROBES = Number(process.env.PROBES ?? 15);
 
 const tdb = await benchDb(10);
-const transport = createUndiciTransport({ allowPrivate: true });
 const starts = new Map<string, number>();
 let busyStarted = 0;
-const executor = new Executor({
-  db: tdb.store.db,
-  transport,
-  pollMs: 50,
-  handlers: {
-    work: async (ctx) => {
-      if (ctx.tenantId.startsWith("idle")) starts.set(ctx.tenantId, performance.now());
-      else busyStarted++;
-      await sleep(2);
-    },
+const { executor, stop } = handlerExecutor(tdb.store.db, {
+  work: async (ctx) => {
+    if (ctx.tenantId.startsWith("idle")) starts.set(ctx.tenantId, performance.now());
+    else busyStarted++;
+    await sleep(2);
   },
 });
 const waits: number[] = [];
@@ -49,8 +42,7 @@ try {
     await sleep(200);
   }
 } finally {
-  await executor.stop(5_000);
-  await transport.close();
+  await stop();
   await tdb.drop();
 }
 waits.sort((a, b) => a - b);
