@@ -6,7 +6,7 @@
 // released, whatever happens.
 import { newId, silentLogger, type Logger } from "@fairway/core";
 import { claim, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
-import { Pool } from "./pool.ts";
+import { Pool, startKey } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
@@ -185,7 +185,9 @@ export class Executor {
       if (claimed.length > 0) pool.recordClaim(performance.now() - claimStarted);
       if (candidates) await this.ready!.afterClaim(type, now, candidates, claimed);
       else await this.ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
-      for (const t of claimed) this.dispatch(pool, t);
+      // One base for the whole claim: the slot in service before any of it started (pool.ts, startKey).
+      const started = pool.lastStarted;
+      for (const t of claimed) this.dispatch(pool, t, startKey(t.vt, t.vclock, started));
       // Anything claimed: claim again at once while slots are free (a claim looks at a bounded part of
       // each tenant's backlog, so a short claim does not mean the backlog is empty).
       if (claimed.length > 0) work++;
@@ -276,7 +278,8 @@ export class Executor {
     }
   }
 
-  private dispatch(pool: Pool, t: ClaimedTrigger): void {
+  /** `key`: where it starts among what the pool has queued (pool.ts, startKey). */
+  private dispatch(pool: Pool, t: ClaimedTrigger, key: number): void {
     const h: Held = { t, pool, started: false, abort: new RunAbort() };
     this.held.set(t.id, h);
     pool.run(async () => {
@@ -294,7 +297,7 @@ export class Executor {
       this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000, t.atCap);
       // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
       if (pool.wantsClaim) this.waker.wake();
-    }, t);
+    }, key);
   }
 
   /** Renew at a third of the shortest pool lease, at most every 5 s. A fixed 5 s let any lease ≤ 5 s

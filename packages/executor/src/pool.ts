@@ -69,11 +69,16 @@ export class Pool {
     this.limit.setConcurrency(config.concurrency);
   }
 
+  /** The slot of the run started last (startKey()); null before the first. */
+  get lastStarted(): number | null {
+    return this.limit.lastStartedKey;
+  }
+
   /** Run `task` in a slot: at once if one is free, else once one is and nothing queued has an earlier
-   *  slot (limit.ts). `slot` is a claimed trigger's WFQ slot (ClaimedTrigger.vt, .vclock); tasks without
-   *  one run in the order they came, as if all at slot 0. */
-  run(task: () => Promise<unknown>, slot?: { vt: number; vclock: number | null }): void {
-    this.limit.run(task, slot ? startKey(slot.vt, slot.vclock, this.limit.lastStartedKey) : 0);
+   *  key (limit.ts). The executor keys a claimed trigger by startKey(); tasks given no key run in the
+   *  order they came, as if all at 0. */
+  run(task: () => Promise<unknown>, key = 0): void {
+    this.limit.run(task, key);
   }
 }
 
@@ -122,7 +127,9 @@ export function maxLeasesHeld(concurrency: number): number {
  *  older part of that queue (pool.test.ts): a tenant's first trigger started 17–28 ms after it came due
  *  at the median of four runs, against 40–51 ms, next to a busy tenant that kept a 50-slot pool's queue
  *  full (bench/src/studies/fresh-tenant.ts, docs/bench.md). A tenant with virtual time of its own ahead
- *  of the clock (it was served recently) keeps its slots. */
+ *  of the clock (it was served recently) keeps its slots. `started` is read once per claim, before any
+ *  of it starts: read per trigger, a claim's first triggers, started at once in free slots, would move
+ *  the base for the rest of it. */
 export function startKey(vt: number, vclock: number | null, started: number | null): number {
   return vclock !== null && started !== null && started < vclock ? started + (vt - vclock) : vt;
 }
