@@ -1,7 +1,7 @@
 // Design study (docs/bench.md, eighteenth pass): where the webhooks scenario's time goes. Not part of
 // `npm run bench`; run it by hand, on an otherwise quiet machine:
 //
-//   [PAIRS=3] [N=40000] npx tsx bench/src/studies/webhooks-cpu.ts
+//   [PAIRS=3] [N=40000] [TLS=1] npx tsx bench/src/studies/webhooks-cpu.ts
 //
 // The scenario's two main arms, alternated (bare first in odd pairs, Fairway first in even ones): the
 // bare keep-alive undici.request loop and Fairway's executor, both in this process, both against the
@@ -9,7 +9,14 @@
 // reads, per delivery: this process's CPU (the client or the executor, with its Postgres client), the
 // target's, every postgres process's; the machine's busy cores; this process's event-loop utilisation
 // and delay; its minor GC pauses. One JSON line per run, then the medians.
-import { cpus } from "node:os";
+//
+// TLS=1 runs both arms against an HTTPS target instead, as real webhook endpoints are: a self-signed
+// certificate for 127.0.0.1 is made with the openssl CLI, and the study runs itself again with it
+// trusted (NODE_EXTRA_CA_CERTS, read only when a process starts, names it in place of any other).
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
 import { monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
 import { nextMessage, spawnWorker, stopChild } from "../lib/children.ts";
 import { machineTicks, postgresCpuUs, processCpuUs } from "../lib/proc.ts";
@@ -17,6 +24,24 @@ import type { TimedWindow } from "../lib/scenario.ts";
 import { percentile } from "../lib/stats.ts";
 import { deliveryLimit, postBare } from "../peers/delivery.ts";
 import { fairway } from "../scenarios/webhooks.ts";
+
+const TLS = process.env.TLS === "1";
+if (TLS && !process.env.TARGET_TLS_CERT) {
+  const dir = mkdtempSync(join(tmpdir(), "fairway-tls-"));
+  const [key, cert] = [join(dir, "key.pem"), join(dir, "cert.pem")];
+  try {
+    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+      "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert], { stdio: "ignore" });
+    const again = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+      stdio: "inherit",
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: cert, TARGET_TLS_KEY: key, TARGET_TLS_CERT: cert },
+    });
+    process.exitCode = again.status ?? 1;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit();
+}
 
 const PAIRS = Number(process.env.PAIRS ?? 3);
 const N = Number(process.env.N ?? 40_000);
@@ -73,7 +98,7 @@ const target = spawnWorker("target.ts");
 const runs: Figures[] = [];
 try {
   const { port } = await nextMessage<{ kind: string; port: number }>(target, (m) => m.kind === "listening");
-  const url = `http://127.0.0.1:${port}/hook`;
+  const url = `${TLS ? "https" : "http"}://127.0.0.1:${port}/hook`;
   const pid = target.pid!;
   // The scenario's body for the bare loop (webhooks.ts).
   const body = JSON.stringify({ id: "trg_" + "x".repeat(26), jobId: "job_" + "x".repeat(26), jobName: "bench", scheduledFor: new Date(), attempt: 1, payload: { hello: "world" } });
