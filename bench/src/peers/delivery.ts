@@ -83,7 +83,7 @@ export async function deliveryLimit(url: string, n: number, warm: number, post: 
 
 /** Deliveries/s of raw durable delivery over `warm + n` queued rows, timed from the `warm`-th row
  *  marked done to the last (as Fairway's are timed by settled triggers). */
-export async function rawDelivery(dbUrl: string, url: string, n: number, warm: number): Promise<number> {
+export async function rawDelivery(dbUrl: string, url: string, n: number, warm: number, window?: TimedWindow): Promise<number> {
   await rawSetup(dbUrl, n + warm);
   const sql = postgres(dbUrl, { max: 2, onnotice: () => {}, prepare: true });
   const transport = createUndiciTransport({ allowPrivate: true });
@@ -111,6 +111,7 @@ export async function rawDelivery(dbUrl: string, url: string, n: number, warm: n
       await rawComplete(sql, ids);
       done += ids.length;
       if (t0 === 0 && done >= warm) {
+        window?.start();
         t0 = performance.now();
         timedFrom = done;
       }
@@ -137,6 +138,7 @@ export async function rawDelivery(dbUrl: string, url: string, n: number, warm: n
   try {
     await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
     while (marking) await marking;
+    window?.end();
     if (done !== n + warm) throw new Error(`raw delivery marked ${done} of ${n + warm} rows done`);
     return ((done - timedFrom) / (performance.now() - t0)) * 1000;
   } finally {

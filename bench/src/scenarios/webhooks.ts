@@ -32,10 +32,11 @@ export async function fairway(url: string, n: number, warm: number, window?: Tim
   }
 }
 
-async function raw(url: string, n: number, warm: number): Promise<number> {
+/** Raw durable delivery's deliveries/s, in a database of its own. */
+export async function raw(url: string, n: number, warm: number, window?: TimedWindow): Promise<number> {
   const tdb = await benchDb(1);
   try {
-    return await rawDelivery(tdb.url, url, n, warm);
+    return await rawDelivery(tdb.url, url, n, warm, window);
   } finally {
     await tdb.drop();
   }

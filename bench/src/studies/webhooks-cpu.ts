@@ -1,14 +1,15 @@
 // Design study (docs/bench.md, eighteenth pass): where the webhooks scenario's time goes. Not part of
 // `npm run bench`; run it by hand, on an otherwise quiet machine:
 //
-//   [PAIRS=3] [N=40000] [TLS=1] npx tsx bench/src/studies/webhooks-cpu.ts
+//   [PAIRS=3] [N=40000] [TLS=1] [ARMS=bare,fairway,raw] npx tsx bench/src/studies/webhooks-cpu.ts
 //
-// The scenario's two main arms, alternated (bare first in odd pairs, Fairway first in even ones): the
+// The scenario's two main arms, alternated (round k starts k places further along the list): the
 // bare keep-alive undici.request loop and Fairway's executor, both in this process, both against the
 // scenario's target process, each timed after a warm-up of N/4 of its own. Over the timed window it
 // reads, per delivery: this process's CPU (the client or the executor, with its Postgres client), the
 // target's, every postgres process's; the machine's busy cores; this process's event-loop utilisation
-// and delay; its minor GC pauses. One JSON line per run, then the medians.
+// and delay; its minor GC pauses. One JSON line per run, then the medians. ARMS adds the scenario's raw
+// durable delivery (the raw SKIP LOCKED queue feeding signed requests through Fairway's transport).
 //
 // TLS=1 runs both arms against an HTTPS target instead, as real webhook endpoints are: a self-signed
 // certificate for 127.0.0.1 is made with the openssl CLI, and the study runs itself again with it
@@ -23,7 +24,7 @@ import { machineTicks, postgresCpuUs, processCpuUs } from "../lib/proc.ts";
 import type { TimedWindow } from "../lib/scenario.ts";
 import { percentile } from "../lib/stats.ts";
 import { deliveryLimit, postBare } from "../peers/delivery.ts";
-import { fairway } from "../scenarios/webhooks.ts";
+import { fairway, raw } from "../scenarios/webhooks.ts";
 
 const TLS = process.env.TLS === "1";
 if (TLS && !process.env.TARGET_TLS_CERT) {
@@ -44,6 +45,7 @@ if (TLS && !process.env.TARGET_TLS_CERT) {
 }
 
 const PAIRS = Number(process.env.PAIRS ?? 3);
+const ARMS = (process.env.ARMS ?? "bare,fairway").split(",");
 const N = Number(process.env.N ?? 40_000);
 const WARM = N / 4;
 
@@ -111,9 +113,15 @@ try {
       const m = measured(pid, "fairway");
       return m.done(await fairway(url, N, WARM, m.window));
     },
+    raw: async () => {
+      const m = measured(pid, "raw");
+      return m.done(await raw(url, N, WARM, m.window));
+    },
   };
+  const unknown = ARMS.filter((a) => !(a in arms));
+  if (unknown.length > 0) throw new Error(`ARMS: no arm ${unknown.join(", ")} (there are ${Object.keys(arms).join(", ")})`);
   for (let i = 0; i < PAIRS; i++) {
-    for (const arm of i % 2 === 0 ? ["bare", "fairway"] : ["fairway", "bare"]) {
+    for (const arm of [...ARMS.slice(i % ARMS.length), ...ARMS.slice(0, i % ARMS.length)]) {
       const r = await arms[arm]();
       runs.push(r);
       console.log(JSON.stringify(r));
@@ -122,7 +130,7 @@ try {
 } finally {
   await stopChild(target);
 }
-for (const arm of ["bare", "fairway"]) {
+for (const arm of ARMS) {
   const mine = runs.filter((r) => r.arm === arm);
   const keys = Object.keys(mine[0]).filter((k) => k !== "arm");
   console.log(JSON.stringify({ arm, median: true, ...Object.fromEntries(keys.map((k) => [k, percentile(mine.map((r) => r[k] as number), 50)])) }));
