@@ -1,9 +1,9 @@
 // Driver choice from the environment (DESIGN.md §8): Upstash REST if both its variables are set,
 // else redis:// if REDIS_URL is, else in-process.
-import type { Coordinator } from "./coordinator.js";
-import { createMemoryCoordinator } from "./memory-driver.js";
-import { createRedisCoordinator } from "./redis-driver.js";
-import { createUpstashCoordinator } from "./upstash-driver.js";
+import type { Coordinator } from "./coordinator.ts";
+import { createMemoryCoordinator } from "./memory-driver.ts";
+import { createRedisCoordinator } from "./redis-driver.ts";
+import { createUpstashCoordinator } from "./upstash-driver.ts";
 
 export function createCoordinatorFromEnv(env: Record<string, string | undefined>, prefix?: string): Coordinator {
   const upstashUrl = env.UPSTASH_REDIS_REST_URL?.trim();

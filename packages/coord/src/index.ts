@@ -13,9 +13,9 @@
 //   - wake() / onWake()→ ignored: idle executors wake on their ≤1 s poll instead.
 // Nothing is lost or run twice either way: claims, leases and fencing live in Postgres.
 
-export type { Coordinator, CoordinatorKind, LimitResult, ReadyEntry } from "./coordinator.js";
-export { createMemoryCoordinator } from "./memory-driver.js";
-export { createRedisCoordinator, type RedisCoordinatorOptions } from "./redis-driver.js";
-export { createUpstashCoordinator, type UpstashCoordinatorOptions } from "./upstash-driver.js";
-export { createCoordinatorFromEnv } from "./from-env.js";
-export { DEFAULT_PREFIX } from "./keys.js";
+export type { Coordinator, CoordinatorKind, LimitResult, ReadyEntry } from "./coordinator.ts";
+export { createMemoryCoordinator } from "./memory-driver.ts";
+export { createRedisCoordinator, type RedisCoordinatorOptions } from "./redis-driver.ts";
+export { createUpstashCoordinator, type UpstashCoordinatorOptions } from "./upstash-driver.ts";
+export { createCoordinatorFromEnv } from "./from-env.ts";
+export { DEFAULT_PREFIX } from "./keys.ts";

@@ -1,10 +1,10 @@
 // In-process coordination: the embedded single-process default. Same semantics as the Redis
 // drivers (the shared test suite runs against all three), no I/O, nothing survives a restart —
 // which is exactly a flushed Redis, so hasReadyIndex starts false and the caller rebuilds.
-import type { Coordinator, ReadyEntry } from "./coordinator.js";
-import { checkLimitArgs } from "./coordinator.js";
-import { TOUCH_NUDGE_MS } from "./lua/mark-ready.js";
-import { takeToken, type BucketState } from "./token-bucket.js";
+import type { Coordinator, ReadyEntry } from "./coordinator.ts";
+import { checkLimitArgs } from "./coordinator.ts";
+import { TOUCH_NUDGE_MS } from "./lua/mark-ready.ts";
+import { takeToken, type BucketState } from "./token-bucket.ts";
 
 export function createMemoryCoordinator(): Coordinator {
   const buckets = new Map<string, BucketState & { expiresAt: number }>();

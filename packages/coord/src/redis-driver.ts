@@ -6,9 +6,9 @@
 // unhandled one would only be logged by ioredis, but a coordinator must never be the reason a
 // process dies.
 import { Redis } from "ioredis";
-import type { Coordinator } from "./coordinator.js";
-import { DEFAULT_PREFIX } from "./keys.js";
-import { createScriptedCoordinator, type RedisLike } from "./scripted-coordinator.js";
+import type { Coordinator } from "./coordinator.ts";
+import { DEFAULT_PREFIX } from "./keys.ts";
+import { createScriptedCoordinator, type RedisLike } from "./scripted-coordinator.ts";
 
 export interface RedisCoordinatorOptions {
   /** redis:// or rediss:// URL. */

@@ -1,15 +1,15 @@
 // The ONE implementation of the Coordinator on Redis, shared by the redis:// (ioredis) and the
 // Upstash REST drivers. It depends only on `RedisLike` (three methods), so the drivers differ in a
 // tiny adapter and the tests of one exercise the logic of both.
-import type { Coordinator, CoordinatorKind, ReadyEntry } from "./coordinator.js";
-import { checkLimitArgs } from "./coordinator.js";
-import { runScript, type ScriptRunner } from "./hash.js";
-import { keysFor } from "./keys.js";
-import { LIMIT_SCRIPT } from "./lua/limit.js";
-import { MARK_READY_SCRIPT } from "./lua/mark-ready.js";
-import { READY_TENANTS_SCRIPT } from "./lua/ready-tenants.js";
-import { HAS_INDEX_SCRIPT, REBUILD_CHUNK_SCRIPT, REBUILD_SWAP_SCRIPT } from "./lua/rebuild.js";
-import { RESCHEDULE_SCRIPT } from "./lua/reschedule.js";
+import type { Coordinator, CoordinatorKind, ReadyEntry } from "./coordinator.ts";
+import { checkLimitArgs } from "./coordinator.ts";
+import { runScript, type ScriptRunner } from "./hash.ts";
+import { keysFor } from "./keys.ts";
+import { LIMIT_SCRIPT } from "./lua/limit.ts";
+import { MARK_READY_SCRIPT } from "./lua/mark-ready.ts";
+import { READY_TENANTS_SCRIPT } from "./lua/ready-tenants.ts";
+import { HAS_INDEX_SCRIPT, REBUILD_CHUNK_SCRIPT, REBUILD_SWAP_SCRIPT } from "./lua/rebuild.ts";
+import { RESCHEDULE_SCRIPT } from "./lua/reschedule.ts";
 
 /** Everything the shared logic needs from a Redis client (cf. ratelimit-js `Pick<Redis, "evalsha" | …>`). */
 export interface RedisLike extends ScriptRunner {

@@ -4,9 +4,9 @@
 // REST has no push, so onWake is a no-op: executors on this driver rely on their ≤1 s poll. wake()
 // still PUBLISHes, so a redis:// executor subscribed to the same database hears it.
 import { Redis } from "@upstash/redis";
-import type { Coordinator } from "./coordinator.js";
-import { DEFAULT_PREFIX } from "./keys.js";
-import { createScriptedCoordinator, type RedisLike } from "./scripted-coordinator.js";
+import type { Coordinator } from "./coordinator.ts";
+import { DEFAULT_PREFIX } from "./keys.ts";
+import { createScriptedCoordinator, type RedisLike } from "./scripted-coordinator.ts";
 
 export interface UpstashCoordinatorOptions {
   /** UPSTASH_REDIS_REST_URL. */

@@ -2,9 +2,9 @@
 // through test/support/upstash-shim.ts), all on the real Redis at 127.0.0.1:6379 under this file's
 // own key prefix.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryCoordinator, createRedisCoordinator, createUpstashCoordinator, type Coordinator } from "../src/index.js";
-import { deletePrefix, REDIS_URL, testPrefix } from "../../../test/support/redis.js";
-import { startUpstashShim, type UpstashShim } from "../../../test/support/upstash-shim.js";
+import { createMemoryCoordinator, createRedisCoordinator, createUpstashCoordinator, type Coordinator } from "../src/index.ts";
+import { deletePrefix, REDIS_URL, testPrefix } from "../../../test/support/redis.ts";
+import { startUpstashShim, type UpstashShim } from "../../../test/support/upstash-shim.ts";
 
 interface Driver {
   name: "memory" | "redis" | "upstash";

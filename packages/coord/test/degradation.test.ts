@@ -1,8 +1,8 @@
 // Redis down must mean "degraded", fast — never a hang, never a crashed process (see src/index.ts).
 import { createServer, connect, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { createRedisCoordinator, createUpstashCoordinator, type Coordinator } from "../src/index.js";
-import { deletePrefix, REDIS_URL, testPrefix } from "../../../test/support/redis.js";
+import { createRedisCoordinator, createUpstashCoordinator, type Coordinator } from "../src/index.ts";
+import { deletePrefix, REDIS_URL, testPrefix } from "../../../test/support/redis.ts";
 
 const started: Coordinator[] = [];
 afterAll(async () => {

@@ -1,6 +1,6 @@
 // Driver choice from the environment (DESIGN.md §8). Construction connects nothing, so no server is needed.
 import { describe, expect, it } from "vitest";
-import { createCoordinatorFromEnv } from "../src/index.js";
+import { createCoordinatorFromEnv } from "../src/index.ts";
 
 describe("createCoordinatorFromEnv", () => {
   const cases: Array<[string, Record<string, string | undefined>, string]> = [

@@ -4,10 +4,10 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { Redis as Upstash } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRedisCoordinator, createUpstashCoordinator, type Coordinator } from "../src/index.js";
-import { runScript, type ScriptRunner } from "../src/hash.js";
-import { deletePrefix, REDIS_URL, testPrefix } from "../../../test/support/redis.js";
-import { startUpstashShim, type UpstashShim } from "../../../test/support/upstash-shim.js";
+import { createRedisCoordinator, createUpstashCoordinator, type Coordinator } from "../src/index.ts";
+import { runScript, type ScriptRunner } from "../src/hash.ts";
+import { deletePrefix, REDIS_URL, testPrefix } from "../../../test/support/redis.ts";
+import { startUpstashShim, type UpstashShim } from "../../../test/support/upstash-shim.ts";
 
 const prefix = testPrefix("coord-layout");
 let shim: UpstashShim;

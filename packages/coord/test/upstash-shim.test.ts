@@ -2,8 +2,8 @@
 // the real @upstash/redis client end to end.
 import { Redis as Upstash } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deletePrefix, REDIS_URL, testPrefix } from "../../../test/support/redis.js";
-import { startUpstashShim, type UpstashShim } from "../../../test/support/upstash-shim.js";
+import { deletePrefix, REDIS_URL, testPrefix } from "../../../test/support/redis.ts";
+import { startUpstashShim, type UpstashShim } from "../../../test/support/upstash-shim.ts";
 
 const prefix = testPrefix("shim");
 const TOKEN = "shim-secret";

@@ -1,4 +1,4 @@
-// createJob batches a tenant's concurrent creates into one statement (sql/createJob.ts). These race it on
+// createJob batches a tenant's concurrent creates into one statement (sql/create-job.ts). These race it on
 // real Postgres: two database handles stand for two API processes, whose batches meet on the counter row.
 // At the limit the statement refuses without an error: Postgres counts no rolled-back transaction.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -4,7 +4,7 @@ import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 import { jobs, triggers } from "../schema.ts";
 import { newId } from "@fairway/core";
-import type { JobRow } from "./createJob.ts";
+import type { JobRow } from "./create-job.ts";
 
 const live = inArray(jobs.status, ["active", "paused"]);
 
