@@ -1,4 +1,4 @@
-// CI fails on schema drift (STYLE habit 12): generating migrations from the schema must leave drizzle/
+// CI fails on schema drift: generating migrations from the schema must leave drizzle/
 // exactly as committed. (drizzle-kit writes in place; on drift the new migration is left for you to
 // review and commit.)
 import { execFileSync } from "node:child_process";

@@ -1,4 +1,4 @@
-// The edge executor for real (GitHub issue 6): the Worker bundle that `wrangler deploy` would upload,
+// The edge executor for real: the Worker bundle that `wrangler deploy` would upload,
 // run in workerd by `wrangler dev --local`, against real Postgres (Hyperdrive's localConnectionString)
 // and real Redis behind the Upstash REST shim, delivering to a real receiver that verifies signatures
 // with the official `standardwebhooks` library. Driven through the SDK, as a user would.

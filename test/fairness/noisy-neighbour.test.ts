@@ -1,4 +1,4 @@
-// Noisy neighbour (issue 3): one tenant with a 20k backlog must not delay small tenants' triggers by
+// Noisy neighbour: one tenant with a 20k backlog must not delay small tenants' triggers by
 // more than a small constant number of claim cycles, compared with the same small tenants alone.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, type TestDb } from "../support/pg.ts";

@@ -1,4 +1,4 @@
-// The quota admin API (issue 3): changes take effect on the next claim; maxJobs and maxPayloadBytes are
+// The quota admin API: changes take effect on the next claim; maxJobs and maxPayloadBytes are
 // enforced at the API with stable codes; a suspended tenant's triggers wait and its calls are refused;
 // rate quotas limit how fast triggers start (excess waits, is not dropped); quota, stats and pools.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

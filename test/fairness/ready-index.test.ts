@@ -1,4 +1,4 @@
-// The ready-tenant index in Redis is coordination, never correctness (DESIGN.md §3): work completes
+// The ready-tenant index in Redis is coordination, never correctness (docs/architecture.md): work completes
 // through it; a flush mid-run is rebuilt from Postgres; with Redis down, candidates come from Postgres;
 // and when the work is done the index drains (tenants with nothing pending are removed).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

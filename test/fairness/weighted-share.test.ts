@@ -1,4 +1,4 @@
-// Weighted fair share of worker time (DESIGN.md §4, issue 3): always-backlogged tenants with weights
+// Weighted fair share of worker time (docs/architecture.md): always-backlogged tenants with weights
 // 1:2:5 receive pool capacity in proportion — by count when jobs are equal, and by WORKER TIME when
 // one tenant's jobs are 10× longer (it must not get 10× the workers).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Issue 8 drill 7: worker churn. Three executor processes are restarted over and over — alternately
+// Worker churn. Three executor processes are restarted over and over — alternately
 // kill -9 (crash) and SIGTERM (deploy) — while a few thousand triggers run. Lost = 0; duplicates only
 // come from crashed executors' in-flight work (bounded by pool size × crashes); the rate is reported.
 import { expect, it } from "vitest";

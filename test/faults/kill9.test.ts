@@ -1,4 +1,4 @@
-// Issue 8 drill 1: `kill -9` an executor process holding ~100 leases. Its triggers must complete after
+// `kill -9` an executor process holding ~100 leases. Its triggers must complete after
 // the leases expire (another executor reaps and re-runs them): lost = 0, and duplicate deliveries are
 // at most the number that was in flight, each with the same webhook-id as the first delivery.
 import { expect, it } from "vitest";

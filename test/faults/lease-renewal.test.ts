@@ -1,6 +1,6 @@
 // A run longer than its pool's lease (a job's own timeoutMs may exceed it) must keep its lease by
-// renewal while its executor is alive: no reap, no second delivery. Found a bug: renewal ran every
-// 5 s whatever the lease, so any lease ≤ 5 s expired under a live, healthy run and was re-delivered.
+// renewal while its executor is alive: no reap, no second delivery. Renewal must follow the lease: a
+// fixed renewal period longer than a short lease lets it expire under a live, healthy run.
 import { expect, it } from "vitest";
 import { Executor } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";

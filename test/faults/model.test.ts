@@ -1,4 +1,4 @@
-// Issue 8 drill 8: a model-based test of the trigger state machine at the store level, on real
+// A model-based test of the trigger state machine at the store level, on real
 // Postgres. fast-check generates sequences of create, claim, settle, fail, expire (+reap), stale
 // writes, renew, release, cancel, pause and crash; after every step Postgres must agree with a tiny
 // model. Invariants: one state per trigger, terminal states are final, attempt rows only grow and are

@@ -1,7 +1,6 @@
-// A hostile or broken target answers with a NUL character in its body. No Postgres text can hold one,
-// so the settle of the whole batch it was in failed on every retry: the other results in the batch were
-// never written either, until they were given up and their triggers re-run when their leases expired.
-// Now the NUL is stored as U+FFFD (settle.ts, storable()), and every trigger is settled once.
+// A hostile or broken target answers with a NUL character in its body. No Postgres text can hold one:
+// stored as is, it would fail the settle of the whole batch it was in, on every retry. The NUL is
+// stored as U+FFFD (settle.ts, storable()), and every trigger is settled once.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Issue 8 drill 3: Postgres goes away under load and comes back. We never restart the shared server:
+// Postgres goes away under load and comes back. We never restart the shared server:
 // executors (child processes) and the API reach Postgres through a TCP proxy we cut (every connection
 // destroyed, new ones refused) and restore. They must recover without a process restart; every
 // trigger ends delivered or dead-lettered; and once Postgres is back no lease outlives its expiry by
@@ -90,9 +90,9 @@ it("Postgres cut for 3 s under load: executors and API recover in place; nothing
     "every trigger delivered or dead",
   );
   const stats = await Promise.all(executors.map((e) => e.stop()));
-  // postgres.js 3.4.9 used to kill the process here (porsager/postgres#1154/#1208: a buffered write
-  // runs after the socket closed and throws from a setImmediate). scripts/patch-postgres.mjs guards it
-  // at install; with the guard no executor may crash at all.
+  // Unpatched, postgres.js 3.4.9 kills the process here (porsager/postgres#1154/#1208: a buffered
+  // write runs after the socket closed and throws from a setImmediate). scripts/patch-postgres.mjs
+  // guards it at install; with the guard no executor may crash at all.
   const crashed = executors.filter((e) => !e.events.some((x) => x.event === "stopped"));
   const report = deliveryReport(receiver.hits, ids);
   console.log(

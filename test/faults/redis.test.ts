@@ -1,5 +1,5 @@
-// Issue 8 drill 4: Redis flushed, then Redis gone, while jobs are created and delivered. Redis is
-// coordination only (DESIGN.md §3), so: lost = 0, no duplicates, and the degradation documented in
+// Redis flushed, then Redis gone, while jobs are created and delivered. Redis is
+// coordination only (docs/architecture.md), so: lost = 0, no duplicates, and the degradation documented in
 // packages/coord/src/index.ts — rate limiting fails open, the ready index is rebuilt after a flush,
 // claims find tenants in Postgres while Redis is down — and everything comes back when Redis does.
 // "Flushed" deletes this file's key prefix only; "gone" cuts a TCP proxy we own, never Redis itself.

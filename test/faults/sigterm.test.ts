@@ -1,4 +1,4 @@
-// Issue 8 drill 6: SIGTERM, as a deploy sends it. The executor stops claiming, finishes what is in
+// SIGTERM, as a deploy sends it. The executor stops claiming, finishes what is in
 // flight within its grace period or releases the rest, and leaves no lease behind; the server
 // drains HTTP (refuses new connections, completes the requests it is serving) and exits 0.
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Issue 8 drill 2: stall an executor (SIGSTOP) past its lease, let another executor complete its
+// Stall an executor (SIGSTOP) past its lease, let another executor complete its
 // triggers, then resume it (SIGCONT). Everything the stalled one writes afterwards — renewals and
 // settles — is fenced by its stale lease tokens and changes 0 rows; no attempt is counted twice.
 import { expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Issue 8 drill 5: the webhook target is down (503, Retry-After: 1) while a thousand triggers keep
+// The webhook target is down (503, Retry-After: 1) while a thousand triggers keep
 // failing, so thousands of retries queue up. When it returns: every trigger is delivered, per-tenant
 // caps hold throughout (seen from the receiver), Retry-After is honoured on every retry, and we report
 // how the queued retries are spread in time (no single thundering instant).

@@ -1,4 +1,4 @@
-// The 48-hour DST simulation (issue 4): three executors — three separate Postgres connections — run the
+// The 48-hour DST simulation: three executors — three separate Postgres connections — run the
 // materializer concurrently while a simulated clock steps through 48 hours around a zone's transition.
 // The materializer takes `now` as an argument (the database's own now() plays no part in its due
 // check), so real Postgres runs 48 simulated hours in seconds.

@@ -1,4 +1,4 @@
-// Shared set-up for the schedule tests (issue 4): the real API app on a fresh Postgres database with
+// Shared set-up for the schedule tests: the real API app on a fresh Postgres database with
 // an injected clock (no sleeping through real hours), tenants and keys made through the admin API,
 // and small readers for the trigger rows the tests assert on.
 import { createMemoryCoordinator } from "@fairway/coord";

@@ -1,4 +1,4 @@
-// Bounds and logs (issue 5): payload over the tenant's maxPayloadBytes is a 413; header count and
+// Bounds and logs: payload over the tenant's maxPayloadBytes is a 413; header count and
 // size, name and URL lengths and page sizes are capped; stored response bodies are truncated. Logs are
 // JSON lines carrying request, tenant, job and trigger ids — and never a key, a signing secret, or a
 // failed statement's parameters, even when the database itself fails.

@@ -1,4 +1,4 @@
-// API fuzzing (issue 5): fast-check drives every route with arbitrary params, query strings, headers
+// API fuzzing: fast-check drives every route with arbitrary params, query strings, headers
 // and bodies — garbage JSON, wrong types, huge and unicode strings (lone surrogates, NUL), deep
 // nesting, prototype-pollution keys, other tenants' ids. The properties: no 5xx for any input, a 4xx
 // never writes anything (row counts of every table unchanged), and Object.prototype stays clean.

@@ -1,4 +1,4 @@
-// Tenant isolation (issue 5): a route × foreign-tenant matrix. Tenant B holds a job, a pending trigger
+// Tenant isolation: a route × foreign-tenant matrix. Tenant B holds a job, a pending trigger
 // and a dead trigger; tenant A calls every tenant route with B's ids. Every call is a 404 (never a
 // 403 or 409 that would confirm the id exists), and afterwards B's rows are byte-for-byte unchanged.
 import { afterAll, beforeAll, expect, test } from "vitest";

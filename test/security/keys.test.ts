@@ -1,4 +1,4 @@
-// API keys and scopes (issue 5): random `fw_` keys, only a hash stored, revocation takes effect on the
+// API keys and scopes: random `fw_` keys, only a hash stored, revocation takes effect on the
 // next request, last use recorded, admin and tenant scopes never mix, and no plaintext key anywhere in
 // a dump of the database, in the logs, or in any API response after creation.
 import { execFileSync } from "node:child_process";

@@ -1,4 +1,4 @@
-// Signing-secret rotation (issue 5): during the overlap a delivery carries two `v1,` signatures and
+// Signing-secret rotation: during the overlap a delivery carries two `v1,` signatures and
 // verifies with BOTH the old and the new secret under the official `standardwebhooks` library; once
 // the overlap has passed, only the new secret signs.
 import { afterAll, beforeAll, expect, test } from "vitest";

@@ -1,4 +1,4 @@
-// SSRF (issue 5). Every private / loopback / link-local / CGNAT / ULA / metadata target, in every
+// SSRF. Every private / loopback / link-local / CGNAT / ULA / metadata target, in every
 // literal encoding, is refused when a job is created or updated (0 rows written); and at connect time a
 // canary listener on 127.0.0.1 sees 0 connections — for literal forms handed straight to the undici
 // transport, for `localhost` resolved by the system resolver, and for a public-looking name whose DNS

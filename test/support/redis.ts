@@ -1,4 +1,4 @@
-// Real Redis for tests (DESIGN.md §10): one server shared by every test file, so each file works under
+// Real Redis for tests: one server shared by every test file, so each file works under
 // its own random key prefix and deletes only that prefix — never FLUSHALL/FLUSHDB.
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";

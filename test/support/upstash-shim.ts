@@ -1,5 +1,5 @@
 // An Upstash-REST-compatible front for a real Redis, so @upstash/redis is tested against Redis
-// itself (DESIGN.md §10). Written from what @upstash/redis 1.39 sends and expects (pkg/http.ts):
+// itself. Written from what @upstash/redis 1.39 sends and expects (pkg/http.ts):
 //   POST /            body ["CMD", arg, …]          → {"result": …}  | 400 {"error": "ERR …"}
 //   POST /pipeline    body [["CMD", …], …]          → [{"result"}|{"error"}, …]   (not atomic)
 //   POST /multi-exec  body [["CMD", …], …]          → same, inside MULTI/EXEC      (EXECABORT → 400)

@@ -1,4 +1,4 @@
-// One scheduled invocation = one bounded executor run (DESIGN.md §8, Edge): materialize, reap, claim
+// One scheduled invocation = one bounded executor run (docs/architecture.md): materialize, reap, claim
 // and dispatch in the ordinary loop for runMs, then a graceful stop — running webhooks get graceMs to
 // finish and settle, the rest are aborted and their leases released, so nothing this run claimed is
 // left leased behind it. Defaults (50 s + 5 s) end the run before the next minute's cron fires.

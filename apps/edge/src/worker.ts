@@ -1,4 +1,4 @@
-// The Cloudflare Worker entry (DESIGN.md §2): `fetch` serves the same Hono app as the Node server,
+// The Cloudflare Worker entry: `fetch` serves the same Hono app as the Node server,
 // `scheduled` (cron, every minute) runs the executor for most of that minute. Both build their
 // dependencies per invocation from the bindings; the logic lives in the packages.
 import { createApp, type ApiCoordinator } from "@fairway/api";

@@ -1,4 +1,4 @@
-// Server configuration from the environment (DESIGN.md §8). Every field documents its default.
+// Server configuration from the environment. Every field documents its default.
 import { z } from "zod";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");

@@ -1,5 +1,5 @@
 // Small statistics for benchmark samples: percentiles of latencies, and the median/min/max summary
-// that every scenario reports over its runs (BENCH.md: median of ≥ 3, with the spread).
+// that every scenario reports over its runs (the median of at least 3, with the spread).
 
 /** The p-th percentile (0..100) of `xs` by nearest rank; NaN for an empty list. */
 export function percentile(xs: number[], p: number): number {

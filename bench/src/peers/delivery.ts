@@ -1,15 +1,14 @@
 // The delivery references for the webhooks scenario, all with 50 requests in flight against the same
 // local target:
 // - the delivery limit: a bare `undici.request` loop on one keep-alive Agent, one fixed body, no
-//   signing (BENCH.md);
+//   signing;
 // - the signed limit: the same loop, each request with its own body and the Standard Webhooks headers
 //   Fairway sends (HMAC-SHA256 over `id.timestamp.body`), so the cost of signing is known;
 // - raw durable delivery: the cheapest durable signed dispatcher — the raw SKIP LOCKED queue (raw.ts)
 //   feeding signed requests, finished rows marked done in batches. No fairness, caps, leases, retries
 //   or history: what a dispatcher that keeps its queue in this Postgres reaches on this machine. It
 //   sends through the transport Fairway's executor uses (undici's dispatcher API), the cheapest client
-//   here. Through `undici.request` it ran at 0.66–0.77× of that (fourteenth pass, docs/bench.md): a
-//   reference slowed by its client made Fairway look closer to it than it is.
+//   here: a reference slowed by a costlier client would make Fairway look closer to it than it is.
 import { createHmac } from "node:crypto";
 import postgres from "postgres";
 import { Agent, request } from "undici";
@@ -19,8 +18,8 @@ import type { TimedWindow } from "../lib/scenario.ts";
 import { rawClaim, rawComplete, rawSetup } from "./raw.ts";
 
 export const IN_FLIGHT = 50;
-/** Claim 500 rows whenever fewer than 300 are buffered, mark done after a 10 ms linger: at least as
- *  fast as 100/50, 300/150 and 1000/500 (tenth pass, docs/bench.md). */
+/** Claim 500 rows whenever fewer than 300 are buffered, mark done after a 10 ms linger: the fastest
+ *  of the batch sizes tried, so the reference is not handicapped by its tuning. */
 export const RAW_DELIVERY = { batch: 500, refillBelow: 300, lingerMs: 10 } as const;
 
 const SECRET = Buffer.from("fairway-bench-secret-fairway-bench");

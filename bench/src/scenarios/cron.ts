@@ -52,7 +52,7 @@ export const cron: Scenario = {
         lag_p50_ms: percentile(lags, 50),
         lag_p99_ms: percentile(lags, 99),
         lag_max_ms: percentile(lags, 100),
-        // BENCH target: p99 ≤ N ÷ throughput + 1 s (throughput from this invocation's throughput scenario).
+        // Target: p99 ≤ N ÷ throughput + 1 s (throughput from this invocation's throughput scenario).
         bound_ms: throughput ? (n / throughput) * 1000 + 1000 : Number.NaN,
         drain_s: drainS,
         // How long before the fire second the jobs were in place (must be > 0 for a fair measurement).

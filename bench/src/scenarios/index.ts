@@ -1,4 +1,4 @@
-// The eight scenarios of BENCH.md, in the order they run (throughput first: cron-burst's bound
+// The eight scenarios, in the order they run (throughput first: cron-burst's bound
 // uses the throughput measured in the same invocation).
 import type { Scenario } from "../lib/scenario.ts";
 import { api } from "./api.ts";

@@ -81,8 +81,7 @@ export const throughput: Scenario = {
     const n = ctx.quick ? 5_000 : 50_000;
     // pg-boss (~25 s a run) goes first. The raw loop, graphile-worker and Fairway then run back to
     // back, each run starting one further along (inTurn), so that none of them always runs in the same
-    // place while the machine drifts. (Measured first every time, the raw loop ran at 35–53k/s over
-    // the five runs of one full run on the eleventh pass's VM: docs/bench.md.)
+    // place while the machine drifts (a peer always measured first sees a different machine).
     const pgboss_per_s = await pgboss(n);
     ctx.log(`pg-boss ${Math.round(pgboss_per_s)}/s`);
     const { raw_per_s, graphile_per_s, fairway_per_s } = await inTurn(

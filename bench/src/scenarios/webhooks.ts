@@ -3,8 +3,8 @@
 // the delivery limit (a bare keep-alive undici.request loop, 50 in flight, same target, same body
 // size), the same loop signing each request as Fairway does, and raw durable delivery (the raw SKIP
 // LOCKED queue feeding the signed loop). All are timed in steady state, after a warm-up of their own
-// (a quarter of n): timed from cold, the limit came out ~20-25 % low (the target's and undici's code
-// still being compiled), which flattered the ratio.
+// (a quarter of n): timed from cold, the limit would come out low (the target's and undici's code
+// still being compiled), which would flatter the ratio.
 import { sql } from "@fairway/store";
 import { benchDb } from "../lib/db.ts";
 import { nextMessage, spawnWorker, stopChild } from "../lib/children.ts";

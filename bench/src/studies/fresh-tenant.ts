@@ -1,4 +1,4 @@
-// Design study (docs/bench.md, twentieth pass): how long a tenant that comes due waits to start while a
+// Design study: how long a tenant that comes due waits to start while a
 // busy tenant keeps the pool's queue full. Not part of `npm run bench`; run it by hand, on an otherwise
 // quiet machine:
 //

@@ -1,4 +1,4 @@
-// Design study (docs/bench.md, ninth pass): Postgres CPU per row of claim + settle on ONE backend for
+// Design study (docs/decisions/0004-hot-claim-and-settle.md): Postgres CPU per row of claim + settle on ONE backend for
 // three layouts of the triggers table. Not part of `npm run bench`; run it by hand:
 //
 //   LAYOUT=current|inplace|nullq|split|split2 [FILLFACTOR=50] npx tsx bench/src/studies/layout.ts
@@ -7,7 +7,7 @@
 // - inplace: the same table, the pending and dead indexes filtering on stored generated columns, no
 //   running index, a running counter per tenant: no index reads `status`, so a settle may be HOT.
 // - nullq: as inplace, but the pending indexes filter on a nullable due column that the claim clears
-//   (twelfth pass), instead of generated columns.
+//   instead of generated columns.
 // - split: pending work in a narrow queue table that the claim deletes from; trigger rows indexed only
 //   by primary key and job; a running counter per tenant.
 // - split2: split as migration 0009 built it: also the generated `dead` column and its index, the

@@ -1,4 +1,4 @@
-// Design study (docs/bench.md, sixteenth pass): what the executor and Postgres spend per delivery when
+// Design study: what the executor and Postgres spend per delivery when
 // the target takes DELAY_MS to answer. Not part of `npm run bench`; run it by hand:
 //
 //   DELAY_MS=3|10|30 [N=20000] [TENANTS=50] [LINGER=40] npx tsx bench/src/studies/slow-targets.ts

@@ -1,4 +1,4 @@
-// Design study (docs/bench.md, eighteenth pass): where the webhooks scenario's time goes. Not part of
+// Design study: where the webhooks scenario's time goes. Not part of
 // `npm run bench`; run it by hand, on an otherwise quiet machine:
 //
 //   [PAIRS=3] [N=40000] [TLS=1] [ARMS=bare,fairway,raw] npx tsx bench/src/studies/webhooks-cpu.ts

@@ -1,4 +1,4 @@
-// createApp(deps) returns the Hono app (STYLE habit 10): the runtime files (Node server, Worker) only
+// createApp(deps) returns the Hono app: the runtime files (Node server, Worker) only
 // build the dependencies and hand them in.
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";

@@ -1,4 +1,4 @@
-// Authentication (DESIGN.md §9): admin and tenant scopes never mix. A tenant key on an admin route is
+// Authentication: admin and tenant scopes never mix. A tenant key on an admin route is
 // a 403; the admin token on a tenant route is a 403; anything else unrecognised is a 401. Tenant keys
 // are looked up by their sha256 hash — the key itself is never stored.
 import type { MiddlewareHandler } from "hono";

@@ -1,4 +1,4 @@
-// One error envelope for every failure (DESIGN.md §7): { error: { code, message, details? } }.
+// One error envelope for every failure: { error: { code, message, details? } }.
 // Routes throw ApiError; app.onError turns anything into the envelope, and never leaks internals.
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";

@@ -1,4 +1,4 @@
-// Rows → the API's camelCase JSON (DESIGN.md §7). Secrets are never part of these shapes.
+// Rows → the API's camelCase JSON. Secrets are never part of these shapes.
 import { nextFires } from "@fairway/core";
 import type { AttemptRow, JobRow, PoolConfig, TenantRow, TriggerRow } from "@fairway/store";
 

@@ -1,4 +1,4 @@
-// The one narrow interface every coordination driver implements (DESIGN.md §3).
+// The one narrow interface every coordination driver implements (docs/architecture.md).
 // Redis is coordination, never correctness: every method here is an optimisation or a hint, and the
 // caller must behave correctly (only slower or less fair) when a method throws. See index.ts.
 

@@ -1,4 +1,4 @@
-// Driver choice from the environment (DESIGN.md §8): Upstash REST if both its variables are set,
+// Driver choice from the environment: Upstash REST if both its variables are set,
 // else redis:// if REDIS_URL is, else in-process.
 import type { Coordinator } from "./coordinator.ts";
 import { createMemoryCoordinator } from "./memory-driver.ts";

@@ -1,4 +1,4 @@
-// @fairway/coord — Redis is coordination, never correctness (DESIGN.md §3).
+// @fairway/coord — Redis is coordination, never correctness (docs/architecture.md).
 //
 // Every Coordinator method may throw when Redis is down, slow or flushed mid-call; drivers make that
 // happen fast (redis://: 500 ms command timeout, no offline queue; Upstash: 1 s, no retry loop).

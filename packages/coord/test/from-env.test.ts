@@ -1,4 +1,4 @@
-// Driver choice from the environment (DESIGN.md §8). Construction connects nothing, so no server is needed.
+// Driver choice from the environment. Construction connects nothing, so no server is needed.
 import { describe, expect, it } from "vitest";
 import { createCoordinatorFromEnv } from "../src/index.ts";
 

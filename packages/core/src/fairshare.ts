@@ -1,4 +1,4 @@
-// Weighted fair allocation of free worker slots across tenants (DESIGN.md §4, step 3).
+// Weighted fair allocation of free worker slots across tenants (docs/architecture.md).
 // Start-time fair queuing: tenant i's k-th slot (k = 1..room_i) starts at virtual time
 //   vtime_i + (k − 1) · costMs_i / weight_i
 // and the `budget` slots with the smallest start win (ties: tenant id, then k). Charging a tenant

@@ -1,8 +1,7 @@
 // node:crypto where the runtime has it at hand (Node; Workers only with nodejs_compat, and not always
 // through process.getBuiltinModule), else undefined and callers use WebCrypto. Its hashes and HMACs are
-// synchronous: WebCrypto's are asynchronous jobs whose bookkeeping cost many times the hash itself for
-// the short inputs Fairway hashes on every request and delivery (~30 µs per webhook signature, ~8% of the
-// API's CPU per create — --cpu-prof, docs/bench.md).
+// synchronous: WebCrypto's are asynchronous jobs whose bookkeeping costs many times the hash itself for
+// the short inputs Fairway hashes on every request and delivery (docs/decisions/0009-sync-node-crypto.md).
 export interface NodeCrypto {
   createHmac(alg: "sha256", key: Uint8Array): { update(s: string): { digest(): Uint8Array; digest(enc: "base64"): string } };
   createHash(alg: "sha256"): { update(s: string, enc: "utf8"): { digest(enc: "hex"): string } };

@@ -1,4 +1,4 @@
-// The retry decision (DESIGN.md §5): a pure function from one attempt's outcome to what happens next.
+// The retry decision (docs/architecture.md): a pure function from one attempt's outcome to what happens next.
 // Settle applies it in one fenced transaction; nothing here reads a clock except through the caller.
 import type { AttemptOutcome, RetryPolicy } from "./types.ts";
 

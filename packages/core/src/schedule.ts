@@ -1,4 +1,4 @@
-// What the materializer should write for one cron job, decided purely (DESIGN.md §6).
+// What the materializer should write for one cron job, decided purely (docs/architecture.md).
 // Fires that are due are split into those to run and those recorded as skipped, by misfire and
 // overlap policy; every decision is a row with a reason, never silence.
 import { nextFires } from "./cron.ts";

@@ -1,4 +1,4 @@
-// Webhook target safety (DESIGN.md §9). Checked when a job is created, and isForbiddenAddress again
+// Webhook target safety. Checked when a job is created, and isForbiddenAddress again
 // at connect time on the resolved address (DNS rebinding). IP classification is ipaddr.js's, not ours.
 import ipaddr from "ipaddr.js";
 

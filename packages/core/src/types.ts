@@ -1,4 +1,4 @@
-// The vocabulary of Fairway (DESIGN.md §1). Every package speaks these types.
+// The vocabulary of Fairway. Every package speaks these types.
 
 export type JobStatus = "active" | "paused" | "completed" | "cancelled";
 export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled";
@@ -37,7 +37,7 @@ export interface WebhookTarget {
   headers?: Record<string, string>;
 }
 
-/** The result of one delivery or handler run: a value, never thrown (STYLE habit 9). */
+/** The result of one delivery or handler run: a value, never thrown. */
 export interface DeliveryResult {
   outcome: AttemptOutcome;
   httpStatus: number | null;

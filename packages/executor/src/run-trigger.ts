@@ -1,5 +1,5 @@
 // Run one claimed trigger: a signed webhook (Standard Webhooks) or an in-process handler. Expected
-// outcomes are values (STYLE habit 9): this never throws; the attempt's record stores what it returns.
+// outcomes are values: this never throws; the attempt's record stores what it returns.
 import { checkTargetUrl, parseRetryAfter, signWebhook, signWebhookSync, type DeliveryResult } from "@fairway/core";
 import type { ClaimedTrigger } from "@fairway/store";
 import type { RunAbort, Transport } from "./transport.ts";

@@ -1,4 +1,4 @@
-// An interruptible sleep: the loop never spins and never oversleeps a wake-up (STYLE habit 5).
+// An interruptible sleep: the loop never spins and never oversleeps a wake-up.
 export class Waker {
   private resolve: (() => void) | null = null;
   private woken = false;

@@ -1,5 +1,5 @@
 // How a webhook request leaves the process. One interface, two implementations: undici's dispatcher
-// on Node (node/undici-transport.ts; ~48k/s keep-alive vs ~7k/s for Node 20's fetch), the platform
+// on Node (node/undici-transport.ts; several times the rate of Node 20's fetch), the platform
 // fetch on the edge (fetch-transport.ts). A transport throws only for network failures; any HTTP
 // status is an answer.
 export interface TransportRequest {
@@ -23,9 +23,9 @@ export interface CancelSignal {
 export type AbortListener = (() => void) | { handleEvent(): void };
 
 /** A run's cancellation: aborted once, by its timeout or by stop(), whichever comes first (`reason`
- *  says which). Handlers get a standard AbortSignal (`signal`), made only when one asks for it: in a
- *  bare keep-alive undici.request loop, an AbortController per request (with its timer) raised the CPU
- *  per request from 29.5 to 39 µs — the controller, and undici's listener bookkeeping on its signal. */
+ *  says which). Handlers get a standard AbortSignal (`signal`), made only when one asks for it: an
+ *  AbortController per request (with its timer, and undici's listener bookkeeping on its signal) is a
+ *  large share of a delivery's CPU (docs/decisions/0010-dispatcher-delivery.md). */
 export class RunAbort implements CancelSignal {
   aborted = false;
   reason: "timeout" | "stop" | null = null;

@@ -1,4 +1,4 @@
-// The API's shapes (DESIGN.md §7), as the SDK's users see them. Dates are ISO-8601 strings on the wire.
+// The API's shapes, as the SDK's users see them. Dates are ISO-8601 strings on the wire.
 import type { MisfirePolicy, OverlapPolicy, TriggerStatus, JobStatus, TenantStatus, AttemptOutcome } from "@fairway/core";
 
 export type ScheduleInput = { cron: string; timezone?: string } | { at: string | Date } | { delayMs: number };

@@ -20,7 +20,8 @@ export function rowsOf<T>(result: unknown): T[] {
 }
 
 /** Run a raw statement and return its rows. On postgres.js it runs as a prepared statement (drizzle's
- *  `execute` never prepares; the claim and settle were 30-50% slower unprepared — BENCH.md). A store
+ *  `execute` never prepares, and parsing and planning the claim and settle each time costs more than
+ *  running them — docs/decisions/0001-prepared-statements.md). A store
  *  connected with `prepare: false` (PgBouncer, Hyperdrive) still wins: postgres.js ANDs the two.
  *  PGlite has no prepare and goes through drizzle unchanged. */
 export async function query<T = Record<string, unknown>>(db: Db, statement: SQL): Promise<T[]> {
@@ -39,10 +40,8 @@ export async function query<T = Record<string, unknown>>(db: Db, statement: SQL)
  *  (`set_config(…, true)`); each still runs with its own snapshot. If a statement fails, Postgres
  *  rejects the rest of the transaction and the COMMIT rolls it back; the first error is thrown.
  *
- *  Through sql.begin() it was three round trips (BEGIN; the statements; COMMIT), and each waited for
- *  Node to get back to the socket: while the executor ran a claim's no-op batch, that was milliseconds.
- *  One round trip: no-op triggers/s new ÷ old 0.89–1.29, median 1.07, over 15 paired runs (docs/bench.md,
- *  thirteenth pass).
+ *  sql.begin() would take three round trips (BEGIN; the statements; COMMIT), each waiting for Node to
+ *  get back to the socket while it runs other work (docs/decisions/0002-one-round-trip-transactions.md).
  *
  *  A connection that dies mid-pipeline: postgres.js rejects what it sent, but statements it was still
  *  holding client-side (behind one being described, on its first use on the connection) are never heard
@@ -149,15 +148,11 @@ export function connectPostgres(url: string, opts: PostgresOptions = {}): Store 
     max: opts.max ?? 10,
     prepare: opts.prepare ?? true,
     onnotice: () => {},
-    // Fairway's statements are short OLTP statements; the planner's JIT threshold is reached by their
-    // cost estimates (CTEs with unknown LIMITs), and compiling took 2-5 s per claim (EXPLAIN ANALYZE
-    // in bench/, see docs/bench.md) for statements that run in milliseconds.
-    //
-    // enable_seqscan off: every Fairway statement is index-driven, and the queue tables swing from empty
-    // to 10k+ rows in seconds (a cron burst), faster than autovacuum re-analyzes them. Planned with the
-    // statistics of an empty table, the claim's candidate skip-scan became 100 sequential scans (372 ms
-    // per claim instead of a few; cron-burst p99 18.9 s vs 2.8 s — bench/, docs/bench.md). With seq
-    // scans priced out the planner keeps the index plans it would pick for any non-trivial table.
+    // jit off: Fairway's statements are short OLTP statements whose cost estimates (CTEs with unknown
+    // LIMITs) reach the JIT threshold; compiling costs seconds for statements that run in milliseconds.
+    // enable_seqscan off: every statement is index-driven, and the queue tables swing from empty to 10k+
+    // rows faster than autovacuum re-analyzes them; planned from an empty table's statistics the claim
+    // degrades to sequential scans. See docs/decisions/0003-planner-settings.md.
     connection: { jit: "off", enable_seqscan: "off" },
     // Keep timestamptz as Date and bigint counts as numbers across both drivers.
     types: { bigint: postgres.BigInt },

@@ -1,4 +1,4 @@
-// The Postgres schema: the only source of truth (DESIGN.md §3). Migrations in /drizzle are generated
+// The Postgres schema: the only source of truth (docs/architecture.md). Migrations in /drizzle are generated
 // from this file by drizzle-kit and never hand-edited; CI fails when they drift from it. The one
 // exception is what drizzle cannot declare, written by hand and named here: 0006 (the primary key's
 // fillfactor, TRIGGER_KEY_FILLFACTOR) and the end of 0009 (the triggers that keep trigger_queue and
@@ -101,9 +101,10 @@ export const tenantPools = pgTable(
     costMs: doublePrecision("cost_ms").notNull().default(100), // EWMA of real durations
     // The tenant's triggers of this pool that are `running`: +n by the claim, −n by the settle and by
     // release, in the statements that already lock and charge this row (and by the delete trigger in
-    // migration 0009). The cap reads the sum over the tenant's pools. A count of running rows needed
+    // migration 0009). The cap reads the sum over the tenant's pools. A count of running rows would need
     // an index on `status`, and any such index keeps both the claim and the settle from being HOT
-    // updates (docs/bench.md, twelfth pass). A trigger whose lease expired counts until it is reaped.
+    // updates (docs/decisions/0004-hot-claim-and-settle.md). A trigger whose lease expired counts until
+    // it is reaped.
     running: integer("running").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.type] })],
@@ -147,18 +148,12 @@ export const jobs = pgTable(
 );
 
 /** Leaf fill of the two indexes whose key a trigger keeps for life, triggers_pkey and triggers_job_idx.
- *  Until migration 0009, claim and settle were not HOT updates (they changed status, which the queue
- *  indexes filtered on), so each added a second and a third entry with the same key next to the first;
- *  now they are HOT but where a page has no room left for the new version. On full leaf pages those
- *  entries set off bottom-up deletion passes and page splits (12 % of a claiming backend's `perf`
- *  samples in bottom-up deletion alone; none since). Half-full pages take the claim's versions in
- *  place, and by the settle the insert's version is dead and reclaimable. Postgres CPU of
- *  claim+settle (one backend, 50k triggers, four alternated runs each): −19 % for a tenant's backlog
- *  created at once, −9 % for triggers created interleaved across tenants; end to end (no-op
- *  throughput, eight alternated pairs) +8.7 %. The price is space while triggers wait: 50k pending
- *  took 4.4 MB per index against 2.4 MB. Once claimed and settled they take the same either way
- *  (4.4 MB; the default fill got there by splitting pages). The primary key takes the setting in
- *  migration 0006, hand-written: drizzle cannot declare it. */
+ *  Claim and settle are HOT updates except where a heap page has no room for the new version; then
+ *  each adds an entry with the same key, and on full leaf pages those set off bottom-up deletion and
+ *  page splits. Half-full pages take them in place, and by the settle the insert's version is dead and
+ *  reclaimable. The price is index space while triggers wait
+ *  (docs/decisions/0005-trigger-key-fillfactor.md). The primary key takes the setting in migration
+ *  0006, hand-written: drizzle cannot declare it. */
 export const TRIGGER_KEY_FILLFACTOR = 50;
 
 /** The third key of triggers_job_idx: true for a scheduled trigger, NULL for a manual run. */
@@ -190,10 +185,10 @@ export const triggers = pgTable(
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),
     // A first attempt that succeeded is kept here, in the row version its settle writes anyway, not as
-    // an attempt_log row: most triggers succeed at once, and that row with its index entry cost 12 % of
-    // Postgres's CPU per no-op trigger (docs/bench.md, seventh pass). Set only for that case, so one
-    // test tells where a trigger's first attempt is: ok_started_at IS NOT NULL. Its outcome is
-    // "success" and its error null by definition (settle's `ok`).
+    // an attempt_log row: most triggers succeed at once, and that row with its index entry would be a
+    // large share of a trigger's cost (docs/decisions/0006-first-success-in-trigger-row.md). Set only
+    // for that case, so one test tells where a trigger's first attempt is: ok_started_at IS NOT NULL.
+    // Its outcome is "success" and its error null by definition (settle's `ok`).
     okStartedAt: ts("ok_started_at"),
     okDurationMs: integer("ok_duration_ms"),
     okHttpStatus: integer("ok_http_status"),
@@ -202,9 +197,8 @@ export const triggers = pgTable(
   (t) => [
     // A job's triggers by instant, and at most one scheduled trigger per (job, instant), ever, in one
     // index. The third key is true for a scheduled trigger and NULL for a manual run; NULLs are
-    // distinct, so manual runs never collide. (A plain (job_id, scheduled_for) index next to a
-    // partial unique one cost every claim and settle of a scheduled trigger a second index entry:
-    // migration 0003.) An insert names it by jobInstantConflict.
+    // distinct, so manual runs never collide. One index, not a plain one next to a partial unique one:
+    // a second index is a second entry for every non-HOT version. An insert names it by jobInstantConflict.
     uniqueIndex("triggers_job_idx")
       .on(t.jobId, t.scheduledFor, sql.raw(SCHEDULED_KEY))
       .with({ fillfactor: TRIGGER_KEY_FILLFACTOR }),
@@ -217,11 +211,10 @@ export const triggers = pgTable(
  *  or out of `pending`, or changes a pending one's due time, priority, type or exclusive flag, adds,
  *  changes or removes its row — except the claim's own pending → running, which deletes the rows it
  *  claims itself. No index on `triggers` reads a column the claim or a success changes, so both
- *  updates are HOT: no new entries in triggers' two key indexes. Postgres CPU of claim + settle
- *  (design study, bench/src/studies/layout.ts): 0.74–0.82 of the single-table layout's, and less since
- *  the dead letters left the table too (deadLetters). No foreign
- *  keys: their per-row checks would cost every insert; triggers are never deleted but by tests, and
- *  the delete trigger removes their rows then. */
+ *  updates are HOT: no new entries in triggers' two key indexes
+ *  (docs/decisions/0004-hot-claim-and-settle.md). No foreign keys: their per-row checks would cost
+ *  every insert; triggers are never deleted but by tests, and the delete trigger removes their rows
+ *  then. */
 export const triggerQueue = pgTable(
   "trigger_queue",
   {
@@ -243,9 +236,8 @@ export const triggerQueue = pgTable(
 
 /** The dead letters: a row per trigger whose status is `dead`, kept by migration 0009's sync trigger
  *  (a settle to dead adds it, a replay removes it). Listing them needed an index on `status`, which
- *  would make every claim and settle a non-HOT update (see triggerQueue); a generated `dead` column
- *  with its own index cost every claim and settle ~3 µs of Postgres a trigger (design study, twelfth
- *  pass), for a row that few triggers ever reach. */
+ *  would make every claim and settle a non-HOT update (see triggerQueue), and a generated `dead` column
+ *  with its own index would cost every claim and settle an index entry, for a row few triggers reach. */
 export const deadLetters = pgTable(
   "dead_letters",
   { tenantId: key("tenant_id").notNull(), triggerId: key("trigger_id").notNull() },
@@ -280,8 +272,8 @@ const attemptColumns = () => ({
 /** One row per finished attempt, except a first attempt that succeeded (kept in its trigger's row, see
  *  `okStartedAt`): read them all through the `attempts` view. Written only by settle, in the statement
  *  that moves its trigger out of `running` under the same fence, so the trigger always exists. No
- *  foreign key on trigger_id: its per-row check was a fifth of a settle (bench/, docs/bench.md), and
- *  triggers are never deleted. */
+ *  foreign key on trigger_id: its per-row check is a large share of a settle, and triggers are never
+ *  deleted (docs/decisions/0007-no-foreign-keys-on-hot-paths.md). */
 export const attemptLog = pgTable(
   "attempt_log",
   { ...attemptColumns(), createdAt: ts("created_at").notNull().defaultNow() },

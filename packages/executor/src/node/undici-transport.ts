@@ -77,9 +77,9 @@ function abortError(): Error {
 
 /** One request, on undici's dispatcher handler API (what undici.request builds on): the response body
  *  is collected as it arrives, up to MAX_RESPONSE_BYTES, with no Readable stream or AbortSignal per
- *  request. In a bare keep-alive loop against the bench target this cost 15 µs of CPU per request vs
- *  29.5 µs for undici.request + body.text() (39 µs with an AbortSignal). A body over the limit is cut
- *  there and its connection closed, never read to the end. The legacy handler methods (onConnect …
+ *  request: about half the CPU of undici.request + body.text()
+ *  (docs/decisions/0010-dispatcher-delivery.md). A body over the limit is cut there and its connection
+ *  closed, never read to the end. The legacy handler methods (onConnect …
  *  onError) are undici 7's cheapest: a handler with the newer onRequestStart API is wrapped per request. */
 class Delivery {
   private abort: ((err: Error) => void) | null = null;

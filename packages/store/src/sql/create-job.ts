@@ -1,6 +1,6 @@
 // Enqueue (POST /v1/jobs): the job, its pool row and — for a one-time job — its trigger, and the maxJobs
-// count, in ONE prepared statement (atomic on its own, so no BEGIN/COMMIT). It was a transaction of
-// five unprepared round trips, and parsing, planning and round trips were most of a create (BENCH.md api).
+// count, in ONE prepared statement (atomic on its own, so no BEGIN/COMMIT): parsing, planning and round
+// trips, not the writes, would otherwise be most of a create.
 //
 // Creates for one tenant are batched per process: while a tenant's statement is in flight, its next
 // creates wait and then go together as one statement (N jobs, the counter incremented once). One
@@ -14,8 +14,7 @@
 // it), admits as many of the batch's jobs as the limit leaves room for, in request order, inserts only
 // those, and adds the number it inserted to the counter last (the row is already locked, so that UPDATE
 // sees the value the admission used). A refused job writes nothing (not even its pool row), and nothing
-// fails: an over-limit statement used to write NULL into the NOT NULL counter, which aborted it (and
-// logged an ERROR in Postgres for every refusal).
+// fails: no statement aborts, and Postgres logs no ERROR per refusal.
 // Lock order: the tenant's row FOR KEY SHARE (what the jobs' foreign keys take anyway, at the end of the
 // statement), then its counter row: the order a tenant's delete would take them in (the row, then the
 // cascade to its counter). Settle and cancel lock triggers and jobs, then counters; a create waits for no

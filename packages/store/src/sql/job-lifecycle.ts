@@ -1,4 +1,4 @@
-// Job lifecycle (DESIGN.md §6): pause, resume, cancel, run now, update. Each is one transaction and
+// Job lifecycle: pause, resume, cancel, run now, update. Each is one transaction and
 // takes effect at once; what happens to pending triggers is explicit and leaves a reason.
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { query, type Db } from "../db.ts";

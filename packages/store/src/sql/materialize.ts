@@ -1,4 +1,4 @@
-// The materializer (DESIGN.md §6): due cron fires become trigger rows, unique per (job, instant), and
+// The materializer (docs/architecture.md): due cron fires become trigger rows, unique per (job, instant), and
 // next_fire_at is persisted in the same transaction — racing executors are harmless (SKIP LOCKED on the
 // job rows, ON CONFLICT on the triggers) and a restart loses no occurrence.
 import { sql } from "drizzle-orm";

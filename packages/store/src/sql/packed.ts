@@ -1,11 +1,9 @@
 // Packed rows: how the claim and the settle send their many rows back to Node. Fields are joined by
 // the unit separator (U+001F) and rows by the record separator (U+001E) into one text value.
 //
-// json_agg(json_build_array(…)) cost Postgres ~3 µs a row (4000 rows of the claim's shape: 12 ms
-// against 3.5 ms joined as text, psql on the bench VM; docs/bench.md, eleventh pass):
-// json_build_array looks up every argument's type on every call and JSON escapes every character.
-// Joined text needs neither, and Node splits it for about what JSON.parse cost (0.5–1.5 µs a row
-// either way, same VM).
+// Postgres's json_build_array looks up every argument's type on every call and JSON-escapes every
+// character; joined text needs neither, and Node splits it for about what JSON.parse costs
+// (docs/decisions/0008-packed-text-rows.md).
 //
 // It is safe only for fields that can never hold the two separators: trigger ids (made by newId()
 // alone), tenant ids, job ids and pool types (the schema's `printable` checks refuse control

@@ -1,4 +1,4 @@
-// Reads that feed the ready-tenant index (DESIGN.md §3) from the truth: each tenant's earliest pending
+// Reads that feed the ready-tenant index (docs/architecture.md) from the truth: each tenant's earliest pending
 // trigger in a pool. Served by trigger_queue_type_idx (type, tenant_id, next_attempt_at).
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
