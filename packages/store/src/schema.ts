@@ -27,7 +27,8 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" 
  *  Every btree index on these columns compares keys on each insert and lookup; under the database's
  *  linguistic collation (en_US.UTF-8, or even C.UTF-8 on PostgreSQL 15) each comparison goes through
  *  strcoll, under "C" it is a memcmp. Ids are ASCII, so their order is the same either way. Every
- *  column holding one of these keys takes it, so joins between them never mix two collations. */
+ *  column holding one of these keys takes it, so joins between them never mix two collations
+ *  (docs/decisions/0011-c-collation-keys.md). */
 const key = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
 
 /** A key no control character can get into. The claim and the settle send ids, types and words back
