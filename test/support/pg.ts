@@ -1,4 +1,4 @@
-// Real Postgres for tests (docs/architecture.md): a template database migrated once per run, and one database
+// Real Postgres for tests: a template database migrated once per run, and one database
 // per test file copied from it with CREATE DATABASE … TEMPLATE (fast, isolated, never assumes an empty
 // server). The template's name carries a hash of the migrations, so a schema change builds a new one.
 import { createHash, randomBytes } from "node:crypto";

@@ -1,8 +1,8 @@
-// The Postgres schema: the only source of truth (docs/architecture.md). Migrations in /drizzle are generated
-// from this file by drizzle-kit and never hand-edited; CI fails when they drift from it. The one
-// exception is what drizzle cannot declare, written by hand and named here: 0006 (the primary key's
-// fillfactor, TRIGGER_KEY_FILLFACTOR) and the end of 0009 (the triggers that keep trigger_queue and
-// dead_letters, the backfill, and the triggers table's fillfactor).
+// The Postgres schema: the only source of truth. Migrations in /drizzle are generated from this file
+// by drizzle-kit and never hand-edited; CI fails when they drift from it. The one exception is what
+// drizzle cannot declare, written by hand and named here: 0006 (the primary key's fillfactor,
+// TRIGGER_KEY_FILLFACTOR) and the end of 0009 (the triggers that keep trigger_queue and dead_letters —
+// docs/architecture.md, "The queue's triggers" — the backfill, and the triggers table's fillfactor).
 import { sql } from "drizzle-orm";
 import {
   boolean,
