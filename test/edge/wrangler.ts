@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
-export const root = fileURLToPath(new URL("../..", import.meta.url));
+const root = fileURLToPath(new URL("../..", import.meta.url));
 const wrangler = join(root, "node_modules/.bin/wrangler");
 const config = join(root, "wrangler.toml");
 

@@ -12,7 +12,7 @@ import { query, sql } from "@fairway/store";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { REDIS_URL, deletePrefix, testPrefix } from "../support/redis.ts";
 import { seedPool } from "../support/seed.ts";
-import { appFor, call, tenantWithKey, type App } from "./support/api.ts";
+import { appFor, call, tenantWithKey } from "./support/api.ts";
 import { startHookReceiver, type Hit, type HookReceiver } from "./support/hook-receiver.ts";
 import { deliveryReport, statusCounts, until } from "./support/ledger.ts";
 import { startTcpProxy, type TcpProxy } from "./support/tcp-proxy.ts";

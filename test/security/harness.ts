@@ -62,7 +62,7 @@ export async function createHarness(opts: { allowPrivateTargets?: boolean; handl
 }
 
 /** Row count of every table in the public schema (the schema grows; the list is read, not written down). */
-export async function tableCounts(db: Db): Promise<Record<string, number>> {
+async function tableCounts(db: Db): Promise<Record<string, number>> {
   const tables = await query<{ t: string }>(db, sql`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`);
   const out: Record<string, number> = {};
   for (const { t } of tables) {

@@ -20,7 +20,7 @@ import { rawClaim, rawComplete, rawSetup } from "./raw.ts";
 export const IN_FLIGHT = 50;
 /** Claim 500 rows whenever fewer than 300 are buffered, mark done after a 10 ms linger: the fastest
  *  of the batch sizes tried, so the reference is not handicapped by its tuning. */
-export const RAW_DELIVERY = { batch: 500, refillBelow: 300, lingerMs: 10 } as const;
+const RAW_DELIVERY = { batch: 500, refillBelow: 300, lingerMs: 10 } as const;
 
 const SECRET = Buffer.from("fairway-bench-secret-fairway-bench");
 

@@ -5,7 +5,7 @@
 import { Logger, makeWorkerUtils, run, type Runner, type Task } from "graphile-worker";
 import pg from "pg";
 
-export const GRAPHILE_CONFIG = {
+const GRAPHILE_CONFIG = {
   concurrentJobs: 24,
   maxPoolSize: 25,
   localQueue: { size: 500 },

@@ -3,7 +3,7 @@
 // batched complete. No fairness, caps, leases or history: the ceiling for any Postgres claimer here.
 import postgres from "postgres";
 
-export const RAW_CONFIG = { connections: 8, batch: 100 } as const;
+const RAW_CONFIG = { connections: 8, batch: 100 } as const;
 
 export async function rawSetup(url: string, n: number): Promise<void> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });

@@ -11,7 +11,7 @@ export interface ScriptRunner {
 const digests = new Map<string, Promise<string>>();
 
 /** SHA-1 hex of the script, via WebCrypto so the same code runs on Node and in a Worker. Memoised. */
-export function sha1Hex(script: string): Promise<string> {
+function sha1Hex(script: string): Promise<string> {
   let digest = digests.get(script);
   if (!digest) {
     digest = crypto.subtle.digest("SHA-1", new TextEncoder().encode(script)).then((buf) =>

@@ -24,14 +24,20 @@ const drivers: Driver[] = [
     name: "memory",
     hasPush: true,
     start: async () => createMemoryCoordinator(),
-    flush: async (c) => (await c.close(), createMemoryCoordinator()),
+    flush: async (c) => {
+      await c.close();
+      return createMemoryCoordinator();
+    },
     stop: async () => {},
   },
   {
     name: "redis",
     hasPush: true,
     start: async () => createRedisCoordinator({ url: REDIS_URL, prefix: redisPrefix }),
-    flush: async (c) => (await deletePrefix(redisPrefix), c),
+    flush: async (c) => {
+      await deletePrefix(redisPrefix);
+      return c;
+    },
     stop: async () => void (await deletePrefix(redisPrefix)),
   },
   {
@@ -41,7 +47,10 @@ const drivers: Driver[] = [
       shim = await startUpstashShim({ redisUrl: REDIS_URL, token: "suite-token" });
       return createUpstashCoordinator({ url: shim.url, token: shim.token, prefix: upstashPrefix });
     },
-    flush: async (c) => (await deletePrefix(upstashPrefix), c),
+    flush: async (c) => {
+      await deletePrefix(upstashPrefix);
+      return c;
+    },
     stop: async () => {
       await shim?.close();
       await deletePrefix(upstashPrefix);

@@ -61,8 +61,14 @@ describe("EVALSHA with NOSCRIPT fallback", () => {
   function counting(runner: ScriptRunner) {
     const calls: string[] = [];
     const wrapped: ScriptRunner = {
-      evalsha: (...a) => (calls.push("evalsha"), runner.evalsha(...a)),
-      eval: (...a) => (calls.push("eval"), runner.eval(...a)),
+      evalsha: (...a) => {
+        calls.push("evalsha");
+        return runner.evalsha(...a);
+      },
+      eval: (...a) => {
+        calls.push("eval");
+        return runner.eval(...a);
+      },
     };
     return { calls, wrapped };
   }

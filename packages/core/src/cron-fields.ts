@@ -3,7 +3,7 @@
 // let cron-parser expand each valid field into its values.
 import { CronExpressionParser } from "cron-parser";
 
-export const CRON_ALIASES: Readonly<Record<string, string>> = {
+const CRON_ALIASES: Readonly<Record<string, string>> = {
   "@yearly": "0 0 1 1 *",
   "@annually": "0 0 1 1 *",
   "@monthly": "0 0 1 * *",

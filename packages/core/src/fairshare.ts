@@ -80,7 +80,7 @@ export function allocate(budget: number, tenants: FairTenant[]): Map<string, num
   let left = Math.max(0, Math.floor(budget));
   const totalRoom = rooms.reduce((a, b) => a + b, 0);
   if (left >= totalRoom) {
-    tenants.forEach((t, i) => result.set(t.id, (result.get(t.id) ?? 0) + rooms[i]));
+    for (const [i, t] of tenants.entries()) result.set(t.id, (result.get(t.id) ?? 0) + rooms[i]);
     return result;
   }
   const heap = new SlotHeap();

@@ -1,11 +1,21 @@
 // @fairway/core: pure logic shared by every package; no I/O, runs in Node and Workers.
-export * from "./types.ts";
-export * from "./cron.ts";
-export * from "./retry.ts";
-export * from "./signing.ts";
-export * from "./fairshare.ts";
-export * from "./ssrf.ts";
-export * from "./text.ts";
-export * from "./ids.ts";
-export * from "./log.ts";
-export * from "./schedule.ts";
+export type {
+  AttemptOutcome,
+  DeliveryResult,
+  JobStatus,
+  MisfirePolicy,
+  OverlapPolicy,
+  TenantStatus,
+  TriggerStatus,
+} from "./types.ts";
+export { firesBetween, nextFires, parseCron, validateTimezone } from "./cron.ts";
+export { decideRetry, parseRetryAfter } from "./retry.ts";
+export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
+/** @public re-exported by @fairway/sdk for receivers */
+export { verifyWebhook, WebhookVerificationError } from "./signing.ts";
+export { allocate } from "./fairshare.ts";
+export { checkTargetUrl, isForbiddenAddress } from "./ssrf.ts";
+export { isStorableText, storableText } from "./text.ts";
+export { newId, randomToken, sha256Hex } from "./ids.ts";
+export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
+export { EXCLUSIVE_LOOKAHEAD_MS, planFires, type CronJobState } from "./schedule.ts";

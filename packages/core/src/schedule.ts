@@ -21,7 +21,7 @@ export interface FirePlan {
 }
 
 /** A fire later than this is a misfire (the executor was down), not ordinary lag. */
-export const MISFIRE_GRACE_MS = 60_000;
+const MISFIRE_GRACE_MS = 60_000;
 /** Bound the work of one pass; the rest is picked up by the next pass from the persisted nextFireAt. */
 export const MAX_FIRES_PER_PASS = 1000;
 /** Jobs with an exclusive overlap policy (skip, buffer_one) are planned at most this far ahead, whatever
@@ -31,7 +31,7 @@ export const MAX_FIRES_PER_PASS = 1000;
 export const EXCLUSIVE_LOOKAHEAD_MS = 1000;
 
 /** How far ahead this job's fires are planned: the lookahead, capped for exclusive overlap policies. */
-export function lookaheadFor(overlap: OverlapPolicy, lookaheadMs: number): number {
+function lookaheadFor(overlap: OverlapPolicy, lookaheadMs: number): number {
   return overlap === "allow" ? lookaheadMs : Math.min(lookaheadMs, EXCLUSIVE_LOOKAHEAD_MS);
 }
 

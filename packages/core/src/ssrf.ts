@@ -6,7 +6,7 @@ export type TargetCheck =
   | { ok: true; url: URL }
   | { ok: false; code: "invalid_url" | "forbidden_scheme" | "forbidden_target"; message: string };
 
-export const MAX_URL_LENGTH = 2048;
+const MAX_URL_LENGTH = 2048;
 
 // Names that resolve to the machine itself, the local network, or a cloud metadata service.
 const FORBIDDEN_NAMES = new Set(["localhost", "metadata.google.internal", "metadata", "instance-data"]);

@@ -4,6 +4,7 @@
 // an error's text, has them replaced (store/src/sql/settle.ts).
 
 // NUL, or a high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this must find
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, "g");
 

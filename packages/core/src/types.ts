@@ -26,17 +26,6 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 3_600_000 };
 
-export type Schedule =
-  | { cron: string; timezone: string }
-  | { at: string }
-  | { delayMs: number };
-
-export interface WebhookTarget {
-  url: string;
-  method?: "POST" | "PUT" | "PATCH" | "GET" | "DELETE";
-  headers?: Record<string, string>;
-}
-
 /** The result of one delivery or handler run: a value, never thrown. */
 export interface DeliveryResult {
   outcome: AttemptOutcome;

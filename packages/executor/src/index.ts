@@ -1,7 +1,10 @@
-export * from "./executor.ts";
-export * from "./run-trigger.ts";
-export * from "./settler.ts";
-export * from "./transport.ts";
-export * from "./fetch-transport.ts";
-export * from "./ready-index.ts";
+// @fairway/executor: the runtime-neutral executor and the fetch transport; the undici transport for
+// Node lives in "@fairway/executor/node".
+export { Executor } from "./executor.ts";
+/** @public the options and handler types of the executor's API */
+export type { ExecutorOptions } from "./executor.ts";
+/** @public */
+export type { Handler, HandlerContext } from "./run-trigger.ts";
+export { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
+export { createFetchTransport } from "./fetch-transport.ts";
 export { maxLeasesHeld } from "./pool.ts";

@@ -15,7 +15,7 @@ export interface Store {
 }
 
 /** Rows of a raw `db.execute()`, whichever driver answered (postgres.js: an array; PGlite: `{ rows }`). */
-export function rowsOf<T>(result: unknown): T[] {
+function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 

@@ -1,17 +1,37 @@
 // @fairway/store: the schema and every SQL statement Fairway runs. Runtime-neutral (Node and Workers);
 // PGlite and the migrator live in "@fairway/store/node".
-export * from "./db.ts";
+export { connectPostgres, pipelineTx, query, sql, type Db, type Store } from "./db.ts";
 export * as schema from "./schema.ts";
-export * from "./sql/claim.ts";
-export * from "./sql/settle.ts";
-export * from "./sql/renew.ts";
-export * from "./sql/release.ts";
-export * from "./sql/reap.ts";
-export * from "./sql/materialize.ts";
-export * from "./sql/create-job.ts";
-export * from "./sql/job-lifecycle.ts";
-export * from "./sql/replay.ts";
-export * from "./sql/tenants.ts";
-export * from "./sql/pools.ts";
-export * from "./sql/reads.ts";
-export * from "./sql/ready-index.ts";
+export { claim, dueScanCap, fairOrder, type ClaimedTrigger } from "./sql/claim.ts";
+export { settle, type Settled, type Settlement } from "./sql/settle.ts";
+export { renewLeases } from "./sql/renew.ts";
+export { releaseLeases } from "./sql/release.ts";
+export { dropSpentLeases, findExpiredLeases } from "./sql/reap.ts";
+export { materialize } from "./sql/materialize.ts";
+export { createJob, type CreateJobResult, type JobRow, type NewJob } from "./sql/create-job.ts";
+export { cancelJob, pauseJob, resumeJob, runJobNow, updateJob, type JobPatch } from "./sql/job-lifecycle.ts";
+export { replayTrigger } from "./sql/replay.ts";
+export {
+  authenticateKey,
+  createApiKey,
+  createTenant,
+  getTenant,
+  listTenants,
+  revokeApiKey,
+  rotateSigningSecret,
+  updateTenant,
+  type TenantRow,
+} from "./sql/tenants.ts";
+export { DEFAULT_POOL, findPool, getPool, listPools, putPool, type PoolConfig } from "./sql/pools.ts";
+export {
+  allTenantUsage,
+  getJob,
+  getTrigger,
+  listDeadLetters,
+  listJobs,
+  listTriggers,
+  tenantUsage,
+  type AttemptRow,
+  type TriggerRow,
+} from "./sql/reads.ts";
+export { pendingByTenant } from "./sql/ready-index.ts";

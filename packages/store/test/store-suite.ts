@@ -5,7 +5,7 @@ import {
   updateJob, type Db, type Store,
 } from "@fairway/store";
 import { NO_DRIFT, queueDrift } from "../../../test/support/queue.ts";
-import { seedDue, seedPool, seedTenant, succeeded } from "../../../test/support/seed.ts";
+import { seedDue, seedTenant, succeeded } from "../../../test/support/seed.ts";
 
 export interface StoreHarness {
   /** A store on a fresh database, and how many extra independent connections (stores) it can open. */
@@ -309,7 +309,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const claimed: Array<{ id: string; leaseToken: string; attempt: number }> = [];
       await Promise.all(
         stores.slice(0, 2).map(async (s, w) => {
-          for (let k = 0; writing; k++) {
+          while (writing) {
             const got = await claim(s.db, { type: "qrace", budget: 6, owner: `q${w}`, leaseMs: 30_000 });
             // A third go back unstarted, a third fail and wait for a retry, a third succeed.
             const [back, retry, done] = [got.filter((_, i) => i % 3 === 0), got.filter((_, i) => i % 3 === 1), got.filter((_, i) => i % 3 === 2)];

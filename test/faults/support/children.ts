@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 const script = fileURLToPath(new URL("./executor-child.ts", import.meta.url));
 
-export interface ChildEvent {
+interface ChildEvent {
   event?: string;
   msg?: string;
   stats?: { claimed: number; settled: number; released: number; reaped: number; loopErrors: number };

@@ -16,7 +16,7 @@ export interface Hit {
   status: number | null;
 }
 
-export type Mode = { kind: "ok" } | { kind: "hold" } | { kind: "down"; retryAfterSec?: number };
+type Mode = { kind: "ok" } | { kind: "hold" } | { kind: "down"; retryAfterSec?: number };
 
 export interface HookReceiver {
   url: string;

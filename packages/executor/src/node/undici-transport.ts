@@ -164,7 +164,7 @@ class DeliveryResponse implements TransportResponse {
   }
 }
 
-export class ForbiddenAddressError extends Error {
+class ForbiddenAddressError extends Error {
   code = "EFORBIDDEN";
   constructor(address: string) {
     super(`target resolves to a forbidden address (${address})`);

@@ -86,7 +86,7 @@ async function drain(db: Db, byTenant: Map<string, Waiting[]>, key: string, queu
       batch = takeBatch(queue);
       try {
         const results = await insertJobs(db, batch);
-        batch.forEach((w, i) => w.resolve(results[i]));
+        for (const [i, w] of batch.entries()) w.resolve(results[i]);
       } catch (err) {
         if (batch.length === 1) batch[0].reject(err);
         // One bad job: each alone, so each gets its own outcome.

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../db.ts";
 import { pools } from "../schema.ts";
 
-export type PoolRow = typeof pools.$inferSelect;
+type PoolRow = typeof pools.$inferSelect;
 export type PoolConfig = Omit<PoolRow, "vclock" | "updatedAt">;
 
 export const DEFAULT_POOL: Omit<PoolConfig, "type"> = {

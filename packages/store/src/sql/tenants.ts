@@ -88,9 +88,3 @@ export async function authenticateKey(db: Db, hash: string): Promise<{ keyId: st
   return { keyId, tenant: tenantShape.rows([tenant])[0] };
 }
 
-/** Secrets that sign a delivery now: the current one, and the previous one during its overlap. */
-export function signingSecretsOf(t: Pick<TenantRow, "signingSecret" | "previousSigningSecret" | "previousSecretExpiresAt">, now: Date): string[] {
-  const out = [t.signingSecret];
-  if (t.previousSigningSecret && t.previousSecretExpiresAt && t.previousSecretExpiresAt > now) out.push(t.previousSigningSecret);
-  return out;
-}
