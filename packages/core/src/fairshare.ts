@@ -5,6 +5,7 @@
 // costMs/weight of virtual time per trigger means shares converge to weight in *worker time*, so a
 // tenant with slow jobs cannot take more of the pool than its weight. The SQL claimer implements the
 // same rule; tie order on ids is plain code-unit order (Postgres COLLATE "C").
+import { COST_EWMA_ALPHA } from "./defaults.ts";
 
 export interface FairTenant {
   id: string;
@@ -109,7 +110,7 @@ export function correctionFor(actualMs: number, estimatedMs: number, weight: num
 }
 
 /** Exponentially weighted moving average, for the per-tenant cost estimate. */
-export function ewma(prev: number, sample: number, alpha = 0.2): number {
+export function ewma(prev: number, sample: number, alpha = COST_EWMA_ALPHA): number {
   return prev + alpha * (sample - prev);
 }
 

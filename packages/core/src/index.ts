@@ -1,4 +1,11 @@
 // @fairway/core: pure logic shared by every package; no I/O, runs in Node and Workers.
+export {
+  COST_EWMA_ALPHA,
+  DEFAULT_CATCHUP_WINDOW_MS,
+  DEFAULT_COST_MS,
+  DEFAULT_POOL_SETTINGS,
+  DEFAULT_RETRY,
+} from "./defaults.ts";
 export type {
   AttemptOutcome,
   DeliveryResult,

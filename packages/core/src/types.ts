@@ -24,8 +24,6 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 3_600_000 };
-
 /** The result of one delivery or handler run: a value, never thrown. */
 export interface DeliveryResult {
   outcome: AttemptOutcome;

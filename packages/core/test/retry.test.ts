@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { backoffDelay, decideRetry, parseRetryAfter } from "../src/retry.ts";
-import { type AttemptOutcome, DEFAULT_RETRY, type RetryPolicy } from "../src/types.ts";
+import { DEFAULT_RETRY } from "../src/defaults.ts";
+import type { AttemptOutcome, RetryPolicy } from "../src/types.ts";
 
 const policy: RetryPolicy = { maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 60_000 };
 const half = () => 0.5;

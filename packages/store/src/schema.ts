@@ -3,6 +3,7 @@
 // drizzle cannot declare, written by hand and named here: 0006 (the primary key's fillfactor,
 // TRIGGER_KEY_FILLFACTOR) and the end of 0009 (the triggers that keep trigger_queue and dead_letters —
 // docs/architecture.md, "The queue's triggers" — the backfill, and the triggers table's fillfactor).
+import { DEFAULT_CATCHUP_WINDOW_MS, DEFAULT_COST_MS, DEFAULT_POOL_SETTINGS, DEFAULT_RETRY } from "@fairway/core";
 import { sql } from "drizzle-orm";
 import {
   boolean,
@@ -72,12 +73,12 @@ export const apiKeys = pgTable(
 
 export const pools = pgTable("pools", {
   type: key("type").primaryKey(),
-  concurrency: integer("concurrency").notNull().default(50),
-  timeoutMs: integer("timeout_ms").notNull().default(30000),
-  leaseMs: integer("lease_ms").notNull().default(60000),
-  maxAttempts: integer("max_attempts").notNull().default(5),
-  initialDelayMs: integer("initial_delay_ms").notNull().default(1000),
-  maxDelayMs: integer("max_delay_ms").notNull().default(3600000),
+  concurrency: integer("concurrency").notNull().default(DEFAULT_POOL_SETTINGS.concurrency),
+  timeoutMs: integer("timeout_ms").notNull().default(DEFAULT_POOL_SETTINGS.timeoutMs),
+  leaseMs: integer("lease_ms").notNull().default(DEFAULT_POOL_SETTINGS.leaseMs),
+  maxAttempts: integer("max_attempts").notNull().default(DEFAULT_RETRY.maxAttempts),
+  initialDelayMs: integer("initial_delay_ms").notNull().default(DEFAULT_RETRY.initialDelayMs),
+  maxDelayMs: integer("max_delay_ms").notNull().default(DEFAULT_RETRY.maxDelayMs),
   // Pool virtual clock for fair share: a tenant returning from idle starts here (no banked credit).
   vclock: doublePrecision("vclock").notNull().default(0),
   updatedAt: ts("updated_at").notNull().defaultNow(),
@@ -99,7 +100,7 @@ export const tenantPools = pgTable(
     tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
     type: key("type").notNull(),
     vtime: doublePrecision("vtime").notNull().default(0), // worker-ms received ÷ weight
-    costMs: doublePrecision("cost_ms").notNull().default(100), // EWMA of real durations
+    costMs: doublePrecision("cost_ms").notNull().default(DEFAULT_COST_MS), // EWMA of real durations
     // The tenant's triggers of this pool that are `running`: +n by the claim, −n by the settle and by
     // release, in the statements that already lock and charge this row (and by the delete trigger in
     // migration 0009). The cap reads the sum over the tenant's pools. A count of running rows would need
@@ -130,7 +131,7 @@ export const jobs = pgTable(
     priority: integer("priority").notNull().default(0),
     overlap: text("overlap").notNull().default("allow"),
     misfire: text("misfire").notNull().default("fire_once"),
-    catchupWindowMs: integer("catchup_window_ms").notNull().default(86400000),
+    catchupWindowMs: integer("catchup_window_ms").notNull().default(DEFAULT_CATCHUP_WINDOW_MS),
     status: text("status").notNull().default("active"), // active | paused | completed | cancelled
     nextFireAt: ts("next_fire_at"),
     idempotencyKey: key("idempotency_key"),

@@ -28,7 +28,7 @@
 // by ON CONFLICT DO NOTHING (which waits for that create; the job counts nothing); the room given to it
 // then went unused, so the batch's jobs not created go again.
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { newId } from "@fairway/core";
+import { DEFAULT_CATCHUP_WINDOW_MS, newId } from "@fairway/core";
 import { query, type Db } from "../db.ts";
 import { jobs } from "../schema.ts";
 import { rowShape } from "./columns.ts";
@@ -169,7 +169,7 @@ function insertStatement(batch: Waiting[]): SQL {
     priority: job.priority ?? 0,
     overlap: job.overlap ?? "allow",
     misfire: job.misfire ?? "fire_once",
-    catchup_window_ms: job.catchupWindowMs ?? 86_400_000,
+    catchup_window_ms: job.catchupWindowMs ?? DEFAULT_CATCHUP_WINDOW_MS,
     status: job.status ?? "active",
     idempotency_key: opts.idempotencyKey ?? null,
     idempotency_hash: opts.requestHash ?? null,

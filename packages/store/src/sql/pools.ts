@@ -1,4 +1,5 @@
 // Pool configuration (GET|PUT /v1/admin/pools/:type). Executors cache it and refresh periodically.
+import { DEFAULT_POOL_SETTINGS, DEFAULT_RETRY } from "@fairway/core";
 import { eq } from "drizzle-orm";
 import type { Db } from "../db.ts";
 import { pools } from "../schema.ts";
@@ -6,14 +7,7 @@ import { pools } from "../schema.ts";
 type PoolRow = typeof pools.$inferSelect;
 export type PoolConfig = Omit<PoolRow, "vclock" | "updatedAt">;
 
-export const DEFAULT_POOL: Omit<PoolConfig, "type"> = {
-  concurrency: 50,
-  timeoutMs: 30_000,
-  leaseMs: 60_000,
-  maxAttempts: 5,
-  initialDelayMs: 1000,
-  maxDelayMs: 3_600_000,
-};
+export const DEFAULT_POOL: Omit<PoolConfig, "type"> = { ...DEFAULT_POOL_SETTINGS, ...DEFAULT_RETRY };
 
 /** The pool's row, or null when the type has none yet. */
 export async function findPool(db: Db, type: string): Promise<PoolConfig | null> {

@@ -5,9 +5,13 @@
 // (trigger_id, attempt) is unique. Either way no attempt can be counted twice; the `attempts` view
 // reads both.
 import { sql } from "drizzle-orm";
-import { storableText } from "@fairway/core";
+import { COST_EWMA_ALPHA, storableText } from "@fairway/core";
 import { query, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
+
+// The run-time estimate's EWMA, written into the statement's text (not bound) so it stays one plan.
+const COST_TAKE = sql.raw(String(COST_EWMA_ALPHA));
+const COST_KEEP = sql.raw(String(1 - COST_EWMA_ALPHA));
 
 export interface Settlement {
   id: string;
@@ -150,7 +154,7 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
     charge AS (
       UPDATE tenant_pools tp
          SET vtime = tp.vtime + (l.total_ms - l.n * tp.cost_ms) / t.weight,
-             cost_ms = greatest(1, 0.8 * tp.cost_ms + 0.2 * (l.total_ms / l.n)),
+             cost_ms = greatest(1, ${COST_KEEP} * tp.cost_ms + ${COST_TAKE} * (l.total_ms / l.n)),
              -- Every settled row was running (the fence), and none is now.
              running = tp.running - l.n
         FROM locked l JOIN tenants t ON t.id = l.tenant_id

@@ -1,0 +1,18 @@
+// Defaults that more than one package relies on, in one place: the schema's column defaults, the
+// store's pool defaults, the API's job defaults and the fair-share estimates all read these.
+import type { RetryPolicy } from "./types.ts";
+
+/** A pool's retry policy until its admin sets one: 5 attempts, backoff from 1 s up to 1 h. */
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 3_600_000 };
+
+/** A pool's settings until its admin sets them (PUT /v1/admin/pools/:type). */
+export const DEFAULT_POOL_SETTINGS = { concurrency: 50, timeoutMs: 30_000, leaseMs: 60_000 } as const;
+
+/** How far back missed cron fires are caught up after downtime: one day. */
+export const DEFAULT_CATCHUP_WINDOW_MS = 86_400_000;
+
+/** A tenant's estimated run time in a pool before any run has been measured (fair-share charge). */
+export const DEFAULT_COST_MS = 100;
+
+/** Weight of the newest measurement in the run-time estimate (EWMA). */
+export const COST_EWMA_ALPHA = 0.2;
