@@ -3,6 +3,7 @@
 // exactly the Vixie-cron DST rules below, and the materializer must be able to explain every fire.
 import { type CompiledCron, compileFields, dayMatches, nextTimeOfDay, splitFields } from "./cron-fields.ts";
 import { findTransition, offsetAt, validateTimezone } from "./tz.ts";
+import { BoundedMap } from "./bounded-map.ts";
 
 export { validateTimezone };
 
@@ -24,18 +25,13 @@ const HOUR_MS = 3_600_000;
 /** Feb 29 recurs at most 8 years apart (2096 → 2104); searching a bit longer finds every real fire. */
 const HORIZON_DAYS = 8 * 366 + 2;
 
-const cache = new Map<string, CompiledCron | string>();
+const cache = new BoundedMap<string, CompiledCron | string>(1000); // expressions come from tenants
 
 function compile(expr: string): { compiled: CompiledCron; hasSeconds: boolean; normalized: string } | string {
   const split = splitFields(expr);
   if (typeof split === "string") return split;
   const key = split.fields.join(" ");
-  let compiled = cache.get(key);
-  if (compiled === undefined) {
-    compiled = compileFields(split.fields);
-    if (cache.size >= 1000) cache.clear(); // bounded: expressions come from tenants
-    cache.set(key, compiled);
-  }
+  const compiled = cache.getOrSet(key, () => compileFields(split.fields));
   if (typeof compiled === "string") return compiled;
   const trimmed = expr.trim();
   const normalized = trimmed.startsWith("@") ? trimmed.toLowerCase() : trimmed.split(/\s+/).join(" ");

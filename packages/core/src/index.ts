@@ -21,6 +21,7 @@ export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.t
 /** @public re-exported by @fairway/sdk for receivers */
 export { verifyWebhook, WebhookVerificationError } from "./signing.ts";
 export { allocate } from "./fairshare.ts";
+export { BoundedMap } from "./bounded-map.ts";
 export { checkTargetUrl, isForbiddenAddress } from "./ssrf.ts";
 export { isStorableText, storableText } from "./text.ts";
 export { newId, randomToken, sha256Hex } from "./ids.ts";

@@ -2,6 +2,7 @@
 // "{webhook-id}.{webhook-timestamp}.{body}", keyed by the base64 part of a `whsec_` secret.
 import { base64ToBytes, bytesToBase64 } from "./ids.ts";
 import { nodeCrypto } from "./node-crypto.ts";
+import { BoundedMap } from "./bounded-map.ts";
 
 const SECRET_PREFIX = "whsec_";
 const encoder = new TextEncoder();
@@ -12,9 +13,8 @@ export function generateSigningSecret(): string {
 }
 
 // importKey costs more than the HMAC itself for small bodies, and every delivery signs; cache keys.
-// Bounded so a long-running executor with many tenants does not grow without limit.
-const keyCache = new Map<string, Promise<CryptoKey>>();
 const KEY_CACHE_MAX = 1000;
+const keyCache = new BoundedMap<string, Promise<CryptoKey>>(KEY_CACHE_MAX);
 
 function hmacKey(secret: string): Promise<CryptoKey> {
   let key = keyCache.get(secret);
@@ -22,7 +22,6 @@ function hmacKey(secret: string): Promise<CryptoKey> {
     const raw = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
     key = crypto.subtle.importKey("raw", base64ToBytes(raw), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
     key.catch(() => keyCache.delete(secret));
-    if (keyCache.size >= KEY_CACHE_MAX) keyCache.delete(keyCache.keys().next().value as string);
     keyCache.set(secret, key);
   }
   return key;
@@ -35,15 +34,11 @@ async function sign(secret: string, content: string): Promise<Uint8Array> {
 
 // Synchronous node:crypto HMAC where available (node-crypto.ts); WebCrypto, with its keys cached above,
 // elsewhere.
-const keyBytesCache = new Map<string, Uint8Array>();
+const keyBytesCache = new BoundedMap<string, Uint8Array>(KEY_CACHE_MAX);
 function keyBytes(secret: string): Uint8Array {
-  let key = keyBytesCache.get(secret);
-  if (!key) {
-    key = base64ToBytes(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret);
-    if (keyBytesCache.size >= KEY_CACHE_MAX) keyBytesCache.delete(keyBytesCache.keys().next().value as string);
-    keyBytesCache.set(secret, key);
-  }
-  return key;
+  return keyBytesCache.getOrSet(secret, () =>
+    base64ToBytes(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret),
+  );
 }
 
 /** The `webhook-signature` header value: one `v1,<sig>` per secret (two during rotation). */

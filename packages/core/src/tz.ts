@@ -1,4 +1,5 @@
 // UTC-offset lookup for IANA zones using only Intl (works in Node and Workers, no tz database bundled).
+import { BoundedMap } from "./bounded-map.ts";
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -33,7 +34,7 @@ export function validateTimezone(tz: string): boolean {
   }
 }
 
-const offsets = new Map<string, Map<number, number>>();
+const offsets = new Map<string, BoundedMap<number, number>>(); // zones are validated IANA names
 
 /** Offset (wall clock − UTC) in ms at the given instant, whole seconds. Memoized per zone: the
  *  materializer asks for the same few instants (the bounds of the day being planned) for every job in
@@ -41,14 +42,8 @@ const offsets = new Map<string, Map<number, number>>();
 export function offsetAt(tz: string, instantMs: number): number {
   const t = Math.floor(instantMs / 1000) * 1000;
   let memo = offsets.get(tz);
-  if (!memo) offsets.set(tz, (memo = new Map()));
-  let o = memo.get(t);
-  if (o === undefined) {
-    o = computeOffset(tz, t);
-    if (memo.size >= 4096) memo.clear(); // bounded: instants move on, zones come from tenants
-    memo.set(t, o);
-  }
-  return o;
+  if (!memo) offsets.set(tz, (memo = new BoundedMap(4096))); // instants move on
+  return memo.getOrSet(t, () => computeOffset(tz, t));
 }
 
 function computeOffset(tz: string, t: number): number {

@@ -1,6 +1,6 @@
 // Run one claimed trigger: a signed webhook (Standard Webhooks) or an in-process handler. Expected
 // outcomes are values: this never throws; the attempt's record stores what it returns.
-import { checkTargetUrl, parseRetryAfter, signWebhook, signWebhookSync, type DeliveryResult } from "@fairway/core";
+import { BoundedMap, checkTargetUrl, parseRetryAfter, signWebhook, signWebhookSync, type DeliveryResult } from "@fairway/core";
 import type { ClaimedTrigger } from "@fairway/store";
 import type { RunAbort, Transport } from "./transport.ts";
 
@@ -111,19 +111,14 @@ function fail(outcome: DeliveryResult["outcome"], error: string): DeliveryResult
 /** checkTargetUrl, remembered per URL: it is a pure function of the URL and allowPrivate, and parsing
  *  the URL on every delivery to the same target is wasted. Bounded like the signing key caches. */
 const CHECKED_MAX = 1000;
-const checkedTargets = [new Map<string, Checked>(), new Map<string, Checked>()];
+const checkedTargets = [new BoundedMap<string, Checked>(CHECKED_MAX), new BoundedMap<string, Checked>(CHECKED_MAX)];
 type Checked = { href: string; message: null } | { href: null; message: string };
 
 function checkTarget(url: string, allowPrivate: boolean): Checked {
-  const cache = checkedTargets[allowPrivate ? 1 : 0];
-  let c = cache.get(url);
-  if (!c) {
+  return checkedTargets[allowPrivate ? 1 : 0].getOrSet(url, () => {
     const r = checkTargetUrl(url, { allowPrivate });
-    c = r.ok ? { href: r.url.toString(), message: null } : { href: null, message: r.message };
-    if (cache.size >= CHECKED_MAX) cache.delete(cache.keys().next().value as string);
-    cache.set(url, c);
-  }
-  return c;
+    return r.ok ? { href: r.url.toString(), message: null } : { href: null, message: r.message };
+  });
 }
 
 function errorText(err: unknown): string {

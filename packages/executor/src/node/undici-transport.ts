@@ -5,7 +5,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { Agent } from "undici";
-import { isForbiddenAddress } from "@fairway/core";
+import { BoundedMap, isForbiddenAddress } from "@fairway/core";
 import { MAX_RESPONSE_BYTES, type CancelSignal, type Transport, type TransportRequest, type TransportResponse } from "../transport.ts";
 
 export interface UndiciTransportOptions {
@@ -23,7 +23,7 @@ export function createUndiciTransport(opts: UndiciTransportOptions): Transport &
     keepAliveTimeout: 30_000,
     connect: opts.allowPrivate ? (opts.lookup ? { lookup: opts.lookup } : {}) : { lookup: safeLookup(opts.lookup ?? dnsLookup) },
   });
-  const targets = new Map<string, Target>();
+  const targets = new BoundedMap<string, Target>(TARGET_CACHE_MAX);
   const transport = (req: TransportRequest) => {
     let target = targets.get(req.url);
     if (!target) {
@@ -32,7 +32,6 @@ export function createUndiciTransport(opts: UndiciTransportOptions): Transport &
       } catch (err) {
         return Promise.reject(err);
       }
-      if (targets.size >= TARGET_CACHE_MAX) targets.delete(targets.keys().next().value as string);
       targets.set(req.url, target);
     }
     // A literal IP never goes through DNS lookup, so it is checked here.
