@@ -58,7 +58,7 @@ export async function pipelineTx(db: Db, statements: SQL[]): Promise<unknown[][]
   }
   return db.transaction(async (tx) => {
     const out: unknown[][] = [];
-    for (const s of statements) out.push(await query(tx as unknown as Db, s));
+    for (const s of statements) out.push(await query(tx, s));
     return out;
   });
 }
@@ -162,7 +162,7 @@ export function connectPostgres(url: string, opts: PostgresOptions = {}): Store 
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 2),
     connect_timeout: 10,
   });
-  const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  const db = drizzlePostgres(client, { schema }) as Db;
   return { kind: "postgres", db, close: () => client.end({ timeout: 5 }) };
 }
 

@@ -13,7 +13,7 @@ export const migrationsFolder = fileURLToPath(new URL("../../../drizzle", import
 export async function connectPglite(dataDir?: string): Promise<Store> {
   const client = new PGlite(dataDir);
   await client.waitReady;
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const db = drizzlePglite(client, { schema }) as Db;
   return { kind: "pglite", db, close: () => client.close() };
 }
 

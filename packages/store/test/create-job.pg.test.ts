@@ -178,7 +178,7 @@ describe("createJob batches", () => {
       let aCreated!: (r: CreateJobResult) => void;
       const aResult = new Promise<CreateJobResult>((r) => (aCreated = r));
       const aTx = a.db.transaction(async (tx) => {
-        aCreated(await createJob(tx as unknown as Db, newJob(tenant, 5), o("k")));
+        aCreated(await createJob(tx, newJob(tenant, 5), o("k")));
         await aHeld;
       });
       await waiting(2);

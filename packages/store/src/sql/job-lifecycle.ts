@@ -19,14 +19,14 @@ export async function pauseJob(db: Db, tenantId: string, jobId: string): Promise
       .returning();
     if (!job) return null;
     if (!job.cron) {
-      await cancelPending(tx as unknown as Db, jobId, "paused");
+      await cancelPending(tx, jobId, "paused");
       return job;
     }
     // Fires the materializer wrote ahead are cancelled too, and the schedule goes back to them, so after
     // a resume they are planned again like any other (the misfire policy if they passed meanwhile). Only
     // rows cancelled here: every pending, never-attempted scheduled row belongs to the current schedule
     // (a PATCH cancels the old one's), so next_fire_at stays an instant of it.
-    const rewound = await cancelAndRewind(tx as unknown as Db, jobId, cancelPendingSql(jobId, "paused"));
+    const rewound = await cancelAndRewind(tx, jobId, cancelPendingSql(jobId, "paused"));
     if (rewound) job.nextFireAt = rewound;
     return job;
   });
@@ -44,10 +44,10 @@ export async function resumeJob(db: Db, tenantId: string, jobId: string, now: Da
     if (!job) return null;
     if (!job.cron && job.runAt) {
       const open = await query<{ n: number }>(
-        tx as unknown as Db,
+        tx,
         sql`SELECT count(*)::int AS n FROM triggers WHERE job_id = ${jobId} AND status IN ('pending', 'running', 'succeeded')`,
       );
-      if (open[0].n === 0) await insertManualTrigger(tx as unknown as Db, job, now, "scheduled", job.runAt > now ? job.runAt : now);
+      if (open[0].n === 0) await insertManualTrigger(tx, job, now, "scheduled", job.runAt > now ? job.runAt : now);
     }
     return job;
   });
@@ -68,7 +68,7 @@ export async function cancelJob(db: Db, tenantId: string, jobId: string): Promis
       .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), inArray(jobs.status, ["active", "paused", "completed"])))
       .returning();
     if (!job) return null;
-    await cancelPending(tx as unknown as Db, jobId, "job_cancelled");
+    await cancelPending(tx, jobId, "job_cancelled");
     if (before.status === "active" || before.status === "paused") {
       // No longer live: it stops counting against maxJobs.
       await tx.execute(sql`UPDATE tenant_counters SET live_jobs = live_jobs - 1 WHERE tenant_id = ${tenantId}`);
@@ -85,7 +85,7 @@ export async function runJobNow(db: Db, tenantId: string, jobId: string, now: Da
       .from(jobs)
       .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live));
     if (!job) return null;
-    return insertManualTrigger(tx as unknown as Db, job, now, "manual", now);
+    return insertManualTrigger(tx, job, now, "manual", now);
   });
 }
 
@@ -122,7 +122,7 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
       // yet due are cancelled and the schedule goes back to the first of them: the materializer decides
       // them again under the new policy, reviving each row (same id) — as a schedule change would.
       const rewound = await cancelAndRewind(
-        tx as unknown as Db,
+        tx,
         jobId,
         sql`${notStartedFiresSql(jobId, "rescheduled")} AND next_attempt_at > now()`,
       );
@@ -136,7 +136,7 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
     if (rescheduled) {
       await tx.execute(notStartedFiresSql(jobId, "rescheduled"));
       if (!job.cron && job.runAt && job.status === "active") {
-        await insertManualTrigger(tx as unknown as Db, job, now, "scheduled", job.runAt);
+        await insertManualTrigger(tx, job, now, "scheduled", job.runAt);
       }
     }
     if ("priority" in patch) {

@@ -30,7 +30,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
     // job is not selected before its fire is inside that shorter horizon, or every pass would lock it
     // and plan nothing.
     const jobs = withDates(await query<DueJob>(
-      tx as unknown as Db,
+      tx,
       sql`
       SELECT id, tenant_id AS "tenantId", type, cron, timezone, next_fire_at AS "nextFireAt", misfire,
              overlap, catchup_window_ms AS "catchupWindowMs", priority, max_attempts AS "maxAttempts"
@@ -72,14 +72,14 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
     }
 
     if (broken.length > 0) {
-      await query(tx as unknown as Db, sql`
+      await query(tx, sql`
         UPDATE jobs SET status = 'paused', updated_at = now()
          WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(broken)}::jsonb))`);
     }
     // The fires and the jobs' next_fire_at in ONE prepared statement: a pass is two round trips (select,
     // write) instead of three, and its plan is not rebuilt every pass. A data-modifying CTE always runs
     // to completion, whether or not the outer UPDATE reads it.
-    await query(tx as unknown as Db, sql`
+    await query(tx, sql`
       WITH input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
           id text, tenant_id text, job_id text, type text, scheduled_for timestamptz, status text,
