@@ -8,14 +8,9 @@ import { query, sql, type Db } from "@fairway/store";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { deletePrefix, REDIS_URL, testPrefix } from "../support/redis.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
+import { until } from "../support/until.ts";
 
-async function until(fn: () => Promise<boolean>, timeoutMs = 20_000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const isTrue = (v: boolean) => v;
 
 const remaining = async (db: Db, type: string) =>
   (await query<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM triggers WHERE type = ${type} AND status <> 'succeeded'`))[0].n;
@@ -61,16 +56,16 @@ describe("ready-tenant index", () => {
     await seed("ri");
     const ids = await query<{ id: string }>(t.store.db, sql`SELECT id FROM triggers WHERE type = 'ri' ORDER BY id`);
     const e = executor("ri", coord, new Set(ids.filter((_, i) => i % 7 === 0).map((r) => r.id)));
-    await until(async () => (await remaining(t.store.db, "ri")) < 150);
+    await until(async () => (await remaining(t.store.db, "ri")) < 150, isTrue);
     await deletePrefix(prefix); // Redis flushed mid-run
-    await until(async () => (await remaining(t.store.db, "ri")) === 0);
+    await until(async () => (await remaining(t.store.db, "ri")) === 0, isTrue);
     await e.stop();
     expect(await coord.hasReadyIndex("ri")).toBe(true); // rebuilt from Postgres
     const retried = await query<{ n: number }>(t.store.db, sql`SELECT count(*)::int AS n FROM attempts WHERE outcome = 'handler_error'`);
     expect(retried[0].n).toBe(Math.ceil(200 / 7));
     // With nothing pending, the claimer removes tenants from the index.
     const e2 = executor("ri", coord);
-    await until(async () => (await coord.readyTenants("ri", Date.now() + 3_600_000, 100)).length === 0);
+    await until(async () => (await coord.readyTenants("ri", Date.now() + 3_600_000, 100)).length === 0, isTrue);
     await e2.stop();
   }, 60_000);
 
@@ -78,7 +73,7 @@ describe("ready-tenant index", () => {
     await seed("down");
     const dead = createRedisCoordinator({ url: "redis://127.0.0.1:1", commandTimeoutMs: 100 });
     const e = executor("down", dead);
-    await until(async () => (await remaining(t.store.db, "down")) === 0);
+    await until(async () => (await remaining(t.store.db, "down")) === 0, isTrue);
     await e.stop();
     await dead.close();
     const dup = await query<{ n: number }>(t.store.db, sql`SELECT count(*)::int AS n FROM attempts a JOIN triggers x ON x.id = a.trigger_id WHERE x.type = 'down'`);
