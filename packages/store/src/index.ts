@@ -1,5 +1,5 @@
 // @fairway/store: the schema and every SQL statement Fairway runs. Runtime-neutral (Node and Workers);
-// PGlite and the migrator live in "@fairway/store/node".
+// the migrator lives in "@fairway/store/node".
 export * from "./db.ts";
 export * as schema from "./schema.ts";
 export * from "./sql/claim.ts";
