@@ -12,7 +12,7 @@
 // - initdb runs in a scratch directory renamed into place when complete: an interrupted first start
 //   leaves no half cluster.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { chownSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { arch, platform } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -43,12 +43,19 @@ const USER = "fairway";
 const DATABASE = "postgres";
 const READY_TIMEOUT_MS = 120_000; // crash recovery after a kill may replay a lot of WAL
 
-/** Stops Postgres ($0 "$@") when stdin closes: Fairway holds the other end. */
-const WATCHER = `"$0" "$@" </dev/null &
+/** Runs Postgres ($0 "$@") and stops it (SIGINT: fast shutdown) when stdin closes — Fairway holds the
+ *  other end. Exits when Postgres exits, with its code. A background job's stdin is /dev/null and its
+ *  SIGINT ignored until Postgres installs its handlers, hence fd 3 and the repeated kill. */
+const WATCHER = `exec 3<&0
+"$0" "$@" </dev/null &
 pg=$!
-cat >/dev/null
-kill -INT "$pg" 2>/dev/null
-wait "$pg"`;
+{ cat <&3 >/dev/null; while kill -INT "$pg" 2>/dev/null; do sleep 1; done; } &
+w=$!
+exec 3<&-
+wait "$pg"
+code=$?
+kill "$w" 2>/dev/null
+exit $code`;
 
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedPostgres> {
   const dataDir = resolve(opts.dataDir);
@@ -61,6 +68,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   }
   const bin = await binaries();
   const owner = postgresUser();
+  // As root, Postgres runs as `postgres`, which must be able to pass through the data directory to its
+  // cluster (a mkdtemp or umask 077 directory is 0700): add search permission for others, nothing more.
+  if (owner.uid !== undefined) chmodSync(dataDir, statSync(dataDir).mode | 0o001);
 
   const t0 = performance.now();
   const created = !existsSync(join(cluster, "PG_VERSION"));
@@ -226,8 +236,9 @@ async function launch(postgres: string, cluster: string, dataDir: string, logFd:
     const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
     const ready = await waitReady(cluster, port, exited);
     if (ready !== null) return { port, stop: () => stopChild(child, exited, ready) };
-    const failure = logSince(join(dataDir, "postgres.log"), logStart);
-    if (/address already in use/i.test(failure)) {
+    const log = readFileSync(join(dataDir, "postgres.log"), "utf8").slice(logStart);
+    const failure = problems(log);
+    if (/address already in use/i.test(log)) {
       if (fixed) {
         throw new StartupError(`FAIRWAY_EMBEDDED_PG_PORT=${port} is in use by another process; choose a free port, or unset it to let Fairway find one`);
       }
@@ -265,9 +276,8 @@ async function stopChild(child: ChildProcess, exited: Promise<number | null>, po
   }
 }
 
-/** The FATAL/ERROR lines Postgres wrote since `from`, as one line. */
-function logSince(file: string, from: number): string {
-  const text = readFileSync(file, "utf8").slice(from);
+/** The FATAL/ERROR lines of a Postgres log, as one line. */
+function problems(text: string): string {
   const lines = text.split("\n").filter((l) => /FATAL|ERROR|PANIC/.test(l)).map((l) => l.replace(/^.*?(FATAL|ERROR|PANIC):\s*/, ""));
   return (lines.length ? lines : text.trim().split("\n").slice(-1)).join("; ");
 }

@@ -123,7 +123,8 @@ async function reachable(store: Store, url: string): Promise<void> {
   try {
     await store.db.execute(sql`select 1`);
   } catch (err) {
-    const e = err as { code?: string; message?: string };
+    let e = err as { code?: string; message?: string; cause?: unknown };
+    while (e.cause && typeof e.cause === "object") e = e.cause as typeof e; // drizzle wraps the driver's error
     const what = e.message?.split("\n")[0] ?? String(err);
     throw new StartupError(`cannot connect to Postgres at ${redactUrl(url)}: ${what}${e.code && !what.includes(e.code) ? ` (${e.code})` : ""}; check that it is running and that DATABASE_URL is right`);
   }
