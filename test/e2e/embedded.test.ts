@@ -170,18 +170,28 @@ describe("a start that cannot go on prints one line and exits non-zero", { timeo
     expect(lines[0]).toMatch(message);
   }
 
-  it("bad configuration", async () => {
-    await fails({ PORT: "eighty" }, /invalid configuration: PORT: .*\(got "eighty"\)/);
-    await fails({ FAIRWAY_ROLE: "scheduler" }, /invalid configuration: FAIRWAY_ROLE: .*all.*api.*executor/);
+  // These three use directories of their own: run side by side.
+  it.concurrent("bad configuration", async () => {
+    await Promise.all([
+      fails({ PORT: "eighty" }, /invalid configuration: PORT: .*\(got "eighty"\)/),
+      fails({ FAIRWAY_ROLE: "scheduler" }, /invalid configuration: FAIRWAY_ROLE: .*all.*api.*executor/),
+    ]);
   });
 
-  it("an unreachable DATABASE_URL, without echoing its password", async () => {
+  it.concurrent("an unreachable DATABASE_URL, without echoing its password", async () => {
     const { output } = await runToExit({ FAIRWAY_DATA_DIR: tempDir(), DATABASE_URL: "postgres://u:hunter2secret@127.0.0.1:1/x" });
     expect(output.trim().split("\n")).toHaveLength(1);
     expect(output).toMatch(/^fairway: cannot connect to Postgres at postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/x: .*ECONNREFUSED/);
     expect(output).not.toContain("hunter2secret");
   });
 
+  it.concurrent("a data directory left by the PGlite version", async () => {
+    const d = tempDir();
+    mkdirSync(join(d, "pgdata"));
+    writeFileSync(join(d, "pgdata", "PG_VERSION"), "17\n");
+    await fails({ FAIRWAY_DATA_DIR: d }, /pgdata is a PGlite database from an earlier Fairway.*move it away/);
+    expect(existsSync(join(d, "postgres"))).toBe(false);
+  });
   it("the HTTP port in use, and Postgres is stopped again", async () => {
     await fails({ FAIRWAY_DATA_DIR: shared, PORT: String(busyPort) }, new RegExp(`port ${busyPort} on 127.0.0.1 is in use by another process; .*PORT`));
     expect(postgresOn(shared)).toEqual([]);
@@ -198,13 +208,6 @@ describe("a start that cannot go on prints one line and exits non-zero", { timeo
     expect(await a.stop()).toBe(0);
   });
 
-  it("a data directory left by the PGlite version", async () => {
-    const d = tempDir();
-    mkdirSync(join(d, "pgdata"));
-    writeFileSync(join(d, "pgdata", "PG_VERSION"), "17\n");
-    await fails({ FAIRWAY_DATA_DIR: d }, /pgdata is a PGlite database from an earlier Fairway.*move it away/);
-    expect(existsSync(join(d, "postgres"))).toBe(false);
-  });
 });
 
 async function withDb<T>(dataDir: string, fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
