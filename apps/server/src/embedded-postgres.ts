@@ -76,7 +76,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const created = !existsSync(join(cluster, "PG_VERSION"));
   if (created) await initCluster(bin.initdb, dataDir, cluster, owner);
   const initMs = performance.now() - t0;
-  const password = readFileSync(join(dataDir, "postgres-password"), "utf8").trim();
+  let password: string;
+  try {
+    password = readFileSync(join(dataDir, "postgres-password"), "utf8").trim();
+  } catch {
+    throw new StartupError(`${join(dataDir, "postgres-password")} is missing, and the cluster in ${cluster} needs it; restore it, or move ${cluster} away to start with an empty database`);
+  }
 
   await stopLeftover(cluster, opts.log);
   const t1 = performance.now();
