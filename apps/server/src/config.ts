@@ -1,10 +1,11 @@
 // Server configuration from the environment. Every field documents its default.
 import { z } from "zod";
+import { StartupError } from "./startup-error.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
 const schema = z.object({
-  /** Postgres URL; unset = embedded PGlite under FAIRWAY_DATA_DIR. */
+  /** Postgres URL; unset = embedded PostgreSQL started by Fairway, its cluster under FAIRWAY_DATA_DIR. */
   DATABASE_URL: z.string().url().optional(),
   /** redis:// URL for self-hosted Redis coordination. */
   REDIS_URL: z.string().optional(),
@@ -20,6 +21,8 @@ const schema = z.object({
   HOST: z.string().default("127.0.0.1"),
   /** Embedded database and generated token live here. Default ./.fairway */
   FAIRWAY_DATA_DIR: z.string().default("./.fairway"),
+  /** Port of the embedded PostgreSQL (127.0.0.1 only). Default: the last one used if free, else any free port. */
+  FAIRWAY_EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** all | api | executor. Default all. */
   FAIRWAY_ROLE: z.enum(["all", "api", "executor"]).default("all"),
   /** Let webhooks reach loopback/private addresses (tests, local demos). Default false. */
@@ -46,8 +49,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const r = schema.safeParse(cleaned);
   if (!r.success) {
-    const lines = r.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new Error(`invalid configuration:\n${lines.join("\n")}`);
+    // One line: a start that fails prints exactly what to change.
+    const problems = r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}${echo(String(i.path[0]), cleaned)}`);
+    throw new StartupError(`invalid configuration: ${problems.join("; ")}`);
   }
   return r.data;
+}
+
+/** Variables that may hold credentials are never echoed back. */
+const SECRET = /URL|TOKEN/;
+
+function echo(key: string, env: Record<string, string | undefined>): string {
+  const v = env[key];
+  if (v === undefined || SECRET.test(key)) return "";
+  return ` (got ${JSON.stringify(v.length > 60 ? v.slice(0, 60) + "…" : v)})`;
 }

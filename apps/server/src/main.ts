@@ -1,13 +1,34 @@
-// `npm start`: the Node server — API + executor in one process, embedded Postgres unless DATABASE_URL.
-import { loadConfig } from "./config.ts";
+// `npm start`: the Node server — API + executor in one process, embedded PostgreSQL unless DATABASE_URL.
+// A start that fails prints one line (what is wrong, what to do) and exits 1.
+import { join } from "node:path";
+import { loadConfig, type Config } from "./config.ts";
+import { redactUrl } from "./embedded-postgres.ts";
 import { installProcessGuards } from "./process-guards.ts";
-import { startServer } from "./server.ts";
+import { startServer, type Server } from "./server.ts";
+import { startupMessage } from "./startup-error.ts";
 
-const cfg = loadConfig(process.env);
-const server = await startServer(cfg);
+let cfg: Config;
+let server: Server;
+try {
+  cfg = loadConfig(process.env);
+  server = await startServer(cfg);
+} catch (err) {
+  console.error(`fairway: ${startupMessage(err)}`);
+  process.exit(1);
+}
 installProcessGuards(server.log);
-const db = cfg.DATABASE_URL ? "Postgres (DATABASE_URL)" : `embedded PGlite in ${cfg.FAIRWAY_DATA_DIR}`;
+
+const pg = server.embedded;
+const db = pg
+  ? `embedded PostgreSQL in ${join(cfg.FAIRWAY_DATA_DIR, "postgres")}`
+  : "Postgres (DATABASE_URL)";
 console.error(`Fairway ${cfg.FAIRWAY_ROLE} — database: ${db}; coordination: ${server.coordinator.kind}`);
+if (pg) {
+  const took = pg.created
+    ? `created in ${(pg.initMs / 1000).toFixed(1)} s, started in ${(pg.startMs / 1000).toFixed(1)} s`
+    : `started in ${(pg.startMs / 1000).toFixed(1)} s`;
+  console.error(`Database URL: ${redactUrl(pg.url)} (${took}; full URL with password in ${join(cfg.FAIRWAY_DATA_DIR, "database-url")})`);
+}
 if (server.url) console.error(`Listening on ${server.url}`);
 if (server.adminTokenGenerated) {
   console.error(`Generated admin token (shown once; kept in ${cfg.FAIRWAY_DATA_DIR}/admin-token):\n  ${server.adminToken}`);

@@ -1,5 +1,6 @@
-// Builds the Node server from its config: database (PGlite or Postgres), coordinator (memory, Redis
-// or Upstash), the API and/or the executor. Used by main.ts and by tests that embed a server.
+// Builds the Node server from its config: database (embedded PostgreSQL or DATABASE_URL), coordinator
+// (memory, Redis or Upstash), the API and/or the executor. Used by main.ts and by tests that embed a
+// server. A start that fails stops what it had started (the embedded Postgres included) before throwing.
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
@@ -8,15 +9,20 @@ import { createCoordinatorFromEnv, type Coordinator } from "@fairway/coord";
 import { createLogger, randomToken, type Logger } from "@fairway/core";
 import { Executor, type Handler } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
-import { connectPostgres, type Store } from "@fairway/store";
-import { connectPglite, migrate } from "@fairway/store/node";
+import { connectPostgres, sql, type Store } from "@fairway/store";
+import { migrate } from "@fairway/store/node";
 import type { Config } from "./config.ts";
+import { lockDataDir } from "./data-dir-lock.ts";
+import { redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.ts";
+import { StartupError } from "./startup-error.ts";
 
 export interface Server {
   url: string | null;
   adminToken: string;
   adminTokenGenerated: boolean;
   store: Store;
+  /** The embedded PostgreSQL, when DATABASE_URL is unset. */
+  embedded: EmbeddedPostgres | null;
   coordinator: Coordinator;
   executor: Executor | null;
   log: Logger;
@@ -25,11 +31,31 @@ export interface Server {
 
 export async function startServer(cfg: Config, opts: { handlers?: Record<string, Handler>; log?: Logger } = {}): Promise<Server> {
   const log = opts.log ?? createLogger({ level: cfg.FAIRWAY_LOG_LEVEL });
-  const store = cfg.DATABASE_URL
-    ? connectPostgres(cfg.DATABASE_URL, { max: cfg.FAIRWAY_DB_POOL })
-    : await connectPglite(ensureDir(join(cfg.FAIRWAY_DATA_DIR, "pgdata")));
+  const undo: Array<() => unknown> = [];
+  try {
+    return await build(cfg, opts, log, undo);
+  } catch (err) {
+    for (const step of undo.reverse()) await Promise.resolve().then(step).catch(() => {});
+    throw err;
+  }
+}
+
+async function build(cfg: Config, opts: { handlers?: Record<string, Handler> }, log: Logger, undo: Array<() => unknown>): Promise<Server> {
+  let embedded: EmbeddedPostgres | null = null;
+  let lock: { release(): void } | null = null;
+  if (!cfg.DATABASE_URL) {
+    lock = lockDataDir(ensureDir(cfg.FAIRWAY_DATA_DIR));
+    undo.push(() => lock!.release());
+    embedded = await startEmbeddedPostgres({ dataDir: cfg.FAIRWAY_DATA_DIR, port: cfg.FAIRWAY_EMBEDDED_PG_PORT, log });
+    undo.push(() => embedded!.stop());
+  }
+  const dbUrl = cfg.DATABASE_URL ?? embedded!.url;
+  const store = connectPostgres(dbUrl, { max: cfg.FAIRWAY_DB_POOL });
+  undo.push(() => store.close());
+  await reachable(store, dbUrl);
   await migrate(store);
   const coordinator = createCoordinatorFromEnv(cfg as unknown as Record<string, string | undefined>, cfg.FAIRWAY_REDIS_PREFIX);
+  undo.push(() => coordinator.close());
   const { token: adminToken, generated } = adminTokenFor(cfg);
 
   const runApi = cfg.FAIRWAY_ROLE !== "executor";
@@ -47,6 +73,7 @@ export async function startServer(cfg: Config, opts: { handlers?: Record<string,
         log,
       }).start()
     : null;
+  if (executor) undo.push(() => executor.stop(0));
 
   let http: ServerType | null = null;
   let url: string | null = null;
@@ -61,8 +88,9 @@ export async function startServer(cfg: Config, opts: { handlers?: Record<string,
       log,
       metrics: () => executorMetrics(executor),
     });
-    const listening = await new Promise<{ port: number }>((done) => {
+    const listening = await new Promise<{ port: number }>((done, fail) => {
       http = serve({ fetch: app.fetch, port: cfg.PORT, hostname: cfg.HOST }, (info) => done(info));
+      http.once("error", (err: NodeJS.ErrnoException) => fail(listenError(err, cfg)));
     });
     url = `http://${cfg.HOST}:${listening.port}`;
   }
@@ -72,18 +100,41 @@ export async function startServer(cfg: Config, opts: { handlers?: Record<string,
     adminToken,
     adminTokenGenerated: generated,
     store,
+    embedded,
     coordinator,
     executor,
     log,
     async stop() {
-      // Drain HTTP first (no new work), then the executor within its grace period, then connections.
+      // Drain HTTP first (no new work), then the executor within its grace period, then connections,
+      // and the embedded Postgres last: the executor's last settles still need it.
       if (http) await new Promise<void>((done) => http!.close(() => done()));
       await executor?.stop(cfg.FAIRWAY_GRACE_MS);
       await transport.close();
       await coordinator.close();
       await store.close();
+      await embedded?.stop();
+      lock?.release();
     },
   };
+}
+
+/** Fail the start with one line if the database cannot be reached (wrong URL, server down, bad password). */
+async function reachable(store: Store, url: string): Promise<void> {
+  try {
+    await store.db.execute(sql`select 1`);
+  } catch (err) {
+    let e = err as { code?: string; message?: string; cause?: unknown };
+    while (e.cause && typeof e.cause === "object") e = e.cause as typeof e; // drizzle wraps the driver's error
+    const what = e.message?.split("\n")[0] ?? String(err);
+    throw new StartupError(`cannot connect to Postgres at ${redactUrl(url)}: ${what}${e.code && !what.includes(e.code) ? ` (${e.code})` : ""}; check that it is running and that DATABASE_URL is right`);
+  }
+}
+
+function listenError(err: NodeJS.ErrnoException, cfg: Config): Error {
+  if (err.code === "EADDRINUSE") return new StartupError(`port ${cfg.PORT} on ${cfg.HOST} is in use by another process; stop it, or set PORT to a free port`);
+  if (err.code === "EACCES") return new StartupError(`not allowed to listen on ${cfg.HOST}:${cfg.PORT}; use a port above 1023 (PORT)`);
+  if (err.code === "EADDRNOTAVAIL") return new StartupError(`HOST=${cfg.HOST} is not an address of this machine; use 127.0.0.1 or 0.0.0.0`);
+  return err;
 }
 
 function executorMetrics(e: Executor | null): Record<string, number> {

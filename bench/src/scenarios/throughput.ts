@@ -2,6 +2,7 @@
 // Fairway end to end (fair claim → pool dispatch → batched settle recording the attempt) against
 // graphile-worker, pg-boss and the raw SKIP LOCKED limit, each on its own fresh database, in one run.
 import { benchDb } from "../lib/db.ts";
+import { embeddedDb } from "../lib/embedded.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
 import { inTurn, type BenchContext, type Scenario } from "../lib/scenario.ts";
 import { seedTenants, seedTriggers, setPool, waitUntil } from "../lib/seed.ts";
@@ -14,8 +15,9 @@ const TENANTS = 100;
 /** Pool concurrency: enough free slots that each claim fills a big batch. */
 const CONCURRENCY = 1000;
 
-async function fairway(n: number): Promise<number> {
-  const tdb = await benchDb(10);
+/** `open`: the machine's Postgres, or Fairway's embedded one (the `npm start` default). */
+async function fairway(n: number, open = benchDb): Promise<number> {
+  const tdb = await open(10);
   try {
     const tenants = await seedTenants(tdb.store.db, { prefix: "t", count: TENANTS, maxInFlight: 100_000 }, "noop");
     await setPool(tdb.store.db, "noop", CONCURRENCY);
@@ -84,11 +86,12 @@ export const throughput: Scenario = {
     // place while the machine drifts (a peer always measured first sees a different machine).
     const pgboss_per_s = await pgboss(n);
     ctx.log(`pg-boss ${Math.round(pgboss_per_s)}/s`);
-    const { raw_per_s, graphile_per_s, fairway_per_s } = await inTurn(
+    const { raw_per_s, graphile_per_s, fairway_per_s, embedded_per_s } = await inTurn(
       ctx,
       ["raw_per_s", "raw", () => raw(n)],
       ["graphile_per_s", "graphile-worker", () => graphile(n)],
       ["fairway_per_s", "fairway", () => fairway(n)],
+      ["embedded_per_s", "fairway (embedded Postgres)", () => fairway(n, embeddedDb)],
     );
     ctx.shared.set("fairway_per_s", fairway_per_s);
     return {
@@ -96,6 +99,8 @@ export const throughput: Scenario = {
       graphile_per_s,
       pgboss_per_s,
       raw_per_s,
+      embedded_per_s,
+      ratio_embedded_vs_postgres: embedded_per_s / fairway_per_s,
       ratio_vs_graphile: fairway_per_s / graphile_per_s,
       ratio_vs_pgboss: fairway_per_s / pgboss_per_s,
       ratio_vs_raw: fairway_per_s / raw_per_s,

@@ -1,5 +1,6 @@
-// Connection factories. The store speaks drizzle over either driver; both give a PgDatabase, so
-// every statement in ./sql runs unchanged on postgres.js (Node, Workers via Hyperdrive) and PGlite.
+// Connection factory. The store speaks drizzle over postgres.js, on Node (the embedded PostgreSQL or
+// DATABASE_URL) and on Workers (through Hyperdrive): one engine, so every statement in ./sql runs on
+// the same Postgres everywhere.
 import { sql, type SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
@@ -9,13 +10,13 @@ import * as schema from "./schema.ts";
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface Store {
-  readonly kind: "postgres" | "pglite";
+  readonly kind: "postgres";
   readonly db: Db;
   close(): Promise<void>;
 }
 
-/** Rows of a raw `db.execute()`, whichever driver answered (postgres.js: an array; PGlite: `{ rows }`). */
-function rowsOf<T>(result: unknown): T[] {
+/** Rows of a raw `db.execute()` (postgres.js answers with an array; other drivers with `{ rows }`). */
+export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 
@@ -23,7 +24,7 @@ function rowsOf<T>(result: unknown): T[] {
  *  `execute` never prepares, and parsing and planning the claim and settle each time costs more than
  *  running them — docs/decisions/0001-prepared-statements.md). A store
  *  connected with `prepare: false` (PgBouncer, Hyperdrive) still wins: postgres.js ANDs the two.
- *  PGlite has no prepare and goes through drizzle unchanged. */
+ *  A client without `unsafe` goes through drizzle unchanged. */
 export async function query<T = Record<string, unknown>>(db: Db, statement: SQL): Promise<T[]> {
   const internals = db as unknown as DrizzleInternals;
   const client = internals.session?.client;
@@ -47,8 +48,8 @@ export async function query<T = Record<string, unknown>>(db: Db, statement: SQL)
  *  holding client-side (behind one being described, on its first use on the connection) are never heard
  *  of again. So the call also ends with the connection's close, as sql.begin() does, and a closed
  *  connection is not released: released, it would go back to the pool as open
- *  (packages/store/test/pipeline.pg.test.ts). PGlite (no pipelining) and a caller already inside a
- *  transaction run them one by one. */
+ *  (packages/store/test/pipeline.pg.test.ts). A caller already inside a transaction runs them one by
+ *  one. */
 export async function pipelineTx(db: Db, statements: SQL[]): Promise<unknown[][]> {
   const internals = db as unknown as DrizzleInternals;
   const client = internals.session?.client;
@@ -120,12 +121,12 @@ interface DrizzleInternals {
   };
 }
 
-/** A json column of a raw query: postgres.js parses it, PGlite may hand it over as text. */
+/** A json column of a raw query: parsed by the driver, or handed over as text; either way an object. */
 export function jsonColumn<T>(v: T | string): T {
   return typeof v === "string" ? (JSON.parse(v) as T) : v;
 }
 
-/** drizzle makes both drivers hand timestamps to raw queries as text: turn the named fields into Dates. */
+/** drizzle hands timestamps to raw queries as text: turn the named fields into Dates. */
 export function withDates<T, K extends keyof T>(rows: T[], ...keys: K[]): T[] {
   for (const row of rows) {
     for (const k of keys) {
@@ -154,7 +155,7 @@ export function connectPostgres(url: string, opts: PostgresOptions = {}): Store 
     // rows faster than autovacuum re-analyzes them; planned from an empty table's statistics the claim
     // degrades to sequential scans. See docs/decisions/0003-planner-settings.md.
     connection: { jit: "off", enable_seqscan: "off" },
-    // Keep timestamptz as Date and bigint counts as numbers across both drivers.
+    // bigint counts as numbers.
     types: { bigint: postgres.BigInt },
     // Reconnect quickly after an outage. postgres.js's default grows as 3^n/100 s up to 20 s, so a 3 s
     // outage could leave an executor offline for 20 s while its short leases expired and were re-run

@@ -1,6 +1,6 @@
 // @fairway/store: the schema and every SQL statement Fairway runs. Runtime-neutral (Node and Workers);
-// PGlite and the migrator live in "@fairway/store/node".
-export { connectPostgres, pipelineTx, query, sql, type Db, type Store } from "./db.ts";
+// the migrator lives in "@fairway/store/node".
+export { connectPostgres, pipelineTx, query, rowsOf, sql, type Db, type Store } from "./db.ts";
 export * as schema from "./schema.ts";
 export { claim, dueScanCap, fairOrder, type ClaimedTrigger } from "./sql/claim.ts";
 export { settle, type Settled, type Settlement } from "./sql/settle.ts";

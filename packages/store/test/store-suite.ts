@@ -1,4 +1,4 @@
-// The store's behaviour suite, run on real Postgres and on PGlite.
+// The store's behaviour suite, on real Postgres: the only engine Fairway runs on.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   cancelJob, claim, findExpiredLeases, getTrigger, pauseJob, query, releaseLeases, renewLeases, resumeJob, settle, sql,
