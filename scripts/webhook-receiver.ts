@@ -12,6 +12,7 @@ if (!secret) {
 const port = Number(process.argv[2] ?? 9000);
 
 createServer((req, res) => {
+  if (req.method === "GET" && req.url === "/") return void res.end("receiver up\n"); // readiness probe
   let body = "";
   req.on("data", (d) => (body += d));
   req.on("end", async () => {
