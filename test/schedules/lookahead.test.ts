@@ -81,9 +81,9 @@ describe("fires written ahead and the job lifecycle", () => {
       `${iso(F1 + MIN)} skipped misfire`,
       `${iso(F1 + 2 * MIN)} skipped misfire`,
       `${iso(F1 + 3 * MIN)} skipped misfire`,
-      `${iso(F1 + 4 * MIN)} pending`, // the one catch-up
-      `${iso(F1 + 5 * MIN)} pending`, // 30 s late: inside the grace, on time
-      `${iso(F1 + 6 * MIN)} pending`,
+      `${iso(F1 + 4 * MIN)} skipped misfire`,
+      `${iso(F1 + 5 * MIN)} pending`, // the one catch-up: the latest overdue fire, though inside the grace
+      `${iso(F1 + 6 * MIN)} pending`, // ahead: on time
     ]);
     for (const r of rows) expect(r.id).toBe(ids.get(r.at)!.id); // one row per instant, ever
   });
@@ -159,7 +159,7 @@ describe("fires written ahead and the job lifecycle", () => {
     await materialize(h.db, new Date(), AHEAD);
     const rows = await triggerRows(h.db, job.id);
     expect(rows.every((r) => r.status === "cancelled" && r.reason === "job_cancelled")).toBe(true);
-    expect((await call("POST", `/v1/jobs/${job.id}/resume`)).status).toBe(404);
+    expect((await call("POST", `/v1/jobs/${job.id}/resume`)).status).toBe(409); // exists, cancelled
   });
 
   it("run now next to fires written ahead: its own trigger, the scheduled ones untouched", async () => {

@@ -62,6 +62,13 @@ export function createApp(input: AppDeps) {
   const app = new Hono<AppEnv>();
 
   app.use(async (c, next) => {
+    // Every JSON reply ends with a newline, so `curl` output does not run into the prompt or the next
+    // reply. (c.json is a per-request property, so this covers routes, errors and not-found alike.)
+    const body = c.body as (data: string, arg?: unknown, headers?: unknown) => Response;
+    c.json = ((object: unknown, arg?: unknown, headers?: unknown) => {
+      c.header("content-type", "application/json");
+      return body(`${JSON.stringify(object)}\n`, arg, headers);
+    }) as unknown as typeof c.json;
     const requestId = c.req.header("x-request-id")?.slice(0, 100) || newId("req");
     c.set("deps", deps);
     c.set("requestId", requestId);

@@ -1,49 +1,112 @@
-// Every API input, validated with zod (strict: unknown fields are errors, not silently dropped).
+// Every API input, validated with zod (strict: unknown fields are errors, not silently dropped). Each
+// message says what to send instead: a user reading `schedule: …` must not have to guess the shape.
 import { z } from "zod";
 
 const DAY = 86_400_000;
 export const slug = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be 1-63 characters: a-z, 0-9, _ or -, starting with a letter or digit");
 export const poolType = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/, "must be 1-63 characters: letters, digits, _ . or -");
 
-const FORBIDDEN_HEADERS = /^(host|content-length|content-type|connection|transfer-encoding|user-agent|webhook-.*|fairway-.*)$/i;
+/** zod's default wording for a missing or mistyped value, replaced by what to send. */
+const expected = (what: string) => ({
+  error: (iss: { input?: unknown }) => (iss.input === undefined ? `required: ${what}` : `must be ${what}`),
+});
+const int = (what: string) => z.number(expected(what)).int(`must be a whole number (${what})`);
+const text = (what: string) => z.string(expected(what));
+/** Unknown keys name themselves and the keys that are allowed. */
+const strict = <S extends z.ZodRawShape>(shape: S, what = "an object") =>
+  z.strictObject(shape, {
+    error: (iss) => {
+      if (iss.code === "unrecognized_keys") {
+        return `unknown field${iss.keys.length > 1 ? "s" : ""} ${iss.keys.map((k) => `"${k}"`).join(", ")}; allowed: ${Object.keys(shape).join(", ")}`;
+      }
+      return iss.input === undefined ? `required: ${what}` : `must be ${what}`;
+    },
+  });
+
+/** Headers Fairway sets itself, and why each may not be overridden. */
+const RESERVED_HEADERS: Array<[RegExp, string]> = [
+  [/^(webhook-id|webhook-timestamp|webhook-signature)$/i, "it carries the Standard Webhooks signature Fairway computes"],
+  [/^webhook-/i, "the webhook- prefix is reserved for Standard Webhooks headers"],
+  [/^fairway-/i, "the fairway- prefix is reserved for Fairway's delivery headers"],
+  [/^content-type$/i, "Fairway sends the JSON envelope as application/json"],
+  [/^(host|content-length|connection|transfer-encoding)$/i, "it is set by the HTTP client from the URL and the body"],
+  [/^user-agent$/i, "Fairway identifies itself as the sender"],
+];
+
+export function reservedHeaderReason(name: string): string | null {
+  return RESERVED_HEADERS.find(([re]) => re.test(name))?.[1] ?? null;
+}
+
+const headerName = z.string().min(1).max(100).regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be a valid header name (letters, digits and !#$%&'*+.^_`|~-)");
 const headers = z
   .record(
-    z.string().min(1).max(100).regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be a valid header name")
-      .refine((h) => !FORBIDDEN_HEADERS.test(h), "is set by Fairway and cannot be overridden"),
+    z.string(),
     // What Node and undici accept in a header value (no line breaks, NUL or other control characters):
     // anything else would be a delivery that can never be sent.
-    z.string().max(1000).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "must not contain line breaks or control characters"),
+    text("a header value string").max(1000).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "must not contain line breaks or control characters"),
+    expected('an object of header names to values, e.g. {"authorization": "Bearer …"}'),
   )
-  .refine((h) => Object.keys(h).length <= 20, "at most 20 headers");
+  .superRefine((h, ctx) => {
+    for (const name of Object.keys(h)) {
+      const bad = headerName.safeParse(name);
+      if (!bad.success) ctx.addIssue({ code: "custom", path: [name], message: `header name ${bad.error.issues[0].message}` });
+      const why = reservedHeaderReason(name);
+      if (why) ctx.addIssue({ code: "custom", path: [name], message: `"${name}" is reserved and cannot be set: ${why}; remove it` });
+    }
+    if (Object.keys(h).length > 20) ctx.addIssue({ code: "custom", message: "at most 20 headers" });
+  });
 
-export const target = z.strictObject({
-  url: z.string().min(1).max(2048),
-  method: z.enum(["POST", "PUT", "PATCH", "GET", "DELETE"]).default("POST"),
+export const HTTP_METHODS = ["POST", "PUT", "PATCH", "GET", "DELETE"] as const;
+export const target = strict({
+  url: text('an absolute http(s) URL, e.g. "https://example.com/hook"').min(1).max(2048),
+  method: z.enum(HTTP_METHODS, { error: `must be one of ${HTTP_METHODS.join(", ")}` }).default("POST"),
   headers: headers.optional(),
 });
 
-export const schedule = z.union([
-  z.strictObject({ cron: z.string().max(200), timezone: z.string().max(64).default("UTC") }),
-  z.strictObject({ at: z.iso.datetime({ offset: true }) }),
-  z.strictObject({ delayMs: z.number().int().min(0).max(366 * DAY) }),
-]);
+const SCHEDULE_KINDS = "give exactly one of cron, at or delayMs";
+const scheduleFields = strict({
+  cron: text('a cron expression, e.g. "*/5 * * * *"').max(200).optional(),
+  timezone: text('an IANA time zone, e.g. "Europe/Berlin"').max(64).optional(),
+  at: z.iso.datetime({ offset: true, error: 'must be an ISO-8601 date-time with a zone, e.g. "2030-01-01T09:00:00Z"' }).optional(),
+  delayMs: int("a number of milliseconds, e.g. 5000 (not a string)").min(0).max(366 * DAY, "at most 366 days").optional(),
+}, `an object: ${SCHEDULE_KINDS}, e.g. {"cron": "0 9 * * *", "timezone": "Europe/Berlin"}`);
 
-export const retry = z.strictObject({
-  maxAttempts: z.number().int().min(1).max(100).optional(),
-  initialDelayMs: z.number().int().min(0).max(DAY).optional(),
-  maxDelayMs: z.number().int().min(0).max(7 * DAY).optional(),
+export type Schedule = { cron: string; timezone: string } | { at: string } | { delayMs: number };
+
+/** One of three shapes. Parsed as one object so the message can say which fields clash or are missing,
+ *  rather than a union's bare "Invalid input". */
+export const schedule = scheduleFields
+  .superRefine((s, ctx) => {
+    const given = (["cron", "at", "delayMs"] as const).filter((k) => s[k] !== undefined);
+    if (given.length !== 1) {
+      const got = given.length === 0 ? "none" : given.join(" and ");
+      ctx.addIssue({ code: "custom", message: `${SCHEDULE_KINDS} (got ${got})` });
+    } else if (s.timezone !== undefined && given[0] !== "cron") {
+      ctx.addIssue({ code: "custom", path: ["timezone"], message: `only goes with cron; ${given[0]} is an absolute instant, so remove timezone` });
+    }
+  })
+  .transform((s): Schedule => {
+    if (s.cron !== undefined) return { cron: s.cron, timezone: s.timezone ?? "UTC" };
+    if (s.at !== undefined) return { at: s.at };
+    return { delayMs: s.delayMs! };
+  });
+
+export const retry = strict({
+  maxAttempts: int("a number of attempts, 1-100").min(1).max(100).optional(),
+  initialDelayMs: int("a delay in milliseconds").min(0).max(DAY).optional(),
+  maxDelayMs: int("a delay in milliseconds").min(0).max(7 * DAY).optional(),
 });
 
 const policies = {
-  timeoutMs: z.number().int().min(100).max(900_000).optional(),
-  priority: z.number().int().min(-100).max(100).optional(),
-  overlap: z.enum(["allow", "skip", "buffer_one"]).optional(),
-  misfire: z.enum(["fire_once", "skip", "fire_all"]).optional(),
-  catchupWindowMs: z.number().int().min(0).max(31 * DAY).optional(),
+  timeoutMs: int("a timeout in milliseconds, 100-900000").min(100).max(900_000).optional(),
+  priority: int("an integer from -100 to 100").min(-100).max(100).optional(),
+  overlap: z.enum(["allow", "skip", "buffer_one"], { error: "must be one of allow, skip, buffer_one" }).optional(),
+  misfire: z.enum(["fire_once", "skip", "fire_all"], { error: "must be one of fire_once, skip, fire_all" }).optional(),
+  catchupWindowMs: int("a window in milliseconds").min(0).max(31 * DAY).optional(),
 };
 
-export const createJobBody = z.strictObject({
-  name: z.string().min(1).max(200),
+export const createJobBody = strict({
+  name: text("a job name string").min(1, "must not be empty").max(200),
   type: poolType.default("webhook"),
   schedule,
   target: target.optional(),
@@ -53,49 +116,64 @@ export const createJobBody = z.strictObject({
 });
 export type CreateJobBody = z.infer<typeof createJobBody>;
 
-export const updateJobBody = z.strictObject({
-  name: z.string().min(1).max(200).optional(),
-  schedule: schedule.optional(),
-  target: target.optional(),
-  payload: z.unknown().optional(),
-  retry: retry.optional(),
-  ...policies,
-});
+/** PATCH /v1/jobs/:id, for the OpenAPI document: a JSON Merge Patch of the create body (any field, null
+ *  clears). Requests are checked by merging into the job and parsing the result with createJobBody. */
+export const updateJobBody = z.object(createJobBody.shape).partial();
 
 const quota = {
-  maxInFlight: z.number().int().min(1).max(100_000),
-  weight: z.number().positive().max(10_000),
-  ratePerSecond: z.number().positive().max(100_000).nullable(),
-  burst: z.number().int().min(1).max(1_000_000).nullable(),
-  maxJobs: z.number().int().min(0).max(10_000_000),
-  maxPayloadBytes: z.number().int().min(0).max(10_485_760),
+  maxInFlight: int("a number of concurrent deliveries, 1-100000").min(1).max(100_000),
+  weight: z.number(expected("a positive number")).positive().max(10_000),
+  ratePerSecond: z.number(expected("a positive number, or null for no rate limit")).positive().max(100_000).nullable(),
+  burst: int("a bucket size, or null for max(1, ratePerSecond)").min(1).max(1_000_000).nullable(),
+  maxJobs: int("a number of live jobs").min(0).max(10_000_000),
+  maxPayloadBytes: int("a size in bytes").min(0).max(10_485_760),
 };
 
 const optionalQuotas = z.object(quota).partial().shape;
 
-export const createTenantBody = z.strictObject({
+export const createTenantBody = strict({
   id: slug.optional(),
+  name: text("a tenant name string").min(1, "must not be empty").max(200),
+  ...optionalQuotas,
+});
+
+/** PATCH /v1/admin/tenants/:id, for the OpenAPI document (a merge patch; see tenantState). */
+export const updateTenantBody = z.object({
   name: z.string().min(1).max(200),
-  ...optionalQuotas,
+  status: z.enum(["active", "suspended"]),
+  ...quota,
+}).partial();
+
+/** A whole tenant as PATCH sees it after merging: every field present, nullable ones may be null. */
+export const tenantState = strict({
+  name: text("a tenant name string (it cannot be cleared)").min(1, "must not be empty").max(200),
+  status: z.enum(["active", "suspended"], { error: "must be active or suspended" }),
+  ...quota,
+  ratePerSecond: quota.ratePerSecond.optional(),
+  burst: quota.burst.optional(),
 });
 
-export const updateTenantBody = z.strictObject({
-  name: z.string().min(1).max(200).optional(),
-  status: z.enum(["active", "suspended"]).optional(),
-  ...optionalQuotas,
+export const putPoolBody = strict({
+  concurrency: int("a number of concurrent runs, 1-10000").min(1).max(10_000),
+  timeoutMs: int("a timeout in milliseconds, 100-900000").min(100).max(900_000),
+  leaseMs: int("a lease in milliseconds, 1000-3600000").min(1000).max(3_600_000).optional(),
+  maxAttempts: int("a number of attempts, 1-100").min(1).max(100).optional(),
+  initialDelayMs: int("a delay in milliseconds").min(0).max(DAY).optional(),
+  maxDelayMs: int("a delay in milliseconds").min(0).max(7 * DAY).optional(),
 });
 
-export const putPoolBody = z.strictObject({
-  concurrency: z.number().int().min(1).max(10_000),
-  timeoutMs: z.number().int().min(100).max(900_000),
-  leaseMs: z.number().int().min(1000).max(3_600_000).optional(),
-  maxAttempts: z.number().int().min(1).max(100).optional(),
-  initialDelayMs: z.number().int().min(0).max(DAY).optional(),
-  maxDelayMs: z.number().int().min(0).max(7 * DAY).optional(),
-});
-
-export const pageQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+const page = {
+  limit: z.coerce.number(expected("a number from 1 to 200")).int().min(1).max(200, "at most 200").default(50),
   cursor: z.string().max(100).optional(),
-  jobId: z.string().max(100).optional(),
+};
+export const pageQuery = strict(page);
+
+export const JOB_STATUSES = ["active", "paused", "completed", "cancelled"] as const;
+export const jobListQuery = strict({
+  ...page,
+  status: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(", ")}` }).optional(),
+  type: poolType.optional(),
+  name: z.string().min(1).max(200).optional(),
 });
+
+export const deadLetterQuery = strict({ ...page, jobId: z.string().max(100).optional() });

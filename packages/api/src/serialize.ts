@@ -76,6 +76,16 @@ export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
   };
 }
 
+/** A dead letter: the trigger, its job's name and type, and how its last attempt ended. */
+export function deadLetterJson(d: TriggerRow & { jobName: string; jobType: string; lastOutcome: string | null; lastHttpStatus: number | null; lastError: string | null }) {
+  return {
+    ...triggerJson(d),
+    jobName: d.jobName,
+    jobType: d.jobType,
+    lastAttempt: d.lastOutcome === null ? null : { outcome: d.lastOutcome, httpStatus: d.lastHttpStatus, error: d.lastError },
+  };
+}
+
 export function poolJson(p: PoolConfig) {
   return p;
 }

@@ -30,7 +30,8 @@ function badText(path: string) {
   return new ApiError(400, "invalid_text", `${path || "body"}: text must not contain NUL characters or unpaired surrogates`);
 }
 
-export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+/** The parsed JSON body, checked for what Postgres refuses; an empty body is {}. */
+export async function rawJsonBody(c: Context): Promise<unknown> {
   let raw: unknown;
   try {
     const text = await c.req.text();
@@ -40,6 +41,11 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   }
   const bad = findBadJson(raw, 0, "");
   if (bad) throw bad;
+  return raw;
+}
+
+export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  const raw = await rawJsonBody(c);
   const r = schema.safeParse(raw);
   if (!r.success) throw fromZod(r.error);
   return r.data;

@@ -18,10 +18,15 @@ export interface FirePlan {
   fire: Date[];
   skipped: Array<{ at: Date; reason: "misfire" | "misfire_outside_window" | "overlap" }>;
   nextFireAt: Date | null;
+  /** After a misfire: fires written ahead before the outage (pending, never attempted) at or before
+   *  `before` are superseded by this plan and recorded as skipped with `reason`, so that they do not
+   *  run late on top of the policy's catch-up. Null when nothing misfired. */
+  supersede: { before: Date; reason: "misfire" | "misfire_outside_window" } | null;
 }
 
-/** A fire later than this is a misfire (the executor was down), not ordinary lag. */
-const MISFIRE_GRACE_MS = 60_000;
+/** The first due fire later than this means the scheduler was down (a misfire), not ordinary lag.
+ *  Then every overdue fire, however late, is handled by the job's misfire policy. */
+export const MISFIRE_GRACE_MS = 60_000;
 /** Bound the work of one pass; the rest is picked up by the next pass from the persisted nextFireAt. */
 export const MAX_FIRES_PER_PASS = 1000;
 /** Jobs with an exclusive overlap policy (skip, buffer_one) are planned at most this far ahead, whatever
@@ -45,7 +50,14 @@ export function planFires(job: CronJobState, now: Date, lookaheadMs: number): Fi
   let batch: Date[] = [];
   let i = 0;
   let size = 1;
-  while (next && next.getTime() <= horizon && due.length < MAX_FIRES_PER_PASS) {
+  // Past the cap only for overdue fires inside the grace (at most one a second for a minute): a pass
+  // that stops at the cap leaves the next pass an oldest fire beyond the grace, so it still sees the
+  // misfire rather than taking the rest for ordinary lag.
+  const graceStart = now.getTime() - MISFIRE_GRACE_MS;
+  while (
+    next && next.getTime() <= horizon &&
+    (due.length < MAX_FIRES_PER_PASS || (next.getTime() >= graceStart && next.getTime() <= now.getTime()))
+  ) {
     due.push(next);
     if (i >= batch.length) {
       batch = nextFires(job.cron, job.timezone, next, size);
@@ -54,29 +66,35 @@ export function planFires(job: CronJobState, now: Date, lookaheadMs: number): Fi
     }
     next = batch[i++] ?? null;
   }
-  const missedBefore = now.getTime() - MISFIRE_GRACE_MS;
-  const missed = due.filter((d) => d.getTime() < missedBefore);
-  const onTime = due.filter((d) => d.getTime() >= missedBefore);
-  const plan: FirePlan = { fire: [], skipped: [], nextFireAt: next };
+  // Misfire: the oldest due fire is later than the grace. Then every overdue fire (up to now) counts as
+  // missed, not only those beyond the grace: after 80 s down an every-5-s job has 16 overdue fires, and
+  // fire_once means one catch-up, not one plus the dozen that happen to be inside the grace.
+  const misfired = due.length > 0 && due[0].getTime() < graceStart;
+  const missed = misfired ? due.filter((d) => d.getTime() <= now.getTime()) : [];
+  const onTime = misfired ? due.filter((d) => d.getTime() > now.getTime()) : due;
+  const plan: FirePlan = { fire: [], skipped: [], nextFireAt: next, supersede: null };
 
   if (job.misfire === "skip") {
     for (const at of missed) plan.skipped.push({ at, reason: "misfire" });
+    if (misfired) plan.supersede = { before: now, reason: "misfire" };
   } else if (job.misfire === "fire_all") {
     const windowStart = now.getTime() - job.catchupWindowMs;
     for (const at of missed) {
       if (at.getTime() >= windowStart) plan.fire.push(at);
       else plan.skipped.push({ at, reason: "misfire_outside_window" });
     }
+    if (misfired) plan.supersede = { before: new Date(windowStart - 1), reason: "misfire_outside_window" };
   } else {
     // fire_once: one catch-up trigger (the latest missed fire), the rest recorded as skipped. When the
-    // pass stopped at MAX_FIRES_PER_PASS with more missed fires after it, the catch-up belongs to the
+    // pass stopped at MAX_FIRES_PER_PASS with more overdue fires after it, the catch-up belongs to the
     // pass that reaches the last of them — otherwise a long outage would catch up once per pass.
-    const moreMissed = next !== null && next.getTime() < missedBefore;
+    const moreMissed = misfired && next !== null && next.getTime() <= now.getTime();
     const catchUp = moreMissed ? undefined : missed[missed.length - 1];
     for (const at of missed) {
       if (at === catchUp) plan.fire.push(at);
       else plan.skipped.push({ at, reason: "misfire" });
     }
+    if (misfired) plan.supersede = { before: now, reason: "misfire" };
   }
   plan.fire.push(...onTime);
 

@@ -31,7 +31,7 @@ describe("on time", () => {
   });
   test("nothing due: nothing planned, nextFireAt unchanged", () => {
     const p = planFires(job(), at(-10), 1000);
-    expect(p).toEqual({ fire: [], skipped: [], nextFireAt: at(0) });
+    expect(p).toEqual({ fire: [], skipped: [], nextFireAt: at(0), supersede: null });
   });
 });
 
@@ -101,9 +101,35 @@ test("fire_once after an outage longer than one pass: exactly one catch-up, from
     if (!p.nextFireAt || p.nextFireAt.getTime() > now.getTime() + 1000) break;
     state = { ...state, nextFireAt: p.nextFireAt };
   }
-  // The last 60 s are within the grace (fired on time); everything older: one catch-up, the rest skipped.
-  expect(fired.filter((d) => d.getTime() < now.getTime() - 60_000)).toHaveLength(1);
+  // Every overdue fire, those inside the grace too: one catch-up (the latest, now), the rest skipped.
+  expect(fired.filter((d) => d.getTime() <= now.getTime())).toEqual([now]);
   expect(skipped + fired.length).toBe(3602);
+});
+
+describe("a short outage: every 5 s, down 80 s (the grace is 60 s)", () => {
+  const now = at(0, 80);
+  const state = job({ cron: "*/5 * * * * *", nextFireAt: at(0) }); // 17 fires overdue: 0 s … 80 s
+  test("fire_once: exactly one catch-up, the overdue fires inside the grace included", () => {
+    const p = planFires({ ...state, misfire: "fire_once" }, now, 1000);
+    expect(iso(p.fire)).toEqual(["10:01:20"]);
+    expect(p.skipped).toHaveLength(16);
+    expect(p.supersede).toEqual({ before: now, reason: "misfire" });
+  });
+  test("skip: nothing runs", () => {
+    const p = planFires({ ...state, misfire: "skip" }, now, 1000);
+    expect(p.fire).toEqual([]);
+    expect(p.skipped).toHaveLength(17);
+  });
+  test("fire_all: every overdue fire inside catchupWindowMs", () => {
+    const p = planFires({ ...state, misfire: "fire_all", catchupWindowMs: 30_000 }, now, 1000);
+    expect(iso(p.fire)).toEqual(["10:00:50", "10:00:55", "10:01:00", "10:01:05", "10:01:10", "10:01:15", "10:01:20"]);
+    expect(p.skipped.every((s) => s.reason === "misfire_outside_window")).toBe(true);
+  });
+  test("late by less than the grace is not a misfire: every overdue fire runs", () => {
+    const p = planFires({ ...state, misfire: "fire_once" }, at(0, 50), 1000);
+    expect(p.fire).toHaveLength(11);
+    expect(p.supersede).toBeNull();
+  });
 });
 
 describe("a long lookahead", () => {
@@ -125,7 +151,7 @@ describe("a long lookahead", () => {
       expect(iso(p.fire)).toEqual(["10:00:01"]);
       expect(p.nextFireAt).toEqual(at(0, 2));
       const none = planFires(job({ cron: "* * * * * *", overlap, nextFireAt: at(0, 5) }), at(0), 60_000);
-      expect(none).toEqual({ fire: [], skipped: [], nextFireAt: at(0, 5) });
+      expect(none).toEqual({ fire: [], skipped: [], nextFireAt: at(0, 5), supersede: null });
       expect(EXCLUSIVE_LOOKAHEAD_MS).toBeLessThan(5000);
     });
   }

@@ -67,6 +67,9 @@ export class Executor {
   private stopping = false;
   private loopDone: Promise<void> | null = null;
   private materializerDone: Promise<void> | null = null;
+  private markCaughtUp: () => void = () => {};
+  /** Resolved when the materializer's first passes are done (see loop). */
+  private readonly caughtUp = new Promise<void>((resolve) => (this.markCaughtUp = resolve));
   private materializerWaker = new Waker();
   private dueTimer: ReturnType<typeof setTimeout> | null = null;
   private dueTimerAt = Infinity;
@@ -196,6 +199,10 @@ export class Executor {
   }
 
   private async loop(): Promise<void> {
+    // Claims start once the materializer has caught up (or failed a pass): after an outage it decides
+    // the overdue fires written ahead before it (a misfire policy may skip them), and a claim taken
+    // first would run them late on top of the policy's catch-up.
+    await this.caughtUp;
     let failures = 0;
     while (!this.stopping) {
       try {
@@ -219,6 +226,7 @@ export class Executor {
    *  claim loop is woken at each instant this executor wrote, so they are claimed on the second. */
   private async materializeLoop(): Promise<void> {
     const batch = 500;
+    let passes = 0;
     // Instants written and not yet reached. The claim loop's timer holds only the earliest, and with
     // fires written seconds ahead every later instant would otherwise wait for an idle poll; each pass
     // re-arms it with the next one (a handful of entries: one per distinct second in the lookahead).
@@ -243,13 +251,19 @@ export class Executor {
           else if (at < next) next = at;
         }
         if (next < Infinity) this.wakeClaimsAt(next);
-        if (m.jobs >= batch) continue; // more due jobs: next pass at once
+        if (m.jobs >= batch) {
+          if (++passes >= 100) this.markCaughtUp(); // a long backlog: claims need not wait for all of it
+          continue; // more due jobs: next pass at once
+        }
+        this.markCaughtUp();
       } catch (err) {
+        this.markCaughtUp();
         failures++;
         this.log.error("materializer pass failed", { err });
       }
       await this.materializerWaker.sleep(failures ? Math.min(this.opts.reapEveryMs ?? 1000, 100 * 2 ** failures) : 100);
     }
+    this.markCaughtUp(); // stopped before a pass: the claim loop must not wait for one
   }
 
   private wakeClaimsAt(atMs: number): void {

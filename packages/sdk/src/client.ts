@@ -1,7 +1,7 @@
 // createClient (tenant key) and createAdminClient (admin token): typed wrappers over the HTTP API.
 import { qs, requester, type HttpOptions } from "./http.ts";
 import type {
-  CreateJobInput, Job, Page, PoolConfig, Quota, Tenant, TenantQuotas, Trigger, UpdateJobInput,
+  CreateJobInput, DeadLetter, Job, ListJobsOptions, Page, PoolConfig, Quota, Tenant, TenantQuotas, Trigger, UpdateJobInput,
 } from "./types.ts";
 
 export interface ClientOptions {
@@ -25,9 +25,12 @@ export function createClient(opts: ClientOptions) {
     jobs: {
       create: <P>(input: CreateJobInput<P>, o: { idempotencyKey?: string } = {}) =>
         req<Job<P>>("POST", "/v1/jobs", normalise(input), o.idempotencyKey ? { "idempotency-key": o.idempotencyKey } : {}),
-      list: (o: PageOptions = {}) => req<Page<Job>>("GET", `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor })}`),
+      list: (o: ListJobsOptions = {}) =>
+        req<Page<Job>>("GET", `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name })}`),
       get: (id: string) => req<Job>("GET", `/v1/jobs/${enc(id)}`),
+      /** JSON Merge Patch: only the fields given change; null clears one. */
       update: <P>(id: string, patch: UpdateJobInput<P>) => req<Job<P>>("PATCH", `/v1/jobs/${enc(id)}`, normalise(patch)),
+      /** Cancels the job; idempotent (a second call returns the same cancelled job). */
       delete: (id: string) => req<Job>("DELETE", `/v1/jobs/${enc(id)}`),
       pause: (id: string) => req<Job>("POST", `/v1/jobs/${enc(id)}/pause`),
       resume: (id: string) => req<Job>("POST", `/v1/jobs/${enc(id)}/resume`),
@@ -40,7 +43,7 @@ export function createClient(opts: ClientOptions) {
       replay: (id: string) => req<Trigger>("POST", `/v1/triggers/${enc(id)}/replay`),
     },
     deadLetters: (o: PageOptions & { jobId?: string } = {}) =>
-      req<Page<Trigger>>("GET", `/v1/dead-letters${qs({ limit: o.limit, cursor: o.cursor, jobId: o.jobId })}`),
+      req<Page<DeadLetter>>("GET", `/v1/dead-letters${qs({ limit: o.limit, cursor: o.cursor, jobId: o.jobId })}`),
     quota: () => req<Quota>("GET", "/v1/quota"),
   };
 }
@@ -59,10 +62,14 @@ export function createAdminClient(opts: AdminClientOptions) {
         req<Tenant & { signingSecret: string }>("POST", "/v1/admin/tenants", input),
       list: (o: PageOptions = {}) => req<Page<Tenant>>("GET", `/v1/admin/tenants${qs({ limit: o.limit, cursor: o.cursor })}`),
       get: (id: string) => req<Tenant>("GET", `/v1/admin/tenants/${enc(id)}`),
+      /** JSON Merge Patch: only the fields given change; null clears ratePerSecond or burst. */
       update: (id: string, patch: TenantQuotas & { name?: string; status?: "active" | "suspended" }) =>
         req<Tenant>("PATCH", `/v1/admin/tenants/${enc(id)}`, patch),
       createKey: (id: string) => req<{ id: string; key: string; prefix: string }>("POST", `/v1/admin/tenants/${enc(id)}/keys`),
       revokeKey: (id: string, keyId: string) => req<{ id: string; revoked: true }>("DELETE", `/v1/admin/tenants/${enc(id)}/keys/${enc(keyId)}`),
+      /** The secret deliveries are signed with (and the previous one during a rotation's overlap). */
+      signingSecret: (id: string) =>
+        req<{ signingSecret: string; previousSigningSecret?: string; previousSecretExpiresAt?: string }>("GET", `/v1/admin/tenants/${enc(id)}/signing-secret`),
       rotateSigningSecret: (id: string) =>
         req<{ signingSecret: string; previousSecretExpiresAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/signing-secret/rotate`),
     },
@@ -70,6 +77,9 @@ export function createAdminClient(opts: AdminClientOptions) {
       get: (type: string) => req<PoolConfig>("GET", `/v1/admin/pools/${enc(type)}`),
       put: (type: string, cfg: Omit<PoolConfig, "type" | "leaseMs" | "maxAttempts" | "initialDelayMs" | "maxDelayMs"> & Partial<PoolConfig>) =>
         req<PoolConfig>("PUT", `/v1/admin/pools/${enc(type)}`, cfg),
+      /** JSON Merge Patch of the pool's config; null resets a field to its default. */
+      patch: (type: string, patch: { [K in keyof Omit<PoolConfig, "type">]?: PoolConfig[K] | null }) =>
+        req<PoolConfig>("PATCH", `/v1/admin/pools/${enc(type)}`, patch),
     },
     stats: () => req<{ tenants: Array<Record<string, unknown>> }>("GET", "/v1/admin/stats"),
   };
@@ -79,7 +89,7 @@ export type FairwayClient = ReturnType<typeof createClient>;
 export type FairwayAdminClient = ReturnType<typeof createAdminClient>;
 
 function normalise<T extends { schedule?: unknown }>(input: T): T {
-  const s = input.schedule as { at?: unknown } | undefined;
+  const s = input.schedule as { at?: unknown } | null | undefined;
   if (s && s.at instanceof Date) return { ...input, schedule: { at: s.at.toISOString() } };
   return input;
 }

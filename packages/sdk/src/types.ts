@@ -18,7 +18,22 @@ export interface CreateJobInput<P = unknown> {
   catchupWindowMs?: number;
 }
 
-export type UpdateJobInput<P = unknown> = Partial<Omit<CreateJobInput<P>, "type">>;
+/** A JSON Merge Patch (RFC 7396) of a job: absent fields keep their value, nested objects merge (so
+ *  `{ schedule: { cron } }` keeps the time zone, `{ target: { method } }` keeps the URL), and null
+ *  clears a field that may be cleared (payload, timeoutMs, retry, a header). */
+export type MergePatch<T> = { [K in keyof T]?: (T[K] extends object ? MergePatch<T[K]> | T[K] : T[K]) | null };
+export type UpdateJobInput<P = unknown> = MergePatch<Omit<CreateJobInput<P>, "type" | "schedule">> & {
+  schedule?: { cron?: string; timezone?: string | null } | { at: string | Date } | { delayMs: number };
+};
+
+export interface ListJobsOptions {
+  limit?: number;
+  cursor?: string;
+  /** One status; without it every status but cancelled. */
+  status?: JobStatus;
+  type?: string;
+  name?: string;
+}
 
 export interface Job<P = unknown> {
   id: string;
@@ -37,6 +52,8 @@ export interface Job<P = unknown> {
   nextFireAt: string | null;
   /** On GET /v1/jobs/:id for cron jobs: the next 5 fire instants. */
   nextFires?: string[];
+  /** On create: true when a one-time job's instant had already passed, so it fires at once. */
+  firesImmediately?: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -64,6 +81,13 @@ export interface Trigger {
   createdAt: string;
   finishedAt: string | null;
   attempts?: Attempt[];
+}
+
+/** A dead letter: the trigger, its job's name and type, and how its last attempt ended. */
+export interface DeadLetter extends Trigger {
+  jobName: string;
+  jobType: string;
+  lastAttempt: { outcome: AttemptOutcome; httpStatus: number | null; error: string | null } | null;
 }
 
 export interface Page<T> {

@@ -3,12 +3,14 @@ import { Hono } from "hono";
 import { generateSigningSecret, newId, randomToken, sha256Hex } from "@fairway/core";
 import {
   allTenantUsage, createApiKey, createTenant, getPool, getTenant, listPools, listTenants, putPool, revokeApiKey,
-  rotateSigningSecret, updateTenant, DEFAULT_POOL,
+  rotateSigningSecret, updateTenant, DEFAULT_POOL, type Db,
 } from "@fairway/store";
+import type { z } from "zod";
 import type { AppEnv } from "../app.ts";
 import { KEY_PREFIX } from "../auth.ts";
 import { ApiError, fromZod, notFound } from "../errors.ts";
-import { createTenantBody, pageQuery, poolType, putPoolBody, updateTenantBody } from "../schemas.ts";
+import { applyMergePatch, mergePatchBody, parseMerged } from "../merge-patch.ts";
+import { createTenantBody, pageQuery, poolType, putPoolBody, tenantState } from "../schemas.ts";
 import { page, tenantJson } from "../serialize.ts";
 import { jsonBody, queryOf } from "../validate.ts";
 
@@ -38,11 +40,19 @@ adminRoutes.get("/tenants/:id", async (c) => {
   return c.json(tenantJson(t));
 });
 
+/** JSON Merge Patch: the tenant's fields with the patch merged in are checked as a whole; only the
+ *  fields the patch names are written. null clears ratePerSecond and burst (no rate limit). */
 adminRoutes.patch("/tenants/:id", async (c) => {
-  const body = await jsonBody(c, updateTenantBody);
-  const t = await updateTenant(c.var.deps.db, c.req.param("id"), body);
+  const patch = await mergePatchBody(c);
+  const current = await getTenant(c.var.deps.db, c.req.param("id"));
+  if (!current) throw notFound("tenant");
+  const { id: _id, createdAt: _c, updatedAt: _u, ...editable } = tenantJson(current);
+  const merged = parseMerged(tenantState, applyMergePatch(editable, patch));
+  const fields = Object.keys(patch) as Array<keyof typeof merged>;
+  const changes = Object.fromEntries(fields.map((k) => [k, merged[k] ?? null]));
+  const t = await updateTenant(c.var.deps.db, current.id, changes);
   if (!t) throw notFound("tenant");
-  c.var.log.info("tenant updated", { tenantId: t.id, fields: Object.keys(body) });
+  c.var.log.info("tenant updated", { tenantId: t.id, fields });
   return c.json(tenantJson(t));
 });
 
@@ -66,6 +76,17 @@ adminRoutes.delete("/tenants/:id/keys/:keyId", async (c) => {
   return c.json({ id: c.req.param("keyId"), revoked: true });
 });
 
+/** The secret deliveries are signed with, for the tenant's receiver to verify them. It grants nothing
+ *  in Fairway's API (it is not a credential here), so the admin may read it again at any time. */
+adminRoutes.get("/tenants/:id/signing-secret", async (c) => {
+  const t = await getTenant(c.var.deps.db, c.req.param("id"));
+  if (!t) throw notFound("tenant");
+  const previous = t.previousSigningSecret && t.previousSecretExpiresAt && t.previousSecretExpiresAt > new Date()
+    ? { previousSigningSecret: t.previousSigningSecret, previousSecretExpiresAt: t.previousSecretExpiresAt }
+    : {};
+  return c.json({ signingSecret: t.signingSecret, ...previous });
+});
+
 adminRoutes.post("/tenants/:id/signing-secret/rotate", async (c) => {
   const secret = generateSigningSecret();
   const t = await rotateSigningSecret(c.var.deps.db, c.req.param("id"), secret, ROTATION_OVERLAP_MS);
@@ -86,18 +107,27 @@ adminRoutes.get("/pools/:type", async (c) => c.json(await getPool(c.var.deps.db,
 adminRoutes.put("/pools/:type", async (c) => {
   const type = poolTypeParam(c.req.param("type"));
   const body = await jsonBody(c, putPoolBody);
+  return c.json(await savePool(c.var.deps.db, type, body));
+});
+
+/** JSON Merge Patch of the pool's config (defaults when it has none yet). null resets a field to its
+ *  default (leaseMs: derived from timeoutMs); the merged config is checked like a PUT. */
+adminRoutes.patch("/pools/:type", async (c) => {
+  const type = poolTypeParam(c.req.param("type"));
+  const patch = await mergePatchBody(c);
+  const { type: _t, ...current } = await getPool(c.var.deps.db, type);
+  const body = parseMerged(putPoolBody, applyMergePatch(current, patch));
+  if ("timeoutMs" in patch && !("leaseMs" in patch) && (body.leaseMs ?? 0) < body.timeoutMs + 1000) delete body.leaseMs;
+  return c.json(await savePool(c.var.deps.db, type, body));
+});
+
+async function savePool(db: Db, type: string, body: z.infer<typeof putPoolBody>) {
   const leaseMs = body.leaseMs ?? Math.max(DEFAULT_POOL.leaseMs, body.timeoutMs + 30_000);
   if (leaseMs < body.timeoutMs + 1000) {
     throw new ApiError(400, "validation_error", "leaseMs must exceed timeoutMs by at least 1000 ms (a run must end before its lease)");
   }
-  const cfg = await putPool(c.var.deps.db, {
-    ...DEFAULT_POOL,
-    ...body,
-    leaseMs,
-    type,
-  });
-  return c.json(cfg);
-});
+  return putPool(db, { ...DEFAULT_POOL, ...body, leaseMs, type });
+}
 
 adminRoutes.get("/stats", async (c) => {
   const rows = await allTenantUsage(c.var.deps.db);

@@ -4,13 +4,14 @@ import { Hono } from "hono";
 import { newId, sha256Hex } from "@fairway/core";
 import {
   cancelJob, createJob, DEFAULT_POOL, findPool, getJob, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
-  type Db, type JobPatch, type PoolConfig,
+  type Db, type JobRow, type PoolConfig,
 } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { announceWork } from "../announce.ts";
-import { buildJob, checkPayload, checkTarget, resolveSchedule } from "../job-input.ts";
-import { createJobBody, pageQuery, updateJobBody } from "../schemas.ts";
+import { buildJob, isLive, jobAsBody, jobPatchOf, notLive, scheduleBase } from "../job-input.ts";
+import { applyMergePatch, mergePatchBody, parseMerged } from "../merge-patch.ts";
+import { createJobBody, jobListQuery, pageQuery } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";
 import { jsonBody, queryOf } from "../validate.ts";
 
@@ -32,6 +33,13 @@ async function poolDefaults(db: Db, type: string): Promise<PoolConfig & { known:
   if (poolCache.size > 1000) poolCache.clear();
   poolCache.set(type, { at: Date.now(), pool, known });
   return { ...pool, known };
+}
+
+/** A one-time job whose instant was already past when it was created fires at once; the 201 says so
+ *  (an `at` in the past is more often a mistake than a wish). From the stored row, so an idempotent
+ *  replay answers the same. */
+function firesImmediately(j: JobRow): boolean {
+  return !j.cron && j.runAt !== null && j.runAt.getTime() <= j.createdAt.getTime();
 }
 
 jobRoutes.post("/", async (c) => {
@@ -71,12 +79,14 @@ jobRoutes.post("/", async (c) => {
   // retried after a lost response cannot tell, and need not care; the header says it was a replay.
   if (result.kind === "replayed") c.header("idempotent-replayed", "true");
   c.var.log.info("job created", { jobId: result.job.id, replayed: result.kind === "replayed" });
-  return c.json(jobJson(result.job), 201);
+  return c.json({ ...jobJson(result.job), firesImmediately: firesImmediately(result.job) }, 201);
 });
 
 jobRoutes.get("/", async (c) => {
-  const q = queryOf(c, pageQuery);
-  const rows = await listJobs(c.var.deps.db, c.var.tenant.id, q.cursor ?? null, q.limit);
+  const q = queryOf(c, jobListQuery);
+  const rows = await listJobs(c.var.deps.db, c.var.tenant.id, {
+    after: q.cursor ?? null, limit: q.limit, status: q.status, type: q.type, name: q.name,
+  });
   return c.json(page(rows, q.limit, (j) => jobJson(j)));
 });
 
@@ -86,51 +96,78 @@ jobRoutes.get("/:id", async (c) => {
   return c.json(jobJson(job, { upcoming: 5 }));
 });
 
+/** The job, when it exists and can still take `action`: 404 when it does not exist, 409 when it is
+ *  completed or cancelled. */
+async function liveJob(db: Db, tenantId: string, id: string, action: string): Promise<JobRow> {
+  const job = await getJob(db, tenantId, id);
+  if (!job) throw notFound("job");
+  if (!isLive(job)) throw notLive(job, action);
+  return job;
+}
+
+/** A lifecycle write found no live row: the job was deleted, completed or cancelled meanwhile. */
+async function lostRace(db: Db, tenantId: string, id: string, action: string): Promise<never> {
+  const job = await getJob(db, tenantId, id);
+  throw job ? notLive(job, action) : notFound("job");
+}
+
 jobRoutes.patch("/:id", async (c) => {
   const { deps, tenant } = c.var;
-  const body = await jsonBody(c, updateJobBody);
+  const patch = await mergePatchBody(c);
+  const current = await liveJob(deps.db, tenant.id, c.req.param("id"), "changed");
+  if ("type" in patch && patch.type !== current.type) {
+    throw new ApiError(400, "validation_error", `type: a job's type cannot be changed (it is "${current.type}"); create a new job of the other type`);
+  }
+  const base = jobAsBody(current);
+  const fresh = scheduleBase(current, patch.schedule);
+  if (fresh) base.schedule = fresh;
+  const body = parseMerged(createJobBody, applyMergePatch(base, patch));
   const now = new Date(deps.now());
-  const patch: JobPatch = {};
-  if (body.name !== undefined) patch.name = body.name;
-  if (body.schedule) Object.assign(patch, resolveSchedule(body.schedule, now));
-  if (body.target) patch.target = checkTarget(body.target, deps.allowPrivateTargets);
-  if (body.payload !== undefined) {
-    checkPayload(body.payload, tenant);
-    patch.payload = body.payload;
-  }
-  if (body.retry?.maxAttempts !== undefined) patch.maxAttempts = body.retry.maxAttempts;
-  if (body.retry?.initialDelayMs !== undefined) patch.initialDelayMs = body.retry.initialDelayMs;
-  if (body.retry?.maxDelayMs !== undefined) patch.maxDelayMs = body.retry.maxDelayMs;
-  for (const k of ["timeoutMs", "priority", "overlap", "misfire", "catchupWindowMs"] as const) {
-    if (body[k] !== undefined) (patch as Record<string, unknown>)[k] = body[k];
-  }
-  const job = await updateJob(deps.db, tenant.id, c.req.param("id"), patch, now);
-  if (!job) throw notFound("job");
+  const pool = await poolDefaults(deps.db, current.type);
+  const built = buildJob(current.id, body, tenant, pool, {
+    now,
+    allowPrivate: deps.allowPrivateTargets,
+    handlerTypes: deps.handlerTypes,
+  });
+  const job = await updateJob(deps.db, tenant.id, current.id, jobPatchOf(built, Object.keys(patch)), now);
+  if (!job) return lostRace(deps.db, tenant.id, current.id, "changed");
   return c.json(jobJson(job, { upcoming: 5 }));
 });
 
+/** DELETE cancels; a second DELETE answers the same (200, the cancelled job), so a retried request
+ *  cannot tell it was a retry. */
 jobRoutes.delete("/:id", async (c) => {
-  const job = await cancelJob(c.var.deps.db, c.var.tenant.id, c.req.param("id"));
-  if (!job) throw notFound("job");
-  return c.json(jobJson(job));
+  const { db } = c.var.deps;
+  const job = await cancelJob(db, c.var.tenant.id, c.req.param("id"));
+  if (job) return c.json(jobJson(job));
+  const existing = await getJob(db, c.var.tenant.id, c.req.param("id"));
+  if (!existing) throw notFound("job");
+  if (existing.status !== "cancelled") throw notLive(existing, "cancelled");
+  return c.json(jobJson(existing));
 });
 
 jobRoutes.post("/:id/pause", async (c) => {
-  const job = await pauseJob(c.var.deps.db, c.var.tenant.id, c.req.param("id"));
-  if (!job) throw notFound("job");
+  const { db } = c.var.deps;
+  await liveJob(db, c.var.tenant.id, c.req.param("id"), "paused");
+  const job = await pauseJob(db, c.var.tenant.id, c.req.param("id"));
+  if (!job) return lostRace(db, c.var.tenant.id, c.req.param("id"), "paused");
   return c.json(jobJson(job));
 });
 
 jobRoutes.post("/:id/resume", async (c) => {
-  const job = await resumeJob(c.var.deps.db, c.var.tenant.id, c.req.param("id"), new Date(c.var.deps.now()));
-  if (!job) throw notFound("job");
+  const { db } = c.var.deps;
+  await liveJob(db, c.var.tenant.id, c.req.param("id"), "resumed");
+  const job = await resumeJob(db, c.var.tenant.id, c.req.param("id"), new Date(c.var.deps.now()));
+  if (!job) return lostRace(db, c.var.tenant.id, c.req.param("id"), "resumed");
   announceWork(c.var.deps.coordinator, c.var.log, { type: job.type, tenantId: job.tenantId, dueAt: null }, c.var.deps.now());
   return c.json(jobJson(job, { upcoming: 5 }));
 });
 
 jobRoutes.post("/:id/run", async (c) => {
-  const trigger = await runJobNow(c.var.deps.db, c.var.tenant.id, c.req.param("id"), new Date(c.var.deps.now()));
-  if (!trigger) throw notFound("job");
+  const { db } = c.var.deps;
+  await liveJob(db, c.var.tenant.id, c.req.param("id"), "run");
+  const trigger = await runJobNow(db, c.var.tenant.id, c.req.param("id"), new Date(c.var.deps.now()));
+  if (!trigger) return lostRace(db, c.var.tenant.id, c.req.param("id"), "run");
   announceWork(c.var.deps.coordinator, c.var.log, { type: trigger.type, tenantId: trigger.tenantId, dueAt: null }, c.var.deps.now());
   return c.json(triggerJson(trigger), 201);
 });

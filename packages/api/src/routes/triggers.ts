@@ -4,8 +4,8 @@ import { getTrigger, listDeadLetters, replayTrigger, tenantUsage } from "@fairwa
 import type { AppEnv } from "../app.ts";
 import { announceWork } from "../announce.ts";
 import { ApiError, notFound } from "../errors.ts";
-import { pageQuery } from "../schemas.ts";
-import { page, quotaJson, triggerJson } from "../serialize.ts";
+import { deadLetterQuery } from "../schemas.ts";
+import { deadLetterJson, page, quotaJson, triggerJson } from "../serialize.ts";
 import { queryOf } from "../validate.ts";
 
 export const triggerRoutes = new Hono<AppEnv>();
@@ -30,9 +30,9 @@ triggerRoutes.post("/triggers/:id/replay", async (c) => {
 });
 
 triggerRoutes.get("/dead-letters", async (c) => {
-  const q = queryOf(c, pageQuery);
+  const q = queryOf(c, deadLetterQuery);
   const rows = await listDeadLetters(c.var.deps.db, c.var.tenant.id, { jobId: q.jobId, after: q.cursor ?? null, limit: q.limit });
-  return c.json(page(rows, q.limit, triggerJson));
+  return c.json(page(rows, q.limit, deadLetterJson));
 });
 
 triggerRoutes.get("/quota", async (c) => {

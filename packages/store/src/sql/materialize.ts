@@ -49,6 +49,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
     const rows: object[] = [];
     const next: object[] = [];
     const broken: string[] = [];
+    const superseded: object[] = [];
     for (const job of jobs) {
       let plan;
       try {
@@ -69,6 +70,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
       result.fired += plan.fire.length;
       result.skipped += plan.skipped.length;
       next.push({ id: job.id, next_fire_at: plan.nextFireAt?.toISOString() ?? null });
+      if (plan.supersede) superseded.push({ job_id: job.id, before: plan.supersede.before.toISOString(), reason: plan.supersede.reason });
     }
 
     if (broken.length > 0) {
@@ -80,7 +82,17 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
     // write) instead of three, and its plan is not rebuilt every pass. A data-modifying CTE always runs
     // to completion, whether or not the outer UPDATE reads it.
     await query(tx, sql`
-      WITH input AS (
+      WITH stale AS (
+        -- After a misfire, the fires written ahead before the outage (pending, never attempted, now
+        -- overdue) are decided by this plan too: skipped with the misfire reason, so fire_once runs one
+        -- catch-up and skip runs none, not also whatever the last pass had written ahead.
+        UPDATE triggers t SET status = 'skipped', reason = s.reason, finished_at = now(), updated_at = now()
+          FROM jsonb_to_recordset(${JSON.stringify(superseded)}::jsonb) AS s(job_id text, before timestamptz, reason text)
+         WHERE t.job_id = s.job_id AND t.status = 'pending' AND t.kind = 'scheduled' AND t.attempt_count = 0
+           AND t.scheduled_for <= s.before
+        RETURNING 1
+      ),
+      input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
           id text, tenant_id text, job_id text, type text, scheduled_for timestamptz, status text,
           reason text, priority int, max_attempts int, exclusive boolean, overlap text)

@@ -1,8 +1,8 @@
 // Read-only queries behind the API. Every tenant read filters by tenant: another tenant's id is
 // simply not found.
-import { and, asc, desc, eq, getTableColumns, gt, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, lt, ne, sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
-import { attempts, deadLetters, jobs, triggers } from "../schema.ts";
+import { attemptLog, attempts, deadLetters, jobs, triggers } from "../schema.ts";
 
 /** What the trigger reads select: every column but the ok_* ones, the first attempt kept in the row
  *  when it succeeded (with its response body), which the attempts view reads. A page of triggers need
@@ -15,13 +15,32 @@ export async function getJob(db: Db, tenantId: string, jobId: string) {
   return row ?? null;
 }
 
-export async function listJobs(db: Db, tenantId: string, after: string | null, limit: number) {
+export type JobStatus = "active" | "paused" | "completed" | "cancelled";
+
+export interface JobFilter {
+  after: string | null;
+  limit: number;
+  /** One status; when absent, every status but cancelled (a cancelled job is history, not work). */
+  status?: JobStatus;
+  type?: string;
+  name?: string;
+}
+
+export async function listJobs(db: Db, tenantId: string, f: JobFilter) {
   return db
     .select()
     .from(jobs)
-    .where(and(eq(jobs.tenantId, tenantId), after ? gt(jobs.id, after) : undefined))
+    .where(
+      and(
+        eq(jobs.tenantId, tenantId),
+        f.status ? eq(jobs.status, f.status) : ne(jobs.status, "cancelled"),
+        f.type ? eq(jobs.type, f.type) : undefined,
+        f.name ? eq(jobs.name, f.name) : undefined,
+        f.after ? gt(jobs.id, f.after) : undefined,
+      ),
+    )
     .orderBy(asc(jobs.id))
-    .limit(limit);
+    .limit(f.limit);
 }
 
 /** A trigger as the reads below return it (the columns in triggerFields). */
@@ -49,11 +68,29 @@ export async function listDeadLetters(
   tenantId: string,
   opts: { jobId?: string; after: string | null; limit: number },
 ) {
-  // Through dead_letters (schema.ts), in its key order: tenant, then trigger id.
+  // Through dead_letters (schema.ts), in its key order: tenant, then trigger id. Each row carries what a
+  // user needs to decide on a replay without more requests: the job's name and type, and the last
+  // attempt's outcome, HTTP status and error.
+  const last = db
+    .select({ outcome: attemptLog.outcome, httpStatus: attemptLog.httpStatus, error: attemptLog.error })
+    .from(attemptLog)
+    .where(eq(attemptLog.triggerId, triggers.id))
+    .orderBy(desc(attemptLog.attempt))
+    .limit(1)
+    .as("last");
   return db
-    .select(triggerFields)
+    .select({
+      ...triggerFields,
+      jobName: jobs.name,
+      jobType: jobs.type,
+      lastOutcome: last.outcome,
+      lastHttpStatus: last.httpStatus,
+      lastError: last.error,
+    })
     .from(deadLetters)
     .innerJoin(triggers, eq(triggers.id, deadLetters.triggerId))
+    .innerJoin(jobs, eq(jobs.id, triggers.jobId))
+    .leftJoinLateral(last, sql`true`)
     .where(
       and(
         eq(deadLetters.tenantId, tenantId),
