@@ -5,7 +5,8 @@ const DAY = 86_400_000;
 export const slug = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be 1-63 characters: a-z, 0-9, _ or -, starting with a letter or digit");
 export const poolType = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/, "must be 1-63 characters: letters, digits, _ . or -");
 
-const FORBIDDEN_HEADERS = /^(host|content-length|content-type|connection|transfer-encoding|user-agent|webhook-.*|fairway-.*)$/i;
+// content-type is the target's to set (for its body); the rest are the transport's or the signature's.
+const FORBIDDEN_HEADERS = /^(host|content-length|connection|transfer-encoding|user-agent|webhook-.*|fairway-.*)$/i;
 const headers = z
   .record(
     z.string().min(1).max(100).regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be a valid header name")
@@ -18,8 +19,10 @@ const headers = z
 
 export const target = z.strictObject({
   url: z.string().min(1).max(2048),
-  method: z.enum(["POST", "PUT", "PATCH", "GET", "DELETE"]).default("POST"),
+  method: z.enum(["POST", "PUT", "PATCH", "GET", "HEAD", "DELETE"]).default("POST"),
   headers: headers.optional(),
+  // Sent verbatim: a string as is, any other JSON value as JSON (job-input.ts checks method and size).
+  body: z.union([z.string(), z.json()]).optional(),
 });
 
 export const schedule = z.union([
@@ -28,10 +31,15 @@ export const schedule = z.union([
   z.strictObject({ delayMs: z.number().int().min(0).max(366 * DAY) }),
 ]);
 
+export const backoff = z.enum(["exponential", "linear", "fixed"]);
+export const jitter = z.enum(["full", "none"]);
+
 export const retry = z.strictObject({
   maxAttempts: z.number().int().min(1).max(100).optional(),
   initialDelayMs: z.number().int().min(0).max(DAY).optional(),
   maxDelayMs: z.number().int().min(0).max(7 * DAY).optional(),
+  backoff: backoff.optional(),
+  jitter: jitter.optional(),
 });
 
 const policies = {
@@ -92,6 +100,15 @@ export const putPoolBody = z.strictObject({
   maxAttempts: z.number().int().min(1).max(100).optional(),
   initialDelayMs: z.number().int().min(0).max(DAY).optional(),
   maxDelayMs: z.number().int().min(0).max(7 * DAY).optional(),
+  backoff: backoff.optional(),
+  jitter: jitter.optional(),
+  /** Response bytes kept per attempt. Default 64 KiB, at most 1 MiB. */
+  maxResponseBytes: z.number().int().min(0).max(1_048_576).optional(),
+});
+
+export const secretName = z.string().regex(/^[A-Z][A-Z0-9_]{0,63}$/, "must be 1-64 characters: A-Z, 0-9 or _, starting with a letter A-Z");
+export const putSecretBody = z.strictObject({
+  value: z.string().min(1).max(8192).regex(/^[^\0]*$/, "must not contain NUL characters"),
 });
 
 export const pageQuery = z.strictObject({

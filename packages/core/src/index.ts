@@ -9,3 +9,5 @@ export * from "./text.ts";
 export * from "./ids.ts";
 export * from "./log.ts";
 export * from "./schedule.ts";
+export * from "./secret-refs.ts";
+export * from "./secrets-crypto.ts";

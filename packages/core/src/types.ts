@@ -13,7 +13,8 @@ export type AttemptOutcome =
   | "timeout" // the pool's / job's timeout elapsed
   | "network_error" // connect refused, reset, DNS failure, blocked address
   | "handler_error" // an in-process handler threw
-  | "lease_expired"; // the worker holding the lease vanished (reaper)
+  | "lease_expired" // the worker holding the lease vanished (reaper)
+  | "secret_missing"; // the target names a secret deleted since the job was saved (never retried)
 
 export interface RetryPolicy {
   /** Total attempts including the first. Default 5. */
@@ -22,7 +23,14 @@ export interface RetryPolicy {
   initialDelayMs: number;
   /** Backoff cap, also the cap for Retry-After. Default 1 h. */
   maxDelayMs: number;
+  /** How the delay grows with the attempt number. Default exponential. */
+  backoff?: BackoffStrategy;
+  /** full: uniform in [0, delay); none: the delay itself. Default full. */
+  jitter?: JitterMode;
 }
+
+export type BackoffStrategy = "exponential" | "linear" | "fixed";
+export type JitterMode = "full" | "none";
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 3_600_000 };
 
@@ -31,10 +39,24 @@ export type Schedule =
   | { at: string }
   | { delayMs: number };
 
+export type HttpMethod = "POST" | "PUT" | "PATCH" | "GET" | "HEAD" | "DELETE";
+
 export interface WebhookTarget {
   url: string;
-  method?: "POST" | "PUT" | "PATCH" | "GET" | "DELETE";
+  method?: HttpMethod;
   headers?: Record<string, string>;
+  /** Sent verbatim: a string as is, anything else as JSON. Absent: the delivery envelope. */
+  body?: unknown;
+}
+
+/** A request as an attempt records it: as sent, but with `${secrets.NAME}` placeholders where secret
+ *  values went, and the body cut at a bound (`truncated`). */
+export interface AttemptRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string | null;
+  truncated?: true;
 }
 
 /** The result of one delivery or handler run: a value, never thrown (STYLE habit 9). */
@@ -47,4 +69,10 @@ export interface DeliveryResult {
   responseBody: string | null;
   /** Parsed Retry-After in ms, when the target sent one. */
   retryAfterMs: number | null;
+  /** The request sent (null when none was: a handler, or a delivery that failed before sending). */
+  request?: AttemptRequest | null;
+  /** The response's headers (lower-cased names), when one came. */
+  responseHeaders?: Record<string, string> | null;
+  /** The response body was longer than the pool keeps; responseBody is its start. */
+  responseTruncated?: boolean;
 }

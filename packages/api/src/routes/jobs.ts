@@ -1,7 +1,7 @@
 // Tenant job routes: create (with Idempotency-Key), list, read (with the next 5 fires), update,
 // delete, pause, resume, run now, and a job's triggers.
 import { Hono } from "hono";
-import { newId, sha256Hex } from "@fairway/core";
+import { newId, sha256Hex, type WebhookTarget } from "@fairway/core";
 import {
   cancelJob, createJob, DEFAULT_POOL, findPool, getJob, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
   type Db, type JobPatch, type PoolConfig,
@@ -9,7 +9,7 @@ import {
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { announceWork } from "../announce.ts";
-import { buildJob, checkPayload, checkTarget, resolveSchedule } from "../job-input.ts";
+import { buildJob, checkPayload, checkSecretRefs, checkTarget, resolveSchedule } from "../job-input.ts";
 import { createJobBody, pageQuery, updateJobBody } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";
 import { jsonBody, queryOf } from "../validate.ts";
@@ -48,6 +48,7 @@ jobRoutes.post("/", async (c) => {
     allowPrivate: deps.allowPrivateTargets,
     handlerTypes: deps.handlerTypes,
   });
+  await checkSecretRefs(deps.db, tenant.id, job.target as WebhookTarget | null);
   const result = await createJob(deps.db, job, {
     maxJobs: tenant.maxJobs,
     poolKnown: pool.known,
@@ -93,7 +94,10 @@ jobRoutes.patch("/:id", async (c) => {
   const patch: JobPatch = {};
   if (body.name !== undefined) patch.name = body.name;
   if (body.schedule) Object.assign(patch, resolveSchedule(body.schedule, now));
-  if (body.target) patch.target = checkTarget(body.target, deps.allowPrivateTargets);
+  if (body.target) {
+    patch.target = checkTarget(body.target, deps.allowPrivateTargets, tenant.maxPayloadBytes);
+    await checkSecretRefs(deps.db, tenant.id, patch.target as WebhookTarget | null);
+  }
   if (body.payload !== undefined) {
     checkPayload(body.payload, tenant);
     patch.payload = body.payload;
@@ -101,6 +105,8 @@ jobRoutes.patch("/:id", async (c) => {
   if (body.retry?.maxAttempts !== undefined) patch.maxAttempts = body.retry.maxAttempts;
   if (body.retry?.initialDelayMs !== undefined) patch.initialDelayMs = body.retry.initialDelayMs;
   if (body.retry?.maxDelayMs !== undefined) patch.maxDelayMs = body.retry.maxDelayMs;
+  if (body.retry?.backoff !== undefined) patch.backoff = body.retry.backoff;
+  if (body.retry?.jitter !== undefined) patch.jitter = body.retry.jitter;
   for (const k of ["timeoutMs", "priority", "overlap", "misfire", "catchupWindowMs"] as const) {
     if (body[k] !== undefined) (patch as Record<string, unknown>)[k] = body[k];
   }

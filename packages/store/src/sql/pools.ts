@@ -13,6 +13,9 @@ export const DEFAULT_POOL: Omit<PoolConfig, "type"> = {
   maxAttempts: 5,
   initialDelayMs: 1000,
   maxDelayMs: 3_600_000,
+  backoff: "exponential",
+  jitter: "full",
+  maxResponseBytes: 65_536,
 };
 
 /** The pool's row, or null when the type has none yet. */
