@@ -248,6 +248,24 @@ describe("attempt history", () => {
   });
 });
 
+describe("backoff", () => {
+  it("takes backoff and jitter from the pool's defaults; a job's own win; PATCH changes one", async () => {
+    await admin.pools.put("lin", { concurrency: 5, timeoutMs: 5000, backoff: "linear", jitter: "none" });
+    expect(await admin.pools.get("lin")).toMatchObject({ backoff: "linear", jitter: "none", maxResponseBytes: 65536 });
+    const target = { url: `${rx.url}/never` };
+    const a = await client.jobs.create({ name: "a", type: "lin", schedule: { delayMs: 3_600_000 }, target });
+    expect(a.retry).toMatchObject({ backoff: "linear", jitter: "none" });
+    const b = await client.jobs.create({ name: "b", type: "lin", schedule: { delayMs: 3_600_000 }, target, retry: { backoff: "fixed" } });
+    expect(b.retry).toMatchObject({ backoff: "fixed", jitter: "none" });
+    const c = await client.jobs.update(b.id, { retry: { jitter: "full" } });
+    expect(c.retry).toMatchObject({ backoff: "fixed", jitter: "full" });
+    await expect(client.jobs.create({ name: "d", schedule: { delayMs: 0 }, target, retry: { backoff: "quadratic" as never } })).rejects.toMatchObject({
+      status: 400, code: "validation_error",
+    });
+    for (const j of [a, b]) await client.jobs.delete(j.id);
+  });
+});
+
 describe("the canary", () => {
   it("appears on the wire only: in no API response, log line or database dump", async () => {
     expect(rx.got.some((r) => r.headers.authorization === `Bearer ${CANARY}`)).toBe(true); // it was used

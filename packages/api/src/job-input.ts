@@ -29,7 +29,7 @@ export function checkTarget(target: CreateJobBody["target"], allowPrivate: boole
     if (target.method === "GET" || target.method === "HEAD") {
       throw new ApiError(400, "body_not_allowed", `target.body: a ${target.method} request carries no body; remove target.body, or use POST, PUT, PATCH or DELETE`);
     }
-    const size = payloadBytes(typeof target.body === "string" ? JSON.stringify(target.body).slice(1, -1) : target.body);
+    const size = typeof target.body === "string" ? new TextEncoder().encode(target.body).byteLength : payloadBytes(target.body);
     if (size > maxBodyBytes) throw new ApiError(413, "payload_too_large", `target.body is ${size} bytes; this tenant's limit is ${maxBodyBytes}`);
   }
   return {
