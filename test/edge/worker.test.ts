@@ -64,6 +64,7 @@ beforeAll(async () => {
       FAIRWAY_GRACE_MS: String(GRACE_MS),
       FAIRWAY_POLL_MS: "200",
       FAIRWAY_LOG_LEVEL: "warn",
+      FAIRWAY_SECRETS_KEY: randomBytes(32).toString("base64"),
     },
   });
   const admin = createAdminClient({ baseUrl: dev.url, adminToken });
@@ -122,6 +123,27 @@ describe("edge worker (wrangler dev, workerd)", () => {
 
     // The API's rate limiter ran there too, and the executor built the index from Postgres on first use.
     expect(await redis.exists(`${prefix}rl:api:acme`, `${prefix}ready:webhook:built`)).toBe(2);
+  });
+
+  it("seals a secret in the Worker and substitutes it at delivery, recording only the placeholder", async () => {
+    const value = `edge-${randomBytes(8).toString("hex")}`;
+    await client.secrets.put("EDGE_KEY", value);
+    const job = await client.jobs.create({
+      name: "with-secret",
+      schedule: { delayMs: 0 },
+      target: { url: `${receiver.url}/ok?key=\${secrets.EDGE_KEY}`, headers: { "x-api-key": "${secrets.EDGE_KEY}" }, body: { text: "hi" } },
+    });
+    await until(() => redis.zscore(`${prefix}ready:webhook`, "acme"), (score) => score !== null);
+    await fireScheduled();
+    const [d] = (await receiver.waitFor((ds) => ds.some((x) => x.path === `/ok?key=${value}`))).filter((x) => x.path === `/ok?key=${value}`);
+    expect(d.headers["x-api-key"]).toBe(value);
+    expect(d.body).toEqual({ text: "hi" });
+    expect(d.verified).toBe(true);
+    const [t] = (await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "succeeded")).data;
+    const [a] = (await client.triggers.get(t.id)).attempts!;
+    expect(a.request).toMatchObject({ url: `${receiver.url}/ok?key=\${secrets.EDGE_KEY}`, body: '{"text":"hi"}' });
+    expect(a.request!.headers["x-api-key"]).toBe("${secrets.EDGE_KEY}");
+    expect(JSON.stringify(a)).not.toContain(value);
   });
 
   it("materializes a cron job inside the run (timezones in workerd) and fires one trigger per instant", async () => {

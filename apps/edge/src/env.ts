@@ -1,6 +1,6 @@
 // The Worker's bindings and settings (wrangler.toml [vars], secrets, the Hyperdrive binding), read
 // once per invocation into a typed config. Every field documents its default.
-import { createLogger, type Logger, type LogLevel } from "@fairway/core";
+import { createLogger, loadSecretsKeyring, type Logger, type LogLevel, type SecretsKeyring } from "@fairway/core";
 
 export interface Env {
   /** Hyperdrive binding to Postgres (wrangler.toml [[hyperdrive]]). */
@@ -24,6 +24,10 @@ export interface Env {
   FAIRWAY_API_RATE_PER_SECOND?: string;
   /** debug | info | warn | error. Default info. */
   FAIRWAY_LOG_LEVEL?: string;
+  /** Secret. Seals tenant secrets: 32 bytes, base64 (openssl rand -base64 32). Required. */
+  FAIRWAY_SECRETS_KEY?: string;
+  /** Secret. The key before a rotation, until POST /v1/admin/secrets/reencrypt has re-sealed every secret. */
+  FAIRWAY_SECRETS_KEY_PREVIOUS?: string;
 }
 
 export interface EdgeConfig {
@@ -35,6 +39,7 @@ export interface EdgeConfig {
   graceMs: number;
   pollMs: number;
   apiRatePerSecond: number;
+  secretsKey: SecretsKeyring;
   log: Logger;
 }
 
@@ -43,13 +48,20 @@ export class ConfigError extends Error {}
 
 const LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
 
-export function readConfig(env: Env): EdgeConfig {
+export async function readConfig(env: Env): Promise<EdgeConfig> {
   if (!env.HYPERDRIVE?.connectionString) throw new ConfigError("the HYPERDRIVE binding is missing (wrangler.toml [[hyperdrive]])");
   const adminToken = env.FAIRWAY_ADMIN_TOKEN?.trim() ?? "";
   if (adminToken.length < 16) throw new ConfigError("FAIRWAY_ADMIN_TOKEN must be set (wrangler secret put), at least 16 characters");
   const url = env.UPSTASH_REDIS_REST_URL?.trim();
   const token = env.UPSTASH_REDIS_REST_TOKEN?.trim();
   if (Boolean(url) !== Boolean(token)) throw new ConfigError("set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither");
+  if (!env.FAIRWAY_SECRETS_KEY?.trim()) throw new ConfigError("FAIRWAY_SECRETS_KEY must be set (wrangler secret put): 32 bytes, base64, from openssl rand -base64 32");
+  let secretsKey: SecretsKeyring;
+  try {
+    secretsKey = await loadSecretsKeyring(env.FAIRWAY_SECRETS_KEY, env.FAIRWAY_SECRETS_KEY_PREVIOUS?.trim() || null);
+  } catch (err) {
+    throw new ConfigError(err instanceof Error ? err.message : String(err));
+  }
   const level = (env.FAIRWAY_LOG_LEVEL ?? "info") as LogLevel;
   if (!LEVELS.includes(level)) throw new ConfigError(`FAIRWAY_LOG_LEVEL must be one of ${LEVELS.join(", ")}`);
   return {
@@ -61,6 +73,7 @@ export function readConfig(env: Env): EdgeConfig {
     graceMs: intVar(env, "FAIRWAY_GRACE_MS", 5_000, 0, 60_000),
     pollMs: intVar(env, "FAIRWAY_POLL_MS", 1_000, 10, 10_000),
     apiRatePerSecond: intVar(env, "FAIRWAY_API_RATE_PER_SECOND", 1000, 0, 1_000_000),
+    secretsKey,
     log: createLogger({ level }),
   };
 }

@@ -32,6 +32,7 @@ export async function runExecutor(cfg: EdgeConfig, scheduledTime: number): Promi
     readyIndex: upstashFor(cfg) ?? undefined,
     pollMs: cfg.pollMs,
     allowPrivateTargets: cfg.allowPrivateTargets,
+    secretsKey: cfg.secretsKey,
     log,
   });
   try {

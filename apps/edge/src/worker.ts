@@ -19,7 +19,7 @@ export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     let cfg;
     try {
-      cfg = readConfig(env);
+      cfg = await readConfig(env);
     } catch (err) {
       if (err instanceof ConfigError) return misconfigured(err);
       throw err;
@@ -32,6 +32,7 @@ export default {
         adminToken: cfg.adminToken,
         allowPrivateTargets: cfg.allowPrivateTargets,
         apiRatePerSecond: cfg.apiRatePerSecond,
+        secretsKey: cfg.secretsKey,
         log: cfg.log,
       });
       return await app.fetch(request);
@@ -42,7 +43,7 @@ export default {
   },
 
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
-    const cfg = readConfig(env); // a ConfigError fails the invocation: visible in the cron logs
+    const cfg = await readConfig(env); // a ConfigError fails the invocation: visible in the cron logs
     ctx.waitUntil(runExecutor(cfg, controller.scheduledTime));
   },
 };

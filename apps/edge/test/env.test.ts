@@ -2,11 +2,15 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, readConfig, type Env } from "../src/env.ts";
 
-const base: Env = { HYPERDRIVE: { connectionString: "postgres://u:p@db.example/fw" }, FAIRWAY_ADMIN_TOKEN: "fwadmin_0123456789abcdef" };
+const base: Env = {
+  HYPERDRIVE: { connectionString: "postgres://u:p@db.example/fw" },
+  FAIRWAY_ADMIN_TOKEN: "fwadmin_0123456789abcdef",
+  FAIRWAY_SECRETS_KEY: btoa("k".repeat(32)),
+};
 
-function error(env: Env): string {
+async function error(env: Env): Promise<string> {
   try {
-    readConfig(env);
+    await readConfig(env);
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
     return (err as Error).message;
@@ -15,8 +19,8 @@ function error(env: Env): string {
 }
 
 describe("readConfig", () => {
-  it("applies the documented defaults", () => {
-    const cfg = readConfig(base);
+  it("applies the documented defaults", async () => {
+    const cfg = await readConfig(base);
     expect(cfg).toMatchObject({
       databaseUrl: "postgres://u:p@db.example/fw",
       upstash: null,
@@ -30,20 +34,24 @@ describe("readConfig", () => {
     expect(cfg.runMs + cfg.graceMs).toBeLessThan(60_000);
   });
 
-  it("reads Upstash, the key prefix and the private-target opt-in", () => {
-    const cfg = readConfig({ ...base, UPSTASH_REDIS_REST_URL: "https://x.upstash.io", UPSTASH_REDIS_REST_TOKEN: "t", FAIRWAY_REDIS_PREFIX: "fw1:", FAIRWAY_ALLOW_PRIVATE_TARGETS: "true" });
+  it("reads Upstash, the key prefix and the private-target opt-in", async () => {
+    const cfg = await readConfig({ ...base, UPSTASH_REDIS_REST_URL: "https://x.upstash.io", UPSTASH_REDIS_REST_TOKEN: "t", FAIRWAY_REDIS_PREFIX: "fw1:", FAIRWAY_ALLOW_PRIVATE_TARGETS: "true" });
     expect(cfg.upstash).toEqual({ url: "https://x.upstash.io", token: "t", prefix: "fw1:" });
     expect(cfg.allowPrivateTargets).toBe(true);
-    expect(readConfig({ ...base, FAIRWAY_ALLOW_PRIVATE_TARGETS: "1" }).allowPrivateTargets).toBe(false); // only "true" opts in
+    expect((await readConfig({ ...base, FAIRWAY_ALLOW_PRIVATE_TARGETS: "1" })).allowPrivateTargets).toBe(false); // only "true" opts in
   });
 
-  it("names what is missing or malformed", () => {
-    expect(error({ ...base, HYPERDRIVE: undefined as never })).toMatch(/HYPERDRIVE/);
-    expect(error({ ...base, FAIRWAY_ADMIN_TOKEN: undefined })).toMatch(/FAIRWAY_ADMIN_TOKEN/);
-    expect(error({ ...base, FAIRWAY_ADMIN_TOKEN: "short" })).toMatch(/at least 16/);
-    expect(error({ ...base, UPSTASH_REDIS_REST_URL: "https://x.upstash.io" })).toMatch(/both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN/);
-    expect(error({ ...base, FAIRWAY_RUN_MS: "soon" })).toMatch(/FAIRWAY_RUN_MS must be an integer/);
-    expect(error({ ...base, FAIRWAY_POLL_MS: "0" })).toMatch(/FAIRWAY_POLL_MS/);
-    expect(error({ ...base, FAIRWAY_LOG_LEVEL: "loud" })).toMatch(/FAIRWAY_LOG_LEVEL/);
+  it("names what is missing or malformed", async () => {
+    expect(await error({ ...base, HYPERDRIVE: undefined as never })).toMatch(/HYPERDRIVE/);
+    expect(await error({ ...base, FAIRWAY_ADMIN_TOKEN: undefined })).toMatch(/FAIRWAY_ADMIN_TOKEN/);
+    expect(await error({ ...base, FAIRWAY_ADMIN_TOKEN: "short" })).toMatch(/at least 16/);
+    expect(await error({ ...base, UPSTASH_REDIS_REST_URL: "https://x.upstash.io" })).toMatch(/both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN/);
+    expect(await error({ ...base, FAIRWAY_RUN_MS: "soon" })).toMatch(/FAIRWAY_RUN_MS must be an integer/);
+    expect(await error({ ...base, FAIRWAY_POLL_MS: "0" })).toMatch(/FAIRWAY_POLL_MS/);
+    expect(await error({ ...base, FAIRWAY_LOG_LEVEL: "loud" })).toMatch(/FAIRWAY_LOG_LEVEL/);
+    // The Worker refuses to start without a secrets key, or with one that is not 32 bytes.
+    expect(await error({ ...base, FAIRWAY_SECRETS_KEY: undefined })).toMatch(/FAIRWAY_SECRETS_KEY must be set/);
+    expect(await error({ ...base, FAIRWAY_SECRETS_KEY: btoa("short") })).toMatch(/FAIRWAY_SECRETS_KEY must be 32 bytes/);
+    expect(await error({ ...base, FAIRWAY_SECRETS_KEY_PREVIOUS: "%%%" })).toMatch(/FAIRWAY_SECRETS_KEY_PREVIOUS is not base64/);
   });
 });

@@ -35,6 +35,11 @@ const schema = z.object({
   FAIRWAY_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** debug | info | warn | error. Default info. */
   FAIRWAY_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** Seals tenant secrets: 32 bytes, base64 (openssl rand -base64 32). Unset = generated once and kept
+   *  in the data dir (every server sharing a database must then be given the same key). */
+  FAIRWAY_SECRETS_KEY: z.string().optional(),
+  /** The key before a rotation: still opens secrets until POST /v1/admin/secrets/reencrypt re-seals them. */
+  FAIRWAY_SECRETS_KEY_PREVIOUS: z.string().optional(),
   /** Postgres pool size. Default 10. */
   FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
 }).refine((c) => Boolean(c.UPSTASH_REDIS_REST_URL) === Boolean(c.UPSTASH_REDIS_REST_TOKEN), {

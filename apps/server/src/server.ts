@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
 import { createApp } from "@fairway/api";
 import { createCoordinatorFromEnv, type Coordinator } from "@fairway/coord";
-import { createLogger, randomToken, type Logger } from "@fairway/core";
+import { createLogger, generateSecretsKey, loadSecretsKeyring, randomToken, type Logger } from "@fairway/core";
 import { Executor, type Handler } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { connectPostgres, sql, type Store } from "@fairway/store";
@@ -57,6 +57,7 @@ async function build(cfg: Config, opts: { handlers?: Record<string, Handler> }, 
   const coordinator = createCoordinatorFromEnv(cfg as unknown as Record<string, string | undefined>, cfg.FAIRWAY_REDIS_PREFIX);
   undo.push(() => coordinator.close());
   const { token: adminToken, generated } = adminTokenFor(cfg);
+  const secretsKey = await loadSecretsKeyring(secretsKeyFor(cfg), cfg.FAIRWAY_SECRETS_KEY_PREVIOUS);
 
   const runApi = cfg.FAIRWAY_ROLE !== "executor";
   const runExecutor = cfg.FAIRWAY_ROLE !== "api";
@@ -70,6 +71,7 @@ async function build(cfg: Config, opts: { handlers?: Record<string, Handler> }, 
         readyIndex: coordinator,
         pollMs: cfg.FAIRWAY_POLL_MS,
         allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
+        secretsKey,
         log,
       }).start()
     : null;
@@ -85,6 +87,7 @@ async function build(cfg: Config, opts: { handlers?: Record<string, Handler> }, 
       allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
       handlerTypes: new Set(Object.keys(opts.handlers ?? {})),
       apiRatePerSecond: cfg.FAIRWAY_API_RATE_PER_SECOND,
+      secretsKey,
       log,
       metrics: () => executorMetrics(executor),
     });
@@ -150,6 +153,16 @@ function executorMetrics(e: Executor | null): Record<string, number> {
 function ensureDir(dir: string): string {
   mkdirSync(dir, { recursive: true });
   return resolve(dir);
+}
+
+/** The secrets key: from the environment, or generated once and kept in the data dir (like the token). */
+function secretsKeyFor(cfg: Config): string {
+  if (cfg.FAIRWAY_SECRETS_KEY) return cfg.FAIRWAY_SECRETS_KEY;
+  const file = join(ensureDir(cfg.FAIRWAY_DATA_DIR), "secrets-key");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  const key = generateSecretsKey();
+  writeFileSync(file, key + "\n", { mode: 0o600 });
+  return key;
 }
 
 /** The admin token: from the environment, or generated once and kept in the data dir. */

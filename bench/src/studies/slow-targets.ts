@@ -27,7 +27,7 @@ try {
   await setPool(db, "webhook", 50);
   await seedTriggers(db, tenants, (N + WARM) / TENANTS, "webhook");
   await db.execute(sql`VACUUM ANALYZE`);
-  const ok = { status: 200, header: () => null, body: "" };
+  const ok = { status: 200, header: () => null, headers: () => ({}), body: "", truncated: false };
   const transport: Transport = () => new Promise((resolve) => setTimeout(() => resolve(ok), DELAY_MS));
   const executor = new Executor({ db, transport, allowPrivateTargets: true, pollMs: 50, settleLingerMs: process.env.LINGER ? Number(process.env.LINGER) : undefined }).start();
   await waitUntil(() => executor.stats.settled >= WARM, 300_000, "warm-up", 5);

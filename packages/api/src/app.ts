@@ -2,13 +2,14 @@
 // build the dependencies and hand them in.
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { newId, silentLogger, type Logger } from "@fairway/core";
+import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
 import type { Db, TenantRow } from "@fairway/store";
 import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, errorResponse, loggableError } from "./errors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { openRoutes } from "./routes/open.ts";
+import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
 
 /** What the API needs from coordination (the full Coordinator satisfies it). */
@@ -33,9 +34,11 @@ export interface AppDeps {
   log?: Logger;
   /** Extra counters for /metrics (e.g. the executor's). */
   metrics?: () => Record<string, number>;
+  /** FAIRWAY_SECRETS_KEY (and _PREVIOUS): seals tenant secrets. Without it the secrets routes answer 503. */
+  secretsKey?: SecretsKeyring;
 }
 
-type ResolvedDeps = Required<Omit<AppDeps, "metrics">> & Pick<AppDeps, "metrics">;
+type ResolvedDeps = Required<Omit<AppDeps, "metrics" | "secretsKey">> & Pick<AppDeps, "metrics" | "secretsKey">;
 
 export type AppEnv = {
   Variables: { deps: ResolvedDeps; tenant: TenantRow; log: Logger; requestId: string };
@@ -96,9 +99,11 @@ export function createApp(input: AppDeps) {
 
   app.route("/", openRoutes);
   app.use("/v1/admin/*", requireAdmin);
+  app.route("/v1/admin/secrets", secretAdminRoutes);
   app.route("/v1/admin", adminRoutes);
   app.use("/v1/*", requireTenant);
   app.route("/v1/jobs", jobRoutes);
+  app.route("/v1/secrets", secretRoutes);
   app.route("/v1", triggerRoutes);
 
   app.notFound((c) => errorResponse(c, new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`)));

@@ -1,7 +1,7 @@
 // Turns a validated request body into a job row: semantic checks zod cannot do (strict cron, IANA
 // zone, SSRF-safe target, payload size) and defaults from the job's pool.
-import { checkTargetUrl, nextFires, parseCron, validateTimezone } from "@fairway/core";
-import type { JobPatch, JobRow, NewJob, PoolConfig, TenantRow } from "@fairway/store";
+import { checkTargetUrl, nextFires, parseCron, targetSecretRefs, validateTimezone } from "@fairway/core";
+import { missingSecrets, type Db, type JobPatch, type JobRow, type NewJob, type PoolConfig, type TenantRow } from "@fairway/store";
 import { ApiError } from "./errors.ts";
 import type { CreateJobBody, Schedule } from "./schemas.ts";
 
@@ -20,16 +20,49 @@ export function resolveSchedule(s: Schedule, now: Date): { cron: string | null; 
   return { cron: null, timezone: null, runAt: at, nextFireAt: at };
 }
 
-export function checkTarget(target: CreateJobBody["target"], allowPrivate: boolean) {
+export function checkTarget(target: CreateJobBody["target"], allowPrivate: boolean, maxBodyBytes = Infinity) {
   if (!target) return null;
-  const r = checkTargetUrl(target.url, { allowPrivate });
+  const url = checkUrl(target.url, allowPrivate);
+  if (target.body !== undefined) {
+    if (target.method === "GET" || target.method === "HEAD") {
+      throw new ApiError(400, "body_not_allowed", `target.body: a ${target.method} request carries no body; remove target.body, or use POST, PUT, PATCH or DELETE`);
+    }
+    const size = typeof target.body === "string" ? new TextEncoder().encode(target.body).byteLength : payloadBytes(target.body);
+    if (size > maxBodyBytes) throw new ApiError(413, "payload_too_large", `target.body is ${size} bytes; this tenant's limit is ${maxBodyBytes}`);
+  }
+  return {
+    url,
+    method: target.method,
+    ...(target.headers ? { headers: target.headers } : {}),
+    ...(target.body !== undefined ? { body: target.body } : {}),
+  };
+}
+
+/** A URL naming a secret is stored as written (placeholders intact). Its parts around the placeholders
+ *  are checked here with a stand-in value; one that starts with a placeholder (the whole URL is a
+ *  secret, as a Slack webhook's is) can only be checked at delivery, which checks every URL again. */
+function checkUrl(raw: string, allowPrivate: boolean): string {
+  const named = raw.includes("${secrets.");
+  if (named && raw.startsWith("${secrets.")) return raw;
+  const r = checkTargetUrl(named ? raw.replace(/\$\{secrets\.[A-Z][A-Z0-9_]*\}/g, "x") : raw, { allowPrivate });
   if (!r.ok) {
     const hint = r.code === "forbidden_target"
       ? "; use a public address, or for local testing start the server with FAIRWAY_ALLOW_PRIVATE_TARGETS=true"
       : "";
     throw new ApiError(400, r.code, `target.url: ${r.message}${hint}`);
   }
-  return { url: r.url.toString(), method: target.method, ...(target.headers ? { headers: target.headers } : {}) };
+  return named ? raw : r.url.toString();
+}
+
+/** Every `${secrets.NAME}` a target names must exist when the job is saved. */
+export async function checkSecretRefs(db: Db, tenantId: string, target: { url: string; headers?: Record<string, string>; body?: unknown } | null): Promise<void> {
+  if (!target) return;
+  const names = targetSecretRefs(target);
+  if (names.size === 0) return;
+  const missing = await missingSecrets(db, tenantId, [...names]);
+  if (missing.length > 0) {
+    throw new ApiError(400, "unknown_secret", `target names secret ${missing.join(", ")}, which this tenant does not have; create it first with PUT /v1/secrets/${missing[0]}`);
+  }
 }
 
 export function payloadBytes(payload: unknown): number {
@@ -50,7 +83,7 @@ export function buildJob(
   pool: PoolConfig,
   opts: { now: Date; allowPrivate: boolean; handlerTypes: ReadonlySet<string> },
 ): NewJob {
-  const target = checkTarget(body.target, opts.allowPrivate);
+  const target = checkTarget(body.target, opts.allowPrivate, tenant.maxPayloadBytes);
   if (!target && !opts.handlerTypes.has(body.type)) {
     throw new ApiError(400, "validation_error", `target: required (no in-process handler is registered for type "${body.type}")`);
   }
@@ -67,6 +100,8 @@ export function buildJob(
     maxAttempts: body.retry?.maxAttempts ?? pool.maxAttempts,
     initialDelayMs: body.retry?.initialDelayMs ?? pool.initialDelayMs,
     maxDelayMs: body.retry?.maxDelayMs ?? pool.maxDelayMs,
+    backoff: body.retry?.backoff ?? pool.backoff,
+    jitter: body.retry?.jitter ?? pool.jitter,
     timeoutMs: body.timeoutMs ?? null,
     priority: body.priority ?? 0,
     overlap: body.overlap ?? "allow",
@@ -82,7 +117,7 @@ export function jobAsBody(j: JobRow): Record<string, unknown> {
     name: j.name,
     type: j.type,
     schedule: j.cron ? { cron: j.cron, timezone: j.timezone ?? "UTC" } : { at: j.runAt!.toISOString() },
-    retry: { maxAttempts: j.maxAttempts, initialDelayMs: j.initialDelayMs, maxDelayMs: j.maxDelayMs },
+    retry: { maxAttempts: j.maxAttempts, initialDelayMs: j.initialDelayMs, maxDelayMs: j.maxDelayMs, backoff: j.backoff, jitter: j.jitter },
     priority: j.priority,
     overlap: j.overlap,
     misfire: j.misfire,
@@ -114,7 +149,7 @@ export function jobPatchOf(built: NewJob, fields: string[]): JobPatch {
   };
   for (const f of fields) {
     if (f === "schedule") take("cron", "timezone", "runAt", "nextFireAt");
-    else if (f === "retry") take("maxAttempts", "initialDelayMs", "maxDelayMs");
+    else if (f === "retry") take("maxAttempts", "initialDelayMs", "maxDelayMs", "backoff", "jitter");
     else if (["name", "target", "payload", "timeoutMs", "priority", "overlap", "misfire", "catchupWindowMs"].includes(f)) {
       take(f as keyof JobPatch);
     }

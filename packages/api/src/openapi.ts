@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document, generated from the same zod schemas that validate requests.
 import { z } from "zod";
-import { createJobBody, createTenantBody, JOB_STATUSES, putPoolBody, updateJobBody, updateTenantBody } from "./schemas.ts";
+import { createJobBody, createTenantBody, JOB_STATUSES, putPoolBody, putSecretBody, updateJobBody, updateTenantBody } from "./schemas.ts";
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { io: "input", unrepresentable: "any" });
 const body = (s: z.ZodType) => ({ required: true, content: { "application/json": { schema: schema(s) } } });
@@ -57,6 +57,16 @@ export function openApiDocument() {
         get: { ...tenant, summary: "Dead letters with job name, type and last attempt", parameters: [inQuery("jobId", "Only this job's")], responses: { 200: ok("A page") } },
       },
       "/v1/quota": { get: { ...tenant, summary: "Limits and live usage", responses: { 200: ok("Quota") } } },
+      "/v1/secrets": { get: { ...tenant, summary: "The tenant's secrets: names and times, never values", responses: { 200: ok("{ data: [{ name, createdAt, updatedAt }] }") } } },
+      "/v1/secrets/{name}": {
+        put: {
+          ...tenant,
+          summary: "Create or replace a secret (name [A-Z][A-Z0-9_]{0,63}); targets use it as ${secrets.NAME}",
+          requestBody: body(putSecretBody),
+          responses: { 200: ok("{ name, createdAt, updatedAt } (never the value)"), 503: ok("No FAIRWAY_SECRETS_KEY configured") },
+        },
+        delete: { ...tenant, summary: "Delete a secret (deliveries naming it then end secret_missing)", responses: { 204: ok("Deleted"), 404: ok("No such secret") } },
+      },
       "/v1/admin/tenants": {
         post: { ...admin, summary: "Create a tenant", requestBody: body(createTenantBody), responses: { 201: ok("The tenant and its signing secret") } },
         get: { ...admin, summary: "List tenants", responses: { 200: ok("A page") } },
@@ -75,6 +85,9 @@ export function openApiDocument() {
         patch: { ...admin, summary: "Change pool config (JSON Merge Patch)", requestBody: mergePatch(putPoolBody.partial()), responses: { 200: ok("The pool") } },
       },
       "/v1/admin/stats": { get: { ...admin, summary: "Per-tenant figures", responses: { 200: ok("Stats") } } },
+      "/v1/admin/secrets/reencrypt": {
+        post: { ...admin, summary: "Re-seal every secret under FAIRWAY_SECRETS_KEY (after a rotation)", responses: { 200: ok("{ keyId, reencrypted, unreadable }") } },
+      },
     },
   };
   return cached;

@@ -28,7 +28,6 @@ const RESERVED_HEADERS: Array<[RegExp, string]> = [
   [/^(webhook-id|webhook-timestamp|webhook-signature)$/i, "it carries the Standard Webhooks signature Fairway computes"],
   [/^webhook-/i, "the webhook- prefix is reserved for Standard Webhooks headers"],
   [/^fairway-/i, "the fairway- prefix is reserved for Fairway's delivery headers"],
-  [/^content-type$/i, "Fairway sends the JSON envelope as application/json"],
   [/^(host|content-length|connection|transfer-encoding)$/i, "it is set by the HTTP client from the URL and the body"],
   [/^user-agent$/i, "Fairway identifies itself as the sender"],
 ];
@@ -56,11 +55,13 @@ const headers = z
     if (Object.keys(h).length > 20) ctx.addIssue({ code: "custom", message: "at most 20 headers" });
   });
 
-export const HTTP_METHODS = ["POST", "PUT", "PATCH", "GET", "DELETE"] as const;
+export const HTTP_METHODS = ["POST", "PUT", "PATCH", "GET", "HEAD", "DELETE"] as const;
 export const target = strict({
   url: text('an absolute http(s) URL, e.g. "https://example.com/hook"').min(1).max(2048),
   method: z.enum(HTTP_METHODS, { error: `must be one of ${HTTP_METHODS.join(", ")}` }).default("POST"),
   headers: headers.optional(),
+  // Sent verbatim: a string as is, any other JSON value as JSON (job-input.ts checks method and size).
+  body: z.union([z.string(), z.json()]).optional(),
 });
 
 const SCHEDULE_KINDS = "give exactly one of cron, at or delayMs";
@@ -70,6 +71,9 @@ const scheduleFields = strict({
   at: z.iso.datetime({ offset: true, error: 'must be an ISO-8601 date-time with a zone, e.g. "2030-01-01T09:00:00Z"' }).optional(),
   delayMs: int("a number of milliseconds, e.g. 5000 (not a string)").min(0).max(366 * DAY, "at most 366 days").optional(),
 }, `an object: ${SCHEDULE_KINDS}, e.g. {"cron": "0 9 * * *", "timezone": "Europe/Berlin"}`);
+
+export const backoff = z.enum(["exponential", "linear", "fixed"], { error: "must be exponential, linear or fixed" });
+export const jitter = z.enum(["full", "none"], { error: "must be full or none" });
 
 export type Schedule = { cron: string; timezone: string } | { at: string } | { delayMs: number };
 
@@ -95,6 +99,8 @@ export const retry = strict({
   maxAttempts: int("a number of attempts, 1-100").min(1).max(100).optional(),
   initialDelayMs: int("a delay in milliseconds").min(0).max(DAY).optional(),
   maxDelayMs: int("a delay in milliseconds").min(0).max(7 * DAY).optional(),
+  backoff: backoff.optional(),
+  jitter: jitter.optional(),
 });
 
 const policies = {
@@ -160,6 +166,15 @@ export const putPoolBody = strict({
   maxAttempts: int("a number of attempts, 1-100").min(1).max(100).optional(),
   initialDelayMs: int("a delay in milliseconds").min(0).max(DAY).optional(),
   maxDelayMs: int("a delay in milliseconds").min(0).max(7 * DAY).optional(),
+  backoff: backoff.optional(),
+  jitter: jitter.optional(),
+  /** Response bytes kept per attempt. Default 64 KiB, at most 1 MiB. */
+  maxResponseBytes: int("a number of bytes, 0-1048576").min(0).max(1_048_576).optional(),
+});
+
+export const secretName = z.string().regex(/^[A-Z][A-Z0-9_]{0,63}$/, "must be 1-64 characters: A-Z, 0-9 or _, starting with a letter A-Z");
+export const putSecretBody = z.strictObject({
+  value: z.string().min(1).max(8192).regex(/^[^\0]*$/, "must not contain NUL characters"),
 });
 
 const page = {

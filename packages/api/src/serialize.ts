@@ -1,6 +1,6 @@
 // Rows → the API's camelCase JSON. Secrets are never part of these shapes.
 import { nextFires } from "@fairway/core";
-import type { AttemptRow, JobRow, PoolConfig, TenantRow, TriggerRow } from "@fairway/store";
+import type { AttemptDetail, AttemptRow, JobRow, PoolConfig, TenantRow, TriggerRow } from "@fairway/store";
 
 /** A tenant's quotas, as the admin API sets them and GET /v1/quota shows them. */
 export function quotaJson(t: TenantRow) {
@@ -29,7 +29,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     schedule,
     target: j.target,
     payload: j.payload,
-    retry: { maxAttempts: j.maxAttempts, initialDelayMs: j.initialDelayMs, maxDelayMs: j.maxDelayMs },
+    retry: { maxAttempts: j.maxAttempts, initialDelayMs: j.initialDelayMs, maxDelayMs: j.maxDelayMs, backoff: j.backoff, jitter: j.jitter },
     timeoutMs: j.timeoutMs,
     priority: j.priority,
     overlap: j.overlap,
@@ -48,6 +48,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
 }
 
 export function attemptJson(a: AttemptRow) {
+  const detail = a.detail as AttemptDetail | null;
   return {
     attempt: a.attempt,
     startedAt: a.startedAt,
@@ -56,7 +57,18 @@ export function attemptJson(a: AttemptRow) {
     httpStatus: a.httpStatus,
     error: a.error,
     responseBody: a.responseBody,
+    // As sent, with `${secrets.NAME}` where a secret's value went; null for a handler or a delivery
+    // that failed before sending.
+    request: detail?.request ?? null,
+    response: a.httpStatus === null
+      ? null
+      : { status: a.httpStatus, headers: detail?.responseHeaders ?? {}, body: a.responseBody ?? "", truncated: detail?.responseTruncated ?? false },
   };
+}
+
+/** What started a trigger: its schedule, a run-now, or a replay of the dead trigger. */
+export function triggeredBy(t: Pick<TriggerRow, "kind" | "replayedAt">): "schedule" | "manual" | "replay" {
+  return t.replayedAt ? "replay" : t.kind === "manual" ? "manual" : "schedule";
 }
 
 export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
@@ -64,6 +76,7 @@ export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
     id: t.id,
     jobId: t.jobId,
     kind: t.kind,
+    triggeredBy: triggeredBy(t),
     scheduledFor: t.scheduledFor,
     status: t.status,
     reason: t.reason,

@@ -6,15 +6,7 @@ export {
   DEFAULT_POOL_SETTINGS,
   DEFAULT_RETRY,
 } from "./defaults.ts";
-export type {
-  AttemptOutcome,
-  DeliveryResult,
-  JobStatus,
-  MisfirePolicy,
-  OverlapPolicy,
-  TenantStatus,
-  TriggerStatus,
-} from "./types.ts";
+export type * from "./types.ts";
 export { firesBetween, nextFires, parseCron, validateTimezone } from "./cron.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
@@ -27,3 +19,5 @@ export { isStorableText, storableText } from "./text.ts";
 export { newId, randomToken, sha256Hex } from "./ids.ts";
 export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
 export { EXCLUSIVE_LOOKAHEAD_MS, planFires, type CronJobState } from "./schedule.ts";
+export * from "./secret-refs.ts";
+export * from "./secrets-crypto.ts";

@@ -25,6 +25,7 @@ const OUTCOME_CLASS: Record<Exclude<AttemptOutcome, "http_error">, Class> = {
   network_error: { kind: "retryable" },
   handler_error: { kind: "retryable" },
   lease_expired: { kind: "retryable" }, // the worker vanished, not the target's fault
+  secret_missing: { kind: "dead", reason: "secret_missing", pauseJob: false }, // no retry brings it back
 };
 
 // Specific statuses first, then by hundreds. 408/429/5xx are the target asking us to come back;
@@ -57,14 +58,25 @@ export function decideRetry(input: RetryInput, random: () => number = Math.rando
   return { kind: "retry", delayMs };
 }
 
+/** The delay before the retry after `attempt` (1-based), before jitter: initial·2^(attempt−1)
+ *  (exponential), initial·attempt (linear) or initial (fixed), never above maxDelayMs. */
+export function backoffCeiling(attempt: number, policy: RetryPolicy): number {
+  const n = Math.max(1, attempt);
+  const grown =
+    policy.backoff === "fixed" ? policy.initialDelayMs
+    : policy.backoff === "linear" ? policy.initialDelayMs * n
+    : policy.initialDelayMs * 2 ** Math.min(n - 1, 1023); // 2^1024 = Infinity; min() below handles it
+  const ceiling = Math.min(policy.maxDelayMs, grown);
+  return ceiling > 0 ? ceiling : 0;
+}
+
 /**
- * Full jitter (AWS "Exponential Backoff and Jitter"): uniform in [0, min(cap, base·2^(attempt−1))).
- * Spreads a thundering herd of retries better than equal or decorrelated jitter.
+ * Full jitter (AWS "Exponential Backoff and Jitter", the default): uniform in [0, ceiling). Spreads a
+ * thundering herd of retries better than equal or decorrelated jitter. `jitter: "none"`: the ceiling.
  */
 export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
-  const exp = Math.max(0, Math.min(attempt - 1, 1023)); // 2^1024 = Infinity; min() below handles it
-  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** exp);
-  if (!(ceiling > 0)) return 0;
+  const ceiling = backoffCeiling(attempt, policy);
+  if (policy.jitter === "none" || ceiling === 0) return Math.floor(ceiling);
   const r = Math.min(Math.max(random(), 0), 1 - Number.EPSILON);
   return Math.floor(r * ceiling);
 }

@@ -13,7 +13,8 @@ export type AttemptOutcome =
   | "timeout" // the pool's / job's timeout elapsed
   | "network_error" // connect refused, reset, DNS failure, blocked address
   | "handler_error" // an in-process handler threw
-  | "lease_expired"; // the worker holding the lease vanished (reaper)
+  | "lease_expired" // the worker holding the lease vanished (reaper)
+  | "secret_missing"; // the target names a secret deleted since the job was saved (never retried)
 
 export interface RetryPolicy {
   /** Total attempts including the first. Default 5. */
@@ -22,6 +23,33 @@ export interface RetryPolicy {
   initialDelayMs: number;
   /** Backoff cap, also the cap for Retry-After. Default 1 h. */
   maxDelayMs: number;
+  /** How the delay grows with the attempt number. Default exponential. */
+  backoff?: BackoffStrategy;
+  /** full: uniform in [0, delay); none: the delay itself. Default full. */
+  jitter?: JitterMode;
+}
+
+export type BackoffStrategy = "exponential" | "linear" | "fixed";
+export type JitterMode = "full" | "none";
+
+export type HttpMethod = "POST" | "PUT" | "PATCH" | "GET" | "HEAD" | "DELETE";
+
+export interface WebhookTarget {
+  url: string;
+  method?: HttpMethod;
+  headers?: Record<string, string>;
+  /** Sent verbatim: a string as is, anything else as JSON. Absent: the delivery envelope. */
+  body?: unknown;
+}
+
+/** A request as an attempt records it: as sent, but with `${secrets.NAME}` placeholders where secret
+ *  values went, and the body cut at a bound (`truncated`). */
+export interface AttemptRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string | null;
+  truncated?: true;
 }
 
 /** The result of one delivery or handler run: a value, never thrown. */
@@ -34,4 +62,10 @@ export interface DeliveryResult {
   responseBody: string | null;
   /** Parsed Retry-After in ms, when the target sent one. */
   retryAfterMs: number | null;
+  /** The request sent (null when none was: a handler, or a delivery that failed before sending). */
+  request?: AttemptRequest | null;
+  /** The response's headers (lower-cased names), when one came. */
+  responseHeaders?: Record<string, string> | null;
+  /** The response body was longer than the pool keeps; responseBody is its start. */
+  responseTruncated?: boolean;
 }

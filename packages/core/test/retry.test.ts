@@ -116,3 +116,66 @@ describe("parseRetryAfter", () => {
     expect(parseRetryAfter(h, now)).toBeNull();
   });
 });
+
+describe("backoff strategies", () => {
+  const base = { maxAttempts: 10, initialDelayMs: 1000, maxDelayMs: 5000, jitter: "none" as const };
+  const seq = (p: RetryPolicy) => [1, 2, 3, 4, 5, 6].map((a) => backoffDelay(a, p));
+  test("exponential doubles, capped", () => {
+    expect(seq({ ...base, backoff: "exponential" })).toEqual([1000, 2000, 4000, 5000, 5000, 5000]);
+  });
+  test("linear adds the initial delay, capped", () => {
+    expect(seq({ ...base, backoff: "linear" })).toEqual([1000, 2000, 3000, 4000, 5000, 5000]);
+  });
+  test("fixed stays at the initial delay, capped", () => {
+    expect(seq({ ...base, backoff: "fixed" })).toEqual([1000, 1000, 1000, 1000, 1000, 1000]);
+    expect(seq({ ...base, backoff: "fixed", initialDelayMs: 9000 })).toEqual([5000, 5000, 5000, 5000, 5000, 5000]);
+  });
+  test("full jitter is a fraction of the same ceilings", () => {
+    expect([1, 2, 3].map((a) => backoffDelay(a, { ...base, backoff: "linear", jitter: "full" }, () => 0.5))).toEqual([500, 1000, 1500]);
+  });
+  test("decideRetry uses the job's strategy; Retry-After still wins up to the cap", () => {
+    const p: RetryPolicy = { ...base, backoff: "fixed" };
+    expect(decideRetry({ outcome: "timeout", httpStatus: null, retryAfterMs: null, attempt: 4, policy: p })).toEqual({ kind: "retry", delayMs: 1000 });
+    expect(decideRetry({ outcome: "http_error", httpStatus: 429, retryAfterMs: 3000, attempt: 4, policy: p })).toEqual({ kind: "retry", delayMs: 3000 });
+    expect(decideRetry({ outcome: "http_error", httpStatus: 429, retryAfterMs: 60_000, attempt: 4, policy: p })).toEqual({ kind: "retry", delayMs: 5000 });
+  });
+  test("secret_missing is dead at once", () => {
+    expect(decideRetry({ outcome: "secret_missing", httpStatus: null, retryAfterMs: null, attempt: 1, policy: base })).toEqual({
+      kind: "dead", reason: "secret_missing", pauseJob: false,
+    });
+  });
+
+  const strategyArb = fc.record({
+    maxAttempts: fc.integer({ min: 1, max: 20 }),
+    initialDelayMs: fc.integer({ min: 0, max: 100_000 }),
+    maxDelayMs: fc.integer({ min: 0, max: 86_400_000 }),
+    backoff: fc.constantFrom("exponential" as const, "linear" as const, "fixed" as const),
+    jitter: fc.constantFrom("full" as const, "none" as const),
+  });
+
+  test("property: every strategy stays within [0, maxDelayMs], never shrinks without jitter, and full jitter stays under the no-jitter delay", () => {
+    fc.assert(
+      fc.property(strategyArb, fc.integer({ min: 1, max: 100_000 }), fc.double({ min: 0, max: 1, noNaN: true }), (p, attempt, r) => {
+        const d = backoffDelay(attempt, p, () => r);
+        expect(d).toBeGreaterThanOrEqual(0);
+        expect(d).toBeLessThanOrEqual(p.maxDelayMs);
+        expect(Number.isInteger(d)).toBe(true);
+        const plain = { ...p, jitter: "none" as const };
+        expect(backoffDelay(attempt + 1, plain)).toBeGreaterThanOrEqual(backoffDelay(attempt, plain));
+        if (p.jitter === "full") expect(d).toBeLessThanOrEqual(backoffDelay(attempt, plain));
+      }),
+    );
+  });
+
+  test("property: linear grows by exactly initialDelayMs until the cap; fixed never changes", () => {
+    fc.assert(
+      fc.property(strategyArb, fc.integer({ min: 1, max: 1000 }), (p, attempt) => {
+        const lin = { ...p, backoff: "linear" as const, jitter: "none" as const };
+        const a = backoffDelay(attempt, lin), b = backoffDelay(attempt + 1, lin);
+        expect(b).toBe(Math.min(p.maxDelayMs, a + p.initialDelayMs));
+        const fix = { ...p, backoff: "fixed" as const, jitter: "none" as const };
+        expect(backoffDelay(attempt, fix)).toBe(Math.min(p.maxDelayMs, p.initialDelayMs));
+      }),
+    );
+  });
+});

@@ -4,15 +4,16 @@
 // coordinator and clock. The loops never die (a failed step counts as no work and is logged) and never
 // spin (they sleep, interruptibly, when there is nothing to do). Every claimed trigger is settled or
 // released, whatever happens.
-import { newId, silentLogger, type Logger } from "@fairway/core";
+import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
 import { claim, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import { secretResolver } from "./secret-resolver.ts";
 import { Pool, startKey } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
 import { Settler, decideSettlement } from "./settler.ts";
 import { Waker } from "./sleep.ts";
-import { RunAbort, type Transport } from "./transport.ts";
+import { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
 
 export interface WakeSource {
   onWake(listener: () => void): () => void;
@@ -40,6 +41,9 @@ export interface ExecutorOptions {
   /** Pool config refresh. Default 2000 ms. */
   poolRefreshMs?: number;
   allowPrivateTargets?: boolean;
+  /** Opens the tenant secrets a target names (FAIRWAY_SECRETS_KEY). Without it, a delivery naming a
+   *  secret ends secret_missing. */
+  secretsKey?: SecretsKeyring;
   /** Clock (ms). Default Date.now. */
   now?: () => number;
   log?: Logger;
@@ -92,6 +96,8 @@ export class Executor {
       handlers: opts.handlers ?? {},
       allowPrivateTargets: opts.allowPrivateTargets ?? false,
       now: this.now,
+      secrets: opts.secretsKey ? secretResolver(opts.db, opts.secretsKey) : undefined,
+      maxResponseBytes: (type) => this.pools.get(type)?.config.maxResponseBytes ?? MAX_RESPONSE_BYTES,
     };
     this.settler = new Settler({
       db: opts.db,

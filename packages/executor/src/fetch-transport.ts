@@ -7,12 +7,22 @@ export function createFetchTransport(fetchImpl: typeof fetch = fetch): Transport
     const res = await fetchImpl(req.url, {
       method: req.method,
       headers: req.headers,
-      body: req.method === "GET" ? undefined : req.body,
+      body: req.body ?? undefined,
       redirect: "manual",
       signal: abortSignal(req.signal),
     });
-    const text = await readLimited(res);
-    return { status: res.status, header: (n) => res.headers.get(n), body: text };
+    const { text, truncated } = await readLimited(res, req.maxResponseBytes ?? MAX_RESPONSE_BYTES);
+    return {
+      status: res.status,
+      header: (n) => res.headers.get(n),
+      headers: () => {
+        const all: Record<string, string> = {};
+        res.headers.forEach((v, k) => (all[k] = v));
+        return all;
+      },
+      body: text,
+      truncated,
+    };
   };
 }
 
@@ -26,12 +36,12 @@ function abortSignal(s: CancelSignal): AbortSignal {
   return c.signal;
 }
 
-async function readLimited(res: Response): Promise<string> {
-  if (!res.body) return "";
+async function readLimited(res: Response, max: number): Promise<{ text: string; truncated: boolean }> {
+  if (!res.body) return { text: "", truncated: false };
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  while (size < MAX_RESPONSE_BYTES) {
+  while (size <= max) {
     const { done, value } = await reader.read();
     if (done) break;
     chunks.push(value);
@@ -44,5 +54,5 @@ async function readLimited(res: Response): Promise<string> {
     all.set(c, off);
     off += c.byteLength;
   }
-  return new TextDecoder().decode(all.subarray(0, MAX_RESPONSE_BYTES));
+  return { text: new TextDecoder().decode(all.subarray(0, max)), truncated: size > max };
 }

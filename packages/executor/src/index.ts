@@ -8,3 +8,4 @@ export type { Handler, HandlerContext } from "./run-trigger.ts";
 export { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
 export { createFetchTransport } from "./fetch-transport.ts";
 export { maxLeasesHeld } from "./pool.ts";
+export { secretResolver } from "./secret-resolver.ts";

@@ -1,8 +1,12 @@
 // Run one claimed trigger: a signed webhook (Standard Webhooks) or an in-process handler. Expected
 // outcomes are values: this never throws; the attempt's record stores what it returns.
-import { BoundedMap, checkTargetUrl, parseRetryAfter, signWebhook, signWebhookSync, type DeliveryResult } from "@fairway/core";
+import {
+  BoundedMap, checkTargetUrl, parseRetryAfter, redactSecrets, signWebhook, signWebhookSync, substituteSecrets, targetSecretRefs,
+  type AttemptRequest, type DeliveryResult,
+} from "@fairway/core";
 import type { ClaimedTrigger } from "@fairway/store";
 import type { RunAbort, Transport } from "./transport.ts";
+import { bodyOf, methodOf, truncateRecorded, userHeaders } from "./webhook-request.ts";
 
 export interface HandlerContext {
   triggerId: string;
@@ -17,11 +21,18 @@ export interface HandlerContext {
 /** An in-process handler for a pool type. Resolve = success; throw = a retryable failure. */
 export type Handler = (ctx: HandlerContext) => Promise<unknown> | unknown;
 
+/** A tenant's secrets by name, decrypted; `missing` lists the names it does not have. */
+export type SecretResolver = (tenantId: string, names: string[]) => Promise<{ values: Map<string, string>; missing: string[] }>;
+
 export interface RunDeps {
   transport: Transport;
   handlers: Record<string, Handler>;
   allowPrivateTargets: boolean;
   now: () => number;
+  /** Decrypts the secrets a target names; absent when no FAIRWAY_SECRETS_KEY is configured. */
+  secrets?: SecretResolver;
+  /** Response bytes kept per pool (its maxResponseBytes). */
+  maxResponseBytes?: (type: string) => number;
 }
 
 /** `abort` is the run's cancellation (its timeout or stop()); a handler sees it as `ctx.signal`. */
@@ -59,38 +70,85 @@ export async function runTrigger(t: ClaimedTrigger, abort: RunAbort, deps: RunDe
 
 async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps): Promise<DeliveryResult> {
   const target = t.target!;
-  // Checked again at delivery time: the rules (or the job) may have changed since creation.
-  const checked = checkTarget(target.url, deps.allowPrivateTargets);
-  if (checked.href === null) return fail("network_error", checked.message);
-  const body = JSON.stringify({
-    id: t.id,
-    jobId: t.jobId,
-    jobName: t.jobName,
-    scheduledFor: t.scheduledFor.toISOString(), // what JSON.stringify makes of the Date, without its toJSON lookup
-    attempt: t.attempt,
-    payload: t.payload ?? null,
-  });
+  let values: Map<string, string> | null = null;
+  if (mayReferSecrets(target)) {
+    const names = targetSecretRefs(target);
+    if (names.size > 0) {
+      if (!deps.secrets) return fail("secret_missing", "this executor has no secrets store (FAIRWAY_SECRETS_KEY is not set)");
+      const found = await deps.secrets(t.tenantId, [...names]);
+      if (found.missing.length > 0) {
+        const list = found.missing.join(", ");
+        return fail("secret_missing", `secret ${list} does not exist (deleted after the job was saved): PUT /v1/secrets/${found.missing[0]}, then replay this trigger`);
+      }
+      values = found.values;
+    }
+  }
+  const url = values ? substituteSecrets(target.url, values) : target.url;
+  // Checked again at delivery time: the rules (or the job, or a secret in the URL) may have changed.
+  const checked = checkTarget(url, deps.allowPrivateTargets);
+  if (checked.href === null) return fail("network_error", values ? redactSecrets(checked.message, values) : checked.message);
+  const method = methodOf(t);
+  const body = bodyOf(t, values);
+  const own = userHeaders(t, values);
   const timestampSec = Math.floor(deps.now() / 1000);
-  const toSign = { secrets: t.secrets, id: t.id, timestampSec, body };
+  const toSign = { secrets: t.secrets, id: t.id, timestampSec, body: body?.sent ?? "" };
   const signature = signWebhookSync(toSign) ?? (await signWebhook(toSign));
-  const ours = {
-    "content-type": "application/json",
+  const ours: Record<string, string> = {
     "user-agent": "Fairway-Webhooks/1",
     "webhook-id": t.id,
     "webhook-timestamp": String(timestampSec),
     "webhook-signature": signature,
     "fairway-attempt": String(t.attempt),
   };
-  const res = await deps.transport({
-    url: checked.href,
-    method: target.method ?? "POST",
-    headers: target.headers ? { ...target.headers, ...ours } : ours,
-    body,
-    signal,
-  });
-  if (res.status >= 200 && res.status < 300) return answer("success", res.status, null, res.body || null, null);
+  if (body && !own.contentType) ours["content-type"] = body.contentType;
+  const headers = target.headers ? { ...own.headers, ...ours } : ours;
+  const request = recordRequest(method, target, headers, body?.recorded ?? null, values);
+  let res;
+  try {
+    res = await deps.transport({ url: checked.href, method, headers, body: body?.sent ?? null, signal, maxResponseBytes: deps.maxResponseBytes?.(t.type) });
+  } catch (err) {
+    const r = signal.aborted ? fail("timeout", "timed out") : fail("network_error", errorText(err));
+    if (values && r.error) r.error = redactSecrets(r.error, values);
+    r.request = request;
+    return r;
+  }
+  const responseBody = values ? redactSecrets(res.body, values) : res.body;
+  let r: DeliveryResult;
+  if (res.status >= 200 && res.status < 300) r = answer("success", res.status, null, responseBody || null, null);
   // Retry-After matters only to a failed attempt's retry.
-  return answer("http_error", res.status, `HTTP ${res.status}`, res.body || null, parseRetryAfter(res.header("retry-after"), deps.now()));
+  else r = answer("http_error", res.status, `HTTP ${res.status}`, responseBody || null, parseRetryAfter(res.header("retry-after"), deps.now()));
+  r.request = request;
+  r.responseHeaders = values ? redactHeaders(res.headers(), values) : res.headers();
+  r.responseTruncated = res.truncated;
+  return r;
+}
+
+/** Cheap test first: most targets name no secret, and their delivery should not walk the body. */
+function mayReferSecrets(target: NonNullable<ClaimedTrigger["target"]>): boolean {
+  if (target.url.includes("${secrets.") || target.body !== undefined) return true;
+  if (target.headers) for (const v of Object.values(target.headers)) if (v.includes("${secrets.")) return true;
+  return false;
+}
+
+/** The request as the history keeps it: the target's own URL and header values (placeholders, not
+ *  values), Fairway's headers as sent, the body with placeholders, cut at its bound. */
+function recordRequest(
+  method: string,
+  target: NonNullable<ClaimedTrigger["target"]>,
+  sent: Record<string, string>,
+  body: string | null,
+  values: Map<string, string> | null,
+): AttemptRequest {
+  const headers = values && target.headers ? { ...sent, ...target.headers } : sent;
+  const cut = truncateRecorded(body);
+  const r: AttemptRequest = { method, url: target.url, headers, body: cut.body };
+  if (cut.truncated) r.truncated = true;
+  return r;
+}
+
+function redactHeaders(h: Record<string, string>, values: Map<string, string>): Record<string, string> {
+  for (const k of Object.keys(h)) h[k] = redactSecrets(h[k], values);
+  return h;
 }
 
 /** A result (durationMs is set by runTrigger); every result has this one shape. */
@@ -101,7 +159,7 @@ function answer(
   responseBody: string | null,
   retryAfterMs: number | null,
 ): DeliveryResult {
-  return { outcome, httpStatus, durationMs: 0, error, responseBody, retryAfterMs };
+  return { outcome, httpStatus, durationMs: 0, error, responseBody, retryAfterMs, request: null, responseHeaders: null, responseTruncated: false };
 }
 
 function fail(outcome: DeliveryResult["outcome"], error: string): DeliveryResult {

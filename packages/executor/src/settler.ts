@@ -26,7 +26,8 @@ interface Pending {
 }
 
 /** What the claim stamped on a trigger, and its retry policy: all a settlement needs. */
-export type LeaseHeld = Pick<ClaimedTrigger, "id" | "leaseToken" | "attempt" | "maxAttempts" | "initialDelayMs" | "maxDelayMs">;
+export type LeaseHeld = Pick<ClaimedTrigger, "id" | "leaseToken" | "attempt" | "maxAttempts" | "initialDelayMs" | "maxDelayMs"> &
+  Partial<Pick<ClaimedTrigger, "backoff" | "jitter">>;
 
 export function decideSettlement(t: LeaseHeld, r: DeliveryResult, startedAt: Date, now: number, random = Math.random): Settlement {
   const decision = decideRetry(
@@ -35,7 +36,7 @@ export function decideSettlement(t: LeaseHeld, r: DeliveryResult, startedAt: Dat
       httpStatus: r.httpStatus,
       retryAfterMs: r.retryAfterMs,
       attempt: t.attempt,
-      policy: { maxAttempts: t.maxAttempts, initialDelayMs: t.initialDelayMs, maxDelayMs: t.maxDelayMs },
+      policy: { maxAttempts: t.maxAttempts, initialDelayMs: t.initialDelayMs, maxDelayMs: t.maxDelayMs, backoff: t.backoff, jitter: t.jitter },
     },
     random,
   );
@@ -53,6 +54,7 @@ export function decideSettlement(t: LeaseHeld, r: DeliveryResult, startedAt: Dat
     httpStatus: r.httpStatus,
     error: r.error,
     responseBody: r.responseBody,
+    detail: r.request || r.responseHeaders ? { request: r.request ?? null, responseHeaders: r.responseHeaders ?? null, responseTruncated: r.responseTruncated ?? false } : null,
     pauseJob: false,
   };
   if (decision.kind === "retry") {

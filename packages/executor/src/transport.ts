@@ -6,7 +6,10 @@ export interface TransportRequest {
   url: string;
   method: string;
   headers: Record<string, string>;
-  body: string;
+  /** null: no body at all (GET and HEAD). */
+  body: string | null;
+  /** Response bytes kept; more are cut off (`truncated`). Default MAX_RESPONSE_BYTES. */
+  maxResponseBytes?: number;
   /** Aborts the request: the run timed out, or the executor is stopping. */
   signal: CancelSignal;
 }
@@ -64,11 +67,17 @@ export interface TransportResponse {
   status: number;
   /** Lower-cased header lookup. */
   header(name: string): string | null;
-  /** At most maxBytes of the body, as text. */
+  /** At most maxResponseBytes of the body, as text. */
   body: string;
+  /** The body was longer than maxResponseBytes. */
+  truncated: boolean;
+  /** Every header, lower-cased names (repeated ones joined by ", "), for the attempt history. */
+  headers(): Record<string, string>;
 }
 
 export type Transport = (req: TransportRequest) => Promise<TransportResponse>;
 
-/** Response bodies are kept for the attempt history, truncated. */
-export const MAX_RESPONSE_BYTES = 4096;
+/** Response bodies are kept for the attempt history, truncated: this many bytes unless the pool says
+ *  otherwise (its maxResponseBytes, at most RESPONSE_BYTES_LIMIT). */
+export const MAX_RESPONSE_BYTES = 65_536;
+export const RESPONSE_BYTES_LIMIT = 1_048_576;

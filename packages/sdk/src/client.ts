@@ -1,7 +1,7 @@
 // createClient (tenant key) and createAdminClient (admin token): typed wrappers over the HTTP API.
 import { qs, requester, type HttpOptions } from "./http.ts";
 import type {
-  CreateJobInput, DeadLetter, Job, ListJobsOptions, Page, PoolConfig, Quota, Tenant, TenantQuotas, Trigger, UpdateJobInput,
+  CreateJobInput, DeadLetter, Job, ListJobsOptions, Page, PoolConfig, Quota, Secret, Tenant, TenantQuotas, Trigger, UpdateJobInput,
 } from "./types.ts";
 
 export interface ClientOptions {
@@ -45,6 +45,12 @@ export function createClient(opts: ClientOptions) {
     deadLetters: (o: PageOptions & { jobId?: string } = {}) =>
       req<Page<DeadLetter>>("GET", `/v1/dead-letters${qs({ limit: o.limit, cursor: o.cursor, jobId: o.jobId })}`),
     quota: () => req<Quota>("GET", "/v1/quota"),
+    secrets: {
+      /** Create or replace; the value is never returned. */
+      put: (name: string, value: string) => req<Secret>("PUT", `/v1/secrets/${enc(name)}`, { value }),
+      list: () => req<{ data: Secret[] }>("GET", "/v1/secrets"),
+      delete: (name: string) => req<null>("DELETE", `/v1/secrets/${enc(name)}`),
+    },
   };
 }
 
@@ -75,13 +81,15 @@ export function createAdminClient(opts: AdminClientOptions) {
     },
     pools: {
       get: (type: string) => req<PoolConfig>("GET", `/v1/admin/pools/${enc(type)}`),
-      put: (type: string, cfg: Omit<PoolConfig, "type" | "leaseMs" | "maxAttempts" | "initialDelayMs" | "maxDelayMs"> & Partial<PoolConfig>) =>
+      put: (type: string, cfg: Pick<PoolConfig, "concurrency" | "timeoutMs"> & Partial<PoolConfig>) =>
         req<PoolConfig>("PUT", `/v1/admin/pools/${enc(type)}`, cfg),
       /** JSON Merge Patch of the pool's config; null resets a field to its default. */
       patch: (type: string, patch: { [K in keyof Omit<PoolConfig, "type">]?: PoolConfig[K] | null }) =>
         req<PoolConfig>("PATCH", `/v1/admin/pools/${enc(type)}`, patch),
     },
     stats: () => req<{ tenants: Array<Record<string, unknown>> }>("GET", "/v1/admin/stats"),
+    /** After a key rotation: re-seal every secret under FAIRWAY_SECRETS_KEY. */
+    reencryptSecrets: () => req<{ keyId: string; reencrypted: number; unreadable: number }>("POST", "/v1/admin/secrets/reencrypt"),
   };
 }
 

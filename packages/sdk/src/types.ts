@@ -1,5 +1,33 @@
 // The API's shapes, as the SDK's users see them. Dates are ISO-8601 strings on the wire.
-import type { MisfirePolicy, OverlapPolicy, TriggerStatus, JobStatus, TenantStatus, AttemptOutcome } from "@fairway/core";
+import type {
+  AttemptOutcome, AttemptRequest, BackoffStrategy, HttpMethod, JitterMode, JobStatus, MisfirePolicy, OverlapPolicy, TenantStatus,
+  TriggerStatus,
+} from "@fairway/core";
+
+export type { AttemptRequest, BackoffStrategy, HttpMethod, JitterMode };
+
+/** Where a job delivers. `${secrets.NAME}` in `url`, header values and the string parts of `body` is
+ *  replaced by the tenant's secret at delivery (and kept as the placeholder everywhere it is shown). */
+export interface TargetInput {
+  url: string;
+  /** Default POST. GET and HEAD carry no body. */
+  method?: HttpMethod;
+  /** May set content-type; Fairway's own headers (webhook-*, fairway-*, user-agent…) cannot be set. */
+  headers?: Record<string, string>;
+  /** Sent verbatim: a string as is (text/plain unless headers say otherwise), any other JSON value as
+   *  application/json. Absent: the delivery envelope {id, jobId, jobName, scheduledFor, attempt, payload}. */
+  body?: unknown;
+}
+
+export interface RetryInput {
+  maxAttempts?: number;
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  /** Default exponential (initial·2^(n−1)); linear (initial·n); fixed (initial). Always capped by maxDelayMs. */
+  backoff?: BackoffStrategy;
+  /** Default full (uniform in [0, delay)); none. */
+  jitter?: JitterMode;
+}
 
 export type ScheduleInput = { cron: string; timezone?: string } | { at: string | Date } | { delayMs: number };
 
@@ -8,9 +36,9 @@ export interface CreateJobInput<P = unknown> {
   /** The pool. Default "webhook". */
   type?: string;
   schedule: ScheduleInput;
-  target?: { url: string; method?: "POST" | "PUT" | "PATCH" | "GET" | "DELETE"; headers?: Record<string, string> };
+  target?: TargetInput;
   payload?: P;
-  retry?: { maxAttempts?: number; initialDelayMs?: number; maxDelayMs?: number };
+  retry?: RetryInput;
   timeoutMs?: number;
   priority?: number;
   overlap?: OverlapPolicy;
@@ -41,9 +69,9 @@ export interface Job<P = unknown> {
   type: string;
   status: JobStatus;
   schedule: { cron: string; timezone: string } | { at: string };
-  target: { url: string; method: string; headers?: Record<string, string> } | null;
+  target: { url: string; method: HttpMethod; headers?: Record<string, string>; body?: unknown } | null;
   payload: P | null;
-  retry: { maxAttempts: number; initialDelayMs: number; maxDelayMs: number };
+  retry: Required<RetryInput>;
   timeoutMs: number | null;
   priority: number;
   overlap: OverlapPolicy;
@@ -66,12 +94,17 @@ export interface Attempt {
   httpStatus: number | null;
   error: string | null;
   responseBody: string | null;
+  /** The request as sent, secrets as their `${secrets.NAME}` placeholders, body cut at 8 KiB. */
+  request: AttemptRequest | null;
+  /** The response, its body cut at the pool's maxResponseBytes (`truncated`). */
+  response: { status: number; headers: Record<string, string>; body: string; truncated: boolean } | null;
 }
 
 export interface Trigger {
   id: string;
   jobId: string;
   kind: "scheduled" | "manual";
+  triggeredBy: "schedule" | "manual" | "replay";
   scheduledFor: string;
   status: TriggerStatus;
   reason: string | null;
@@ -125,4 +158,14 @@ export interface PoolConfig {
   maxAttempts: number;
   initialDelayMs: number;
   maxDelayMs: number;
+  backoff: BackoffStrategy;
+  jitter: JitterMode;
+  /** Response bytes an attempt keeps. Default 65536, at most 1048576. */
+  maxResponseBytes: number;
+}
+
+export interface Secret {
+  name: string;
+  createdAt: string;
+  updatedAt: string;
 }

@@ -3,7 +3,7 @@
 export { connectPostgres, pipelineTx, query, rowsOf, sql, type Db, type Store } from "./db.ts";
 export * as schema from "./schema.ts";
 export { claim, dueScanCap, fairOrder, type ClaimedTrigger } from "./sql/claim.ts";
-export { settle, type Settled, type Settlement } from "./sql/settle.ts";
+export { settle, type AttemptDetail, type Settled, type Settlement } from "./sql/settle.ts";
 export { renewLeases } from "./sql/renew.ts";
 export { releaseLeases } from "./sql/release.ts";
 export { dropSpentLeases, findExpiredLeases } from "./sql/reap.ts";
@@ -35,3 +35,4 @@ export {
   type TriggerRow,
 } from "./sql/reads.ts";
 export { pendingByTenant } from "./sql/ready-index.ts";
+export * from "./sql/secrets.ts";

@@ -79,6 +79,10 @@ export const pools = pgTable("pools", {
   maxAttempts: integer("max_attempts").notNull().default(DEFAULT_RETRY.maxAttempts),
   initialDelayMs: integer("initial_delay_ms").notNull().default(DEFAULT_RETRY.initialDelayMs),
   maxDelayMs: integer("max_delay_ms").notNull().default(DEFAULT_RETRY.maxDelayMs),
+  backoff: text("backoff").notNull().default("exponential"), // exponential | linear | fixed
+  jitter: text("jitter").notNull().default("full"), // full | none
+  // Response bytes an attempt keeps (64 KiB; the API allows up to 1 MiB).
+  maxResponseBytes: integer("max_response_bytes").notNull().default(65536),
   // Pool virtual clock for fair share: a tenant returning from idle starts here (no banked credit).
   vclock: doublePrecision("vclock").notNull().default(0),
   updatedAt: ts("updated_at").notNull().defaultNow(),
@@ -127,6 +131,8 @@ export const jobs = pgTable(
     maxAttempts: integer("max_attempts").notNull(),
     initialDelayMs: integer("initial_delay_ms").notNull(),
     maxDelayMs: integer("max_delay_ms").notNull(),
+    backoff: text("backoff").notNull().default("exponential"), // exponential | linear | fixed
+    jitter: text("jitter").notNull().default("full"), // full | none
     timeoutMs: integer("timeout_ms"),
     priority: integer("priority").notNull().default(0),
     overlap: text("overlap").notNull().default("allow"),
@@ -183,6 +189,9 @@ export const triggers = pgTable(
     leaseToken: text("lease_token"),
     leaseExpiresAt: ts("lease_expires_at"),
     reason: text("reason"), // why skipped / cancelled / dead
+    // Set by a replay of the dead trigger (its triggeredBy is then "replay"); NULL otherwise, which
+    // costs a row nothing.
+    replayedAt: ts("replayed_at"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),
@@ -195,6 +204,8 @@ export const triggers = pgTable(
     okDurationMs: integer("ok_duration_ms"),
     okHttpStatus: integer("ok_http_status"),
     okResponseBody: text("ok_response_body"),
+    // The rest of that attempt's record: { request, responseHeaders, responseTruncated } (attemptDetail).
+    okDetail: jsonb("ok_detail"),
   },
   (t) => [
     // A job's triggers by instant, and at most one scheduled trigger per (job, instant), ever, in one
@@ -268,6 +279,9 @@ const attemptColumns = () => ({
   httpStatus: integer("http_status"),
   error: text("error"),
   responseBody: text("response_body"),
+  /** { request: {method, url, headers, body, truncated?}, responseHeaders, responseTruncated }: the
+   *  request as sent (secrets as their placeholders), the response's headers. */
+  detail: jsonb("detail"),
   createdAt: ts("created_at").notNull(),
 });
 
@@ -288,9 +302,24 @@ export const attemptLog = pgTable(
  *  readers (the API, operators in psql, the tests) query; only settle writes, to the two places. A
  *  lookup by trigger_id reaches both through their primary keys. */
 export const attempts = pgView("attempts", attemptColumns()).as(sql`
-  SELECT trigger_id, tenant_id, attempt, started_at, duration_ms, outcome, http_status, error, response_body, created_at
+  SELECT trigger_id, tenant_id, attempt, started_at, duration_ms, outcome, http_status, error, response_body, detail, created_at
     FROM attempt_log
   UNION ALL
-  SELECT id, tenant_id, 1, ok_started_at, ok_duration_ms, 'success', ok_http_status, NULL, ok_response_body, finished_at
+  SELECT id, tenant_id, 1, ok_started_at, ok_duration_ms, 'success', ok_http_status, NULL, ok_response_body, ok_detail, finished_at
     FROM triggers
    WHERE ok_started_at IS NOT NULL`);
+
+/** A tenant's secrets, sealed (core secrets-crypto.ts: AES-256-GCM, the key id inside the value).
+ *  Read by name at delivery, for the targets that name one; never returned by the API. */
+export const secrets = pgTable(
+  "secrets",
+  {
+    tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    name: key("name").notNull(),
+    sealed: text("sealed").notNull(),
+    keyId: text("key_id").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.name] })],
+);

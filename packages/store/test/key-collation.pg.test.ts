@@ -34,6 +34,7 @@ it("every text column in an index or a foreign key is COLLATE \"C\"", async () =
     "jobs.id", "jobs.idempotency_key", "jobs.tenant_id",
     "leases.token",
     "pools.type",
+    "secrets.name", "secrets.tenant_id",
     "tenant_counters.tenant_id",
     "tenant_pools.tenant_id", "tenant_pools.type",
     "tenants.id",

@@ -59,10 +59,13 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const got = await claim(db, { type: "s2cpool", budget: 2, owner: "a", leaseMs: 30_000 });
       const [once, twice] = triggerIds.map((id) => got.find((g) => g.id === id)!);
       const startedAt = new Date("2026-01-02T03:04:05.678Z");
+      const request = { method: "POST", url: "https://example.com/h?k=${secrets.K}", headers: { "webhook-id": once.id }, body: "{}" };
+      const okDetail = { request, responseHeaders: { "x-a": "1" }, responseTruncated: false };
+      const failDetail = { request: { ...request, body: null }, responseHeaders: { "retry-after": "5" }, responseTruncated: true };
       // Attempt 1: one succeeds (kept in its trigger's row), the other fails and is retried (logged).
       await settle(db, [
-        succeeded(once, { startedAt, durationMs: 12.4, httpStatus: 200, responseBody: "thanks" }),
-        succeeded(twice, { status: "pending", outcome: "http_error", httpStatus: 503, error: "HTTP 503", nextAttemptAt: new Date(0) }),
+        succeeded(once, { startedAt, durationMs: 12.4, httpStatus: 200, responseBody: "thanks", detail: okDetail }),
+        succeeded(twice, { status: "pending", outcome: "http_error", httpStatus: 503, error: "HTTP 503", nextAttemptAt: new Date(0), detail: failDetail }),
       ]);
       const [again] = await claim(db, { type: "s2cpool", budget: 2, owner: "a", leaseMs: 30_000 });
       expect([again.id, again.attempt]).toEqual([twice.id, 2]);
@@ -85,7 +88,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(first?.attempts).toEqual([
         {
           triggerId: once.id, tenantId: "s2c", attempt: 1, startedAt, durationMs: 12, outcome: "success", httpStatus: 200,
-          error: null, responseBody: "thanks", createdAt: first!.finishedAt,
+          error: null, responseBody: "thanks", detail: okDetail, createdAt: first!.finishedAt,
         },
       ]);
       const second = await getTrigger(db, "s2c", twice.id);
@@ -93,6 +96,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
         [1, "http_error", 503, "HTTP 503"],
         [2, "success", 204, null],
       ]);
+      expect(second?.attempts.map((a) => a.detail)).toEqual([failDetail, null]);
       expect([first?.status, second?.status]).toEqual(["succeeded", "succeeded"]);
       // The row's copy of that attempt is read through the view only, not with every trigger read.
       expect(first).not.toHaveProperty("okResponseBody");

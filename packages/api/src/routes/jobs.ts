@@ -1,7 +1,7 @@
 // Tenant job routes: create (with Idempotency-Key), list, read (with the next 5 fires), update,
 // delete, pause, resume, run now, and a job's triggers.
 import { Hono } from "hono";
-import { newId, sha256Hex } from "@fairway/core";
+import { newId, sha256Hex, type WebhookTarget } from "@fairway/core";
 import {
   cancelJob, createJob, DEFAULT_POOL, findPool, getJob, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
   type Db, type JobRow, type PoolConfig,
@@ -9,7 +9,7 @@ import {
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { announceWork } from "../announce.ts";
-import { buildJob, isLive, jobAsBody, jobPatchOf, notLive, scheduleBase } from "../job-input.ts";
+import { buildJob, checkSecretRefs, isLive, jobAsBody, jobPatchOf, notLive, scheduleBase } from "../job-input.ts";
 import { applyMergePatch, mergePatchBody, parseMerged } from "../merge-patch.ts";
 import { createJobBody, jobListQuery, pageQuery } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";
@@ -56,6 +56,7 @@ jobRoutes.post("/", async (c) => {
     allowPrivate: deps.allowPrivateTargets,
     handlerTypes: deps.handlerTypes,
   });
+  await checkSecretRefs(deps.db, tenant.id, job.target as WebhookTarget | null);
   const result = await createJob(deps.db, job, {
     maxJobs: tenant.maxJobs,
     poolKnown: pool.known,
@@ -129,6 +130,7 @@ jobRoutes.patch("/:id", async (c) => {
     allowPrivate: deps.allowPrivateTargets,
     handlerTypes: deps.handlerTypes,
   });
+  await checkSecretRefs(deps.db, tenant.id, built.target as WebhookTarget | null);
   const job = await updateJob(deps.db, tenant.id, current.id, jobPatchOf(built, Object.keys(patch)), now);
   if (!job) return lostRace(deps.db, tenant.id, current.id, "changed");
   return c.json(jobJson(job, { upcoming: 5 }));

@@ -37,11 +37,11 @@ export function createUndiciTransport(opts: UndiciTransportOptions): Transport &
     // A literal IP never goes through DNS lookup, so it is checked here.
     if (target.forbidden) return Promise.reject(new ForbiddenAddressError(target.forbidden));
     return new Promise<TransportResponse>((resolve, reject) => {
-      const delivery = new Delivery(req.signal, resolve, reject);
+      const delivery = new Delivery(req.signal, req.maxResponseBytes ?? MAX_RESPONSE_BYTES, resolve, reject);
       if (req.signal.aborted) return delivery.onError(abortError());
       req.signal.addEventListener("abort", delivery);
       agent.dispatch(
-        { origin: target.origin, path: target.path, method: req.method as "POST", headers: req.headers, body: req.method === "GET" ? undefined : req.body },
+        { origin: target.origin, path: target.path, method: req.method as "POST", headers: req.headers, body: req.body ?? undefined },
         delivery,
       );
     });
@@ -90,6 +90,7 @@ class Delivery {
 
   constructor(
     private readonly signal: CancelSignal,
+    private readonly max: number,
     private readonly resolve: (r: TransportResponse) => void,
     private readonly reject: (err: unknown) => void,
   ) {}
@@ -115,10 +116,10 @@ class Delivery {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.size < MAX_RESPONSE_BYTES) this.chunks.push(chunk);
+    if (this.size <= this.max) this.chunks.push(chunk);
     this.size += chunk.length;
     // Over the limit: answer with what we keep, and close the connection rather than read the rest.
-    if (this.size > MAX_RESPONSE_BYTES && !this.done) {
+    if (this.size > this.max && !this.done) {
       this.finish();
       this.abort?.(new Error("response body over the limit"));
     }
@@ -141,7 +142,8 @@ class Delivery {
     this.signal.removeEventListener("abort", this);
     const { chunks } = this;
     const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-    this.resolve(new DeliveryResponse(this.status, this.rawHeaders, (all.length > MAX_RESPONSE_BYTES ? all.subarray(0, MAX_RESPONSE_BYTES) : all).toString("utf8")));
+    const truncated = all.length > this.max;
+    this.resolve(new DeliveryResponse(this.status, this.rawHeaders, (truncated ? all.subarray(0, this.max) : all).toString("utf8"), truncated));
   }
 }
 
@@ -150,7 +152,19 @@ class DeliveryResponse implements TransportResponse {
     readonly status: number,
     private readonly rawHeaders: Buffer[],
     readonly body: string,
+    readonly truncated: boolean,
   ) {}
+
+  headers(): Record<string, string> {
+    const out: Record<string, string> = {};
+    const raw = this.rawHeaders;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i].toString("latin1").toLowerCase();
+      const value = raw[i + 1].toString("latin1");
+      out[name] = name in out ? `${out[name]}, ${value}` : value;
+    }
+    return out;
+  }
 
   /** The first value of a header, from undici's raw [name, value, …] list. */
   header(name: string): string | null {

@@ -38,11 +38,13 @@ export interface ClaimedTrigger {
   leaseToken: string;
   priority: number;
   jobName: string;
-  target: { url: string; method?: string; headers?: Record<string, string> } | null;
+  target: { url: string; method?: string; headers?: Record<string, string>; body?: unknown } | null;
   payload: unknown;
   timeoutMs: number | null;
   initialDelayMs: number;
   maxDelayMs: number;
+  backoff: "exponential" | "linear" | "fixed";
+  jitter: "full" | "none";
   /** Signing secrets in force: the current one, plus the previous one during a rotation overlap. */
   secrets: string[];
   /** Its tenant had no in-flight room left after this claim: settling it frees a slot the tenant is
@@ -290,7 +292,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                                    extract(epoch FROM c.scheduled_for) * 1000, c.attempt_count, c.max_attempts`)}
               FROM claimed c) AS triggers,
            (SELECT json_object_agg(j.id, json_build_array(j.name, j.target, j.payload, j.timeout_ms,
-                                                          j.initial_delay_ms, j.max_delay_ms))
+                                                          j.initial_delay_ms, j.max_delay_ms, j.backoff, j.jitter))
               FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed)) AS jobs,
            (SELECT json_object_agg(tn.id, array_remove(ARRAY[tn.signing_secret,
                      CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
@@ -304,7 +306,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
 }
 
 type Json<T> = T | string;
-type JobTuple = [string, ClaimedTrigger["target"], unknown, number | null, number, number];
+type JobTuple = [string, ClaimedTrigger["target"], unknown, number | null, number, number, ClaimedTrigger["backoff"], ClaimedTrigger["jitter"]];
 interface ClaimResult {
   triggers: string | null;
   jobs: Json<Record<string, JobTuple>> | null;
@@ -326,7 +328,7 @@ function decodeClaim(r: ClaimResult, type: string, leaseToken: string): { claime
     return {
       id, tenantId, jobId, type, kind, priority: Number(priority), scheduledFor: new Date(Number(scheduledMs)),
       attempt: Number(attempt), maxAttempts: Number(maxAttempts), leaseToken,
-      jobName: j[0], target: j[1], payload: j[2], timeoutMs: j[3], initialDelayMs: j[4], maxDelayMs: j[5],
+      jobName: j[0], target: j[1], payload: j[2], timeoutMs: j[3], initialDelayMs: j[4], maxDelayMs: j[5], backoff: j[6], jitter: j[7],
       secrets: secrets[tenantId] ?? [],
       atCap: atCap.has(tenantId),
       vt: 0, // fairOrder()

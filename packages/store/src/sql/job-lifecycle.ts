@@ -93,7 +93,7 @@ export type JobPatch = Partial<
   Pick<
     JobRow,
     | "name" | "cron" | "timezone" | "runAt" | "target" | "payload" | "maxAttempts" | "initialDelayMs"
-    | "maxDelayMs" | "timeoutMs" | "priority" | "overlap" | "misfire" | "catchupWindowMs" | "nextFireAt"
+    | "maxDelayMs" | "backoff" | "jitter" | "timeoutMs" | "priority" | "overlap" | "misfire" | "catchupWindowMs" | "nextFireAt"
   >
 >;
 

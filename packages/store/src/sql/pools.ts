@@ -7,7 +7,13 @@ import { pools } from "../schema.ts";
 type PoolRow = typeof pools.$inferSelect;
 export type PoolConfig = Omit<PoolRow, "vclock" | "updatedAt">;
 
-export const DEFAULT_POOL: Omit<PoolConfig, "type"> = { ...DEFAULT_POOL_SETTINGS, ...DEFAULT_RETRY };
+export const DEFAULT_POOL: Omit<PoolConfig, "type"> = {
+  ...DEFAULT_POOL_SETTINGS,
+  ...DEFAULT_RETRY,
+  backoff: "exponential",
+  jitter: "full",
+  maxResponseBytes: 65_536,
+};
 
 /** The pool's row, or null when the type has none yet. */
 export async function findPool(db: Db, type: string): Promise<PoolConfig | null> {

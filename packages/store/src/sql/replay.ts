@@ -9,7 +9,7 @@ export async function replayTrigger(db: Db, tenantId: string, triggerId: string)
     sql`
     UPDATE triggers t
        SET status = 'pending', reason = NULL, finished_at = NULL, next_attempt_at = now(),
-           max_attempts = t.attempt_count + j.max_attempts, updated_at = now()
+           max_attempts = t.attempt_count + j.max_attempts, replayed_at = now(), updated_at = now()
       FROM jobs j
      WHERE t.id = ${triggerId} AND t.tenant_id = ${tenantId} AND t.status = 'dead' AND j.id = t.job_id
     RETURNING t.id`,

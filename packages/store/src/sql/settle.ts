@@ -5,7 +5,7 @@
 // (trigger_id, attempt) is unique. Either way no attempt can be counted twice; the `attempts` view
 // reads both.
 import { sql } from "drizzle-orm";
-import { COST_EWMA_ALPHA, storableText } from "@fairway/core";
+import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
 import { query, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
 
@@ -28,10 +28,18 @@ export interface Settlement {
   httpStatus?: number | null;
   error?: string | null;
   responseBody?: string | null;
+  /** The rest of the attempt's record (schema.ts, attemptColumns: request as sent, response headers). */
+  detail?: AttemptDetail | null;
   /** 410 Gone: pause the job. */
   pauseJob?: boolean;
   /** Set by the reaper: only applies while the lease is still expired (a renewal wins). */
   reap?: boolean;
+}
+
+export interface AttemptDetail {
+  request: AttemptRequest | null;
+  responseHeaders: Record<string, string> | null;
+  responseTruncated: boolean;
 }
 
 export interface Settled {
@@ -58,9 +66,9 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   const input = JSON.stringify(
     items.map((i) => {
       const row: unknown[] = [i.id, i.leaseToken, i.attempt, i.status, i.startedAt.getTime(), i.durationMs, i.outcome];
-      if (i.nextAttemptAt || i.reason || i.httpStatus != null || i.error || i.responseBody || i.pauseJob || i.reap) {
+      if (i.nextAttemptAt || i.reason || i.httpStatus != null || i.error || i.responseBody || i.pauseJob || i.reap || i.detail) {
         row.push(i.nextAttemptAt?.getTime() ?? null, storable(i.reason), i.httpStatus ?? null, storable(i.error),
-          storable(i.responseBody), i.pauseJob || null, i.reap || null);
+          storable(i.responseBody), i.pauseJob || null, i.reap || null, i.detail ?? null);
       }
       return row;
     }),
@@ -75,7 +83,7 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
              to_timestamp((x->>4)::float8 / 1000) AS started_at, (x->>5)::float8 AS duration_ms,
              x->>6 AS outcome, to_timestamp((x->>7)::float8 / 1000) AS next_attempt_at, x->>8 AS reason,
              (x->>9)::int AS http_status, x->>10 AS error, x->>11 AS response_body,
-             (x->>12)::boolean AS pause_job, (x->>13)::boolean AS reap,
+             (x->>12)::boolean AS pause_job, (x->>13)::boolean AS reap, nullif(x->14, 'null') AS detail,
              -- Recorded in the trigger's row (the attempts view spells it out as outcome "success", no error).
              coalesce(x->>3 = 'succeeded' AND (x->>2)::int = 1 AND x->>6 = 'success' AND x->>10 IS NULL, false) AS ok
         FROM jsonb_array_elements(${input}::jsonb) AS x
@@ -94,7 +102,8 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
              ok_started_at = CASE WHEN i.ok THEN i.started_at END,
              ok_duration_ms = CASE WHEN i.ok THEN round(i.duration_ms)::int END,
              ok_http_status = CASE WHEN i.ok THEN i.http_status END,
-             ok_response_body = CASE WHEN i.ok THEN i.response_body END
+             ok_response_body = CASE WHEN i.ok THEN i.response_body END,
+             ok_detail = CASE WHEN i.ok THEN i.detail END
         FROM input i
        -- A HOT update (schema.ts, triggerQueue): no index reads a column it changes. A retry (status
        -- pending) goes back into the queue through the sync trigger of migration 0009.
@@ -107,13 +116,13 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
          AND (i.reap IS NOT TRUE OR t.lease_expires_at <= now())
       -- The settlement's own fields come back with the row: nothing below joins "input" again.
       RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status, i.attempt, i.started_at, i.duration_ms,
-                i.outcome, i.http_status, i.error, i.response_body, i.pause_job, i.ok
+                i.outcome, i.http_status, i.error, i.response_body, i.detail, i.pause_job, i.ok
     ),
     att AS (
       INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
-                               http_status, error, response_body)
+                               http_status, error, response_body, detail)
       SELECT d.id, d.tenant_id, d.attempt, d.started_at, round(d.duration_ms)::int, d.outcome,
-             d.http_status, d.error, d.response_body
+             d.http_status, d.error, d.response_body, d.detail
         FROM done d
        WHERE NOT d.ok
       ON CONFLICT (trigger_id, attempt) DO NOTHING
