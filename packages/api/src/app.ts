@@ -9,6 +9,7 @@ import { ApiError, errorResponse, loggableError } from "./errors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { openRoutes } from "./routes/open.ts";
+import { operationsRoutes } from "./routes/operations.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
 
 /** What the API needs from coordination (the full Coordinator satisfies it). */
@@ -90,6 +91,7 @@ export function createApp(input: AppDeps) {
   app.route("/", openRoutes);
   app.use("/v1/admin/*", requireAdmin);
   app.route("/v1/admin", adminRoutes);
+  app.route("/v1/admin", operationsRoutes);
   app.use("/v1/*", requireTenant);
   app.route("/v1/jobs", jobRoutes);
   app.route("/v1", triggerRoutes);

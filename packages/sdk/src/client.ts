@@ -68,8 +68,10 @@ export function createAdminClient(opts: AdminClientOptions) {
     },
     pools: {
       get: (type: string) => req<PoolConfig>("GET", `/v1/admin/pools/${enc(type)}`),
-      put: (type: string, cfg: Omit<PoolConfig, "type" | "leaseMs" | "maxAttempts" | "initialDelayMs" | "maxDelayMs"> & Partial<PoolConfig>) =>
+      put: (type: string, cfg: Omit<PoolConfig, "type" | "leaseMs" | "maxAttempts" | "initialDelayMs" | "maxDelayMs" | "paused"> & Partial<PoolConfig>) =>
         req<PoolConfig>("PUT", `/v1/admin/pools/${enc(type)}`, cfg),
+      pause: (type: string) => req<PoolConfig>("POST", `/v1/admin/pools/${enc(type)}/pause`),
+      resume: (type: string) => req<PoolConfig>("POST", `/v1/admin/pools/${enc(type)}/resume`),
     },
     stats: () => req<{ tenants: Array<Record<string, unknown>> }>("GET", "/v1/admin/stats"),
   };

@@ -101,4 +101,6 @@ export interface PoolConfig {
   maxAttempts: number;
   initialDelayMs: number;
   maxDelayMs: number;
+  /** Paused: nothing of this type is claimed (POST /v1/admin/pools/:type/pause | resume). */
+  paused: boolean;
 }

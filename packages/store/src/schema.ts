@@ -51,6 +51,10 @@ export const tenants = pgTable("tenants", {
   // During rotation the previous secret still signs deliveries until it expires.
   previousSigningSecret: text("previous_signing_secret"),
   previousSecretExpiresAt: ts("previous_secret_expires_at"),
+  // History retention (executor retention.ts): finished triggers, their attempts and finished one-time
+  // jobs are deleted this many days after they finished; dead ones after deadRetentionDays.
+  historyRetentionDays: integer("history_retention_days").notNull().default(30),
+  deadRetentionDays: integer("dead_retention_days").notNull().default(90),
   createdAt: ts("created_at").notNull().defaultNow(),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 }, (t) => [printable("tenants_id_printable", t.id)]);
@@ -79,6 +83,8 @@ export const pools = pgTable("pools", {
   maxDelayMs: integer("max_delay_ms").notNull().default(3600000),
   // Pool virtual clock for fair share: a tenant returning from idle starts here (no banked credit).
   vclock: doublePrecision("vclock").notNull().default(0),
+  // Paused: the claim takes nothing of this type (claim.ts); running work finishes, pending work waits.
+  paused: boolean("paused").notNull().default(false),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
 
@@ -128,6 +134,7 @@ export const jobs = pgTable(
     priority: integer("priority").notNull().default(0),
     overlap: text("overlap").notNull().default("allow"),
     misfire: text("misfire").notNull().default("fire_once"),
+    delivery: text("delivery").notNull().default("at_least_once"), // at_least_once | at_most_once
     catchupWindowMs: integer("catchup_window_ms").notNull().default(86400000),
     status: text("status").notNull().default("active"), // active | paused | completed | cancelled
     nextFireAt: ts("next_fire_at"),
@@ -185,7 +192,11 @@ export const triggers = pgTable(
     leaseOwner: text("lease_owner"),
     leaseToken: text("lease_token"),
     leaseExpiresAt: ts("lease_expires_at"),
-    reason: text("reason"), // why skipped / cancelled / dead
+    reason: text("reason"), // why skipped / cancelled / dead / unknown
+    // At-most-once delivery: the attempt that was durably recorded as starting before its request left
+    // (executor at-most-once.ts). A trigger whose lease is lost while this equals attempt_count may
+    // have been delivered: it ends `unknown`, never sent again. No index reads it (HOT updates).
+    sendingAttempt: integer("sending_attempt"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),
@@ -261,6 +272,23 @@ export const leases = pgTable("leases", {
   owner: text("owner").notNull(),
   expiresAt: ts("expires_at").notNull(),
   triggerIds: text("trigger_ids").array().notNull(),
+});
+
+/** Live executors: each one upserts its row on every heartbeat (executor heartbeat.ts). One whose
+ *  heartbeat is older than its own timeout is marked lost, and its leases are cut short so the reaper
+ *  takes them at once, still fenced by their tokens. */
+export const executors = pgTable("executors", {
+  id: key("id").primaryKey(),
+  host: text("host").notNull(),
+  pid: integer("pid").notNull(),
+  version: text("version").notNull(),
+  startedAt: ts("started_at").notNull(),
+  heartbeatAt: ts("heartbeat_at").notNull(),
+  heartbeatTimeoutMs: integer("heartbeat_timeout_ms").notNull(),
+  // { [type]: { concurrency, inFlight } } as of the last heartbeat.
+  pools: jsonb("pools").notNull(),
+  stoppedAt: ts("stopped_at"),
+  lostAt: ts("lost_at"),
 });
 
 /** The fields of one finished attempt, as attempt_log stores them and the attempts view reads them. */

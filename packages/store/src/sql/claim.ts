@@ -105,6 +105,7 @@ function lockCandidatesSql(input: ClaimInput) {
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
        WHERE t.status = 'active'
          AND ${due}
+         AND NOT EXISTS (SELECT 1 FROM pools p WHERE p.type = ${type} AND p.paused) -- pool-pause.ts
          AND ${runningOf(sql`t.id`)} < t.max_in_flight
        ORDER BY coalesce(tp.vtime, 0), t.id
        LIMIT ${maxTenants}
