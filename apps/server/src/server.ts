@@ -1,5 +1,6 @@
 // Builds the Node server from its config: database (PGlite or Postgres), coordinator (memory, Redis
 // or Upstash), the API and/or the executor. Used by main.ts and by tests that embed a server.
+import { hostname } from "node:os";
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
@@ -44,6 +45,7 @@ export async function startServer(cfg: Config, opts: { handlers?: Record<string,
         readyIndex: coordinator,
         pollMs: cfg.FAIRWAY_POLL_MS,
         allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
+        heartbeat: { everyMs: cfg.FAIRWAY_HEARTBEAT_MS, timeoutMs: cfg.FAIRWAY_HEARTBEAT_TIMEOUT_MS, host: hostname(), pid: process.pid },
         log,
       }).start()
     : null;

@@ -6,6 +6,7 @@
 // released, whatever happens.
 import { newId, silentLogger, type Logger } from "@fairway/core";
 import { claim, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
 import { Pool, startKey } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
@@ -48,6 +49,8 @@ export interface ExecutorOptions {
   settleBatch?: number;
   settleLingerMs?: number;
   settleAtCapLingerMs?: number;
+  /** Registration and heartbeats in Postgres (heartbeat.ts). */
+  heartbeat?: HeartbeatOptions;
 }
 
 /** A claimed trigger not yet finished (queued or running in its pool). Finished ones belong to the settler. */
@@ -77,6 +80,7 @@ export class Executor {
   private readonly log: Logger;
   private readonly ready: ReadyIndex | null;
   private readonly runDeps: RunDeps;
+  private readonly heartbeat: Heartbeat;
   readonly stats = { claimed: 0, settled: 0, released: 0, reaped: 0, loopErrors: 0 };
 
   constructor(private readonly opts: ExecutorOptions) {
@@ -90,6 +94,11 @@ export class Executor {
       allowPrivateTargets: opts.allowPrivateTargets ?? false,
       now: this.now,
     };
+    this.heartbeat = new Heartbeat({
+      db: opts.db, owner: this.owner, log: this.log,
+      load: () => Object.fromEntries([...this.pools].map(([type, p]) => [type, { concurrency: p.config.concurrency, inFlight: p.inFlight }])),
+      reapNow: () => ((this.last.reap = 0), this.waker.wake()),
+    }, opts.heartbeat);
     this.settler = new Settler({
       db: opts.db,
       batchSize: opts.settleBatch,
@@ -110,6 +119,7 @@ export class Executor {
     if (this.loopDone) return this;
     this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
     this.scheduleRenew();
+    this.heartbeat.start();
     this.loopDone = this.loop();
     this.materializerDone = this.materializeLoop();
     return this;
@@ -152,6 +162,7 @@ export class Executor {
     }
     if (this.renewTimer) clearTimeout(this.renewTimer);
     this.renewTimer = null;
+    await this.heartbeat.stop();
   }
 
   /** One pass of the loop; exposed for tests that step the executor by hand. */

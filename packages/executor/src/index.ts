@@ -5,3 +5,4 @@ export * from "./transport.ts";
 export * from "./fetch-transport.ts";
 export * from "./ready-index.ts";
 export { maxLeasesHeld } from "./pool.ts";
+export * from "./heartbeat.ts";

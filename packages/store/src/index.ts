@@ -16,3 +16,4 @@ export * from "./sql/pools.ts";
 export * from "./sql/reads.ts";
 export * from "./sql/readyIndex.ts";
 export * from "./sql/pool-pause.ts";
+export * from "./sql/executors.ts";

@@ -1,6 +1,6 @@
 // Operations routes (admin token): pausing and resuming a pool, and the executors' heartbeats.
 import { Hono } from "hono";
-import { setPoolPaused } from "@fairway/store";
+import { listExecutors, setPoolPaused } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { fromZod } from "../errors.ts";
 import { poolType } from "../schemas.ts";
@@ -29,4 +29,17 @@ operationsRoutes.post("/pools/:type/resume", async (c) => {
   c.var.log.info("pool resumed", { type });
   await c.var.deps.coordinator.wake().catch((err) => c.var.log.warn("wake failed; executors reload pools within seconds", { err }));
   return c.json(poolJson(cfg));
+});
+
+/** Live executors and those lost or stopped in the last hour: identity, last heartbeat, per pool
+ *  concurrency and triggers in flight. */
+operationsRoutes.get("/executors", async (c) => {
+  const rows = await listExecutors(c.var.deps.db);
+  return c.json({
+    data: rows.map((r) => ({
+      id: r.id, status: r.status, host: r.host, pid: r.pid, version: r.version, startedAt: r.startedAt,
+      lastHeartbeatAt: r.heartbeatAt, heartbeatTimeoutMs: r.heartbeatTimeoutMs, stoppedAt: r.stoppedAt, lostAt: r.lostAt,
+      pools: Object.entries(r.pools).map(([type, p]) => ({ type, concurrency: p.concurrency, inFlight: p.inFlight })),
+    })),
+  });
 });
