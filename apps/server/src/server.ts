@@ -12,6 +12,7 @@ import { createUndiciTransport } from "@fairway/executor/node";
 import { connectPostgres, type Store } from "@fairway/store";
 import { connectPglite, migrate } from "@fairway/store/node";
 import type { Config } from "./config.ts";
+import { createServerMetrics } from "./metrics.ts";
 
 export interface Server {
   url: string | null;
@@ -35,6 +36,7 @@ export async function startServer(cfg: Config, opts: { handlers?: Record<string,
 
   const runApi = cfg.FAIRWAY_ROLE !== "executor";
   const runExecutor = cfg.FAIRWAY_ROLE !== "api";
+  const serverMetrics = createServerMetrics();
   const transport = createUndiciTransport({ allowPrivate: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS });
   const executor = runExecutor
     ? new Executor({
@@ -45,6 +47,7 @@ export async function startServer(cfg: Config, opts: { handlers?: Record<string,
         readyIndex: coordinator,
         pollMs: cfg.FAIRWAY_POLL_MS,
         allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
+        observer: serverMetrics.observer,
         heartbeat: { everyMs: cfg.FAIRWAY_HEARTBEAT_MS, timeoutMs: cfg.FAIRWAY_HEARTBEAT_TIMEOUT_MS, host: hostname(), pid: process.pid },
         log,
       }).start()
@@ -62,6 +65,9 @@ export async function startServer(cfg: Config, opts: { handlers?: Record<string,
       apiRatePerSecond: cfg.FAIRWAY_API_RATE_PER_SECOND,
       log,
       metrics: () => executorMetrics(executor),
+      metricsText: () => serverMetrics.registry.metrics(),
+      metricsToken: cfg.FAIRWAY_METRICS_TOKEN,
+      metricsTopTenants: cfg.FAIRWAY_METRICS_TOP_TENANTS,
     });
     const listening = await new Promise<{ port: number }>((done) => {
       http = serve({ fetch: app.fetch, port: cfg.PORT, hostname: cfg.HOST }, (info) => done(info));

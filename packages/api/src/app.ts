@@ -8,6 +8,7 @@ import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, errorResponse, loggableError } from "./errors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { jobRoutes } from "./routes/jobs.ts";
+import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
 import { openRoutes } from "./routes/open.ts";
 import { operationsRoutes } from "./routes/operations.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
@@ -34,9 +35,16 @@ export interface AppDeps {
   log?: Logger;
   /** Extra counters for /metrics (e.g. the executor's). */
   metrics?: () => Record<string, number>;
+  /** The process's own metrics in Prometheus text (Node: the prom-client registry), appended to /metrics. */
+  metricsText?: () => Promise<string>;
+  /** A token that may read /metrics besides the admin token (FAIRWAY_METRICS_TOKEN). */
+  metricsToken?: string;
+  /** Per-tenant series on /metrics: the busiest this many tenants. Default 20. */
+  metricsTopTenants?: number;
 }
 
-type ResolvedDeps = Required<Omit<AppDeps, "metrics">> & Pick<AppDeps, "metrics">;
+type Optional = "metrics" | "metricsText" | "metricsToken";
+type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
 
 export type AppEnv = {
   Variables: { deps: ResolvedDeps; tenant: TenantRow; log: Logger; requestId: string };
@@ -58,6 +66,7 @@ export function createApp(input: AppDeps) {
     apiRatePerSecond: 1000,
     now: Date.now,
     log: silentLogger,
+    metricsTopTenants: 20,
     ...input,
   };
   const app = new Hono<AppEnv>();
@@ -89,10 +98,12 @@ export function createApp(input: AppDeps) {
   );
 
   app.route("/", openRoutes);
+  app.route("/", fleetMetricsRoutes);
   app.use("/v1/admin/*", requireAdmin);
   app.route("/v1/admin", adminRoutes);
   app.route("/v1/admin", operationsRoutes);
   app.use("/v1/*", requireTenant);
+  app.route("/v1", tenantMetricsRoutes);
   app.route("/v1/jobs", jobRoutes);
   app.route("/v1", triggerRoutes);
 

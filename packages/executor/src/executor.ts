@@ -7,6 +7,7 @@
 import { newId, silentLogger, type Logger } from "@fairway/core";
 import { claim, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
 import { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
+import { reportAttempt, type ExecutorObserver } from "./observe.ts";
 import { Pool, startKey } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
@@ -51,6 +52,8 @@ export interface ExecutorOptions {
   settleAtCapLingerMs?: number;
   /** Registration and heartbeats in Postgres (heartbeat.ts). */
   heartbeat?: HeartbeatOptions;
+  /** Metrics hooks (observe.ts); every finished attempt is also logged at info as `attempt_finished`. */
+  observer?: ExecutorObserver;
 }
 
 /** A claimed trigger not yet finished (queued or running in its pool). Finished ones belong to the settler. */
@@ -194,6 +197,7 @@ export class Executor {
       });
       this.stats.claimed += claimed.length;
       if (claimed.length > 0) pool.recordClaim(performance.now() - claimStarted);
+      this.opts.observer?.claimed?.(type, performance.now() - claimStarted, claimed.length);
       if (candidates) await this.ready!.afterClaim(type, now, candidates, claimed);
       else await this.ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
       // One base for the whole claim: the slot in service before any of it started (pool.ts, startKey).
@@ -305,7 +309,9 @@ export class Executor {
       // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
       if (h.abort.reason === "stop") return;
       this.held.delete(t.id);
-      this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000, t.atCap);
+      const settlement = decideSettlement(t, r, startedAt, this.now());
+      reportAttempt(this.log, this.opts.observer, this.owner, t, r, settlement, startedAt);
+      this.settler.add(settlement, this.now() + 600_000, t.atCap);
       // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
       if (pool.wantsClaim) this.waker.wake();
     }, key);
@@ -338,6 +344,7 @@ export class Executor {
         for (const l of leases) if (!kept.has(l.id) && this.held.has(l.id)) this.log.warn("lease lost", { triggerId: l.id });
       } catch (err) {
         this.log.error("lease renewal failed", { err });
+        this.opts.observer?.leaseRenewalFailed?.(leases.length);
       }
     }
   }

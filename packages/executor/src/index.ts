@@ -6,3 +6,4 @@ export * from "./fetch-transport.ts";
 export * from "./ready-index.ts";
 export { maxLeasesHeld } from "./pool.ts";
 export * from "./heartbeat.ts";
+export * from "./observe.ts";

@@ -17,3 +17,4 @@ export * from "./sql/reads.ts";
 export * from "./sql/readyIndex.ts";
 export * from "./sql/pool-pause.ts";
 export * from "./sql/executors.ts";
+export * from "./sql/metrics.ts";
