@@ -69,6 +69,9 @@ const quota = {
   burst: z.number().int().min(1).max(1_000_000).nullable(),
   maxJobs: z.number().int().min(0).max(10_000_000),
   maxPayloadBytes: z.number().int().min(0).max(10_485_760),
+  // History retention (docs/operations.md): finished triggers and jobs, and dead ones.
+  historyRetentionDays: z.number().int().min(1).max(3650),
+  deadRetentionDays: z.number().int().min(1).max(3650),
 };
 
 const optionalQuotas = z.object(quota).partial().shape;

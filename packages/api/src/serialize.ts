@@ -11,6 +11,8 @@ export function quotaJson(t: TenantRow) {
     burst: t.burst,
     maxJobs: t.maxJobs,
     maxPayloadBytes: t.maxPayloadBytes,
+    historyRetentionDays: t.historyRetentionDays,
+    deadRetentionDays: t.deadRetentionDays,
   };
 }
 

@@ -9,6 +9,7 @@ import { claim, listPools, materialize, releaseLeases, renewLeases, type Claimed
 import { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
 import { reportAttempt, type ExecutorObserver } from "./observe.ts";
 import { Pool, startKey } from "./pool.ts";
+import { Retention, type RetentionOptions } from "./retention.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
@@ -52,6 +53,8 @@ export interface ExecutorOptions {
   settleAtCapLingerMs?: number;
   /** Registration and heartbeats in Postgres (heartbeat.ts). */
   heartbeat?: HeartbeatOptions;
+  /** Deleting expired history (retention.ts). */
+  retention?: RetentionOptions;
   /** Metrics hooks (observe.ts); every finished attempt is also logged at info as `attempt_finished`. */
   observer?: ExecutorObserver;
 }
@@ -84,6 +87,7 @@ export class Executor {
   private readonly ready: ReadyIndex | null;
   private readonly runDeps: RunDeps;
   private readonly heartbeat: Heartbeat;
+  readonly retention: Retention;
   readonly stats = { claimed: 0, settled: 0, released: 0, reaped: 0, loopErrors: 0 };
 
   constructor(private readonly opts: ExecutorOptions) {
@@ -102,6 +106,7 @@ export class Executor {
       load: () => Object.fromEntries([...this.pools].map(([type, p]) => [type, { concurrency: p.config.concurrency, inFlight: p.inFlight }])),
       reapNow: () => ((this.last.reap = 0), this.waker.wake()),
     }, opts.heartbeat);
+    this.retention = new Retention({ db: opts.db, now: this.now, log: this.log }, opts.retention);
     this.settler = new Settler({
       db: opts.db,
       batchSize: opts.settleBatch,
@@ -123,6 +128,7 @@ export class Executor {
     this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
     this.scheduleRenew();
     this.heartbeat.start();
+    this.retention.start();
     this.loopDone = this.loop();
     this.materializerDone = this.materializeLoop();
     return this;
@@ -165,7 +171,7 @@ export class Executor {
     }
     if (this.renewTimer) clearTimeout(this.renewTimer);
     this.renewTimer = null;
-    await this.heartbeat.stop();
+    await Promise.all([this.heartbeat.stop(), this.retention.stop()]);
   }
 
   /** One pass of the loop; exposed for tests that step the executor by hand. */

@@ -7,3 +7,4 @@ export * from "./ready-index.ts";
 export { maxLeasesHeld } from "./pool.ts";
 export * from "./heartbeat.ts";
 export * from "./observe.ts";
+export * from "./retention.ts";

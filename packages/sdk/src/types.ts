@@ -83,6 +83,9 @@ export interface TenantQuotas {
   burst?: number | null;
   maxJobs?: number;
   maxPayloadBytes?: number;
+  /** Days finished triggers and one-time jobs are kept (default 30), and dead ones (default 90). */
+  historyRetentionDays?: number;
+  deadRetentionDays?: number;
 }
 
 export interface Tenant extends Required<TenantQuotas> {

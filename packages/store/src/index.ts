@@ -18,3 +18,4 @@ export * from "./sql/readyIndex.ts";
 export * from "./sql/pool-pause.ts";
 export * from "./sql/executors.ts";
 export * from "./sql/metrics.ts";
+export * from "./sql/retention.ts";
