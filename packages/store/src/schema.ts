@@ -134,7 +134,6 @@ export const jobs = pgTable(
     priority: integer("priority").notNull().default(0),
     overlap: text("overlap").notNull().default("allow"),
     misfire: text("misfire").notNull().default("fire_once"),
-    delivery: text("delivery").notNull().default("at_least_once"), // at_least_once | at_most_once
     catchupWindowMs: integer("catchup_window_ms").notNull().default(86400000),
     status: text("status").notNull().default("active"), // active | paused | completed | cancelled
     nextFireAt: ts("next_fire_at"),
@@ -192,11 +191,7 @@ export const triggers = pgTable(
     leaseOwner: text("lease_owner"),
     leaseToken: text("lease_token"),
     leaseExpiresAt: ts("lease_expires_at"),
-    reason: text("reason"), // why skipped / cancelled / dead / unknown
-    // At-most-once delivery: the attempt that was durably recorded as starting before its request left
-    // (executor at-most-once.ts). A trigger whose lease is lost while this equals attempt_count may
-    // have been delivered: it ends `unknown`, never sent again. No index reads it (HOT updates).
-    sendingAttempt: integer("sending_attempt"),
+    reason: text("reason"), // why skipped / cancelled / dead
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),
@@ -231,8 +226,8 @@ export const triggers = pgTable(
  *  updates are HOT: no new entries in triggers' two key indexes. Postgres CPU of claim + settle
  *  (design study, bench/src/studies/layout.ts): 0.74–0.82 of the single-table layout's, and less since
  *  the dead letters left the table too (deadLetters). No foreign
- *  keys: their per-row checks would cost every insert; triggers are never deleted but by tests, and
- *  the delete trigger removes their rows then. */
+ *  keys: their per-row checks would cost every insert; triggers are deleted only finished (by retention,
+ *  sql/retention.ts) or by tests, and the delete trigger removes their rows then. */
 export const triggerQueue = pgTable(
   "trigger_queue",
   {
@@ -309,7 +304,7 @@ const attemptColumns = () => ({
  *  `okStartedAt`): read them all through the `attempts` view. Written only by settle, in the statement
  *  that moves its trigger out of `running` under the same fence, so the trigger always exists. No
  *  foreign key on trigger_id: its per-row check was a fifth of a settle (bench/, docs/bench.md), and
- *  triggers are never deleted. */
+ *  retention deletes a trigger's attempt_log rows in the statement that deletes the trigger. */
 export const attemptLog = pgTable(
   "attempt_log",
   { ...attemptColumns(), createdAt: ts("created_at").notNull().defaultNow() },
