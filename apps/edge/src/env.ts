@@ -24,6 +24,10 @@ export interface Env {
   FAIRWAY_API_RATE_PER_SECOND?: string;
   /** debug | info | warn | error. Default info. */
   FAIRWAY_LOG_LEVEL?: string;
+  /** Secret. A token that may read /metrics besides the admin token (at least 16 characters). */
+  FAIRWAY_METRICS_TOKEN?: string;
+  /** Per-tenant series on /metrics for the busiest this many tenants. Default 20. */
+  FAIRWAY_METRICS_TOP_TENANTS?: string;
 }
 
 export interface EdgeConfig {
@@ -35,6 +39,8 @@ export interface EdgeConfig {
   graceMs: number;
   pollMs: number;
   apiRatePerSecond: number;
+  metricsToken: string | undefined;
+  metricsTopTenants: number;
   log: Logger;
 }
 
@@ -61,8 +67,17 @@ export function readConfig(env: Env): EdgeConfig {
     graceMs: intVar(env, "FAIRWAY_GRACE_MS", 5_000, 0, 60_000),
     pollMs: intVar(env, "FAIRWAY_POLL_MS", 1_000, 10, 10_000),
     apiRatePerSecond: intVar(env, "FAIRWAY_API_RATE_PER_SECOND", 1000, 0, 1_000_000),
+    metricsToken: metricsTokenOf(env),
+    metricsTopTenants: intVar(env, "FAIRWAY_METRICS_TOP_TENANTS", 20, 0, 1000),
     log: createLogger({ level }),
   };
+}
+
+function metricsTokenOf(env: Env): string | undefined {
+  const token = env.FAIRWAY_METRICS_TOKEN?.trim();
+  if (!token) return undefined;
+  if (token.length < 16) throw new ConfigError("FAIRWAY_METRICS_TOKEN must be at least 16 characters");
+  return token;
 }
 
 function intVar(env: Env, name: keyof Env, fallback: number, min: number, max: number): number {

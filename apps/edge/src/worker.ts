@@ -32,6 +32,8 @@ export default {
         adminToken: cfg.adminToken,
         allowPrivateTargets: cfg.allowPrivateTargets,
         apiRatePerSecond: cfg.apiRatePerSecond,
+        metricsToken: cfg.metricsToken,
+        metricsTopTenants: cfg.metricsTopTenants,
         log: cfg.log,
       });
       return await app.fetch(request);
