@@ -11,6 +11,8 @@ CREATE TABLE "executors" (
 	"lost_at" timestamp with time zone
 );
 --> statement-breakpoint
+ALTER TABLE "jobs" ADD COLUMN "delivery" text DEFAULT 'at_least_once' NOT NULL;--> statement-breakpoint
 ALTER TABLE "pools" ADD COLUMN "paused" boolean DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE "tenants" ADD COLUMN "history_retention_days" integer DEFAULT 30 NOT NULL;--> statement-breakpoint
-ALTER TABLE "tenants" ADD COLUMN "dead_retention_days" integer DEFAULT 90 NOT NULL;
+ALTER TABLE "tenants" ADD COLUMN "dead_retention_days" integer DEFAULT 90 NOT NULL;--> statement-breakpoint
+ALTER TABLE "triggers" ADD COLUMN "sending_attempt" integer;

@@ -40,6 +40,8 @@ const policies = {
   overlap: z.enum(["allow", "skip", "buffer_one"]).optional(),
   misfire: z.enum(["fire_once", "skip", "fire_all"]).optional(),
   catchupWindowMs: z.number().int().min(0).max(31 * DAY).optional(),
+  /** at_most_once: never sent twice; a delivery that may have reached the target ends `unknown`. */
+  delivery: z.enum(["at_least_once", "at_most_once"]).optional(),
 };
 
 export const createJobBody = z.strictObject({

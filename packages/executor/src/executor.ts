@@ -5,7 +5,8 @@
 // spin (they sleep, interruptibly, when there is nothing to do). Every claimed trigger is settled or
 // released, whatever happens.
 import { newId, silentLogger, type Logger } from "@fairway/core";
-import { claim, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import { claim, listPools, markSending, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import { atMostOnce } from "./at-most-once.ts";
 import { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
 import { reportAttempt, type ExecutorObserver } from "./observe.ts";
 import { Pool, startKey } from "./pool.ts";
@@ -305,6 +306,8 @@ export class Executor {
     this.held.set(t.id, h);
     pool.run(async () => {
       if (this.stopping) return; // not started before stop(): released by stop(), never run
+      // At-most-once: recorded as sending before the request leaves, or not sent (at-most-once.ts).
+      if (t.delivery === "at_most_once" && !(await markSending(this.opts.db, t).catch(() => false))) return void this.held.delete(t.id);
       h.started = true;
       const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
       const timer = setTimeout(() => h.abort.abort("timeout"), timeoutMs);
@@ -315,7 +318,8 @@ export class Executor {
       // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
       if (h.abort.reason === "stop") return;
       this.held.delete(t.id);
-      const settlement = decideSettlement(t, r, startedAt, this.now());
+      const decided = decideSettlement(t, r, startedAt, this.now());
+      const settlement = t.delivery === "at_most_once" ? atMostOnce(decided, r) : decided;
       reportAttempt(this.log, this.opts.observer, this.owner, t, r, settlement, startedAt);
       this.settler.add(settlement, this.now() + 600_000, t.atCap);
       // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.

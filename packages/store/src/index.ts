@@ -19,3 +19,4 @@ export * from "./sql/pool-pause.ts";
 export * from "./sql/executors.ts";
 export * from "./sql/metrics.ts";
 export * from "./sql/retention.ts";
+export * from "./sql/sending.ts";

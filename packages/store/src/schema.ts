@@ -134,6 +134,7 @@ export const jobs = pgTable(
     priority: integer("priority").notNull().default(0),
     overlap: text("overlap").notNull().default("allow"),
     misfire: text("misfire").notNull().default("fire_once"),
+    delivery: text("delivery").notNull().default("at_least_once"), // at_least_once | at_most_once
     catchupWindowMs: integer("catchup_window_ms").notNull().default(86400000),
     status: text("status").notNull().default("active"), // active | paused | completed | cancelled
     nextFireAt: ts("next_fire_at"),
@@ -191,7 +192,11 @@ export const triggers = pgTable(
     leaseOwner: text("lease_owner"),
     leaseToken: text("lease_token"),
     leaseExpiresAt: ts("lease_expires_at"),
-    reason: text("reason"), // why skipped / cancelled / dead
+    reason: text("reason"), // why skipped / cancelled / dead / unknown
+    // At-most-once delivery: the attempt durably recorded as starting before its request left
+    // (sql/sending.ts). A trigger whose lease is lost while this equals attempt_count may have been
+    // delivered: the reaper ends it `unknown` (lost_in_flight), never sent again. No index reads it.
+    sendingAttempt: integer("sending_attempt"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),

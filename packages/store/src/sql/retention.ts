@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 
-const FINISHED = sql`('succeeded', 'skipped', 'cancelled')`;
+const FINISHED = sql`('succeeded', 'skipped', 'cancelled', 'unknown')`;
 
 /** Deletes up to `batch` expired triggers with their attempts, as of `now` (an injected clock in tests).
  *  Returns how many triggers went, and how many were found (rows locked elsewhere are found, not
