@@ -15,6 +15,8 @@ export interface CreateJobInput<P = unknown> {
   priority?: number;
   overlap?: OverlapPolicy;
   misfire?: MisfirePolicy;
+  /** Default at_least_once. at_most_once: never sent twice; a delivery that may have arrived ends `unknown`. */
+  delivery?: "at_least_once" | "at_most_once";
   catchupWindowMs?: number;
 }
 
@@ -33,6 +35,7 @@ export interface Job<P = unknown> {
   priority: number;
   overlap: OverlapPolicy;
   misfire: MisfirePolicy;
+  delivery: "at_least_once" | "at_most_once";
   catchupWindowMs: number;
   nextFireAt: string | null;
   /** On GET /v1/jobs/:id for cron jobs: the next 5 fire instants. */
