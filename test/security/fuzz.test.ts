@@ -43,7 +43,9 @@ const ROUTES: Array<[string, string, Scope, Base]> = [
   ["POST", "/v1/admin/tenants/:id/keys", "admin", null], ["DELETE", "/v1/admin/tenants/:id/keys/:keyId", "admin", null],
   ["POST", "/v1/admin/tenants/:id/signing-secret/rotate", "admin", null], ["GET", "/v1/admin/pools", "admin", null],
   ["GET", "/v1/admin/pools/:type", "admin", null], ["PUT", "/v1/admin/pools/:type", "admin", "pool"], ["GET", "/v1/admin/stats", "admin", null],
-  ["GET", "/healthz", "open", null], ["GET", "/metrics", "open", null], ["GET", "/openapi.json", "open", null],
+  ["GET", "/healthz", "open", null], ["GET", "/metrics", "admin", null], ["GET", "/openapi.json", "open", null],
+  ["POST", "/v1/admin/pools/:type/pause", "admin", null], ["POST", "/v1/admin/pools/:type/resume", "admin", null],
+  ["GET", "/v1/admin/executors", "admin", null], ["GET", "/v1/metrics", "tenant", null],
   ["PUT", "/v1/jobs/:id", "tenant", "job"], ["POST", "/v1/nope", "tenant", "job"],
 ];
 const BASES: Record<Exclude<Base, null>, Record<string, unknown>> = {

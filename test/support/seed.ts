@@ -17,14 +17,14 @@ export async function seedDue(
   db: Db,
   tenantId: string,
   count: number,
-  opts: { type?: string; at?: Date; maxAttempts?: number; target?: unknown; priority?: number; initialDelayMs?: number } = {},
+  opts: { type?: string; at?: Date; maxAttempts?: number; target?: unknown; priority?: number; initialDelayMs?: number; delivery?: "at_least_once" | "at_most_once" } = {},
 ): Promise<{ jobId: string; triggerIds: string[] }> {
   const type = opts.type ?? "work";
   const jobId = newId("job");
   await db.execute(sql`
-    INSERT INTO jobs (id, tenant_id, name, type, run_at, target, max_attempts, initial_delay_ms, max_delay_ms, next_fire_at)
+    INSERT INTO jobs (id, tenant_id, name, type, run_at, target, max_attempts, initial_delay_ms, max_delay_ms, next_fire_at, delivery)
     VALUES (${jobId}, ${tenantId}, ${"seeded"}, ${type}, now(), ${opts.target ? JSON.stringify(opts.target) : null}::jsonb,
-            ${opts.maxAttempts ?? 3}, ${opts.initialDelayMs ?? 10}, 1000, now())`);
+            ${opts.maxAttempts ?? 3}, ${opts.initialDelayMs ?? 10}, 1000, now(), ${opts.delivery ?? "at_least_once"})`);
   await db.execute(sql`INSERT INTO pools (type) VALUES (${type}) ON CONFLICT DO NOTHING`);
   const at = (opts.at ?? new Date(Date.now() - 1000)).toISOString();
   const ids = Array.from({ length: count }, () => newId("trg"));

@@ -28,6 +28,10 @@ export interface Env {
   FAIRWAY_SECRETS_KEY?: string;
   /** Secret. The key before a rotation, until POST /v1/admin/secrets/reencrypt has re-sealed every secret. */
   FAIRWAY_SECRETS_KEY_PREVIOUS?: string;
+  /** Secret. A token that may read /metrics besides the admin token (at least 16 characters). */
+  FAIRWAY_METRICS_TOKEN?: string;
+  /** Per-tenant series on /metrics for the busiest this many tenants. Default 20. */
+  FAIRWAY_METRICS_TOP_TENANTS?: string;
 }
 
 export interface EdgeConfig {
@@ -40,6 +44,8 @@ export interface EdgeConfig {
   pollMs: number;
   apiRatePerSecond: number;
   secretsKey: SecretsKeyring;
+  metricsToken: string | undefined;
+  metricsTopTenants: number;
   log: Logger;
 }
 
@@ -74,8 +80,17 @@ export async function readConfig(env: Env): Promise<EdgeConfig> {
     pollMs: intVar(env, "FAIRWAY_POLL_MS", 1_000, 10, 10_000),
     apiRatePerSecond: intVar(env, "FAIRWAY_API_RATE_PER_SECOND", 1000, 0, 1_000_000),
     secretsKey,
+    metricsToken: metricsTokenOf(env),
+    metricsTopTenants: intVar(env, "FAIRWAY_METRICS_TOP_TENANTS", 20, 0, 1000),
     log: createLogger({ level }),
   };
+}
+
+function metricsTokenOf(env: Env): string | undefined {
+  const token = env.FAIRWAY_METRICS_TOKEN?.trim();
+  if (!token) return undefined;
+  if (token.length < 16) throw new ConfigError("FAIRWAY_METRICS_TOKEN must be at least 16 characters");
+  return token;
 }
 
 function intVar(env: Env, name: keyof Env, fallback: number, min: number, max: number): number {

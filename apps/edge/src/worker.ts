@@ -33,6 +33,8 @@ export default {
         allowPrivateTargets: cfg.allowPrivateTargets,
         apiRatePerSecond: cfg.apiRatePerSecond,
         secretsKey: cfg.secretsKey,
+        metricsToken: cfg.metricsToken,
+        metricsTopTenants: cfg.metricsTopTenants,
         log: cfg.log,
       });
       return await app.fetch(request);

@@ -42,6 +42,14 @@ const schema = z.object({
   FAIRWAY_SECRETS_KEY_PREVIOUS: z.string().optional(),
   /** Postgres pool size. Default 10. */
   FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
+  /** Executor heartbeat interval. Default 5000 ms. */
+  FAIRWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  /** An executor silent this long is lost: its leases are reaped at once. Default 30000 ms. */
+  FAIRWAY_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000),
+  /** A second token that may read /metrics (besides the admin token). */
+  FAIRWAY_METRICS_TOKEN: z.string().min(16).optional(),
+  /** Per-tenant metric series are kept for the busiest this many tenants. Default 20. */
+  FAIRWAY_METRICS_TOP_TENANTS: z.coerce.number().int().min(0).max(1000).default(20),
 }).refine((c) => Boolean(c.UPSTASH_REDIS_REST_URL) === Boolean(c.UPSTASH_REDIS_REST_TOKEN), {
   // Half of Upstash would otherwise fall back to REDIS_URL or to in-process coordination, silently.
   message: "set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither",

@@ -1,6 +1,7 @@
 // Builds the Node server from its config: database (embedded PostgreSQL or DATABASE_URL), coordinator
 // (memory, Redis or Upstash), the API and/or the executor. Used by main.ts and by tests that embed a
 // server. A start that fails stops what it had started (the embedded Postgres included) before throwing.
+import { hostname } from "node:os";
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
@@ -15,6 +16,7 @@ import type { Config } from "./config.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.ts";
 import { StartupError } from "./startup-error.ts";
+import { createServerMetrics } from "./metrics.ts";
 
 export interface Server {
   url: string | null;
@@ -61,6 +63,7 @@ async function build(cfg: Config, opts: { handlers?: Record<string, Handler> }, 
 
   const runApi = cfg.FAIRWAY_ROLE !== "executor";
   const runExecutor = cfg.FAIRWAY_ROLE !== "api";
+  const serverMetrics = createServerMetrics();
   const transport = createUndiciTransport({ allowPrivate: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS });
   const executor = runExecutor
     ? new Executor({
@@ -72,6 +75,8 @@ async function build(cfg: Config, opts: { handlers?: Record<string, Handler> }, 
         pollMs: cfg.FAIRWAY_POLL_MS,
         allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
         secretsKey,
+        observer: serverMetrics.observer,
+        heartbeat: { everyMs: cfg.FAIRWAY_HEARTBEAT_MS, timeoutMs: cfg.FAIRWAY_HEARTBEAT_TIMEOUT_MS, host: hostname(), pid: process.pid },
         log,
       }).start()
     : null;
@@ -90,6 +95,9 @@ async function build(cfg: Config, opts: { handlers?: Record<string, Handler> }, 
       secretsKey,
       log,
       metrics: () => executorMetrics(executor),
+      metricsText: () => serverMetrics.registry.metrics(),
+      metricsToken: cfg.FAIRWAY_METRICS_TOKEN,
+      metricsTopTenants: cfg.FAIRWAY_METRICS_TOP_TENANTS,
     });
     const listening = await new Promise<{ port: number }>((done, fail) => {
       http = serve({ fetch: app.fetch, port: cfg.PORT, hostname: cfg.HOST }, (info) => done(info));

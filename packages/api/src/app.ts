@@ -8,8 +8,10 @@ import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, errorResponse, loggableError } from "./errors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { jobRoutes } from "./routes/jobs.ts";
+import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
 import { openRoutes } from "./routes/open.ts";
 import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
+import { operationsRoutes } from "./routes/operations.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
 
 /** What the API needs from coordination (the full Coordinator satisfies it). */
@@ -36,9 +38,16 @@ export interface AppDeps {
   metrics?: () => Record<string, number>;
   /** FAIRWAY_SECRETS_KEY (and _PREVIOUS): seals tenant secrets. Without it the secrets routes answer 503. */
   secretsKey?: SecretsKeyring;
+  /** The process's own metrics in Prometheus text (Node: the prom-client registry), appended to /metrics. */
+  metricsText?: () => Promise<string>;
+  /** A token that may read /metrics besides the admin token (FAIRWAY_METRICS_TOKEN). */
+  metricsToken?: string;
+  /** Per-tenant series on /metrics: the busiest this many tenants. Default 20. */
+  metricsTopTenants?: number;
 }
 
-type ResolvedDeps = Required<Omit<AppDeps, "metrics" | "secretsKey">> & Pick<AppDeps, "metrics" | "secretsKey">;
+type Optional = "metrics" | "metricsText" | "metricsToken" | "secretsKey";
+type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
 
 export type AppEnv = {
   Variables: { deps: ResolvedDeps; tenant: TenantRow; log: Logger; requestId: string };
@@ -60,6 +69,7 @@ export function createApp(input: AppDeps) {
     apiRatePerSecond: 1000,
     now: Date.now,
     log: silentLogger,
+    metricsTopTenants: 20,
     ...input,
   };
   const app = new Hono<AppEnv>();
@@ -98,10 +108,13 @@ export function createApp(input: AppDeps) {
   );
 
   app.route("/", openRoutes);
+  app.route("/", fleetMetricsRoutes);
   app.use("/v1/admin/*", requireAdmin);
   app.route("/v1/admin/secrets", secretAdminRoutes);
   app.route("/v1/admin", adminRoutes);
+  app.route("/v1/admin", operationsRoutes);
   app.use("/v1/*", requireTenant);
+  app.route("/v1", tenantMetricsRoutes);
   app.route("/v1/jobs", jobRoutes);
   app.route("/v1/secrets", secretRoutes);
   app.route("/v1", triggerRoutes);

@@ -107,6 +107,7 @@ export function buildJob(
     overlap: body.overlap ?? "allow",
     misfire: body.misfire ?? "fire_once",
     catchupWindowMs: body.catchupWindowMs ?? 86_400_000,
+    delivery: body.delivery ?? "at_least_once",
   };
 }
 

@@ -109,6 +109,8 @@ const policies = {
   overlap: z.enum(["allow", "skip", "buffer_one"], { error: "must be one of allow, skip, buffer_one" }).optional(),
   misfire: z.enum(["fire_once", "skip", "fire_all"], { error: "must be one of fire_once, skip, fire_all" }).optional(),
   catchupWindowMs: int("a window in milliseconds").min(0).max(31 * DAY).optional(),
+  /** at_most_once: never sent twice; a delivery that may have reached the target ends `unknown`. */
+  delivery: z.enum(["at_least_once", "at_most_once"], { error: "must be at_least_once or at_most_once" }).optional(),
 };
 
 export const createJobBody = strict({
@@ -133,6 +135,9 @@ const quota = {
   burst: int("a bucket size, or null for max(1, ratePerSecond)").min(1).max(1_000_000).nullable(),
   maxJobs: int("a number of live jobs").min(0).max(10_000_000),
   maxPayloadBytes: int("a size in bytes").min(0).max(10_485_760),
+  // History retention (docs/operations.md): finished triggers and jobs, and dead ones.
+  historyRetentionDays: int("a number of days, 1-3650").min(1).max(3650),
+  deadRetentionDays: int("a number of days, 1-3650").min(1).max(3650),
 };
 
 const optionalQuotas = z.object(quota).partial().shape;

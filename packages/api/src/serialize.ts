@@ -11,6 +11,8 @@ export function quotaJson(t: TenantRow) {
     burst: t.burst,
     maxJobs: t.maxJobs,
     maxPayloadBytes: t.maxPayloadBytes,
+    historyRetentionDays: t.historyRetentionDays,
+    deadRetentionDays: t.deadRetentionDays,
   };
 }
 
@@ -34,6 +36,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     priority: j.priority,
     overlap: j.overlap,
     misfire: j.misfire,
+    delivery: j.delivery,
     catchupWindowMs: j.catchupWindowMs,
     nextFireAt: active ? j.nextFireAt : null,
     createdAt: j.createdAt,

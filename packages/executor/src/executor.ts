@@ -5,9 +5,13 @@
 // spin (they sleep, interruptibly, when there is nothing to do). Every claimed trigger is settled or
 // released, whatever happens.
 import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
-import { claim, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import { claim, listPools, markSending, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import { atMostOnce } from "./at-most-once.ts";
+import { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
+import { reportAttempt, type ExecutorObserver } from "./observe.ts";
 import { secretResolver } from "./secret-resolver.ts";
 import { Pool, startKey } from "./pool.ts";
+import { Retention, type RetentionOptions } from "./retention.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
@@ -52,6 +56,12 @@ export interface ExecutorOptions {
   settleBatch?: number;
   settleLingerMs?: number;
   settleAtCapLingerMs?: number;
+  /** Registration and heartbeats in Postgres (heartbeat.ts). */
+  heartbeat?: HeartbeatOptions;
+  /** Deleting expired history (retention.ts). */
+  retention?: RetentionOptions;
+  /** Metrics hooks (observe.ts); every finished attempt is also logged at info as `attempt_finished`. */
+  observer?: ExecutorObserver;
 }
 
 /** A claimed trigger not yet finished (queued or running in its pool). Finished ones belong to the settler. */
@@ -84,6 +94,8 @@ export class Executor {
   private readonly log: Logger;
   private readonly ready: ReadyIndex | null;
   private readonly runDeps: RunDeps;
+  private readonly heartbeat: Heartbeat;
+  readonly retention: Retention;
   readonly stats = { claimed: 0, settled: 0, released: 0, reaped: 0, loopErrors: 0 };
 
   constructor(private readonly opts: ExecutorOptions) {
@@ -99,6 +111,12 @@ export class Executor {
       secrets: opts.secretsKey ? secretResolver(opts.db, opts.secretsKey) : undefined,
       maxResponseBytes: (type) => this.pools.get(type)?.config.maxResponseBytes ?? MAX_RESPONSE_BYTES,
     };
+    this.heartbeat = new Heartbeat({
+      db: opts.db, owner: this.owner, log: this.log,
+      load: () => Object.fromEntries([...this.pools].map(([type, p]) => [type, { concurrency: p.config.concurrency, inFlight: p.inFlight }])),
+      reapNow: () => ((this.last.reap = 0), this.waker.wake()),
+    }, opts.heartbeat);
+    this.retention = new Retention({ db: opts.db, now: this.now, log: this.log }, opts.retention);
     this.settler = new Settler({
       db: opts.db,
       batchSize: opts.settleBatch,
@@ -119,6 +137,8 @@ export class Executor {
     if (this.loopDone) return this;
     this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
     this.scheduleRenew();
+    this.heartbeat.start();
+    this.retention.start();
     this.loopDone = this.loop();
     this.materializerDone = this.materializeLoop();
     return this;
@@ -161,6 +181,7 @@ export class Executor {
     }
     if (this.renewTimer) clearTimeout(this.renewTimer);
     this.renewTimer = null;
+    await Promise.all([this.heartbeat.stop(), this.retention.stop()]);
   }
 
   /** One pass of the loop; exposed for tests that step the executor by hand. */
@@ -192,6 +213,7 @@ export class Executor {
       });
       this.stats.claimed += claimed.length;
       if (claimed.length > 0) pool.recordClaim(performance.now() - claimStarted);
+      this.opts.observer?.claimed?.(type, performance.now() - claimStarted, claimed.length);
       if (candidates) await this.ready!.afterClaim(type, now, candidates, claimed);
       else await this.ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
       // One base for the whole claim: the slot in service before any of it started (pool.ts, startKey).
@@ -304,6 +326,8 @@ export class Executor {
     this.held.set(t.id, h);
     pool.run(async () => {
       if (this.stopping) return; // not started before stop(): released by stop(), never run
+      // At-most-once: recorded as sending before the request leaves, or not sent (at-most-once.ts).
+      if (t.delivery === "at_most_once" && !(await markSending(this.opts.db, t).catch(() => false))) return void this.held.delete(t.id);
       h.started = true;
       const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
       const timer = setTimeout(() => h.abort.abort("timeout"), timeoutMs);
@@ -314,7 +338,10 @@ export class Executor {
       // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
       if (h.abort.reason === "stop") return;
       this.held.delete(t.id);
-      this.settler.add(decideSettlement(t, r, startedAt, this.now()), this.now() + 600_000, t.atCap);
+      const decided = decideSettlement(t, r, startedAt, this.now());
+      const settlement = t.delivery === "at_most_once" ? atMostOnce(decided, r) : decided;
+      reportAttempt(this.log, this.opts.observer, this.owner, t, r, settlement, startedAt);
+      this.settler.add(settlement, this.now() + 600_000, t.atCap);
       // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
       if (pool.wantsClaim) this.waker.wake();
     }, key);
@@ -347,6 +374,7 @@ export class Executor {
         for (const l of leases) if (!kept.has(l.id) && this.held.has(l.id)) this.log.warn("lease lost", { triggerId: l.id });
       } catch (err) {
         this.log.error("lease renewal failed", { err });
+        this.opts.observer?.leaseRenewalFailed?.(leases.length);
       }
     }
   }

@@ -81,11 +81,12 @@ export function createAdminClient(opts: AdminClientOptions) {
     },
     pools: {
       get: (type: string) => req<PoolConfig>("GET", `/v1/admin/pools/${enc(type)}`),
-      put: (type: string, cfg: Pick<PoolConfig, "concurrency" | "timeoutMs"> & Partial<PoolConfig>) =>
+      put: (type: string, cfg: Pick<PoolConfig, "concurrency" | "timeoutMs"> & Partial<Omit<PoolConfig, "paused">>) =>
         req<PoolConfig>("PUT", `/v1/admin/pools/${enc(type)}`, cfg),
       /** JSON Merge Patch of the pool's config; null resets a field to its default. */
       patch: (type: string, patch: { [K in keyof Omit<PoolConfig, "type">]?: PoolConfig[K] | null }) =>
         req<PoolConfig>("PATCH", `/v1/admin/pools/${enc(type)}`, patch),
+      pause: (type: string) => req<PoolConfig>("POST", `/v1/admin/pools/${enc(type)}/pause`),
     },
     stats: () => req<{ tenants: Array<Record<string, unknown>> }>("GET", "/v1/admin/stats"),
     /** After a key rotation: re-seal every secret under FAIRWAY_SECRETS_KEY. */

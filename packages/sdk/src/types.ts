@@ -43,6 +43,8 @@ export interface CreateJobInput<P = unknown> {
   priority?: number;
   overlap?: OverlapPolicy;
   misfire?: MisfirePolicy;
+  /** Default at_least_once. at_most_once: never sent twice; a delivery that may have arrived ends `unknown`. */
+  delivery?: "at_least_once" | "at_most_once";
   catchupWindowMs?: number;
 }
 
@@ -76,6 +78,7 @@ export interface Job<P = unknown> {
   priority: number;
   overlap: OverlapPolicy;
   misfire: MisfirePolicy;
+  delivery: "at_least_once" | "at_most_once";
   catchupWindowMs: number;
   nextFireAt: string | null;
   /** On GET /v1/jobs/:id for cron jobs: the next 5 fire instants. */
@@ -140,6 +143,9 @@ export interface TenantQuotas {
   burst?: number | null;
   maxJobs?: number;
   maxPayloadBytes?: number;
+  /** Days finished triggers and one-time jobs are kept (default 30), and dead ones (default 90). */
+  historyRetentionDays?: number;
+  deadRetentionDays?: number;
 }
 
 export interface Tenant extends Required<TenantQuotas> {
@@ -162,6 +168,8 @@ export interface PoolConfig {
   jitter: JitterMode;
   /** Response bytes an attempt keeps. Default 65536, at most 1048576. */
   maxResponseBytes: number;
+  /** Paused: nothing of this type is claimed (POST /v1/admin/pools/:type/pause | resume). */
+  paused: boolean;
 }
 
 export interface Secret {

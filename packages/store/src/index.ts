@@ -6,7 +6,7 @@ export { claim, dueScanCap, fairOrder, type ClaimedTrigger } from "./sql/claim.t
 export { settle, type AttemptDetail, type Settled, type Settlement } from "./sql/settle.ts";
 export { renewLeases } from "./sql/renew.ts";
 export { releaseLeases } from "./sql/release.ts";
-export { dropSpentLeases, findExpiredLeases } from "./sql/reap.ts";
+export { dropSpentLeases, findExpiredLeases, type ExpiredLease } from "./sql/reap.ts";
 export { materialize } from "./sql/materialize.ts";
 export { createJob, type CreateJobResult, type JobRow, type NewJob } from "./sql/create-job.ts";
 export { cancelJob, pauseJob, resumeJob, runJobNow, updateJob, type JobPatch } from "./sql/job-lifecycle.ts";
@@ -36,3 +36,8 @@ export {
 } from "./sql/reads.ts";
 export { pendingByTenant } from "./sql/ready-index.ts";
 export * from "./sql/secrets.ts";
+export * from "./sql/pool-pause.ts";
+export * from "./sql/executors.ts";
+export * from "./sql/metrics.ts";
+export * from "./sql/retention.ts";
+export * from "./sql/sending.ts";

@@ -53,6 +53,10 @@ export const tenants = pgTable("tenants", {
   // During rotation the previous secret still signs deliveries until it expires.
   previousSigningSecret: text("previous_signing_secret"),
   previousSecretExpiresAt: ts("previous_secret_expires_at"),
+  // History retention (executor retention.ts): finished triggers, their attempts and finished one-time
+  // jobs are deleted this many days after they finished; dead ones after deadRetentionDays.
+  historyRetentionDays: integer("history_retention_days").notNull().default(30),
+  deadRetentionDays: integer("dead_retention_days").notNull().default(90),
   createdAt: ts("created_at").notNull().defaultNow(),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 }, (t) => [printable("tenants_id_printable", t.id)]);
@@ -85,6 +89,8 @@ export const pools = pgTable("pools", {
   maxResponseBytes: integer("max_response_bytes").notNull().default(65536),
   // Pool virtual clock for fair share: a tenant returning from idle starts here (no banked credit).
   vclock: doublePrecision("vclock").notNull().default(0),
+  // Paused: the claim takes nothing of this type (claim.ts); running work finishes, pending work waits.
+  paused: boolean("paused").notNull().default(false),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
 
@@ -137,6 +143,7 @@ export const jobs = pgTable(
     priority: integer("priority").notNull().default(0),
     overlap: text("overlap").notNull().default("allow"),
     misfire: text("misfire").notNull().default("fire_once"),
+    delivery: text("delivery").notNull().default("at_least_once"), // at_least_once | at_most_once
     catchupWindowMs: integer("catchup_window_ms").notNull().default(DEFAULT_CATCHUP_WINDOW_MS),
     status: text("status").notNull().default("active"), // active | paused | completed | cancelled
     nextFireAt: ts("next_fire_at"),
@@ -188,10 +195,14 @@ export const triggers = pgTable(
     leaseOwner: text("lease_owner"),
     leaseToken: text("lease_token"),
     leaseExpiresAt: ts("lease_expires_at"),
-    reason: text("reason"), // why skipped / cancelled / dead
+    reason: text("reason"), // why skipped / cancelled / dead / unknown
     // Set by a replay of the dead trigger (its triggeredBy is then "replay"); NULL otherwise, which
     // costs a row nothing.
     replayedAt: ts("replayed_at"),
+    // At-most-once delivery: the attempt durably recorded as starting before its request left
+    // (sql/sending.ts). A trigger whose lease is lost while this equals attempt_count may have been
+    // delivered: the reaper ends it `unknown` (lost_in_flight), never sent again. No index reads it.
+    sendingAttempt: integer("sending_attempt"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),
@@ -226,8 +237,8 @@ export const triggers = pgTable(
  *  claims itself. No index on `triggers` reads a column the claim or a success changes, so both
  *  updates are HOT: no new entries in triggers' two key indexes
  *  (docs/decisions/0004-hot-claim-and-settle.md). No foreign keys: their per-row checks would cost
- *  every insert; triggers are never deleted but by tests, and the delete trigger removes their rows
- *  then. */
+ *  every insert; triggers are deleted only finished (by retention, sql/retention.ts) or by tests, and
+ *  the delete trigger removes their rows then. */
 export const triggerQueue = pgTable(
   "trigger_queue",
   {
@@ -268,6 +279,23 @@ export const leases = pgTable("leases", {
   triggerIds: text("trigger_ids").array().notNull(),
 });
 
+/** Live executors: each one upserts its row on every heartbeat (executor heartbeat.ts). One whose
+ *  heartbeat is older than its own timeout is marked lost, and its leases are cut short so the reaper
+ *  takes them at once, still fenced by their tokens. */
+export const executors = pgTable("executors", {
+  id: key("id").primaryKey(),
+  host: text("host").notNull(),
+  pid: integer("pid").notNull(),
+  version: text("version").notNull(),
+  startedAt: ts("started_at").notNull(),
+  heartbeatAt: ts("heartbeat_at").notNull(),
+  heartbeatTimeoutMs: integer("heartbeat_timeout_ms").notNull(),
+  // { [type]: { concurrency, inFlight } } as of the last heartbeat.
+  pools: jsonb("pools").notNull(),
+  stoppedAt: ts("stopped_at"),
+  lostAt: ts("lost_at"),
+});
+
 /** The fields of one finished attempt, as attempt_log stores them and the attempts view reads them. */
 const attemptColumns = () => ({
   triggerId: key("trigger_id").notNull(),
@@ -288,8 +316,9 @@ const attemptColumns = () => ({
 /** One row per finished attempt, except a first attempt that succeeded (kept in its trigger's row, see
  *  `okStartedAt`): read them all through the `attempts` view. Written only by settle, in the statement
  *  that moves its trigger out of `running` under the same fence, so the trigger always exists. No
- *  foreign key on trigger_id: its per-row check is a large share of a settle, and triggers are never
- *  deleted (docs/decisions/0007-no-foreign-keys-on-hot-paths.md). */
+ *  foreign key on trigger_id: its per-row check is a large share of a settle
+ *  (docs/decisions/0007-no-foreign-keys-on-hot-paths.md); retention deletes a trigger's attempt_log
+ *  rows in the statement that deletes the trigger. */
 export const attemptLog = pgTable(
   "attempt_log",
   { ...attemptColumns(), createdAt: ts("created_at").notNull().defaultNow() },

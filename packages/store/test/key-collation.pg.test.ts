@@ -31,6 +31,7 @@ it("every text column in an index or a foreign key is COLLATE \"C\"", async () =
     "api_keys.hash", "api_keys.id", "api_keys.tenant_id",
     "attempt_log.trigger_id",
     "dead_letters.tenant_id", "dead_letters.trigger_id",
+    "executors.id",
     "jobs.id", "jobs.idempotency_key", "jobs.tenant_id",
     "leases.token",
     "pools.type",

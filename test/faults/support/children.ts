@@ -36,6 +36,8 @@ export async function startExecutorChild(env: {
   SETTLE_LINGER_MS?: string;
   REDIS_URL?: string;
   REDIS_PREFIX?: string;
+  HEARTBEAT_MS?: string;
+  HEARTBEAT_TIMEOUT_MS?: string;
 }): Promise<ExecutorChild> {
   // `node --import tsx`, not the tsx CLI: the CLI runs the script in a grandchild, and SIGKILL/SIGSTOP
   // cannot be relayed — the drill would hit the wrapper and leave the executor running.

@@ -29,6 +29,7 @@ const executor = new Executor({
   poolRefreshMs: 500,
   allowPrivateTargets: true,
   settleLingerMs: env.SETTLE_LINGER_MS ? Number(env.SETTLE_LINGER_MS) : undefined,
+  heartbeat: { everyMs: num("HEARTBEAT_MS", 5000), timeoutMs: num("HEARTBEAT_TIMEOUT_MS", 30_000), pid: process.pid },
   log,
 }).start();
 process.stdout.write(JSON.stringify({ event: "ready", owner: executor.owner }) + "\n");

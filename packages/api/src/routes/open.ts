@@ -1,6 +1,6 @@
-// Open routes: health, Prometheus metrics, the OpenAPI document.
+// Open routes: health and the OpenAPI document. (Metrics need a token: routes/metrics.ts.)
 import { Hono } from "hono";
-import { allTenantUsage, sql } from "@fairway/store";
+import { sql } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { openApiDocument } from "../openapi.ts";
 
@@ -13,24 +13,6 @@ openRoutes.get("/healthz", async (c) => {
   } catch {
     return c.json({ status: "degraded", database: "unreachable" }, 503);
   }
-});
-
-openRoutes.get("/metrics", async (c) => {
-  const rows = await allTenantUsage(c.var.deps.db);
-  const lines: string[] = [];
-  const gauge = (name: string, help: string, pick: (r: (typeof rows)[number]) => number | null) => {
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
-    for (const r of rows) lines.push(`${name}{tenant="${r.tenantId}"} ${pick(r) ?? 0}`);
-  };
-  gauge("fairway_tenant_running", "Triggers running (claimed and not yet settled, released or reaped).", (r) => r.running);
-  gauge("fairway_tenant_due", "Pending triggers that are due now.", (r) => r.due);
-  gauge("fairway_tenant_max_in_flight", "The tenant's in-flight cap.", (r) => r.maxInFlight);
-  gauge("fairway_tenant_dead", "Dead-lettered triggers.", (r) => r.dead);
-  gauge("fairway_tenant_oldest_due_lag_ms", "Age of the oldest due trigger.", (r) => r.oldestDueLagMs);
-  for (const [name, value] of Object.entries(c.var.deps.metrics?.() ?? {})) {
-    lines.push(`# TYPE ${name} counter`, `${name} ${value}`);
-  }
-  return c.text(lines.join("\n") + "\n", 200, { "content-type": "text/plain; version=0.0.4" });
 });
 
 openRoutes.get("/openapi.json", (c) => c.json(openApiDocument()));

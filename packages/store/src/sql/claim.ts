@@ -59,6 +59,8 @@ export interface ClaimedTrigger {
    *  executor has started by the depth of its queue, so such slots are moved back to what it is starting
    *  now (pool.ts): a tenant that comes due behind a deep queue does not wait for the queue to drain. */
   vclock: number | null;
+  /** The job's delivery mode: at_most_once is recorded as sending before it starts (sending.ts). */
+  delivery: string;
 }
 
 /** Tenants with queued work in the pool, each with its earliest queued trigger's due time, found by a
@@ -107,6 +109,7 @@ function lockCandidatesSql(input: ClaimInput) {
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
        WHERE t.status = 'active'
          AND ${due}
+         AND NOT EXISTS (SELECT 1 FROM pools p WHERE p.type = ${type} AND p.paused) -- pool-pause.ts
          AND ${runningOf(sql`t.id`)} < t.max_in_flight
        ORDER BY coalesce(tp.vtime, 0), t.id
        LIMIT ${maxTenants}
@@ -292,7 +295,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                                    extract(epoch FROM c.scheduled_for) * 1000, c.attempt_count, c.max_attempts`)}
               FROM claimed c) AS triggers,
            (SELECT json_object_agg(j.id, json_build_array(j.name, j.target, j.payload, j.timeout_ms,
-                                                          j.initial_delay_ms, j.max_delay_ms, j.backoff, j.jitter))
+                                                          j.initial_delay_ms, j.max_delay_ms, j.backoff, j.jitter, j.delivery))
               FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed)) AS jobs,
            (SELECT json_object_agg(tn.id, array_remove(ARRAY[tn.signing_secret,
                      CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
@@ -306,7 +309,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
 }
 
 type Json<T> = T | string;
-type JobTuple = [string, ClaimedTrigger["target"], unknown, number | null, number, number, ClaimedTrigger["backoff"], ClaimedTrigger["jitter"]];
+type JobTuple = [string, ClaimedTrigger["target"], unknown, number | null, number, number, ClaimedTrigger["backoff"], ClaimedTrigger["jitter"], ClaimedTrigger["delivery"]];
 interface ClaimResult {
   triggers: string | null;
   jobs: Json<Record<string, JobTuple>> | null;
@@ -328,7 +331,7 @@ function decodeClaim(r: ClaimResult, type: string, leaseToken: string): { claime
     return {
       id, tenantId, jobId, type, kind, priority: Number(priority), scheduledFor: new Date(Number(scheduledMs)),
       attempt: Number(attempt), maxAttempts: Number(maxAttempts), leaseToken,
-      jobName: j[0], target: j[1], payload: j[2], timeoutMs: j[3], initialDelayMs: j[4], maxDelayMs: j[5], backoff: j[6], jitter: j[7],
+      jobName: j[0], target: j[1], payload: j[2], timeoutMs: j[3], initialDelayMs: j[4], maxDelayMs: j[5], backoff: j[6], jitter: j[7], delivery: j[8],
       secrets: secrets[tenantId] ?? [],
       atCap: atCap.has(tenantId),
       vt: 0, // fairOrder()

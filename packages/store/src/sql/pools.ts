@@ -13,6 +13,7 @@ export const DEFAULT_POOL: Omit<PoolConfig, "type"> = {
   backoff: "exponential",
   jitter: "full",
   maxResponseBytes: 65_536,
+  paused: false,
 };
 
 /** The pool's row, or null when the type has none yet. */
@@ -30,8 +31,9 @@ export async function listPools(db: Db): Promise<PoolConfig[]> {
   return (await db.select().from(pools)).map(strip);
 }
 
+/** Writes a pool's config. Never changes whether it is paused: only pause/resume do (pool-pause.ts). */
 export async function putPool(db: Db, cfg: PoolConfig): Promise<PoolConfig> {
-  const { type, ...rest } = cfg;
+  const { type, paused: _paused, ...rest } = cfg;
   const [row] = await db
     .insert(pools)
     .values(cfg)

@@ -14,6 +14,8 @@ export interface ExpiredLease {
   maxAttempts: number;
   initialDelayMs: number;
   maxDelayMs: number;
+  /** At-most-once and recorded as sending in this attempt (sending.ts): it may have been delivered. */
+  sending: boolean;
 }
 
 /** Running triggers whose lease expired, found through the claims' lease rows (schema.ts, leases):
@@ -25,7 +27,7 @@ export async function findExpiredLeases(db: Db, limit = 500): Promise<ExpiredLea
     SELECT t.id, t.lease_token AS "leaseToken", t.lease_owner AS "leaseOwner",
            t.lease_expires_at AS "leaseExpiresAt", t.attempt_count AS attempt,
            t.max_attempts AS "maxAttempts", j.initial_delay_ms AS "initialDelayMs",
-           j.max_delay_ms AS "maxDelayMs"
+           j.max_delay_ms AS "maxDelayMs", coalesce(t.sending_attempt = t.attempt_count, false) AS sending
       FROM leases l
       JOIN triggers t ON t.id = ANY (l.trigger_ids) AND t.lease_token = l.token
       JOIN jobs j ON j.id = t.job_id

@@ -13,7 +13,11 @@ export async function releaseLeases(db: Db, leases: Array<{ id: string; leaseTok
     sql`
     WITH released AS (
       UPDATE triggers t
-         SET status = 'pending', attempt_count = t.attempt_count - 1,
+         -- An at-most-once run recorded as sending (sending.ts) may have reached its target: never again.
+         SET status = CASE WHEN t.sending_attempt = t.attempt_count THEN 'unknown' ELSE 'pending' END,
+             reason = CASE WHEN t.sending_attempt = t.attempt_count THEN 'lost_in_flight' ELSE t.reason END,
+             finished_at = CASE WHEN t.sending_attempt = t.attempt_count THEN now() END,
+             attempt_count = CASE WHEN t.sending_attempt = t.attempt_count THEN t.attempt_count ELSE t.attempt_count - 1 END,
              lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
         FROM jsonb_to_recordset(${input}::jsonb) AS x(id text, token text)
        WHERE t.id = x.id AND t.lease_token = x.token AND t.status = 'running'

@@ -18,7 +18,7 @@ export interface Settlement {
   leaseToken: string;
   /** The attempt number stamped by the claim. */
   attempt: number;
-  status: "succeeded" | "pending" | "dead";
+  status: "succeeded" | "pending" | "dead" | "unknown";
   /** For status pending: when to retry. */
   nextAttemptAt?: Date | null;
   reason?: string | null;
@@ -94,7 +94,7 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
              next_attempt_at = coalesce(i.next_attempt_at, t.next_attempt_at),
              reason = i.reason,
              lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-             finished_at = CASE WHEN i.status IN ('succeeded', 'dead') THEN now() END,
+             finished_at = CASE WHEN i.status IN ('succeeded', 'dead', 'unknown') THEN now() END,
              updated_at = now(),
              -- A first attempt that succeeded: recorded here, in the version this update writes anyway,
              -- instead of as an attempt_log row and its index entry (schema.ts, okStartedAt). Any other
@@ -134,7 +134,7 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
       UPDATE jobs j
          SET status = CASE WHEN e.pause_job THEN 'paused' ELSE 'completed' END, updated_at = now()
         FROM (SELECT d.job_id, bool_or(d.pause_job IS TRUE) AS pause_job FROM done d
-               WHERE d.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead'))
+               WHERE d.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead', 'unknown'))
                GROUP BY d.job_id) e
        WHERE j.id = e.job_id AND j.status = 'active' AND (e.pause_job OR j.cron IS NULL)
       RETURNING j.tenant_id, j.status

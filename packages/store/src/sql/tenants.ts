@@ -7,7 +7,7 @@ import { rowShape } from "./columns.ts";
 export type TenantRow = typeof tenants.$inferSelect;
 export type TenantInsert = typeof tenants.$inferInsert;
 export type TenantPatch = Partial<
-  Pick<TenantRow, "name" | "status" | "maxInFlight" | "weight" | "ratePerSecond" | "burst" | "maxJobs" | "maxPayloadBytes">
+  Pick<TenantRow, "name" | "status" | "maxInFlight" | "weight" | "ratePerSecond" | "burst" | "maxJobs" | "maxPayloadBytes" | "historyRetentionDays" | "deadRetentionDays">
 >;
 
 /** Insert a tenant; null when the id is taken. */

@@ -1,0 +1,64 @@
+// The retention loop (store retention.ts): every `everyMs`, deletes expired history in batches of
+// `batch` rows until a batch comes back short, pausing `pauseMs` between batches so it never holds a
+// connection or Postgres for long next to claims and settles. Every executor runs it; batches lock
+// SKIP LOCKED, so two executors split the work instead of waiting on each other.
+import type { Logger } from "@fairway/core";
+import { deleteExpiredJobs, deleteExpiredTriggers, type Db } from "@fairway/store";
+import { Waker } from "./sleep.ts";
+
+export interface RetentionOptions {
+  /** Default 60 000 ms; 0 turns retention off in this executor. */
+  everyMs?: number;
+  /** Rows per statement. Default 1000. */
+  batch?: number;
+  /** Pause between batches. Default 20 ms. */
+  pauseMs?: number;
+}
+
+export class Retention {
+  private readonly waker = new Waker();
+  private stopping = false;
+  private done: Promise<void> | null = null;
+
+  constructor(
+    private readonly deps: { db: Db; now: () => number; log: Logger },
+    private readonly opts: RetentionOptions = {},
+  ) {}
+
+  start(): void {
+    if ((this.opts.everyMs ?? 60_000) > 0) this.done ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.waker.wake();
+    await this.done;
+  }
+
+  /** One full pass; returns what it deleted. */
+  async pass(): Promise<{ triggers: number; jobs: number }> {
+    const batch = this.opts.batch ?? 1000;
+    const out = { triggers: 0, jobs: 0 };
+    for (const [what, del] of [["triggers", deleteExpiredTriggers], ["jobs", deleteExpiredJobs]] as const) {
+      for (;;) {
+        const n = await del(this.deps.db, new Date(this.deps.now()), batch);
+        out[what] += n.deleted;
+        if (n.found < batch || this.stopping) break;
+        await this.waker.sleep(this.opts.pauseMs ?? 20);
+      }
+    }
+    return out;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        const d = await this.pass();
+        if (d.triggers + d.jobs > 0) this.deps.log.info("retention deleted expired history", d);
+      } catch (err) {
+        this.deps.log.error("retention pass failed", { err });
+      }
+      await this.waker.sleep(this.opts.everyMs ?? 60_000);
+    }
+  }
+}

@@ -1,0 +1,64 @@
+// History retention on real Postgres with an injected clock: finished triggers go after the tenant's
+// historyRetentionDays with their attempts, dead ones after deadRetentionDays, finished one-time jobs
+// once no trigger is left; pending work never goes, and a row another transaction holds is skipped,
+// not waited on.
+import postgres from "postgres";
+import { expect, it } from "vitest";
+import { createApp } from "@fairway/api";
+import { createMemoryCoordinator } from "@fairway/coord";
+import { Retention } from "@fairway/executor";
+import { silentLogger } from "@fairway/core";
+import { claim, deleteExpiredTriggers, query, settle, sql } from "@fairway/store";
+import { seedDue, seedTenant, succeeded } from "../support/seed.ts";
+import { useTestDb } from "../support/use-db.ts";
+
+const DAY = 86_400_000;
+const h = useTestDb();
+const count = async (table: "triggers" | "attempt_log" | "jobs", where = sql`true`) =>
+  (await query<{ n: number }>(h.db, sql`SELECT count(*)::int AS n FROM ${sql.raw(table)} WHERE ${where}`))[0].n;
+
+it("deletes finished history after its tenant's period, dead after its own; pending stays; locked rows are skipped", async () => {
+  await seedTenant(h.db, "a", { maxInFlight: 1000 });
+  const app = createApp({ db: h.db, coordinator: createMemoryCoordinator(), adminToken: "admin-token-retention-test", allowPrivateTargets: true });
+  const patch = await app.request("/v1/admin/tenants/a", {
+    method: "PATCH",
+    headers: { authorization: "Bearer admin-token-retention-test", "content-type": "application/json" },
+    body: JSON.stringify({ historyRetentionDays: 7, deadRetentionDays: 30 }),
+  });
+  expect(await patch.json()).toMatchObject({ historyRetentionDays: 7, deadRetentionDays: 30 });
+
+  const ok = await seedDue(h.db, "a", 30);
+  await seedDue(h.db, "a", 10, { maxAttempts: 2 });
+  await seedDue(h.db, "a", 5, { at: new Date(Date.now() + 3600_000) });
+  // Succeed the first 30; the next 10 fail twice and are dead (two attempt_log rows each).
+  const c1 = await claim(h.db, { type: "work", budget: 100, owner: "t", leaseMs: 60_000 });
+  await settle(h.db, c1.map((c) => (ok.triggerIds.includes(c.id) ? succeeded(c) : succeeded(c, { status: "pending", outcome: "http_error", nextAttemptAt: new Date(Date.now() - 1000) }))));
+  const c2 = await claim(h.db, { type: "work", budget: 100, owner: "t", leaseMs: 60_000 });
+  expect(c2).toHaveLength(10);
+  await settle(h.db, c2.map((c) => succeeded(c, { status: "dead", outcome: "http_error", reason: "exhausted" })));
+  await h.db.execute(sql`UPDATE jobs SET status = 'completed' WHERE id = ${ok.jobId}`);
+  expect(await count("attempt_log")).toBe(20);
+
+  const retentionAt = (offsetMs: number) => new Retention({ db: h.db, now: () => Date.now() + offsetMs, log: silentLogger }, { batch: 7, pauseMs: 0 });
+  expect(await retentionAt(6 * DAY).pass()).toEqual({ triggers: 0, jobs: 0 });
+
+  // A succeeded trigger locked elsewhere (a settle or replay in flight) is skipped, and the pass does not wait.
+  const other = postgres(h.t.url, { max: 1 });
+  try {
+    await other.begin(async (tx) => {
+      await tx`SELECT 1 FROM triggers WHERE id = ${ok.triggerIds[0]} FOR UPDATE`;
+      expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 29, jobs: 0 });
+    });
+  } finally {
+    await other.end();
+  }
+  expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 1, jobs: 1 }); // and the completed job with it
+  expect(await count("triggers", sql`status = 'dead'`)).toBe(10);
+  expect(await count("attempt_log")).toBe(20);
+
+  expect(await retentionAt(31 * DAY).pass()).toEqual({ triggers: 10, jobs: 0 }); // the failing job is still active
+  expect(await count("attempt_log")).toBe(0);
+  expect(await count("triggers", sql`status = 'pending'`)).toBe(5);
+  expect(await count("jobs")).toBe(2);
+  expect(await deleteExpiredTriggers(h.db, new Date(Date.now() + 3650 * DAY))).toEqual({ deleted: 0, found: 0 });
+});
