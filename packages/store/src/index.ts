@@ -4,6 +4,7 @@ export * from "./db.ts";
 export * as schema from "./schema.ts";
 export * from "./sql/claim.ts";
 export * from "./sql/settle.ts";
+export * from "./sql/hand-off.ts";
 export * from "./sql/renew.ts";
 export * from "./sql/release.ts";
 export * from "./sql/reap.ts";

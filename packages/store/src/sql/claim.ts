@@ -96,24 +96,36 @@ function lockCandidatesSql(input: ClaimInput) {
        sql`EXISTS (SELECT 1 FROM trigger_queue d
                     WHERE d.tenant_id = t.id AND d.type = ${type} AND d.next_attempt_at <= now())`]
     : [candidateScan(type), sql`c.first_due <= now()`];
+  // With candidates from the ready index, the ones that could start but were locked by another claim
+  // come back too ("busy"): the index must not set them aside (ready-index.ts, afterClaim).
+  const busy = input.candidates
+    ? sql`(SELECT coalesce(json_agg(e.id), '[]'::json) FROM eligible e WHERE e.id NOT IN (SELECT id FROM locked))`
+    : sql`NULL::json`;
   return sql`
     WITH c AS (${source}),
-    locked AS (
-      SELECT t.id
+    eligible AS MATERIALIZED (
+      SELECT t.id, coalesce(tp.vtime, 0) AS vtime
         FROM tenants t
         JOIN c ON c.tenant_id = t.id
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
        WHERE t.status = 'active'
          AND ${due}
          AND ${runningOf(sql`t.id`)} < t.max_in_flight
-       ORDER BY coalesce(tp.vtime, 0), t.id
+    ),
+    locked AS (
+      SELECT t.id
+        FROM tenants t
+        JOIN eligible e ON e.id = t.id
+       ORDER BY e.vtime, t.id
        LIMIT ${maxTenants}
          -- NO KEY UPDATE: claimers exclude each other per tenant, but inserts of the tenant's jobs and
          -- triggers (whose foreign-key checks take KEY SHARE on this row) never wait for a claim.
          FOR NO KEY UPDATE OF t SKIP LOCKED
     )
     SELECT set_config('fairway.claim_tenants', coalesce(jsonb_agg(id), '[]'::jsonb)::text, true) AS ids,
-           set_config('plan_cache_mode', ${planMode(input.budget)}, true) AS plan FROM locked`;
+           set_config('plan_cache_mode', ${planMode(input.budget)}, true) AS plan,
+           ${busy} AS busy
+      FROM locked`;
 }
 
 /** A tenant's running triggers, over all its pools: tenant_pools.running (schema.ts). */
@@ -338,17 +350,38 @@ function decodeClaim(r: ClaimResult, type: string, leaseToken: string): { claime
 
 /** Lock candidates, then claim each one's fair share: one transaction, one round trip on postgres.js. */
 export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]> {
-  if (input.budget <= 0) return [];
+  return (await claimReport(db, input)).claimed;
+}
+
+export interface ClaimReport {
+  claimed: ClaimedTrigger[];
+  /** Candidates (given ones only) that were due and under their cap but locked by another claim. */
+  busy: string[];
+}
+
+/** claim(), and which of the given candidates another claim held. */
+export async function claimReport(db: Db, input: ClaimInput): Promise<ClaimReport> {
+  if (input.budget <= 0) return { claimed: [], busy: [] };
+  const c = claimStatements(input);
+  const [locked, rows] = await pipelineTx(db, c.statements);
+  const busy = (locked as Array<{ busy: Json<string[]> | null }>)[0]?.busy;
+  return { claimed: c.decode(rows), busy: busy == null ? [] : jsonColumn(busy) };
+}
+
+/** The claim's two statements, to run in this order in one transaction (after others, store
+ *  hand-off.ts), and the decoding of the second one's rows. */
+export function claimStatements(input: ClaimInput) {
   // One lease token per claim: the fence is (trigger, token, attempt), and a trigger is claimed at most
   // once per claim, so a token unique to the claim fences as well as one per row (without a UUID made
   // and sent back per row).
   const leaseToken = crypto.randomUUID();
-  const [, rows] = await pipelineTx(db, [
-    lockCandidatesSql(input),
-    claimLockedSql(input, leaseToken),
-  ]);
-  const { claimed, slots, vclock } = decodeClaim((rows as ClaimResult[])[0], input.type, leaseToken);
-  return fairOrder(claimed, slots, vclock);
+  return {
+    statements: [lockCandidatesSql(input), claimLockedSql(input, leaseToken)],
+    decode(rows: unknown[]): ClaimedTrigger[] {
+      const { claimed, slots, vclock } = decodeClaim((rows as ClaimResult[])[0], input.type, leaseToken);
+      return fairOrder(claimed, slots, vclock);
+    },
+  };
 }
 
 /** The claimed triggers in the order of their WFQ slots, each given its slot (`vt`, and `vclock` where its
