@@ -58,17 +58,20 @@ export class Claimer {
     let work = 0;
     for (const [type, pool] of this.deps.pools) {
       if (!pool.wantsClaim) continue;
-      const claimed = await this.claimFor(type, pool, now, pool.claimable);
-      if (claimed.length > 0) work++;
+      const budget = pool.claimable;
+      const { claimed, busy } = await this.claimFor(type, pool, now, budget);
+      // Also when it came short because another claim held tenants it would have served: that claim
+      // is about to commit, and this one takes its share then rather than after an idle poll.
+      if (claimed.length > 0 || (busy.length > 0 && claimed.length < budget)) work++;
     }
     return work;
   }
 
   /** Claim up to `budget` for `pool` and dispatch what was claimed. */
-  private async claimFor(type: string, pool: Pool, now: number, budget: number): Promise<ClaimedTrigger[]> {
+  private async claimFor(type: string, pool: Pool, now: number, budget: number): Promise<{ claimed: ClaimedTrigger[]; busy: string[] }> {
     const { db, ready } = this.deps;
     const candidates = ready ? await ready.candidates(type, now, budget) : undefined;
-    if (candidates && candidates.length === 0) return []; // nothing due: no query at all
+    if (candidates && candidates.length === 0) return { claimed: [], busy: [] }; // nothing due: no query at all
     const claimStarted = performance.now();
     const { claimed, busy } = await claimReport(db, {
       type,
@@ -82,7 +85,7 @@ export class Claimer {
     if (candidates) await ready!.afterClaim(type, now, candidates, claimed, budget, busy);
     else await ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
     this.dispatchAll(pool, claimed);
-    return claimed;
+    return { claimed, busy };
   }
 
   private dispatchAll(pool: Pool, claimed: ClaimedTrigger[]): void {

@@ -78,7 +78,10 @@ const candidateScan = (type: string) => sql`
 
 /** Statement 1: candidate tenants with due work and room under their cap, best first (lowest virtual
  *  time), locked. Their ids are also left in the transaction-local setting `fairway.claim_tenants`, so
- *  that statement 2 can be sent in the same round trip (db.ts pipelineTx).
+ *  that statement 2 can be sent in the same round trip (db.ts pipelineTx). The best candidates that
+ *  another claim holds locked are left in `fairway.claim_rivals` (and returned as `busy`): statement 2
+ *  gives the locked ones only the slots they would win against these too. Without that, an executor
+ *  whose claim raced another's and locked one light tenant gave it the whole budget.
  *
  *  It also sets `plan_cache_mode` for the rest of the transaction. For claims of up to a thousand
  *  rows, statement 2 is then planned once per connection instead of on every claim (planMode()).
@@ -96,11 +99,6 @@ function lockCandidatesSql(input: ClaimInput) {
        sql`EXISTS (SELECT 1 FROM trigger_queue d
                     WHERE d.tenant_id = t.id AND d.type = ${type} AND d.next_attempt_at <= now())`]
     : [candidateScan(type), sql`c.first_due <= now()`];
-  // With candidates from the ready index, the ones that could start but were locked by another claim
-  // come back too ("busy"): the index must not set them aside (ready-index.ts, afterClaim).
-  const busy = input.candidates
-    ? sql`(SELECT coalesce(json_agg(e.id), '[]'::json) FROM eligible e WHERE e.id NOT IN (SELECT id FROM locked))`
-    : sql`NULL::json`;
   return sql`
     WITH c AS (${source}),
     eligible AS MATERIALIZED (
@@ -121,10 +119,15 @@ function lockCandidatesSql(input: ClaimInput) {
          -- NO KEY UPDATE: claimers exclude each other per tenant, but inserts of the tenant's jobs and
          -- triggers (whose foreign-key checks take KEY SHARE on this row) never wait for a claim.
          FOR NO KEY UPDATE OF t SKIP LOCKED
+    ),
+    -- Best candidates another claim holds: the rivals statement 2 allocates against.
+    rivals AS (
+      SELECT e.id FROM (SELECT id, vtime FROM eligible ORDER BY vtime, id LIMIT ${maxTenants}) e
+       WHERE e.id NOT IN (SELECT id FROM locked)
     )
     SELECT set_config('fairway.claim_tenants', coalesce(jsonb_agg(id), '[]'::jsonb)::text, true) AS ids,
-           set_config('plan_cache_mode', ${planMode(input.budget)}, true) AS plan,
-           ${busy} AS busy
+           set_config('fairway.claim_rivals', (SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM rivals)::text, true) AS busy,
+           set_config('plan_cache_mode', ${planMode(input.budget)}, true) AS plan
       FROM locked`;
 }
 
@@ -216,13 +219,31 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                                coalesce(floor(tokens)::bigint, ${budget}::bigint)))::int AS room
         FROM st
     ),
+    -- Rivals (statement 1): tenants another claim holds, with the slots they would take, as if
+    -- backlogged, up to twice their weighted share of the budget. Read, not locked.
+    rival AS (
+      SELECT t.id, t.weight, coalesce(tp.cost_ms, 100) AS cost_ms,
+             greatest(coalesce(tp.vtime, 0), (SELECT v FROM clock0)) AS vstart,
+             t.max_in_flight - ${runningOf(sql`t.id`)} AS free
+        FROM tenants t
+        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
+       WHERE t.id IN (SELECT jsonb_array_elements_text(current_setting('fairway.claim_rivals')::jsonb))
+    ),
+    rival_share AS (
+      SELECT sum(w) AS total FROM (SELECT weight / cost_ms AS w FROM rival UNION ALL SELECT weight / cost_ms FROM cand) x
+    ),
     slots AS (
-      SELECT r.id, r.vstart + (g.k - 1) * r.cost_ms / r.weight AS vt
-        FROM room r CROSS JOIN LATERAL generate_series(1, r.room) AS g(k)
-       ORDER BY vt, r.id, g.k
+      SELECT id, vt, false AS rival FROM (
+        SELECT r.id, r.vstart + (g.k - 1) * r.cost_ms / r.weight AS vt
+          FROM room r CROSS JOIN LATERAL generate_series(1, r.room) AS g(k)) own
+      UNION ALL
+      SELECT v.id, v.vstart + (g.k - 1) * v.cost_ms / v.weight, true
+        FROM rival v CROSS JOIN LATERAL generate_series(1, greatest(0, least(v.free, ${budget}::int,
+               greatest(16, ceil(2.0 * ${budget}::int * (v.weight / v.cost_ms) / (SELECT total FROM rival_share))))::int)) AS g(k)
+       ORDER BY vt, id
        LIMIT ${budget}
     ),
-    alloc AS (SELECT id, count(*)::int AS n FROM slots GROUP BY id),
+    alloc AS (SELECT id, count(*)::int AS n FROM slots WHERE NOT rival GROUP BY id),
     -- Each tenant's share of its due queue rows, best first (st.due_ids). Not locked here: the trigger
     -- rows are, below. Every writer locks a trigger's row before its queue row (the sync trigger in
     -- migration 0009 runs after the row's update), so locking the queue row first could deadlock with
@@ -355,7 +376,8 @@ export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]
 
 export interface ClaimReport {
   claimed: ClaimedTrigger[];
-  /** Candidates (given ones only) that were due and under their cap but locked by another claim. */
+  /** Candidates that were due and under their cap but locked by another claim (at most as many as a
+   *  claim locks). */
   busy: string[];
 }
 
