@@ -1,4 +1,4 @@
-// The claimer's view of the ready-tenant index (DESIGN.md §3): which tenants have due work in a pool,
+// The claimer's view of the ready-tenant index: which tenants have due work in a pool,
 // so a claim locks only those and an idle pool costs no Postgres query at all.
 //
 // Redis is coordination, never correctness. Every path that makes a trigger pending marks its tenant

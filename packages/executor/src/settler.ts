@@ -1,12 +1,14 @@
 // Turns finished runs into settlements and writes them in batches (one fenced transaction per
 // batch). A failed write is retried, never dropped, until the lease it is fenced by has surely
 // expired — after that the reaper owns the trigger and our write would change nothing anyway.
+// A batch with at-cap results in it also claims for their tenants, in the same transaction (handOff):
+// the settle is what frees their slots (docs/decisions/0022-settle-batching-and-hand-off.md).
 import { decideRetry, type DeliveryResult } from "@fairway/core";
 import { settle, settleAndClaim, type ClaimedTrigger, type ClaimInput, type Db, type Settled, type Settlement } from "@fairway/store";
 
 export interface SettlerOptions {
   db: Db;
-  /** Max rows per settle statement. Default 1000 (vs 500: ~7% more no-op triggers/s, fewer statements). */
+  /** Max rows per settle statement. Default 1000. */
   batchSize?: number;
   /** How long results may wait to be batched, beyond a settle already being written. Default 40 ms. */
   lingerMs?: number;
@@ -106,8 +108,8 @@ export class Settler {
    *  `by` names that tenant for the hand-off claim. */
   add(s: Settlement, giveUpAtMs: number, atCap = false, by?: HeldBy): void {
     this.queue.push({ s, giveUpAt: giveUpAtMs, atCap, by });
-    // A write under way goes on to every full batch itself: one waiter per add while it runs (thousands,
-    // when a claim of 3000 no-op runs finishes at once) cost Node 30-50 µs per settled trigger.
+    // A write under way goes on to every full batch itself: no waiter per add while it runs (thousands
+    // of them, when a large claim of no-op runs finishes at once).
     if (this.queue.length >= this.batchSize && !this.flushing) void this.write("full");
     else this.arm(atCap ? this.atCapLingerMs : this.lingerMs);
   }
@@ -156,9 +158,8 @@ export class Settler {
   }
 
   /** Only full batches are written back to back. A remainder short of a batch waits for its linger —
-   *  unless it has already waited (this write is its timer's) or everything is being flushed. Written
-   *  at once, each settle took only what finished during the last one (~110 rows for a 50-slot pool of
-   *  webhooks), and its fixed cost, ~1 ms of Postgres, was paid per 110 rows (docs/bench.md). */
+   *  unless it has already waited (this write is its timer's) or everything is being flushed — so that
+   *  a settle's fixed cost is paid per batch, not per handful of rows. */
   private async writeBatches(why: "full" | "linger" | "all"): Promise<void> {
     for (let first = true; this.queue.length > 0; first = false) {
       const lingered = why === "all" || (why === "linger" && first);

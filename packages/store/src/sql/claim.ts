@@ -1,4 +1,4 @@
-// The fair claim (DESIGN.md §4): one transaction, two statements, any number of executors at once.
+// The fair claim: one transaction, two statements, any number of executors at once.
 //
 // Statement 1 picks candidate tenants for the pool and locks their rows FOR NO KEY UPDATE SKIP LOCKED. The
 // lock serialises cap accounting per tenant: another executor simply takes other tenants this tick.
@@ -83,13 +83,10 @@ const candidateScan = (type: string) => sql`
  *  gives the locked ones only the slots they would win against these too. Without that, an executor
  *  whose claim raced another's and locked one light tenant gave it the whole budget.
  *
- *  It also sets `plan_cache_mode` for the rest of the transaction. For claims of up to a thousand
- *  rows, statement 2 is then planned once per connection instead of on every claim (planMode()).
- *  Postgres kept judging a fresh plan cheaper, and planning took 1.2 ms of a ~5 ms claim over 50
- *  tenants (bind time in the statement log). Claims of 250 rows over 50 tenants took 8–25 % less
- *  Postgres time in three paired runs (docs/bench.md). The setting is for this transaction only: set
- *  for the whole connection, it would take the custom plans of the materializer's and the API's
- *  statements too. */
+ *  It also sets `plan_cache_mode` for the rest of the transaction: for claims of up to a thousand
+ *  rows, statement 2 is then planned once per connection instead of on every claim (planMode(),
+ *  docs/decisions/0023-claim-statement-costs.md). For this transaction only: set for the whole
+ *  connection, it would take the custom plans of the materializer's and the API's statements too. */
 function lockCandidatesSql(input: ClaimInput) {
   const { type } = input;
   const maxTenants = Math.min(1000, Math.max(16, input.budget));
@@ -135,12 +132,8 @@ function lockCandidatesSql(input: ClaimInput) {
 const runningOf = (tenantId: ReturnType<typeof sql>) =>
   sql`(SELECT coalesce(sum(r.running), 0) FROM tenant_pools r WHERE r.tenant_id = ${tenantId})`;
 
-/** Planning statement 2 costs ~1.2 ms a claim. On big claims, the plan made for the call's own values
- *  saves 0.4–3 µs of Postgres per claimed row: with the generic plan for every claim, no-op throughput
- *  (3000–4000 rows a claim) measured −3 % (median of five paired runs). Below that, planning costs more
- *  than it saves: up to 500 rows (the limit until the twentieth pass), and at the ~800 a 50-slot pool of
- *  3 ms webhooks asks for, where the generic plan took Postgres CPU per delivery 2.5–4.6 % lower (medians
- *  of three alternated series, 30 pairs, 22 of them lower; docs/bench.md). */
+/** Planning statement 2 costs about as much as running it for a small claim; for big claims the plan
+ *  made for the call's own values saves more than planning costs (docs/decisions/0023). */
 const GENERIC_PLAN_MAX_BUDGET = 1000;
 function planMode(budget: number): string {
   return budget <= GENERIC_PLAN_MAX_BUDGET ? "force_generic_plan" : "force_custom_plan";
@@ -151,10 +144,8 @@ function planMode(budget: number): string {
  *  Counting every tenant's backlog up to the whole budget cost half the claim (100 tenants × budget
  *  rows); the caps add up to twice the budget. A tenant cut short here only waits for the next claim,
  *  which the executor runs at once whenever a claim got anything and slots are free — so the pool
- *  stays work-conserving. The cap was twice an EVEN share until the eighth pass (docs/bench.md): a
- *  tenant whose weighted share is over two thirds among three could never get it (weights 1:1:18 got
- *  ~2/3, not 90 %), and a weight-5 tenant among 1:2:5 that fell behind caught up by 4 % of a claim at
- *  a time, so a 6 s window could miss its share by up to 13 %. */
+ *  stays work-conserving. Weighted, not even: with twice an even share, a tenant whose weighted share
+ *  is over two thirds among three could never get it. */
 export function dueScanCap(budget: number, share: number): number {
   return Math.min(budget, Math.max(16, Math.ceil(2 * budget * share)));
 }
@@ -186,10 +177,8 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
              -- The tenant's first due queue rows in claim order, up to dueScanCap(): how many it has
              -- due, and which "picked" takes. One index scan per tenant, not one to count and another
              -- to pick: each walks over the queue rows claims have deleted at the front of the tenant's
-             -- range until a vacuum removes them. With statement 1's single probe, −13 % Postgres CPU
-             -- per claimed row over 50 tenants, −16 % over 500 (docs/bench.md, seventeenth pass). And
-             -- rows held back by overlap no longer count as due: they took slots the claim then left
-             -- empty (claim-due.pg.test.ts).
+             -- range until a vacuum removes them. Rows held back by overlap do not count as due: they
+             -- would take slots the claim then left empty (claim-due.pg.test.ts).
              ARRAY(SELECT x.id FROM trigger_queue x
                     WHERE x.tenant_id = c.id AND x.type = ${type} AND x.next_attempt_at <= now()
                       -- Overlap skip / buffer_one: an exclusive trigger starts only when no trigger of its
@@ -316,7 +305,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
        WHERE pools.type IN (SELECT p.type FROM pools p WHERE p.type = ${type} FOR UPDATE SKIP LOCKED)
          AND sub.v > pools.vclock
     )
-    -- One row: the triggers as packed text (packed.ts: a third of what json_build_array cost Postgres per
+    -- One row: the triggers as packed text (packed.ts: cheaper for Postgres than json_build_array per
     -- row), and each claimed job's and tenant's data once as JSON (not once per trigger; names, targets
     -- and payloads are free-form). The pool type is the caller's: not sent back.
     SELECT (SELECT ${packRows(sql`c.id, c.tenant_id, c.job_id, c.kind, c.priority,
@@ -409,12 +398,10 @@ export function claimStatements(input: ClaimInput) {
 /** The claimed triggers in the order of their WFQ slots, each given its slot (`vt`, and `vclock` where its
  *  tenant started at the pool clock `clock`): a tenant's k-th trigger, highest priority first and then
  *  in the claim's order, takes its k-th slot, vstart + (k − 1) · step. Started tenant by tenant (the order
- *  the UPDATE returns them), a claim of 80 ran one tenant's block after another's, and a share measured
- *  over a window moved by up to a block at its edges (weighted-share by count: ~1 % error with half-pool
- *  claims, 3–5.6 % with the deeper prefetch, 0.04 % interleaved). The pool goes on to order its whole
- *  queue by slot (pool.ts), so that slots from different claims interleave too. Sorting here, not in
- *  SQL: an ORDER BY over the wide claimed rows cost ~12 % of the claim's Postgres CPU. A tenant missing
- *  from `slots` (none should be) sorts last. */
+ *  the UPDATE returns them), a claim would run one tenant's block after another's, and any window's
+ *  share would be off by up to a block. The pool goes on to order its whole queue by slot (pool.ts), so
+ *  that slots from different claims interleave too. Sorted here, not in SQL, where an ORDER BY over the
+ *  wide claimed rows is costly. A tenant missing from `slots` (none should be) sorts last. */
 export function fairOrder<T extends { tenantId: string; priority: number; vt: number; vclock: number | null }>(
   rows: T[],
   slots: Record<string, Slots>,

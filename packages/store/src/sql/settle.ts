@@ -1,4 +1,4 @@
-// Settle (DESIGN.md §5): one fenced transaction per batch. A row changes only while the caller still
+// Settle: one fenced transaction per batch. A row changes only while the caller still
 // holds the lease it claimed (same token, same attempt number), so a worker that lost its lease — or a
 // reaper racing a late worker — changes 0 rows. The attempt is recorded in the same statement: a first
 // attempt that succeeded in the trigger's own row (its ok_* columns), any other in attempt_log, where
@@ -98,8 +98,8 @@ export function settleStatement(items: Settlement[]) {
              finished_at = CASE WHEN i.status IN ('succeeded', 'dead') THEN now() END,
              updated_at = now(),
              -- A first attempt that succeeded: recorded here, in the version this update writes anyway,
-             -- instead of as an attempt_log row and its index entry (−12 % Postgres CPU per no-op
-             -- trigger, docs/bench.md). Any other attempt leaves these NULL and goes to attempt_log.
+             -- instead of as an attempt_log row and its index entry, which most triggers would need.
+             -- Any other attempt leaves these NULL and goes to attempt_log.
              ok_started_at = CASE WHEN i.ok THEN i.started_at END,
              ok_duration_ms = CASE WHEN i.ok THEN round(i.duration_ms)::int END,
              ok_http_status = CASE WHEN i.ok THEN i.http_status END,
@@ -109,7 +109,7 @@ export function settleStatement(items: Settlement[]) {
        -- pending) goes back into the queue through the sync trigger of migration 0009.
        -- = ANY(ids) makes the planner probe the primary key per settled id. Joining the input alone
        -- (estimated 100 rows; running rows' statistics are always stale) made it hash-join a scan of
-       -- every running trigger: 45k rows read to settle 500 (bench/, docs/bench.md).
+       -- every running trigger.
        WHERE t.id = ANY (ARRAY(SELECT id FROM input)) AND t.id = i.id AND t.lease_token = i.token
          AND t.status = 'running'
          AND t.attempt_count = i.attempt
@@ -129,9 +129,8 @@ export function settleStatement(items: Settlement[]) {
     ),
     job_end AS (
       -- A one-time job completes when its trigger ends; 410 Gone pauses any job. Each job is looked up
-      -- once: a batch holding a cron job's backlog probed the job once per fire (EXPLAIN ANALYZE of a
-      -- 1000-row settle over 100 cron jobs: 2.9 of its 22 ms; 0.9 ms grouped). And with two triggers
-      -- of one job in a batch, which of them decided was up to the join; now a pause wins.
+      -- once, not once per fire of a cron job's backlog in the batch. And with two triggers of one job
+      -- in a batch, a pause wins (not whichever the join met first).
       UPDATE jobs j
          SET status = CASE WHEN e.pause_job THEN 'paused' ELSE 'completed' END, updated_at = now()
         FROM (SELECT d.job_id, bool_or(d.pause_job IS TRUE) AS pause_job FROM done d
