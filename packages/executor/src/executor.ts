@@ -46,7 +46,7 @@ export interface ExecutorOptions {
   now?: () => number;
   log?: Logger;
   /** Settle batching (settler.ts): rows per statement, and how long a result may wait to share one —
-   *  less when its tenant is at its in-flight cap. */
+   *  by default not at all when its tenant is at its in-flight cap. */
   settleBatch?: number;
   settleLingerMs?: number;
   settleAtCapLingerMs?: number;
@@ -101,7 +101,8 @@ export class Executor {
       onSettled: (rows, freed) => {
         this.stats.settled += rows.length;
         // Retries are pending again, and a tenant at its cap has a slot again: the index learns them
-        // (a claim that found the tenant at its cap set it aside), and the claim loop runs now.
+        // (a claim that found the tenant at its cap set it aside). The settle has already claimed
+        // for the freed tenants where the pool had room (handOff); slotsFreed covers the rest.
         const now = this.now();
         const ready = [...rows.filter((r) => r.status === "pending"), ...freed];
         void this.ready?.mark(ready.map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })));
