@@ -6,7 +6,7 @@
 // counts running rows, so its slot frees when one of its runs is settled, and the settle claims for
 // it in the same transaction, as many as it freed, if the pool has room (handOff(), store hand-off.ts).
 import type { Logger } from "@fairway/core";
-import { claimReport, type ClaimedTrigger, type ClaimInput, type Db } from "@fairway/store";
+import { claimReport, type ClaimedTrigger, type ClaimInput, type ClaimReport, type Db } from "@fairway/store";
 import { startKey, type Pool } from "./pool.ts";
 import type { ReadyIndex } from "./ready-index.ts";
 
@@ -43,12 +43,16 @@ export class Claimer {
     return inputs;
   }
 
-  /** What a hand-off claim got: dispatched like any claim's. */
-  handedOff(input: ClaimInput, claimed: ClaimedTrigger[]): void {
+  /** What a hand-off claim got: dispatched like any claim's. Returns whether another claim held one
+   *  of its tenants: that claim may have read the tenant's running count before this settle committed
+   *  and left the freed slot unclaimed, so the caller should claim again now. */
+  handedOff(input: ClaimInput, report: ClaimReport): boolean {
     const pool = this.deps.pools.get(input.type);
-    if (!pool || claimed.length === 0) return;
-    this.deps.stats.claimed += claimed.length;
-    this.dispatchAll(pool, claimed);
+    if (pool && report.claimed.length > 0) {
+      this.deps.stats.claimed += report.claimed.length;
+      this.dispatchAll(pool, report.claimed);
+    }
+    return report.busy.length > 0;
   }
 
   /** One pass over the pools; returns how many pools claimed something (then the caller claims again

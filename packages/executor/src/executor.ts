@@ -110,7 +110,9 @@ export class Executor {
       },
       onError: (err) => this.log.error("settle failed; will retry", { err }),
       handOff: (freed) => (this.stopping ? [] : this.claimer.handOff(freed)),
-      onHandedOff: (input, claimed) => this.claimer.handedOff(input, claimed),
+      onHandedOff: (input, report) => {
+        if (this.claimer.handedOff(input, report)) this.waker.wake();
+      },
     });
     this.claimer = new Claimer({
       db: opts.db,

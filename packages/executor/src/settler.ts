@@ -4,7 +4,7 @@
 // A batch with at-cap results in it also claims for their tenants, in the same transaction (handOff):
 // the settle is what frees their slots (docs/decisions/0022-settle-batching-and-hand-off.md).
 import { decideRetry, type DeliveryResult } from "@fairway/core";
-import { settle, settleAndClaim, type ClaimedTrigger, type ClaimInput, type Db, type Settled, type Settlement } from "@fairway/store";
+import { settle, settleAndClaim, type ClaimedTrigger, type ClaimInput, type ClaimReport, type Db, type Settled, type Settlement } from "@fairway/store";
 
 export interface SettlerOptions {
   db: Db;
@@ -22,7 +22,7 @@ export interface SettlerOptions {
    *  hand-off.ts), each limited to those tenants; asked as the batch is written, so that the pools'
    *  room is current. What they claimed goes to onHandedOff. */
   handOff?: (freed: HeldBy[]) => ClaimInput[];
-  onHandedOff?: (input: ClaimInput, claimed: ClaimedTrigger[]) => void;
+  onHandedOff?: (input: ClaimInput, report: ClaimReport) => void;
   onError?: (err: unknown) => void;
   now: () => number;
   random?: () => number;
@@ -153,7 +153,7 @@ export class Settler {
     const claims = freed.length > 0 && this.opts.handOff ? this.opts.handOff(freed) : [];
     if (claims.length === 0) return settle(this.opts.db, batch.map((p) => p.s));
     const r = await settleAndClaim(this.opts.db, batch.map((p) => p.s), claims);
-    claims.forEach((c, i) => this.opts.onHandedOff?.(c, r.claimed[i]));
+    claims.forEach((c, i) => this.opts.onHandedOff?.(c, r.claims[i]));
     return r.settled;
   }
 

@@ -375,12 +375,11 @@ export async function claimReport(db: Db, input: ClaimInput): Promise<ClaimRepor
   if (input.budget <= 0) return { claimed: [], busy: [] };
   const c = claimStatements(input);
   const [locked, rows] = await pipelineTx(db, c.statements);
-  const busy = (locked as Array<{ busy: Json<string[]> | null }>)[0]?.busy;
-  return { claimed: c.decode(rows), busy: busy == null ? [] : jsonColumn(busy) };
+  return c.decode(locked, rows);
 }
 
 /** The claim's two statements, to run in this order in one transaction (after others, store
- *  hand-off.ts), and the decoding of the second one's rows. */
+ *  hand-off.ts), and the decoding of their rows. */
 export function claimStatements(input: ClaimInput) {
   // One lease token per claim: the fence is (trigger, token, attempt), and a trigger is claimed at most
   // once per claim, so a token unique to the claim fences as well as one per row (without a UUID made
@@ -388,9 +387,10 @@ export function claimStatements(input: ClaimInput) {
   const leaseToken = crypto.randomUUID();
   return {
     statements: [lockCandidatesSql(input), claimLockedSql(input, leaseToken)],
-    decode(rows: unknown[]): ClaimedTrigger[] {
-      const { claimed, slots, vclock } = decodeClaim((rows as ClaimResult[])[0], input.type, leaseToken);
-      return fairOrder(claimed, slots, vclock);
+    decode(lockRows: unknown[], claimRows: unknown[]): ClaimReport {
+      const busy = (lockRows as Array<{ busy: Json<string[]> | null }>)[0]?.busy;
+      const { claimed, slots, vclock } = decodeClaim((claimRows as ClaimResult[])[0], input.type, leaseToken);
+      return { claimed: fairOrder(claimed, slots, vclock), busy: busy == null ? [] : jsonColumn(busy) };
     },
   };
 }

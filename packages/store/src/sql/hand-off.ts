@@ -11,22 +11,24 @@
 // that ever closes a cycle, Postgres aborts one side.) A failure rolls the whole transaction back and
 // the settle is retried (settler.ts).
 import { pipelineTx, type Db } from "../db.ts";
-import { claimStatements, type ClaimedTrigger, type ClaimInput } from "./claim.ts";
+import { claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
 import { decodeSettled, settleStatement, type Settled, type Settlement, type SettleResult } from "./settle.ts";
 
 export interface HandOff {
   settled: Settled[];
-  /** Per claim input, in order, what it claimed. */
-  claimed: ClaimedTrigger[][];
+  /** Per claim input, in order, what it claimed (and which tenants another claim held). */
+  claims: ClaimReport[];
 }
 
 export async function settleAndClaim(db: Db, items: Settlement[], claims: ClaimInput[]): Promise<HandOff> {
   // A claim over all due tenants would lock ledger rows out of order (above).
-  if (claims.some((c) => !c.candidates || c.candidates.length === 0)) throw new Error("settleAndClaim: each claim must name its candidate tenants");
-  const parts = claims.filter((c) => c.budget > 0).map((c) => claimStatements(c));
+  if (claims.some((c) => !c.candidates || c.candidates.length === 0 || c.budget <= 0)) {
+    throw new Error("settleAndClaim: each claim must name its candidate tenants and a budget above 0");
+  }
+  const parts = claims.map((c) => claimStatements(c));
   const rows = await pipelineTx(db, [settleStatement(items), ...parts.flatMap((p) => p.statements)]);
   return {
     settled: decodeSettled(rows[0] as SettleResult[]),
-    claimed: parts.map((p, i) => p.decode(rows[2 + 2 * i])),
+    claims: parts.map((p, i) => p.decode(rows[1 + 2 * i], rows[2 + 2 * i])),
   };
 }
