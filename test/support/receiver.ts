@@ -19,6 +19,8 @@ export interface Delivery {
 export interface Receiver {
   url: string;
   deliveries: Delivery[];
+  /** Requests being answered now, by path (a slow path's requests stay open for its delay). */
+  open: Map<string, number>;
   /** Secrets used to verify; set after the tenant is created (several during a rotation). */
   secrets: string[];
   waitFor(pred: (d: Delivery[]) => boolean, timeoutMs?: number): Promise<Delivery[]>;
@@ -28,9 +30,11 @@ export interface Receiver {
 export async function startReceiver(): Promise<Receiver> {
   const deliveries: Delivery[] = [];
   const counts = new Map<string, number>();
+  const open = new Map<string, number>();
   const r: Receiver = {
     url: "",
     deliveries,
+    open,
     secrets: [],
     async waitFor(pred, timeoutMs = 15_000) {
       const end = Date.now() + timeoutMs;
@@ -63,6 +67,7 @@ export async function startReceiver(): Promise<Receiver> {
       }
       const path = req.url ?? "/";
       deliveries.push({ path, id: String(headers["webhook-id"]), headers, body, verified, at: Date.now() });
+      open.set(path, (open.get(path) ?? 0) + 1);
       const parts = path.split("/").filter(Boolean);
       let status = 200;
       if (parts[0] === "flaky") {
@@ -75,6 +80,7 @@ export async function startReceiver(): Promise<Receiver> {
       } else if (parts[0] === "slow") {
         await new Promise((res) => setTimeout(res, Number(parts[1])));
       }
+      open.set(path, open.get(path)! - 1);
       res.writeHead(status, { "content-type": "text/plain" }).end(status < 300 ? "ok" : `status ${status}`);
     });
   });

@@ -1,13 +1,15 @@
-// The eight scenarios, in the order they run (throughput first: cron-burst's bound
+// The scenarios, in the order they run (throughput first: cron-burst's bound
 // uses the throughput measured in the same invocation).
 import type { Scenario } from "../lib/scenario.ts";
 import { api } from "./api.ts";
+import { capUtilisation } from "./cap-utilisation.ts";
 import { caps } from "./caps.ts";
 import { cron } from "./cron.ts";
 import { noisy } from "./noisy.ts";
 import { scale } from "./scale.ts";
+import { shortWindowShare } from "./short-window-share.ts";
 import { throughput } from "./throughput.ts";
 import { webhooks } from "./webhooks.ts";
 import { weights } from "./weights.ts";
 
-export const scenarios: Scenario[] = [throughput, noisy, weights, caps, cron, scale, webhooks, api];
+export const scenarios: Scenario[] = [throughput, noisy, weights, caps, capUtilisation, shortWindowShare, cron, scale, webhooks, api];

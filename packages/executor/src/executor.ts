@@ -1,17 +1,18 @@
-// The executor (DESIGN.md §2). Two loops: the materializer turns due cron fires into triggers; the
-// claim loop reaps expired leases, claims each pool's fair share (ahead of its free slots, pool.ts),
-// dispatches into the pool and settles in batches. Runtime-neutral: it is handed its database, transport,
-// coordinator and clock. The loops never die (a failed step counts as no work and is logged) and never
-// spin (they sleep, interruptibly, when there is nothing to do). Every claimed trigger is settled or
-// released, whatever happens.
+// The executor: composes the claim loop (claimer.ts), the materializer (materializer.ts), the reaper,
+// lease renewal and the settler around its pools. Runtime-neutral: it is handed its database,
+// transport, coordinator and clock. Its loops never die (a failed step counts as no work and is
+// logged) and never spin (they sleep, interruptibly, when there is nothing to do). Every claimed
+// trigger is settled or released, whatever happens.
 import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
-import { claim, listPools, markSending, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import { listPools, markSending, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
 import { atMostOnce } from "./at-most-once.ts";
 import { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
 import { reportAttempt, type ExecutorObserver } from "./observe.ts";
 import { secretResolver } from "./secret-resolver.ts";
-import { Pool, startKey } from "./pool.ts";
 import { Retention, type RetentionOptions } from "./retention.ts";
+import { Claimer } from "./claimer.ts";
+import { Materializer } from "./materializer.ts";
+import { Pool } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
@@ -21,6 +22,8 @@ import { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
 
 export interface WakeSource {
   onWake(listener: () => void): () => void;
+  /** Wake every executor listening (best effort). */
+  wake?(): Promise<void>;
 }
 
 export interface ExecutorOptions {
@@ -35,10 +38,9 @@ export interface ExecutorOptions {
   owner?: string;
   /** Idle poll interval. Default 250 ms. */
   pollMs?: number;
-  /** Cron fires are materialized this far ahead, so they are claimable the moment they are due. Default
-   *  10 000 ms: 10k jobs due in one second take about a second to write, and a 1 s lookahead wrote most
-   *  of them after their second (cron-burst, docs/bench.md). Exclusive overlap policies are planned at
-   *  most 1 s ahead whatever this says (core EXCLUSIVE_LOOKAHEAD_MS). */
+  /** Cron fires are materialized this far ahead, so they are claimable the moment they are due, even
+   *  in a burst of thousands due in one second. Default 10 000 ms. Exclusive overlap policies are
+   *  planned at most 1 s ahead whatever this says (core EXCLUSIVE_LOOKAHEAD_MS). */
   lookaheadMs?: number;
   /** Reaper interval. Default 1000 ms. */
   reapEveryMs?: number;
@@ -52,7 +54,7 @@ export interface ExecutorOptions {
   now?: () => number;
   log?: Logger;
   /** Settle batching (settler.ts): rows per statement, and how long a result may wait to share one —
-   *  less when its tenant is at its in-flight cap. */
+   *  by default not at all when its tenant is at its in-flight cap. */
   settleBatch?: number;
   settleLingerMs?: number;
   settleAtCapLingerMs?: number;
@@ -80,11 +82,8 @@ export class Executor {
   private settler: Settler;
   private stopping = false;
   private loopDone: Promise<void> | null = null;
-  private materializerDone: Promise<void> | null = null;
-  private markCaughtUp: () => void = () => {};
-  /** Resolved when the materializer's first passes are done (see loop). */
-  private readonly caughtUp = new Promise<void>((resolve) => (this.markCaughtUp = resolve));
-  private materializerWaker = new Waker();
+  private readonly claimer: Claimer;
+  private readonly materializer: Materializer;
   private dueTimer: ReturnType<typeof setTimeout> | null = null;
   private dueTimerAt = Infinity;
   private renewTimer: ReturnType<typeof setTimeout> | null = null;
@@ -123,16 +122,46 @@ export class Executor {
       lingerMs: opts.settleLingerMs,
       atCapLingerMs: opts.settleAtCapLingerMs,
       now: this.now,
-      onSettled: (rows) => {
+      onSettled: (rows, freed) => {
         this.stats.settled += rows.length;
-        // Retries are pending again: the index learns their tenants (the claimer finds the exact time).
-        const retries = rows.filter((r) => r.status === "pending");
-        void this.ready?.mark(retries.map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: this.now() })));
+        // Retries are pending again, and a tenant at its cap has a slot again: the index learns them
+        // (a claim that found the tenant at its cap set it aside). The settle has already claimed
+        // for the freed tenants where the pool had room (handOff); slotsFreed covers the rest.
+        const now = this.now();
+        const ready = [...rows.filter((r) => r.status === "pending"), ...freed];
+        void this.ready?.mark(ready.map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })));
+        if (freed.length > 0) this.slotsFreed(freed);
       },
       onError: (err) => this.log.error("settle failed; will retry", { err }),
+      handOff: (freed) => (this.stopping ? [] : this.claimer.handOff(freed)),
+      onHandedOff: (input, report) => {
+        if (this.claimer.handedOff(input, report)) this.waker.wake();
+      },
+    });
+    this.claimer = new Claimer({
+      db: opts.db,
+      owner: this.owner,
+      pools: this.pools,
+      ready: this.ready,
+      log: this.log,
+      dispatch: (pool, t, key) => this.dispatch(pool, t, key),
+      stats: this.stats,
+      observer: opts.observer,
+    });
+    this.materializer = new Materializer({
+      db: opts.db,
+      ready: this.ready,
+      log: this.log,
+      now: this.now,
+      lookaheadMs: opts.lookaheadMs ?? 10_000,
+      maxBackoffMs: opts.reapEveryMs ?? 1000,
+      wakeClaims: () => this.waker.wake(),
+      wakeClaimsAt: (atMs) => this.wakeClaimsAt(atMs),
     });
   }
 
+  /** Start order: wake hints first (none is missed), lease renewal before anything is claimed, then
+   *  the claim loop and the materializer. */
   start(): this {
     if (this.loopDone) return this;
     this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
@@ -140,7 +169,7 @@ export class Executor {
     this.heartbeat.start();
     this.retention.start();
     this.loopDone = this.loop();
-    this.materializerDone = this.materializeLoop();
+    this.materializer.start();
     return this;
   }
 
@@ -160,16 +189,17 @@ export class Executor {
     this.stopping = true;
     this.waker.wake();
     this.unsubscribe?.();
-    this.materializerWaker.wake();
-    await Promise.all([this.loopDone, this.materializerDone]);
+    await Promise.all([this.loopDone, this.materializer.stop()]);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     // Runs already started may finish within the grace period; queued ones (claimed ahead) never start
     // once stopping, and are released with whatever is still running at the deadline.
     const deadline = this.now() + graceMs;
     while ([...this.held.values()].some((h) => h.started) && this.now() < deadline) await sleep(20);
-    const unfinished = [...this.held.values()];
-    for (const h of unfinished) h.abort.abort("stop");
+    for (const h of this.held.values()) h.abort.abort("stop");
+    // After the flush: a settle under way may hand off a claim (Claimer.handOff), whose triggers are
+    // held, never started, and released here with the rest.
     await this.settler.flush();
+    const unfinished = [...this.held.values()];
     if (unfinished.length > 0) {
       const n = await releaseLeases(this.opts.db, unfinished.map((h) => h.t)).catch((err) => {
         this.log.error("release failed; leases will expire and be reaped", { err });
@@ -198,31 +228,7 @@ export class Executor {
       this.last.reap = now;
       await this.ready?.mark(reaped.filter((r) => r.status === "pending").map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })));
     }
-    for (const [type, pool] of this.pools) {
-      if (!pool.wantsClaim || this.stopping) continue;
-      const budget = pool.claimable;
-      const candidates = this.ready ? await this.ready.candidates(type, now, budget) : undefined;
-      if (candidates && candidates.length === 0) continue; // nothing due: no query at all
-      const claimStarted = performance.now();
-      const claimed = await claim(this.opts.db, {
-        type,
-        budget,
-        owner: this.owner,
-        leaseMs: pool.config.leaseMs,
-        candidates: candidates?.map((c) => c.tenantId),
-      });
-      this.stats.claimed += claimed.length;
-      if (claimed.length > 0) pool.recordClaim(performance.now() - claimStarted);
-      this.opts.observer?.claimed?.(type, performance.now() - claimStarted, claimed.length);
-      if (candidates) await this.ready!.afterClaim(type, now, candidates, claimed);
-      else await this.ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
-      // One base for the whole claim: the slot in service before any of it started (pool.ts, startKey).
-      const started = pool.lastStarted;
-      for (const t of claimed) this.dispatch(pool, t, startKey(t.vt, t.vclock, started));
-      // Anything claimed: claim again at once while slots are free (a claim looks at a bounded part of
-      // each tenant's backlog, so a short claim does not mean the backlog is empty).
-      if (claimed.length > 0) work++;
-    }
+    if (!this.stopping) work += await this.claimer.pass(now);
     return work;
   }
 
@@ -230,7 +236,7 @@ export class Executor {
     // Claims start once the materializer has caught up (or failed a pass): after an outage it decides
     // the overdue fires written ahead before it (a misfire policy may skip them), and a claim taken
     // first would run them late on top of the policy's catch-up.
-    await this.caughtUp;
+    await this.materializer.caughtUp;
     let failures = 0;
     while (!this.stopping) {
       try {
@@ -242,56 +248,11 @@ export class Executor {
         failures++;
         this.log.error("executor tick failed", { err });
         // Back off, but never past the reap interval: when Postgres returns after an outage, leases
-        // that expired meanwhile are reaped within one interval, not after a 5 s backoff
-        // (test/faults/postgres-outage.test.ts). One failed connect per interval costs nothing.
+        // that expired meanwhile are reaped within one interval. One failed connect per interval
+        // costs nothing.
         await this.waker.sleep(Math.min(this.opts.reapEveryMs ?? 1000, 100 * 2 ** Math.min(failures, 6)));
       }
     }
-  }
-
-  /** Cron fires become triggers on a loop of their own, so a burst of due jobs (10k at one second) is
-   *  written back to back instead of 500 per claim-loop pass. Fires are written `lookaheadMs` ahead; the
-   *  claim loop is woken at each instant this executor wrote, so they are claimed on the second. */
-  private async materializeLoop(): Promise<void> {
-    const batch = 500;
-    let passes = 0;
-    // Instants written and not yet reached. The claim loop's timer holds only the earliest, and with
-    // fires written seconds ahead every later instant would otherwise wait for an idle poll; each pass
-    // re-arms it with the next one (a handful of entries: one per distinct second in the lookahead).
-    const upcoming = new Set<number>();
-    let failures = 0;
-    while (!this.stopping) {
-      try {
-        const m = await materialize(this.opts.db, new Date(this.now()), this.opts.lookaheadMs ?? 10_000, batch);
-        failures = 0;
-        for (const f of m.failed) this.log.error("cron job paused: its schedule cannot be computed", f);
-        await this.ready?.mark(m.ready);
-        const now = this.now();
-        let dueNow = false;
-        for (const r of m.ready) {
-          if (r.dueAtMs > now) upcoming.add(r.dueAtMs);
-          else dueNow = true;
-        }
-        if (dueNow) this.waker.wake(); // written already due (late, or a catch-up): claim at once
-        let next = Infinity;
-        for (const at of upcoming) {
-          if (at <= now) upcoming.delete(at);
-          else if (at < next) next = at;
-        }
-        if (next < Infinity) this.wakeClaimsAt(next);
-        if (m.jobs >= batch) {
-          if (++passes >= 100) this.markCaughtUp(); // a long backlog: claims need not wait for all of it
-          continue; // more due jobs: next pass at once
-        }
-        this.markCaughtUp();
-      } catch (err) {
-        this.markCaughtUp();
-        failures++;
-        this.log.error("materializer pass failed", { err });
-      }
-      await this.materializerWaker.sleep(failures ? Math.min(this.opts.reapEveryMs ?? 1000, 100 * 2 ** failures) : 100);
-    }
-    this.markCaughtUp(); // stopped before a pass: the claim loop must not wait for one
   }
 
   private wakeClaimsAt(atMs: number): void {
@@ -305,6 +266,14 @@ export class Executor {
       this.dueTimerAt = Infinity;
       this.waker.wake();
     }, delay);
+  }
+
+  /** Settled runs of at-cap tenants: each freed a slot its tenant may be waiting for. The settle
+   *  claimed for them where this executor's pool had room (Claimer.handOff); where it had none, the
+   *  other executors are asked to claim. */
+  private slotsFreed(freed: Array<{ type: string }>): void {
+    if (this.stopping) return;
+    if (freed.some((r) => (this.pools.get(r.type)?.claimable ?? 0) === 0)) void this.opts.wake?.wake?.().catch(() => {});
   }
 
   private allPoolsFull(): boolean {
@@ -341,16 +310,17 @@ export class Executor {
       const decided = decideSettlement(t, r, startedAt, this.now());
       const settlement = t.delivery === "at_most_once" ? atMostOnce(decided, r) : decided;
       reportAttempt(this.log, this.opts.observer, this.owner, t, r, settlement, startedAt);
-      this.settler.add(settlement, this.now() + 600_000, t.atCap);
+      this.settler.add(settlement, this.now() + 600_000, t.atCap, t);
       // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
-      if (pool.wantsClaim) this.waker.wake();
+      // An at-cap tenant's slot frees only once settled: the settle wakes the claims (slotsFreed).
+      if (!t.atCap && pool.wantsClaim) this.waker.wake();
     }, key);
   }
 
-  /** Renew at a third of the shortest pool lease, at most every 5 s. A fixed 5 s let any lease ≤ 5 s
-   *  expire under a live run, which the reaper then re-ran (test/faults/lease-renewal.test.ts). Keeps
-   *  going during stop()'s grace period, since draining runs still need their leases. Before pools are
-   *  loaded nothing is held (renew is a no-op); re-check soon so the cadence follows the first load. */
+  /** Renew at a third of the shortest pool lease, at most every 5 s, so that no lease expires under a
+   *  live run. Keeps going during stop()'s grace period, since draining runs still need their leases.
+   *  Before pools are loaded nothing is held (renew is a no-op); re-check soon so the cadence follows
+   *  the first load. */
   private scheduleRenew(): void {
     let every = this.pools.size === 0 ? 250 : 5_000;
     for (const p of this.pools.values()) every = Math.min(every, p.config.leaseMs / 3);

@@ -1,12 +1,8 @@
 // A pool's concurrency bound: at most `concurrency` tasks run at once; the rest wait, lowest key first,
-// first in first out among equal keys. The pool keys a claimed trigger by its WFQ slot (pool.ts). DESIGN.md
-// names p-limit for this, and pools used it until the thirteenth bench pass. Per task p-limit makes ~5
-// promises, a bound closure and a queue node, and starts the task a microtask later: 1.8–2.4 µs a task
-// against 0.2–0.3 µs here, in batches of 4,000 no-op tasks on this VM. In a drain of no-op triggers, whose
-// whole Node cost is ~20 µs each, Node's CPU per trigger came out 13 % lower (median of 8 alternating
-// pairs, docs/bench.md). A task starts at once when a slot is free, inside run(); it must return a promise
-// and not throw synchronously (an async function never does). Its promise settling, either way, frees the
-// slot.
+// first in first out among equal keys. The pool keys a claimed trigger by its WFQ slot (pool.ts). A small
+// binary heap rather than a general-purpose limiter: a task costs one heap node and starts inside run()
+// when a slot is free (docs/decisions/0021-own-limit.md). A task must return a promise and not throw
+// synchronously (an async function never does); its promise settling, either way, frees the slot.
 type Task = () => Promise<unknown>;
 
 interface Waiting {

@@ -1,4 +1,4 @@
-// The claimer's view of the ready-tenant index (DESIGN.md §3): which tenants have due work in a pool,
+// The claimer's view of the ready-tenant index: which tenants have due work in a pool,
 // so a claim locks only those and an idle pool costs no Postgres query at all.
 //
 // Redis is coordination, never correctness. Every path that makes a trigger pending marks its tenant
@@ -22,7 +22,7 @@ export class ReadyIndex {
     private readonly log: Logger,
     /** A Postgres-candidate claim runs at least this often per pool. Default 5000 ms. */
     private readonly sweepMs = 5000,
-    /** How long a tenant that is due but could not start (cap, rate, locked) is set aside. */
+    /** How long a tenant that is due but could not start (cap, rate) is set aside. */
     private readonly snoozeMs = 250,
   ) {}
 
@@ -41,17 +41,23 @@ export class ReadyIndex {
     }
   }
 
-  /** After a claim: set aside the candidates that got nothing, at their next due time. */
-  async afterClaim(type: string, now: number, candidates: Array<{ tenantId: string; dueAtMs: number }>, claimed: ClaimedTrigger[]) {
-    const served = new Set(claimed.map((c) => c.tenantId));
-    const idle = candidates.filter((c) => !served.has(c.tenantId));
+  /** After a claim: set aside the candidates that got nothing and could not have, at their next due
+   *  time. Not those another claim held (`busy`: it serves them), and none when the claim used its
+   *  whole budget: then the unserved ones may simply have had later WFQ slots than those served, and
+   *  setting them aside would hand the next claims to the others (a weight-1 tenant among 1:2:5 went
+   *  without starts for a whole claim cycle). */
+  async afterClaim(type: string, now: number, candidates: Array<{ tenantId: string; dueAtMs: number }>, claimed: ClaimedTrigger[], budget: number, busy: string[]) {
+    if (claimed.length >= budget) return;
+    const kept = new Set([...claimed.map((c) => c.tenantId), ...busy]);
+    const idle = candidates.filter((c) => !kept.has(c.tenantId));
     if (idle.length === 0) return;
     try {
       const next = new Map((await pendingByTenant(this.db, type, idle.map((c) => c.tenantId))).map((d) => [d.tenantId, d.dueAtMs]));
       await Promise.all(
         idle.map((c) => {
           const due = next.get(c.tenantId) ?? null;
-          // Due but not started (at its cap, out of rate tokens, or locked by another executor): look again soon.
+          // Due but not started (at its cap, or out of rate tokens): look again soon. A settle that
+          // frees an at-cap tenant's slot marks it due at once (executor.ts).
           const at = due === null ? null : Math.max(due, now + this.snoozeMs);
           return this.coord.reschedule(type, c.tenantId, c.dueAtMs, at);
         }),

@@ -1,28 +1,44 @@
 // Turns finished runs into settlements and writes them in batches (one fenced transaction per
 // batch). A failed write is retried, never dropped, until the lease it is fenced by has surely
 // expired — after that the reaper owns the trigger and our write would change nothing anyway.
+// A batch with at-cap results in it also claims for their tenants, in the same transaction (handOff):
+// the settle is what frees their slots (docs/decisions/0022-settle-batching-and-hand-off.md).
 import { decideRetry, type DeliveryResult } from "@fairway/core";
-import { settle, type ClaimedTrigger, type Db, type Settled, type Settlement } from "@fairway/store";
+import { settle, settleAndClaim, type ClaimedTrigger, type ClaimInput, type ClaimReport, type Db, type Settled, type Settlement } from "@fairway/store";
 
 export interface SettlerOptions {
   db: Db;
-  /** Max rows per settle statement. Default 1000 (vs 500: ~7% more no-op triggers/s, fewer statements). */
+  /** Max rows per settle statement. Default 1000. */
   batchSize?: number;
   /** How long results may wait to be batched, beyond a settle already being written. Default 40 ms. */
   lingerMs?: number;
-  /** The linger of a result whose tenant is at its in-flight cap (ClaimedTrigger.atCap): its slot is
-   *  only free once settled, so it waits less. Default 10 ms. */
+  /** The linger of a result whose tenant is at its in-flight cap (ClaimedTrigger.atCap): its tenant's
+   *  next start waits for this settle (the cap counts running rows), so by default it does not linger
+   *  at all — it goes with the next write. */
   atCapLingerMs?: number;
-  onSettled?: (rows: Settled[]) => void;
+  /** `freed`: the settled rows whose tenant was at its cap — each one frees a slot that tenant waits for. */
+  onSettled?: (rows: Settled[], freed: Settled[]) => void;
+  /** Claims to make in the settle's own transaction for the at-cap tenants a batch frees (store
+   *  hand-off.ts), each limited to those tenants; asked as the batch is written, so that the pools'
+   *  room is current. What they claimed goes to onHandedOff. */
+  handOff?: (freed: HeldBy[]) => ClaimInput[];
+  onHandedOff?: (input: ClaimInput, report: ClaimReport) => void;
   onError?: (err: unknown) => void;
   now: () => number;
   random?: () => number;
+}
+
+/** The pool and tenant a settled trigger ran for. */
+export interface HeldBy {
+  type: string;
+  tenantId: string;
 }
 
 interface Pending {
   s: Settlement;
   giveUpAt: number;
   atCap: boolean;
+  by?: HeldBy;
 }
 
 /** What the claim stamped on a trigger, and its retry policy: all a settlement needs. */
@@ -82,7 +98,7 @@ export class Settler {
   constructor(private readonly opts: SettlerOptions) {
     this.batchSize = opts.batchSize ?? 1000;
     this.lingerMs = opts.lingerMs ?? 40;
-    this.atCapLingerMs = Math.min(this.lingerMs, opts.atCapLingerMs ?? 10);
+    this.atCapLingerMs = Math.min(this.lingerMs, opts.atCapLingerMs ?? 0);
   }
 
   get size(): number {
@@ -90,11 +106,12 @@ export class Settler {
   }
 
   /** Queue a settlement; a write that keeps failing is retried until `giveUpAtMs`. `atCap`: its tenant
-   *  waits for the slot it frees (ClaimedTrigger.atCap), so it lingers atCapLingerMs, not lingerMs. */
-  add(s: Settlement, giveUpAtMs: number, atCap = false): void {
-    this.queue.push({ s, giveUpAt: giveUpAtMs, atCap });
-    // A write under way goes on to every full batch itself: one waiter per add while it runs (thousands,
-    // when a claim of 3000 no-op runs finishes at once) cost Node 30-50 µs per settled trigger.
+   *  waits for the slot it frees (ClaimedTrigger.atCap), so it lingers atCapLingerMs, not lingerMs;
+   *  `by` names that tenant for the hand-off claim. */
+  add(s: Settlement, giveUpAtMs: number, atCap = false, by?: HeldBy): void {
+    this.queue.push({ s, giveUpAt: giveUpAtMs, atCap, by });
+    // A write under way goes on to every full batch itself: no waiter per add while it runs (thousands
+    // of them, when a large claim of no-op runs finishes at once).
     if (this.queue.length >= this.batchSize && !this.flushing) void this.write("full");
     else this.arm(atCap ? this.atCapLingerMs : this.lingerMs);
   }
@@ -132,10 +149,19 @@ export class Settler {
     await this.flushing;
   }
 
+  /** Settle a batch; with at-cap results in it, claim for their tenants in the same transaction. */
+  private async settle(batch: Pending[]): Promise<Settled[]> {
+    const freed = batch.flatMap((p) => (p.atCap && p.by ? [p.by] : []));
+    const claims = freed.length > 0 && this.opts.handOff ? this.opts.handOff(freed) : [];
+    if (claims.length === 0) return settle(this.opts.db, batch.map((p) => p.s));
+    const r = await settleAndClaim(this.opts.db, batch.map((p) => p.s), claims);
+    claims.forEach((c, i) => this.opts.onHandedOff?.(c, r.claims[i]));
+    return r.settled;
+  }
+
   /** Only full batches are written back to back. A remainder short of a batch waits for its linger —
-   *  unless it has already waited (this write is its timer's) or everything is being flushed. Written
-   *  at once, each settle took only what finished during the last one (~110 rows for a 50-slot pool of
-   *  webhooks), and its fixed cost, ~1 ms of Postgres, was paid per 110 rows (docs/bench.md). */
+   *  unless it has already waited (this write is its timer's) or everything is being flushed — so that
+   *  a settle's fixed cost is paid per batch, not per handful of rows. */
   private async writeBatches(why: "full" | "linger" | "all"): Promise<void> {
     for (let first = true; this.queue.length > 0; first = false) {
       const lingered = why === "all" || (why === "linger" && first);
@@ -144,8 +170,9 @@ export class Settler {
       }
       const batch = this.queue.splice(0, this.batchSize);
       try {
-        const rows = await settle(this.opts.db, batch.map((p) => p.s));
-        this.opts.onSettled?.(rows);
+        const rows = await this.settle(batch);
+        const atCap = new Set(batch.filter((p) => p.atCap).map((p) => p.s.id));
+        this.opts.onSettled?.(rows, atCap.size === 0 ? [] : rows.filter((r) => atCap.has(r.id)));
       } catch (err) {
         this.opts.onError?.(err);
         const now = this.opts.now();

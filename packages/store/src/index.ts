@@ -2,7 +2,7 @@
 // the migrator lives in "@fairway/store/node".
 export { connectPostgres, pipelineTx, query, rowsOf, sql, type Db, type Store } from "./db.ts";
 export * as schema from "./schema.ts";
-export { claim, dueScanCap, fairOrder, type ClaimedTrigger } from "./sql/claim.ts";
+export { claim, claimReport, claimStatements, dueScanCap, fairOrder, type ClaimedTrigger, type ClaimInput, type ClaimReport } from "./sql/claim.ts";
 export { settle, type AttemptDetail, type Settled, type Settlement } from "./sql/settle.ts";
 export { renewLeases } from "./sql/renew.ts";
 export { releaseLeases } from "./sql/release.ts";
@@ -41,3 +41,4 @@ export * from "./sql/executors.ts";
 export * from "./sql/metrics.ts";
 export * from "./sql/retention.ts";
 export * from "./sql/sending.ts";
+export * from "./sql/hand-off.ts";

@@ -1,4 +1,4 @@
-// The fair claim (DESIGN.md §4): one transaction, two statements, any number of executors at once.
+// The fair claim: one transaction, two statements, any number of executors at once.
 //
 // Statement 1 picks candidate tenants for the pool and locks their rows FOR NO KEY UPDATE SKIP LOCKED. The
 // lock serialises cap accounting per tenant: another executor simply takes other tenants this tick.
@@ -82,15 +82,15 @@ const candidateScan = (type: string) => sql`
 
 /** Statement 1: candidate tenants with due work and room under their cap, best first (lowest virtual
  *  time), locked. Their ids are also left in the transaction-local setting `fairway.claim_tenants`, so
- *  that statement 2 can be sent in the same round trip (db.ts pipelineTx).
+ *  that statement 2 can be sent in the same round trip (db.ts pipelineTx). The best candidates that
+ *  another claim holds locked are left in `fairway.claim_rivals` (and returned as `busy`): statement 2
+ *  gives the locked ones only the slots they would win against these too. Without that, an executor
+ *  whose claim raced another's and locked one light tenant gave it the whole budget.
  *
- *  It also sets `plan_cache_mode` for the rest of the transaction. For claims of up to a thousand
- *  rows, statement 2 is then planned once per connection instead of on every claim (planMode()).
- *  Postgres kept judging a fresh plan cheaper, and planning took 1.2 ms of a ~5 ms claim over 50
- *  tenants (bind time in the statement log). Claims of 250 rows over 50 tenants took 8–25 % less
- *  Postgres time in three paired runs (docs/bench.md). The setting is for this transaction only: set
- *  for the whole connection, it would take the custom plans of the materializer's and the API's
- *  statements too. */
+ *  It also sets `plan_cache_mode` for the rest of the transaction: for claims of up to a thousand
+ *  rows, statement 2 is then planned once per connection instead of on every claim (planMode(),
+ *  docs/decisions/0023-claim-statement-costs.md). For this transaction only: set for the whole
+ *  connection, it would take the custom plans of the materializer's and the API's statements too. */
 function lockCandidatesSql(input: ClaimInput) {
   const { type } = input;
   const maxTenants = Math.min(1000, Math.max(16, input.budget));
@@ -102,8 +102,8 @@ function lockCandidatesSql(input: ClaimInput) {
     : [candidateScan(type), sql`c.first_due <= now()`];
   return sql`
     WITH c AS (${source}),
-    locked AS (
-      SELECT t.id
+    eligible AS MATERIALIZED (
+      SELECT t.id, coalesce(tp.vtime, 0) AS vtime
         FROM tenants t
         JOIN c ON c.tenant_id = t.id
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
@@ -111,26 +111,34 @@ function lockCandidatesSql(input: ClaimInput) {
          AND ${due}
          AND NOT EXISTS (SELECT 1 FROM pools p WHERE p.type = ${type} AND p.paused) -- pool-pause.ts
          AND ${runningOf(sql`t.id`)} < t.max_in_flight
-       ORDER BY coalesce(tp.vtime, 0), t.id
+    ),
+    locked AS (
+      SELECT t.id
+        FROM tenants t
+        JOIN eligible e ON e.id = t.id
+       ORDER BY e.vtime, t.id
        LIMIT ${maxTenants}
          -- NO KEY UPDATE: claimers exclude each other per tenant, but inserts of the tenant's jobs and
          -- triggers (whose foreign-key checks take KEY SHARE on this row) never wait for a claim.
          FOR NO KEY UPDATE OF t SKIP LOCKED
+    ),
+    -- Best candidates another claim holds: the rivals statement 2 allocates against.
+    rivals AS (
+      SELECT e.id FROM (SELECT id, vtime FROM eligible ORDER BY vtime, id LIMIT ${maxTenants}) e
+       WHERE e.id NOT IN (SELECT id FROM locked)
     )
     SELECT set_config('fairway.claim_tenants', coalesce(jsonb_agg(id), '[]'::jsonb)::text, true) AS ids,
-           set_config('plan_cache_mode', ${planMode(input.budget)}, true) AS plan FROM locked`;
+           set_config('fairway.claim_rivals', (SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM rivals)::text, true) AS busy,
+           set_config('plan_cache_mode', ${planMode(input.budget)}, true) AS plan
+      FROM locked`;
 }
 
 /** A tenant's running triggers, over all its pools: tenant_pools.running (schema.ts). */
 const runningOf = (tenantId: ReturnType<typeof sql>) =>
   sql`(SELECT coalesce(sum(r.running), 0) FROM tenant_pools r WHERE r.tenant_id = ${tenantId})`;
 
-/** Planning statement 2 costs ~1.2 ms a claim. On big claims, the plan made for the call's own values
- *  saves 0.4–3 µs of Postgres per claimed row: with the generic plan for every claim, no-op throughput
- *  (3000–4000 rows a claim) measured −3 % (median of five paired runs). Below that, planning costs more
- *  than it saves: up to 500 rows (the limit until the twentieth pass), and at the ~800 a 50-slot pool of
- *  3 ms webhooks asks for, where the generic plan took Postgres CPU per delivery 2.5–4.6 % lower (medians
- *  of three alternated series, 30 pairs, 22 of them lower; docs/bench.md). */
+/** Planning statement 2 costs about as much as running it for a small claim; for big claims the plan
+ *  made for the call's own values saves more than planning costs (docs/decisions/0023). */
 const GENERIC_PLAN_MAX_BUDGET = 1000;
 function planMode(budget: number): string {
   return budget <= GENERIC_PLAN_MAX_BUDGET ? "force_generic_plan" : "force_custom_plan";
@@ -141,10 +149,8 @@ function planMode(budget: number): string {
  *  Counting every tenant's backlog up to the whole budget cost half the claim (100 tenants × budget
  *  rows); the caps add up to twice the budget. A tenant cut short here only waits for the next claim,
  *  which the executor runs at once whenever a claim got anything and slots are free — so the pool
- *  stays work-conserving. The cap was twice an EVEN share until the eighth pass (docs/bench.md): a
- *  tenant whose weighted share is over two thirds among three could never get it (weights 1:1:18 got
- *  ~2/3, not 90 %), and a weight-5 tenant among 1:2:5 that fell behind caught up by 4 % of a claim at
- *  a time, so a 6 s window could miss its share by up to 13 %. */
+ *  stays work-conserving. Weighted, not even: with twice an even share, a tenant whose weighted share
+ *  is over two thirds among three could never get it. */
 export function dueScanCap(budget: number, share: number): number {
   return Math.min(budget, Math.max(16, Math.ceil(2 * budget * share)));
 }
@@ -176,10 +182,8 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
              -- The tenant's first due queue rows in claim order, up to dueScanCap(): how many it has
              -- due, and which "picked" takes. One index scan per tenant, not one to count and another
              -- to pick: each walks over the queue rows claims have deleted at the front of the tenant's
-             -- range until a vacuum removes them. With statement 1's single probe, −13 % Postgres CPU
-             -- per claimed row over 50 tenants, −16 % over 500 (docs/bench.md, seventeenth pass). And
-             -- rows held back by overlap no longer count as due: they took slots the claim then left
-             -- empty (claim-due.pg.test.ts).
+             -- range until a vacuum removes them. Rows held back by overlap do not count as due: they
+             -- would take slots the claim then left empty (claim-due.pg.test.ts).
              ARRAY(SELECT x.id FROM trigger_queue x
                     WHERE x.tenant_id = c.id AND x.type = ${type} AND x.next_attempt_at <= now()
                       -- Overlap skip / buffer_one: an exclusive trigger starts only when no trigger of its
@@ -209,13 +213,31 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                                coalesce(floor(tokens)::bigint, ${budget}::bigint)))::int AS room
         FROM st
     ),
+    -- Rivals (statement 1): tenants another claim holds, with the slots they would take, as if
+    -- backlogged, up to twice their weighted share of the budget. Read, not locked.
+    rival AS (
+      SELECT t.id, t.weight, coalesce(tp.cost_ms, 100) AS cost_ms,
+             greatest(coalesce(tp.vtime, 0), (SELECT v FROM clock0)) AS vstart,
+             t.max_in_flight - ${runningOf(sql`t.id`)} AS free
+        FROM tenants t
+        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
+       WHERE t.id IN (SELECT jsonb_array_elements_text(current_setting('fairway.claim_rivals')::jsonb))
+    ),
+    rival_share AS (
+      SELECT sum(w) AS total FROM (SELECT weight / cost_ms AS w FROM rival UNION ALL SELECT weight / cost_ms FROM cand) x
+    ),
     slots AS (
-      SELECT r.id, r.vstart + (g.k - 1) * r.cost_ms / r.weight AS vt
-        FROM room r CROSS JOIN LATERAL generate_series(1, r.room) AS g(k)
-       ORDER BY vt, r.id, g.k
+      SELECT id, vt, false AS rival FROM (
+        SELECT r.id, r.vstart + (g.k - 1) * r.cost_ms / r.weight AS vt
+          FROM room r CROSS JOIN LATERAL generate_series(1, r.room) AS g(k)) own
+      UNION ALL
+      SELECT v.id, v.vstart + (g.k - 1) * v.cost_ms / v.weight, true
+        FROM rival v CROSS JOIN LATERAL generate_series(1, greatest(0, least(v.free, ${budget}::int,
+               greatest(16, ceil(2.0 * ${budget}::int * (v.weight / v.cost_ms) / (SELECT total FROM rival_share))))::int)) AS g(k)
+       ORDER BY vt, id
        LIMIT ${budget}
     ),
-    alloc AS (SELECT id, count(*)::int AS n FROM slots GROUP BY id),
+    alloc AS (SELECT id, count(*)::int AS n FROM slots WHERE NOT rival GROUP BY id),
     -- Each tenant's share of its due queue rows, best first (st.due_ids). Not locked here: the trigger
     -- rows are, below. Every writer locks a trigger's row before its queue row (the sync trigger in
     -- migration 0009 runs after the row's update), so locking the queue row first could deadlock with
@@ -288,7 +310,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
        WHERE pools.type IN (SELECT p.type FROM pools p WHERE p.type = ${type} FOR UPDATE SKIP LOCKED)
          AND sub.v > pools.vclock
     )
-    -- One row: the triggers as packed text (packed.ts: a third of what json_build_array cost Postgres per
+    -- One row: the triggers as packed text (packed.ts: cheaper for Postgres than json_build_array per
     -- row), and each claimed job's and tenant's data once as JSON (not once per trigger; names, targets
     -- and payloads are free-form). The pool type is the caller's: not sent back.
     SELECT (SELECT ${packRows(sql`c.id, c.tenant_id, c.job_id, c.kind, c.priority,
@@ -343,28 +365,48 @@ function decodeClaim(r: ClaimResult, type: string, leaseToken: string): { claime
 
 /** Lock candidates, then claim each one's fair share: one transaction, one round trip on postgres.js. */
 export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]> {
-  if (input.budget <= 0) return [];
+  return (await claimReport(db, input)).claimed;
+}
+
+export interface ClaimReport {
+  claimed: ClaimedTrigger[];
+  /** Candidates that were due and under their cap but locked by another claim (at most as many as a
+   *  claim locks). */
+  busy: string[];
+}
+
+/** claim(), and which of the given candidates another claim held. */
+export async function claimReport(db: Db, input: ClaimInput): Promise<ClaimReport> {
+  if (input.budget <= 0) return { claimed: [], busy: [] };
+  const c = claimStatements(input);
+  const [locked, rows] = await pipelineTx(db, c.statements);
+  return c.decode(locked, rows);
+}
+
+/** The claim's two statements, to run in this order in one transaction (after others, store
+ *  hand-off.ts), and the decoding of their rows. */
+export function claimStatements(input: ClaimInput) {
   // One lease token per claim: the fence is (trigger, token, attempt), and a trigger is claimed at most
   // once per claim, so a token unique to the claim fences as well as one per row (without a UUID made
   // and sent back per row).
   const leaseToken = crypto.randomUUID();
-  const [, rows] = await pipelineTx(db, [
-    lockCandidatesSql(input),
-    claimLockedSql(input, leaseToken),
-  ]);
-  const { claimed, slots, vclock } = decodeClaim((rows as ClaimResult[])[0], input.type, leaseToken);
-  return fairOrder(claimed, slots, vclock);
+  return {
+    statements: [lockCandidatesSql(input), claimLockedSql(input, leaseToken)],
+    decode(lockRows: unknown[], claimRows: unknown[]): ClaimReport {
+      const busy = (lockRows as Array<{ busy: Json<string[]> | null }>)[0]?.busy;
+      const { claimed, slots, vclock } = decodeClaim((claimRows as ClaimResult[])[0], input.type, leaseToken);
+      return { claimed: fairOrder(claimed, slots, vclock), busy: busy == null ? [] : jsonColumn(busy) };
+    },
+  };
 }
 
 /** The claimed triggers in the order of their WFQ slots, each given its slot (`vt`, and `vclock` where its
  *  tenant started at the pool clock `clock`): a tenant's k-th trigger, highest priority first and then
  *  in the claim's order, takes its k-th slot, vstart + (k − 1) · step. Started tenant by tenant (the order
- *  the UPDATE returns them), a claim of 80 ran one tenant's block after another's, and a share measured
- *  over a window moved by up to a block at its edges (weighted-share by count: ~1 % error with half-pool
- *  claims, 3–5.6 % with the deeper prefetch, 0.04 % interleaved). The pool goes on to order its whole
- *  queue by slot (pool.ts), so that slots from different claims interleave too. Sorting here, not in
- *  SQL: an ORDER BY over the wide claimed rows cost ~12 % of the claim's Postgres CPU. A tenant missing
- *  from `slots` (none should be) sorts last. */
+ *  the UPDATE returns them), a claim would run one tenant's block after another's, and any window's
+ *  share would be off by up to a block. The pool goes on to order its whole queue by slot (pool.ts), so
+ *  that slots from different claims interleave too. Sorted here, not in SQL, where an ORDER BY over the
+ *  wide claimed rows is costly. A tenant missing from `slots` (none should be) sorts last. */
 export function fairOrder<T extends { tenantId: string; priority: number; vt: number; vclock: number | null }>(
   rows: T[],
   slots: Record<string, Slots>,

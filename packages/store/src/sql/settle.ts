@@ -61,6 +61,21 @@ function storable(text: string | null | undefined): string | null {
 
 export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   if (items.length === 0) return [];
+  return decodeSettled(await query<SettleResult>(db, settleStatement(items)));
+}
+
+export interface SettleResult {
+  settled: string | null;
+}
+
+export function decodeSettled(rows: SettleResult[]): Settled[] {
+  return unpackRows(rows[0]?.settled ?? null, 6).map(
+    ([id, tenantId, jobId, type, status, durationMs]) => ({ id, tenantId, jobId, type, status, durationMs: Number(durationMs) }),
+  );
+}
+
+/** The settle of `items` (not empty) as one statement. */
+export function settleStatement(items: Settlement[]) {
   // Positional arrays, times as epoch ms, and a success stops after its outcome: a third of the bytes
   // of named fields with ISO times, and less for Node to build (a missing index reads as NULL).
   const input = JSON.stringify(
@@ -75,9 +90,7 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   );
   // One statement: the fenced trigger update, the attempt record, job completion, the maxJobs counter
   // and the worker-time charge.
-  const rows = await query<{ settled: string | null }>(
-    db,
-    sql`
+  return sql`
     WITH input AS (
       SELECT x->>0 AS id, x->>1 AS token, (x->>2)::int AS attempt, x->>3 AS status,
              to_timestamp((x->>4)::float8 / 1000) AS started_at, (x->>5)::float8 AS duration_ms,
@@ -172,9 +185,5 @@ export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
     -- One text value (packed.ts): parsing it costs Node a fraction of what six columns × a thousand
     -- rows did, and building it costs Postgres less than JSON per row did.
     SELECT ${packRows(sql`d.id, d.tenant_id, d.job_id, d.type, d.status, d.duration_ms`)} AS settled
-      FROM done d`,
-  );
-  return unpackRows(rows[0]?.settled ?? null, 6).map(
-    ([id, tenantId, jobId, type, status, durationMs]) => ({ id, tenantId, jobId, type, status, durationMs: Number(durationMs) }),
-  );
+      FROM done d`;
 }

@@ -1,0 +1,104 @@
+// The claimer: each pass claims, for every pool with room, its fair share of due work (store claim.ts)
+// and hands it to the pool, which starts it in WFQ order (pool.ts, startKey).
+//
+// A pool claims ahead of its free slots, once half its queue has drained (Pool.wantsClaim), so that
+// claims are few and large. A tenant at its in-flight cap does not wait for that cadence: the cap
+// counts running rows, so its slot frees when one of its runs is settled, and the settle claims for
+// it in the same transaction, as many as it freed, if the pool has room (handOff(), store hand-off.ts).
+import type { Logger } from "@fairway/core";
+import { claimReport, type ClaimedTrigger, type ClaimInput, type ClaimReport, type Db } from "@fairway/store";
+import type { ExecutorObserver } from "./observe.ts";
+import { startKey, type Pool } from "./pool.ts";
+import type { ReadyIndex } from "./ready-index.ts";
+
+export interface ClaimerDeps {
+  db: Db;
+  owner: string;
+  pools: Map<string, Pool>;
+  ready: ReadyIndex | null;
+  log: Logger;
+  /** Hand a claimed trigger to its pool, to start at `key` among what the pool has queued. */
+  dispatch(pool: Pool, t: ClaimedTrigger, key: number): void;
+  stats: { claimed: number };
+  /** Metrics: each claim's duration and size. */
+  observer?: Pick<ExecutorObserver, "claimed">;
+}
+
+export class Claimer {
+  constructor(private readonly deps: ClaimerDeps) {}
+
+  /** The claims a settle makes for the at-cap tenants it frees: per pool with room, as many as were
+   *  freed (at most its room), among exactly those tenants. */
+  handOff(freed: Array<{ type: string; tenantId: string }>): ClaimInput[] {
+    const byType = new Map<string, Map<string, number>>();
+    for (const r of freed) {
+      const m = byType.get(r.type) ?? new Map<string, number>();
+      m.set(r.tenantId, (m.get(r.tenantId) ?? 0) + 1);
+      byType.set(r.type, m);
+    }
+    const inputs: ClaimInput[] = [];
+    for (const [type, tenants] of byType) {
+      const pool = this.deps.pools.get(type);
+      const n = [...tenants.values()].reduce((a, b) => a + b, 0);
+      const budget = Math.min(n, pool?.claimable ?? 0);
+      if (pool && budget > 0) inputs.push({ type, budget, owner: this.deps.owner, leaseMs: pool.config.leaseMs, candidates: [...tenants.keys()] });
+    }
+    return inputs;
+  }
+
+  /** What a hand-off claim got: dispatched like any claim's. Returns whether another claim held one
+   *  of its tenants: that claim may have read the tenant's running count before this settle committed
+   *  and left the freed slot unclaimed, so the caller should claim again now. */
+  handedOff(input: ClaimInput, report: ClaimReport): boolean {
+    const pool = this.deps.pools.get(input.type);
+    if (pool && report.claimed.length > 0) {
+      this.deps.stats.claimed += report.claimed.length;
+      this.dispatchAll(pool, report.claimed);
+    }
+    return report.busy.length > 0;
+  }
+
+  /** One pass over the pools; returns how many pools claimed something (then the caller claims again
+   *  at once while slots are free: a claim looks at a bounded part of each tenant's backlog, so a
+   *  short claim does not mean the backlog is empty). */
+  async pass(now: number): Promise<number> {
+    let work = 0;
+    for (const [type, pool] of this.deps.pools) {
+      if (!pool.wantsClaim) continue;
+      const budget = pool.claimable;
+      const { claimed, busy } = await this.claimFor(type, pool, now, budget);
+      // Also when it came short because another claim held tenants it would have served: that claim
+      // is about to commit, and this one takes its share then rather than after an idle poll.
+      if (claimed.length > 0 || (busy.length > 0 && claimed.length < budget)) work++;
+    }
+    return work;
+  }
+
+  /** Claim up to `budget` for `pool` and dispatch what was claimed. */
+  private async claimFor(type: string, pool: Pool, now: number, budget: number): Promise<{ claimed: ClaimedTrigger[]; busy: string[] }> {
+    const { db, ready } = this.deps;
+    const candidates = ready ? await ready.candidates(type, now, budget) : undefined;
+    if (candidates && candidates.length === 0) return { claimed: [], busy: [] }; // nothing due: no query at all
+    const claimStarted = performance.now();
+    const { claimed, busy } = await claimReport(db, {
+      type,
+      budget,
+      owner: this.deps.owner,
+      leaseMs: pool.config.leaseMs,
+      candidates: candidates?.map((c) => c.tenantId),
+    });
+    this.deps.stats.claimed += claimed.length;
+    if (claimed.length > 0) pool.recordClaim(performance.now() - claimStarted);
+    this.deps.observer?.claimed?.(type, performance.now() - claimStarted, claimed.length);
+    if (candidates) await ready!.afterClaim(type, now, candidates, claimed, budget, busy);
+    else await ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
+    this.dispatchAll(pool, claimed);
+    return { claimed, busy };
+  }
+
+  private dispatchAll(pool: Pool, claimed: ClaimedTrigger[]): void {
+    // One base for the whole claim: the slot in service before any of it started (pool.ts, startKey).
+    const started = pool.lastStarted;
+    for (const t of claimed) this.deps.dispatch(pool, t, startKey(t.vt, t.vclock, started));
+  }
+}

@@ -1,0 +1,34 @@
+// Settle a batch and, in the same transaction and round trip, claim for the tenants it frees from
+// their in-flight cap. The cap counts running rows, so an at-cap tenant's next trigger can only be
+// claimed once the settle has committed; here the claim runs right after the settle's statement,
+// sees its decrement (same transaction) and everything other executors committed (a new snapshot per
+// statement), and takes the freed slots before anyone polls.
+//
+// Lock order: the settle locks the settled tenants' ledger rows (tenant_pools) in key order, and the
+// caller limits each claim here to tenants of this batch (`candidates`), so its charge locks no ledger
+// row the transaction does not hold already; everything else the claim locks it takes with SKIP
+// LOCKED. (A row fenced out of the settle — its lease was lost — leaves its tenant's row unlocked; if
+// that ever closes a cycle, Postgres aborts one side.) A failure rolls the whole transaction back and
+// the settle is retried (settler.ts).
+import { pipelineTx, type Db } from "../db.ts";
+import { claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
+import { decodeSettled, settleStatement, type Settled, type Settlement, type SettleResult } from "./settle.ts";
+
+export interface HandOff {
+  settled: Settled[];
+  /** Per claim input, in order, what it claimed (and which tenants another claim held). */
+  claims: ClaimReport[];
+}
+
+export async function settleAndClaim(db: Db, items: Settlement[], claims: ClaimInput[]): Promise<HandOff> {
+  // A claim over all due tenants would lock ledger rows out of order (above).
+  if (claims.some((c) => !c.candidates || c.candidates.length === 0 || c.budget <= 0)) {
+    throw new Error("settleAndClaim: each claim must name its candidate tenants and a budget above 0");
+  }
+  const parts = claims.map((c) => claimStatements(c));
+  const rows = await pipelineTx(db, [settleStatement(items), ...parts.flatMap((p) => p.statements)]);
+  return {
+    settled: decodeSettled(rows[0] as SettleResult[]),
+    claims: parts.map((p, i) => p.decode(rows[1 + 2 * i], rows[2 + 2 * i])),
+  };
+}
