@@ -1,5 +1,7 @@
-// @fairway/sdk: the typed client, the admin client, and verifyWebhook for receivers.
+// @fairway/sdk: the typed client, the admin client, and verifyWebhook for receivers. No runtime
+// dependencies: fetch and WebCrypto only (Node ≥ 18, Bun, Deno, Workers).
 export * from "./client.ts";
 export * from "./types.ts";
-export { FairwayError } from "./http.ts";
-export { verifyWebhook, WebhookVerificationError } from "@fairway/core";
+export * from "./errors.ts";
+export { paginate, retryAfterMs } from "./http.ts";
+export * from "./webhooks.ts";

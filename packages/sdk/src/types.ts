@@ -1,11 +1,18 @@
-// The API's shapes (DESIGN.md §7), as the SDK's users see them. Dates are ISO-8601 strings on the wire.
-import type { MisfirePolicy, OverlapPolicy, TriggerStatus, JobStatus, TenantStatus, AttemptOutcome } from "@fairway/core";
+// The API's shapes, as the SDK's users see them. Dates are ISO-8601 strings on the wire. They are
+// checked against the API's own zod schemas by test/packages/sdk-types.ts, so the two cannot drift.
+
+export type JobStatus = "active" | "paused" | "completed" | "cancelled";
+export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled";
+export type OverlapPolicy = "allow" | "skip" | "buffer_one";
+export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
+export type TenantStatus = "active" | "suspended";
+export type AttemptOutcome = "success" | "http_error" | "network_error" | "timeout" | "handler_error" | "lease_expired";
 
 export type ScheduleInput = { cron: string; timezone?: string } | { at: string | Date } | { delayMs: number };
 
 export interface CreateJobInput<P = unknown> {
   name: string;
-  /** The pool. Default "webhook". */
+  /** The pool. Default "webhook". A type served by a worker (createWorker) needs no target. */
   type?: string;
   schedule: ScheduleInput;
   target?: { url: string; method?: "POST" | "PUT" | "PATCH" | "GET" | "DELETE"; headers?: Record<string, string> };
@@ -101,4 +108,27 @@ export interface PoolConfig {
   maxAttempts: number;
   initialDelayMs: number;
   maxDelayMs: number;
+}
+
+export interface ApiKey {
+  id: string;
+  /** The key itself: shown once, never again. */
+  key: string;
+  prefix: string;
+  createdAt: string;
+}
+
+/** GET /v1/admin/stats: per-tenant figures, and the pools that workers serve. */
+export interface Stats {
+  tenants: Array<{
+    tenantId: string;
+    running: number;
+    due: number;
+    pending: number;
+    dead: number;
+    maxInFlight: number;
+    oldestDueLagMs: number | null;
+  } & Record<string, unknown>>;
+  /** Pools whose jobs run in handler workers; `served: false` means no worker has been seen lately. */
+  handlerPools?: Array<{ type: string; served: boolean; lastSeenAt: string; due: number }>;
 }
