@@ -5,7 +5,7 @@
 // spin (they sleep, interruptibly, when there is nothing to do). Every claimed trigger is settled or
 // released, whatever happens.
 import { newId, silentLogger, type Logger } from "@fairway/core";
-import { claim, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import { claim, handlerPoolTypes, listPools, materialize, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
 import { Pool, startKey } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
@@ -22,6 +22,9 @@ export interface ExecutorOptions {
   db: Db;
   transport: Transport;
   handlers?: Record<string, Handler>;
+  /** Claim only these pool types (a handler worker: its handlers' types). Default every pool, except
+   *  handler pools (served by workers, store handler-pools.ts) this executor has no handler for. */
+  types?: readonly string[];
   /** Wake-up hints (a job was created due now). */
   wake?: WakeSource;
   /** The ready-tenant index (Redis); without it candidates are always found in Postgres. */
@@ -271,7 +274,13 @@ export class Executor {
   }
 
   private async refreshPools(): Promise<void> {
+    const only = this.opts.types ? new Set(this.opts.types) : null;
+    const handlerPools = only ? null : await handlerPoolTypes(this.opts.db);
     for (const cfg of await listPools(this.opts.db)) {
+      if (only ? !only.has(cfg.type) : handlerPools!.has(cfg.type) && !this.runDeps.handlers[cfg.type]) {
+        this.pools.delete(cfg.type); // a worker took it over: claim no more (what is held still settles)
+        continue;
+      }
       const p = this.pools.get(cfg.type);
       if (p) p.reconfigure(cfg);
       else this.pools.set(cfg.type, new Pool(cfg));

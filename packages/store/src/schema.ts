@@ -79,6 +79,10 @@ export const pools = pgTable("pools", {
   maxDelayMs: integer("max_delay_ms").notNull().default(3600000),
   // Pool virtual clock for fair share: a tenant returning from idle starts here (no banked credit).
   vclock: doublePrecision("vclock").notNull().default(0),
+  // Set and refreshed by handler workers (createWorker) that serve this type; null for webhook pools.
+  // A set value makes the pool a handler pool: untargeted jobs are accepted, and executors without
+  // its handler leave it alone.
+  handlerSeenAt: ts("handler_seen_at"),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
 

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { generateSigningSecret, newId, randomToken, sha256Hex } from "@fairway/core";
 import {
-  allTenantUsage, createApiKey, createTenant, getPool, getTenant, listPools, listTenants, putPool, revokeApiKey,
+  allTenantUsage, handlerPoolStatus, createApiKey, createTenant, getPool, getTenant, listPools, listTenants, putPool, revokeApiKey,
   rotateSigningSecret, updateTenant, DEFAULT_POOL,
 } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
@@ -101,5 +101,5 @@ adminRoutes.put("/pools/:type", async (c) => {
 
 adminRoutes.get("/stats", async (c) => {
   const rows = await allTenantUsage(c.var.deps.db);
-  return c.json({ tenants: rows });
+  return c.json({ tenants: rows, handlerPools: await handlerPoolStatus(c.var.deps.db) });
 });

@@ -9,6 +9,7 @@ import {
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { announceWork } from "../announce.ts";
+import { handlerTypesFor } from "../handler-types.ts";
 import { buildJob, checkPayload, checkTarget, resolveSchedule } from "../job-input.ts";
 import { createJobBody, pageQuery, updateJobBody } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";
@@ -46,7 +47,7 @@ jobRoutes.post("/", async (c) => {
   const job = buildJob(newId("job"), body, tenant, pool, {
     now,
     allowPrivate: deps.allowPrivateTargets,
-    handlerTypes: deps.handlerTypes,
+    handlerTypes: body.target ? deps.handlerTypes : await handlerTypesFor(deps.db, deps.handlerTypes, body.type),
   });
   const result = await createJob(deps.db, job, {
     maxJobs: tenant.maxJobs,
