@@ -4,11 +4,17 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Db, Store } from "./db.ts";
 import * as schema from "./schema.ts";
 
-export const migrationsFolder = fileURLToPath(new URL("../../../drizzle", import.meta.url));
+// From sources: the repository's drizzle/. In a bundled package (the CLI): the copy next to the bundle.
+const bundledMigrations = fileURLToPath(new URL("./drizzle", import.meta.url));
+export const migrationsFolder = existsSync(join(bundledMigrations, "meta"))
+  ? bundledMigrations
+  : fileURLToPath(new URL("../../../drizzle", import.meta.url));
 
 export async function connectPglite(dataDir?: string): Promise<Store> {
   const client = new PGlite(dataDir);
