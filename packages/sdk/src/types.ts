@@ -8,6 +8,8 @@ export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
 export type TenantStatus = "active" | "suspended";
 export type AttemptOutcome = "success" | "http_error" | "network_error" | "timeout" | "handler_error" | "lease_expired";
 
+export type HttpMethod = "POST" | "PUT" | "PATCH" | "GET" | "DELETE";
+
 export type ScheduleInput = { cron: string; timezone?: string } | { at: string | Date } | { delayMs: number };
 
 export interface CreateJobInput<P = unknown> {
@@ -15,7 +17,7 @@ export interface CreateJobInput<P = unknown> {
   /** The pool. Default "webhook". A type served by a worker (createWorker) needs no target. */
   type?: string;
   schedule: ScheduleInput;
-  target?: { url: string; method?: "POST" | "PUT" | "PATCH" | "GET" | "DELETE"; headers?: Record<string, string> };
+  target?: { url: string; method?: HttpMethod; headers?: Record<string, string> };
   payload?: P;
   retry?: { maxAttempts?: number; initialDelayMs?: number; maxDelayMs?: number };
   timeoutMs?: number;
@@ -33,7 +35,7 @@ export interface Job<P = unknown> {
   type: string;
   status: JobStatus;
   schedule: { cron: string; timezone: string } | { at: string };
-  target: { url: string; method: string; headers?: Record<string, string> } | null;
+  target: { url: string; method: HttpMethod; headers?: Record<string, string> } | null;
   payload: P | null;
   retry: { maxAttempts: number; initialDelayMs: number; maxDelayMs: number };
   timeoutMs: number | null;
@@ -118,17 +120,19 @@ export interface ApiKey {
   createdAt: string;
 }
 
-/** GET /v1/admin/stats: per-tenant figures, and the pools that workers serve. */
+/** GET /v1/admin/stats: per-tenant figures, and the pools that handler workers serve. */
 export interface Stats {
   tenants: Array<{
     tenantId: string;
+    maxInFlight: number;
+    status: TenantStatus;
     running: number;
     due: number;
     pending: number;
+    jobs: number;
     dead: number;
-    maxInFlight: number;
     oldestDueLagMs: number | null;
-  } & Record<string, unknown>>;
-  /** Pools whose jobs run in handler workers; `served: false` means no worker has been seen lately. */
-  handlerPools?: Array<{ type: string; served: boolean; lastSeenAt: string; due: number }>;
+  }>;
+  /** `served: false`: no worker has stamped the pool lately, and its `due` triggers wait for one. */
+  handlerPools: Array<{ type: string; served: boolean; lastSeenAt: string; due: number }>;
 }

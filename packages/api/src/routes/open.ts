@@ -1,7 +1,8 @@
-// Open routes: health, Prometheus metrics, the OpenAPI document.
+// Open routes: health, Prometheus metrics, the OpenAPI document and its interactive reference.
 import { Hono } from "hono";
 import { allTenantUsage, sql } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
+import { docsPage } from "../docs-page.ts";
 import { openApiDocument } from "../openapi.ts";
 
 export const openRoutes = new Hono<AppEnv>();
@@ -34,3 +35,4 @@ openRoutes.get("/metrics", async (c) => {
 });
 
 openRoutes.get("/openapi.json", (c) => c.json(openApiDocument()));
+openRoutes.get("/docs", (c) => c.html(docsPage));
