@@ -2,6 +2,8 @@
 // through the SDK with no target, run once in the worker's own handler (never by the server's
 // executor), failed attempts are retried and dead-lettered, and a handler type whose worker is gone is
 // reported by the admin stats.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAdminClient, createClient, FairwayValidationError, type FairwayClient } from "@fairway/sdk";
 import { sql } from "@fairway/store";
@@ -10,7 +12,8 @@ import { createTestDb, type TestDb } from "../support/pg.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
 import { until } from "../support/until.ts";
 
-type Payloads = { "email.send": { to: string }; "report.build": { n: number } };
+const root = fileURLToPath(new URL("../..", import.meta.url));
+type Payloads = { "email.send": { to: string }; "report.build": { n: number }; "stuck.task": null };
 
 let db: TestDb;
 let server: ServerProcess;
@@ -38,6 +41,7 @@ beforeAll(async () => {
         seen.push({ type: "report.build", ctx });
         throw new Error(`report ${ctx.payload.n} failed`);
       },
+      "stuck.task": () => new Promise(() => {}), // never settles and ignores its signal
     },
   });
   await worker.start();
@@ -77,6 +81,87 @@ describe("createWorker", () => {
     const dead = await client.deadLetters({ jobId: job.id });
     expect(dead.data.map((t) => t.id)).toEqual([trigger.id]);
   });
+
+  it("ends an attempt at its timeout even when the handler ignores its signal", async () => {
+    const job = await client.jobs.create({ name: "stuck", type: "stuck.task", schedule: { delayMs: 0 }, timeoutMs: 200, retry: { maxAttempts: 1 } });
+    const page = await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "dead");
+    expect((await client.triggers.get(page.data[0].id)).attempts?.map((a) => a.outcome)).toEqual(["timeout"]);
+  });
+
+  it("stops gracefully: a running handler finishes within the grace; one past it is released and runs again", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const started: number[] = [];
+    const mk = (hang: boolean) =>
+      createWorker<{ "slow.task": { n: number } }>({
+        databaseUrl: db.url,
+        pollMs: 50,
+        logLevel: "error",
+        handlers: {
+          "slow.task": async (ctx) => {
+            started.push(ctx.payload.n);
+            if (!hang) return gate;
+            await new Promise(() => {}); // ignores its signal: the worker still ends the attempt
+          },
+        },
+      });
+    // Within the grace: stop() waits for the handler, which then succeeds.
+    const w1 = await mk(false).start();
+    const a = await client.jobs.create({ name: "a", type: "slow.task", schedule: { delayMs: 0 }, payload: { n: 1 } });
+    await until(async () => started.length, (n) => n === 1);
+    const stopped = w1.stop(20_000);
+    open();
+    await stopped;
+    const ta = (await client.jobs.triggers(a.id)).data[0];
+    expect((await client.triggers.get(ta.id)).attempts?.map((x) => x.outcome)).toEqual(["success"]);
+
+    // Past the grace: aborted and released, not counted as an attempt; the next worker runs it.
+    const w2 = await mk(true).start();
+    const b = await client.jobs.create({ name: "b", type: "slow.task", schedule: { delayMs: 0 }, payload: { n: 2 } });
+    await until(async () => started.length, (n) => n === 2);
+    await w2.stop(50);
+    const released = (await client.jobs.triggers(b.id)).data[0];
+    expect(released).toMatchObject({ status: "pending", attemptCount: 0 });
+    const w3 = await mk(false).start();
+    await until(() => client.triggers.get(released.id), (t) => t.status === "succeeded");
+    await w3.stop(1000);
+    expect((await client.triggers.get(released.id)).attempts?.map((x) => x.outcome)).toEqual(["success"]);
+    expect(started).toEqual([1, 2, 2]);
+  });
+
+  it("a worker killed mid-handler loses nothing: the lease expires, is reaped, and another worker runs it once", async () => {
+    const admin = createAdminClient({ baseUrl: server.url, adminToken: server.adminToken });
+    // The run timeout is longer than the test needs, so the attempt can only end by the lease expiring.
+    await admin.pools.put("hang.task", { concurrency: 5, timeoutMs: 5000, leaseMs: 6000 });
+    // One process (node --import tsx, not the tsx launcher, whose child would survive the kill).
+    const child = spawn(process.execPath, ["--import", "tsx", "test/packages/fixtures/hanging-worker.ts"], {
+      cwd: root,
+      env: { PATH: process.env.PATH, DATABASE_URL: db.url },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    await until(async () => out, (o) => o.includes("ready"), 60_000);
+    const job = await client.jobs.create({ name: "hang", type: "hang.task", schedule: { delayMs: 0 }, retry: { maxAttempts: 3, initialDelayMs: 0, maxDelayMs: 0 } });
+    await until(async () => out, (o) => o.includes("running "));
+    const triggerId = /running (\S+)/.exec(out)![1];
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL");
+    await exited;
+
+    const ran: string[] = [];
+    const rescuer = await createWorker({
+      databaseUrl: db.url,
+      pollMs: 50,
+      logLevel: "error",
+      handlers: { "hang.task": (ctx) => void ran.push(ctx.triggerId) },
+    }).start();
+    const done = await until(() => client.triggers.get(triggerId), (t) => t.status === "succeeded", 20_000);
+    await rescuer.stop(1000);
+    expect(done.jobId).toBe(job.id);
+    expect(done.attempts?.map((a) => a.outcome)).toEqual(["lease_expired", "success"]);
+    expect(ran).toEqual([triggerId]);
+  }, 90_000);
 
   it("refuses an untargeted job of a type no worker has registered", async () => {
     const err = await client.jobs.create({ name: "x", type: "nobody.serves", schedule: { delayMs: 0 } }).catch((e) => e);

@@ -8,6 +8,28 @@ import { createUndiciTransport } from "@fairway/executor/node";
 import { connectPostgres, HANDLER_HEARTBEAT_MS, touchHandlerPools } from "@fairway/store";
 import type { Worker, WorkerOptions } from "./types.ts";
 
+/** Each handler's attempt ends when its signal aborts (its timeout, or stop() out of grace), even if
+ *  the handler ignores the signal: otherwise a stuck handler would hold its slot and its renewed lease
+ *  forever. The handler's own promise is left to settle on its own. */
+function boundByTimeout(handlers: Record<string, Handler>): Record<string, Handler> {
+  const bound: Record<string, Handler> = {};
+  for (const [type, handler] of Object.entries(handlers)) {
+    bound[type] = (ctx) => {
+      const signal = ctx.signal;
+      if (signal.aborted) throw new Error("aborted before start");
+      return new Promise((resolve, reject) => {
+        const onAbort = () => reject(new Error("aborted: the attempt timed out or the worker stopped"));
+        signal.addEventListener("abort", onAbort, { once: true });
+        Promise.resolve()
+          .then(() => handler(ctx))
+          .then(resolve, reject)
+          .finally(() => signal.removeEventListener("abort", onAbort));
+      });
+    };
+  }
+  return bound;
+}
+
 const TYPE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
 
 export function createWorker<P extends Record<string, unknown> = Record<string, unknown>>(opts: WorkerOptions<P>): Worker {
@@ -43,7 +65,7 @@ export function createWorker<P extends Record<string, unknown> = Record<string, 
       executor = new Executor({
         db,
         transport,
-        handlers: opts.handlers as unknown as Record<string, Handler>,
+        handlers: boundByTimeout(opts.handlers as unknown as Record<string, Handler>),
         types,
         pollMs: opts.pollMs,
         allowPrivateTargets: opts.allowPrivateTargets ?? false,
