@@ -2,6 +2,8 @@
 // FairwayRateLimitError when retries are off), typed error classes, and the page iterator walking
 // every page; verifyWebhook from @fairway/sdk/webhooks accepts what the server signs (pack-install
 // and the e2e slice cover deliveries) and refuses tampering.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createAdminClient, createClient, FairwayConflictError, FairwayNotFoundError, FairwayRateLimitError, FairwayValidationError,
@@ -52,6 +54,25 @@ describe("@fairway/sdk", () => {
     expect(statuses[0]).toBe(429); // the first try was refused …
     expect(statuses.at(-1)).toBe(200); // … and a retry after Retry-After succeeded
   }, 30_000);
+
+  it("retries a 503 (a server briefly unable) honouring Retry-After as an HTTP date too", async () => {
+    // A real HTTP server in front of nothing: two 503s (delta-seconds, then an HTTP date), then an answer.
+    let n = 0;
+    const http = createServer((_req, res) => {
+      n++;
+      if (n === 1) return res.writeHead(503, { "retry-after": "0" }).end();
+      if (n === 2) return res.writeHead(503, { "retry-after": new Date(Date.now() - 1000).toUTCString() }).end();
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [], nextCursor: null }));
+    });
+    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+    const client = createClient({ baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, apiKey: "fw_x" });
+    expect(await client.jobs.list()).toEqual({ data: [], nextCursor: null });
+    expect(n).toBe(3);
+    n = 0;
+    const once = createClient({ baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, apiKey: "fw_x", maxRetries: 1 });
+    expect((await once.jobs.list().catch((e) => e)).status).toBe(503);
+    http.close();
+  });
 
   it("throws typed errors and iterates every page", async () => {
     const client: FairwayClient = createClient({ baseUrl: server.url, apiKey: key });
