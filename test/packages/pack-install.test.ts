@@ -9,8 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDb, type TestDb } from "../support/pg.ts";
+import { createTestDb, urlFor, withAdmin, type TestDb } from "../support/pg.ts";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -89,6 +90,19 @@ describe("packed packages, installed outside the repository", () => {
     const env = { PATH: process.env.PATH, FAIRWAY_URL: server.url, FAIRWAY_TOKEN: adminToken };
     const { stdout } = await run(bin, ["tenants", "create", "via-cli", "--id", "via-cli", "--json"], { cwd: dir, env });
     expect(JSON.parse(stdout)).toMatchObject({ id: "via-cli", status: "active" });
+
+    // The migrations ship in the package: `fairway migrate` builds an empty database's schema.
+    const empty = `fairway_pack_${process.pid}`;
+    await withAdmin((sql) => sql.unsafe(`CREATE DATABASE ${empty}`));
+    try {
+      await run(bin, ["migrate", "--database-url", urlFor(empty)], { cwd: dir, env: { PATH: process.env.PATH } });
+      const db = postgres(urlFor(empty), { max: 1, onnotice: () => {} });
+      const tables = (await db`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`).map((r) => r.table_name);
+      await db.end();
+      expect(tables).toEqual(expect.arrayContaining(["tenants", "jobs", "triggers", "pools"]));
+    } finally {
+      await withAdmin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${empty} WITH (FORCE)`));
+    }
   }, 60_000);
 
   it("type-checks a consumer with tsc (skipLibCheck off)", async () => {
