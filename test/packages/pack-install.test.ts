@@ -4,7 +4,7 @@
 // jobs against a running server, verifies a real delivery with verifyWebhook and runs a handler job
 // through createWorker. The server is the installed CLI's `fairway start`.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -82,6 +82,11 @@ describe("packed packages, installed outside the repository", () => {
     expect(sdk.dependencies ?? {}).toEqual({});
     expect(sdk.exports["./webhooks"]).toEqual({ types: "./dist/webhooks.d.ts", default: "./dist/webhooks.js" });
     expect(sdk.license).toBe("MIT");
+    // Runtime-neutral (Bun, Deno, Workers): the SDK's code imports nothing, Node built-ins included.
+    const sdkDist = join(dir, "node_modules/@fairway/sdk/dist");
+    for (const f of readdirSync(sdkDist).filter((f) => f.endsWith(".js"))) {
+      expect(readFileSync(join(sdkDist, f), "utf8"), f).not.toMatch(/\bfrom\s*["'](?!\.\/)|\brequire\(|\bimport\(\s*["'](?!\.\/)/);
+    }
   });
 
   it("runs the fairway bin: --help, and tenants through the CLI", async () => {
