@@ -2,6 +2,7 @@
 // receiver that verifies signatures with the official `standardwebhooks` library.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAdminClient, createClient, FairwayError, type FairwayClient } from "@fairway/sdk";
+import { createContract } from "../support/contract.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
 import { until } from "../support/until.ts";
@@ -26,25 +27,28 @@ export function verticalSlice(name: string, env: () => Promise<{ env: Record<str
     let client: FairwayClient;
     let other: FairwayClient;
     let cleanup: () => Promise<void>;
+    // Every response the slice sees is checked against /openapi.json (test/support/contract.ts).
+    const contract = createContract();
 
     beforeAll(async () => {
       const e = await env();
       cleanup = e.cleanup;
       receiver = await startReceiver();
       server = await startServerProcess(e.env);
-      const admin = createAdminClient({ baseUrl: server.url, adminToken: server.adminToken });
+      const admin = createAdminClient({ baseUrl: server.url, adminToken: server.adminToken, fetch: contract.fetch });
       const tenant = await admin.tenants.create({ id: "acme", name: "Acme" });
       expect(tenant.signingSecret).toMatch(/^whsec_/);
       receiver.secrets = [tenant.signingSecret];
-      client = createClient({ baseUrl: server.url, apiKey: (await admin.tenants.createKey("acme")).key });
+      client = createClient({ baseUrl: server.url, apiKey: (await admin.tenants.createKey("acme")).key, fetch: contract.fetch });
       await admin.tenants.create({ id: "globex", name: "Globex" });
-      other = createClient({ baseUrl: server.url, apiKey: (await admin.tenants.createKey("globex")).key });
+      other = createClient({ baseUrl: server.url, apiKey: (await admin.tenants.createKey("globex")).key, fetch: contract.fetch });
     }, 90_000);
 
     afterAll(async () => {
       await server?.stop();
       await receiver?.close();
       await cleanup?.();
+      expect(contract.failures).toEqual([]);
     });
 
     it("fires a one-time job as a verified webhook and records the attempt", async () => {
@@ -136,9 +140,9 @@ export function verticalSlice(name: string, env: () => Promise<{ env: Record<str
       await expectError(client.jobs.create({ schedule: { delayMs: 0 }, target } as never), 400, "validation_error");
       await expectError(client.jobs.create({ name: "x", schedule: { delayMs: 0 } }), 400, "validation_error");
       await expectError(client.jobs.create({ name: "x", schedule: { delayMs: 0 }, target, bogus: 1 } as never), 400, "validation_error");
-      const wrongKey = createClient({ baseUrl: server.url, apiKey: "fw_not-a-real-key" });
+      const wrongKey = createClient({ baseUrl: server.url, apiKey: "fw_not-a-real-key", fetch: contract.fetch });
       await expectError(wrongKey.jobs.list(), 401, "unauthorized");
-      const adminAsTenant = createClient({ baseUrl: server.url, apiKey: server.adminToken });
+      const adminAsTenant = createClient({ baseUrl: server.url, apiKey: server.adminToken, fetch: contract.fetch });
       await expectError(adminAsTenant.jobs.list(), 403, "forbidden");
       expect((await client.jobs.list({ limit: 200 })).data.length).toBe(before);
     });

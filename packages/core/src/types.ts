@@ -1,7 +1,7 @@
 // The vocabulary of Fairway. Every package speaks these types.
 
 export type JobStatus = "active" | "paused" | "completed" | "cancelled";
-export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled";
+export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled" | "unknown";
 export type OverlapPolicy = "allow" | "skip" | "buffer_one";
 export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
 export type TenantStatus = "active" | "suspended";

@@ -4,7 +4,7 @@
 // logged) and never spin (they sleep, interruptibly, when there is nothing to do). Every claimed
 // trigger is settled or released, whatever happens.
 import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
-import { listPools, markSending, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import { handlerPoolTypes, listPools, markSending, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
 import { atMostOnce } from "./at-most-once.ts";
 import { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
 import { reportAttempt, type ExecutorObserver } from "./observe.ts";
@@ -30,6 +30,9 @@ export interface ExecutorOptions {
   db: Db;
   transport: Transport;
   handlers?: Record<string, Handler>;
+  /** Claim only these pool types (a handler worker: its handlers' types). Default every pool, except
+   *  handler pools (served by workers, store handler-pools.ts) this executor has no handler for. */
+  types?: readonly string[];
   /** Wake-up hints (a job was created due now). */
   wake?: WakeSource;
   /** The ready-tenant index (Redis); without it candidates are always found in Postgres. */
@@ -282,7 +285,13 @@ export class Executor {
   }
 
   private async refreshPools(): Promise<void> {
+    const only = this.opts.types ? new Set(this.opts.types) : null;
+    const handlerPools = only ? null : await handlerPoolTypes(this.opts.db);
     for (const cfg of await listPools(this.opts.db)) {
+      if (only ? !only.has(cfg.type) : handlerPools!.has(cfg.type) && !this.runDeps.handlers[cfg.type]) {
+        this.pools.delete(cfg.type); // a worker took it over: claim no more (what is held still settles)
+        continue;
+      }
       const p = this.pools.get(cfg.type);
       if (p) p.reconfigure(cfg);
       else this.pools.set(cfg.type, new Pool(cfg));

@@ -1,32 +1,56 @@
 // createClient (tenant key) and createAdminClient (admin token): typed wrappers over the HTTP API.
-import { qs, requester, type HttpOptions } from "./http.ts";
+import { paginate, qs, requester, type HttpOptions } from "./http.ts";
 import type {
-  CreateJobInput, DeadLetter, Job, ListJobsOptions, Page, PoolConfig, Quota, Secret, Tenant, TenantQuotas, Trigger, UpdateJobInput,
+  ApiKey, CreateJobInput, DeadLetter, Job, ListJobsOptions, Page, PoolConfig, Quota, Secret, Stats, Tenant, TenantQuotas, Trigger,
+  UpdateJobInput,
 } from "./types.ts";
 
-export interface ClientOptions {
+interface CommonOptions {
   /** e.g. http://127.0.0.1:8787 */
   baseUrl: string;
+  /** A fetch to use instead of the global one. */
+  fetch?: typeof fetch;
+  /** Retries of a 429 or 503 answer (Retry-After honoured). Default 3; 0 disables. */
+  maxRetries?: number;
+  /** The longest wait between two tries. Default 30 000 ms. */
+  maxRetryDelayMs?: number;
+}
+
+export interface ClientOptions extends CommonOptions {
   /** A tenant API key (fw_…). */
   apiKey: string;
-  fetch?: typeof fetch;
+}
+
+export interface AdminClientOptions extends CommonOptions {
+  adminToken: string;
 }
 
 export interface PageOptions {
+  /** Items per page, 1-200. Default 50. */
   limit?: number;
   cursor?: string;
 }
 
 const enc = encodeURIComponent;
+const http = (o: CommonOptions, token: string): HttpOptions => ({
+  baseUrl: o.baseUrl, token, fetch: o.fetch, maxRetries: o.maxRetries, maxRetryDelayMs: o.maxRetryDelayMs,
+});
 
 export function createClient(opts: ClientOptions) {
-  const req = requester({ baseUrl: opts.baseUrl, token: opts.apiKey, fetch: opts.fetch } satisfies HttpOptions);
+  const req = requester(http(opts, opts.apiKey));
+  const listJobs = (o: ListJobsOptions = {}) =>
+    req<Page<Job>>("GET", `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name })}`);
+  const jobTriggers = (id: string, o: PageOptions = {}) =>
+    req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor })}`);
+  const deadLetters = (o: PageOptions & { jobId?: string } = {}) =>
+    req<Page<DeadLetter>>("GET", `/v1/dead-letters${qs({ limit: o.limit, cursor: o.cursor, jobId: o.jobId })}`);
   return {
     jobs: {
       create: <P>(input: CreateJobInput<P>, o: { idempotencyKey?: string } = {}) =>
         req<Job<P>>("POST", "/v1/jobs", normalise(input), o.idempotencyKey ? { "idempotency-key": o.idempotencyKey } : {}),
-      list: (o: ListJobsOptions = {}) =>
-        req<Page<Job>>("GET", `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name })}`),
+      list: listJobs,
+      /** Every job, page by page: `for await (const job of client.jobs.all()) …` */
+      all: (o: Omit<ListJobsOptions, "cursor"> = {}) => paginate((cursor) => listJobs({ ...o, cursor })),
       get: (id: string) => req<Job>("GET", `/v1/jobs/${enc(id)}`),
       /** JSON Merge Patch: only the fields given change; null clears one. */
       update: <P>(id: string, patch: UpdateJobInput<P>) => req<Job<P>>("PATCH", `/v1/jobs/${enc(id)}`, normalise(patch)),
@@ -35,15 +59,15 @@ export function createClient(opts: ClientOptions) {
       pause: (id: string) => req<Job>("POST", `/v1/jobs/${enc(id)}/pause`),
       resume: (id: string) => req<Job>("POST", `/v1/jobs/${enc(id)}/resume`),
       run: (id: string) => req<Trigger>("POST", `/v1/jobs/${enc(id)}/run`),
-      triggers: (id: string, o: PageOptions = {}) =>
-        req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor })}`),
+      triggers: jobTriggers,
+      allTriggers: (id: string, o: Omit<PageOptions, "cursor"> = {}) => paginate((cursor) => jobTriggers(id, { ...o, cursor })),
     },
     triggers: {
       get: (id: string) => req<Trigger>("GET", `/v1/triggers/${enc(id)}`),
       replay: (id: string) => req<Trigger>("POST", `/v1/triggers/${enc(id)}/replay`),
     },
-    deadLetters: (o: PageOptions & { jobId?: string } = {}) =>
-      req<Page<DeadLetter>>("GET", `/v1/dead-letters${qs({ limit: o.limit, cursor: o.cursor, jobId: o.jobId })}`),
+    deadLetters,
+    allDeadLetters: (o: Omit<PageOptions, "cursor"> & { jobId?: string } = {}) => paginate((cursor) => deadLetters({ ...o, cursor })),
     quota: () => req<Quota>("GET", "/v1/quota"),
     secrets: {
       /** Create or replace; the value is never returned. */
@@ -54,41 +78,41 @@ export function createClient(opts: ClientOptions) {
   };
 }
 
-export interface AdminClientOptions {
-  baseUrl: string;
-  adminToken: string;
-  fetch?: typeof fetch;
-}
-
 export function createAdminClient(opts: AdminClientOptions) {
-  const req = requester({ baseUrl: opts.baseUrl, token: opts.adminToken, fetch: opts.fetch });
+  const req = requester(http(opts, opts.adminToken));
+  const listTenants = (o: PageOptions = {}) => req<Page<Tenant>>("GET", `/v1/admin/tenants${qs({ limit: o.limit, cursor: o.cursor })}`);
   return {
     tenants: {
       create: (input: { id?: string; name: string } & TenantQuotas) =>
         req<Tenant & { signingSecret: string }>("POST", "/v1/admin/tenants", input),
-      list: (o: PageOptions = {}) => req<Page<Tenant>>("GET", `/v1/admin/tenants${qs({ limit: o.limit, cursor: o.cursor })}`),
+      list: listTenants,
+      all: (o: Omit<PageOptions, "cursor"> = {}) => paginate((cursor) => listTenants({ ...o, cursor })),
       get: (id: string) => req<Tenant>("GET", `/v1/admin/tenants/${enc(id)}`),
       /** JSON Merge Patch: only the fields given change; null clears ratePerSecond or burst. */
       update: (id: string, patch: TenantQuotas & { name?: string; status?: "active" | "suspended" }) =>
         req<Tenant>("PATCH", `/v1/admin/tenants/${enc(id)}`, patch),
-      createKey: (id: string) => req<{ id: string; key: string; prefix: string }>("POST", `/v1/admin/tenants/${enc(id)}/keys`),
+      createKey: (id: string) => req<ApiKey>("POST", `/v1/admin/tenants/${enc(id)}/keys`),
       revokeKey: (id: string, keyId: string) => req<{ id: string; revoked: true }>("DELETE", `/v1/admin/tenants/${enc(id)}/keys/${enc(keyId)}`),
+      rotateSigningSecret: (id: string) =>
+        req<{ signingSecret: string; previousSecretExpiresAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/signing-secret/rotate`),
       /** The secret deliveries are signed with (and the previous one during a rotation's overlap). */
       signingSecret: (id: string) =>
         req<{ signingSecret: string; previousSigningSecret?: string; previousSecretExpiresAt?: string }>("GET", `/v1/admin/tenants/${enc(id)}/signing-secret`),
-      rotateSigningSecret: (id: string) =>
-        req<{ signingSecret: string; previousSecretExpiresAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/signing-secret/rotate`),
     },
     pools: {
+      list: () => req<{ data: PoolConfig[] }>("GET", "/v1/admin/pools"),
       get: (type: string) => req<PoolConfig>("GET", `/v1/admin/pools/${enc(type)}`),
-      put: (type: string, cfg: Pick<PoolConfig, "concurrency" | "timeoutMs"> & Partial<Omit<PoolConfig, "paused">>) =>
+      put: (type: string, cfg: Pick<PoolConfig, "concurrency" | "timeoutMs"> & Partial<Omit<PoolConfig, "type" | "paused">>) =>
         req<PoolConfig>("PUT", `/v1/admin/pools/${enc(type)}`, cfg),
       /** JSON Merge Patch of the pool's config; null resets a field to its default. */
-      patch: (type: string, patch: { [K in keyof Omit<PoolConfig, "type">]?: PoolConfig[K] | null }) =>
+      patch: (type: string, patch: { [K in keyof Omit<PoolConfig, "type" | "paused">]?: PoolConfig[K] | null }) =>
         req<PoolConfig>("PATCH", `/v1/admin/pools/${enc(type)}`, patch),
+      /** Stop claiming this type (running work finishes; nothing is lost), and start again. */
       pause: (type: string) => req<PoolConfig>("POST", `/v1/admin/pools/${enc(type)}/pause`),
+      resume: (type: string) => req<PoolConfig>("POST", `/v1/admin/pools/${enc(type)}/resume`),
     },
-    stats: () => req<{ tenants: Array<Record<string, unknown>> }>("GET", "/v1/admin/stats"),
+    stats: () => req<Stats>("GET", "/v1/admin/stats"),
+    executors: () => req<{ data: Array<Record<string, unknown>> }>("GET", "/v1/admin/executors"),
     /** After a key rotation: re-seal every secret under FAIRWAY_SECRETS_KEY. */
     reencryptSecrets: () => req<{ keyId: string; reencrypted: number; unreadable: number }>("POST", "/v1/admin/secrets/reencrypt"),
   };

@@ -1,13 +1,7 @@
-// @fairway/sdk: the typed client, the admin client, and verifyWebhook for receivers.
-export {
-  createAdminClient,
-  createClient,
-  type AdminClientOptions,
-  type ClientOptions,
-  type FairwayAdminClient,
-  type FairwayClient,
-  type PageOptions,
-} from "./client.ts";
-export type { ScheduleInput, CreateJobInput, UpdateJobInput, Job, Attempt, Trigger, Page, Quota, TenantQuotas, Tenant, PoolConfig } from "./types.ts";
-export { FairwayError } from "./http.ts";
-export { verifyWebhook, WebhookVerificationError } from "@fairway/core";
+// @fairway/sdk: the typed client, the admin client, and verifyWebhook for receivers. No runtime
+// dependencies: fetch and WebCrypto only (Node ≥ 18, Bun, Deno, Workers).
+export * from "./client.ts";
+export * from "./types.ts";
+export * from "./errors.ts";
+export { paginate, retryAfterMs } from "./http.ts";
+export * from "./webhooks.ts";

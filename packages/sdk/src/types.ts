@@ -1,10 +1,20 @@
-// The API's shapes, as the SDK's users see them. Dates are ISO-8601 strings on the wire.
-import type {
-  AttemptOutcome, AttemptRequest, BackoffStrategy, HttpMethod, JitterMode, JobStatus, MisfirePolicy, OverlapPolicy, TenantStatus,
-  TriggerStatus,
-} from "@fairway/core";
+// The API's shapes, as the SDK's users see them. Dates are ISO-8601 strings on the wire. They are
+// checked against the API's own zod schemas by test/packages/sdk-types.ts, so the two cannot drift.
 
-export type { AttemptRequest, BackoffStrategy, HttpMethod, JitterMode };
+export type JobStatus = "active" | "paused" | "completed" | "cancelled";
+export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled" | "unknown";
+export type OverlapPolicy = "allow" | "skip" | "buffer_one";
+export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
+export type TenantStatus = "active" | "suspended";
+export type AttemptOutcome = "success" | "http_error" | "network_error" | "timeout" | "handler_error" | "lease_expired" | "secret_missing";
+
+/** Any JSON value. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export type HttpMethod = "POST" | "PUT" | "PATCH" | "GET" | "HEAD" | "DELETE";
+export type BackoffStrategy = "exponential" | "linear" | "fixed";
+export type JitterMode = "full" | "none";
+export type DeliveryMode = "at_least_once" | "at_most_once";
 
 /** Where a job delivers. `${secrets.NAME}` in `url`, header values and the string parts of `body` is
  *  replaced by the tenant's secret at delivery (and kept as the placeholder everywhere it is shown). */
@@ -16,7 +26,7 @@ export interface TargetInput {
   headers?: Record<string, string>;
   /** Sent verbatim: a string as is (text/plain unless headers say otherwise), any other JSON value as
    *  application/json. Absent: the delivery envelope {id, jobId, jobName, scheduledFor, attempt, payload}. */
-  body?: unknown;
+  body?: JsonValue;
 }
 
 export interface RetryInput {
@@ -29,11 +39,20 @@ export interface RetryInput {
   jitter?: JitterMode;
 }
 
+/** A request as an attempt records it: as sent, secrets as their placeholders, the body cut at a bound. */
+export interface AttemptRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string | null;
+  truncated?: true;
+}
+
 export type ScheduleInput = { cron: string; timezone?: string } | { at: string | Date } | { delayMs: number };
 
 export interface CreateJobInput<P = unknown> {
   name: string;
-  /** The pool. Default "webhook". */
+  /** The pool. Default "webhook". A type served by a worker (createWorker) needs no target. */
   type?: string;
   schedule: ScheduleInput;
   target?: TargetInput;
@@ -43,9 +62,9 @@ export interface CreateJobInput<P = unknown> {
   priority?: number;
   overlap?: OverlapPolicy;
   misfire?: MisfirePolicy;
-  /** Default at_least_once. at_most_once: never sent twice; a delivery that may have arrived ends `unknown`. */
-  delivery?: "at_least_once" | "at_most_once";
   catchupWindowMs?: number;
+  /** Default at_least_once. at_most_once: never sent twice; a delivery that may have arrived ends `unknown`. */
+  delivery?: DeliveryMode;
 }
 
 /** A JSON Merge Patch (RFC 7396) of a job: absent fields keep their value, nested objects merge (so
@@ -78,8 +97,8 @@ export interface Job<P = unknown> {
   priority: number;
   overlap: OverlapPolicy;
   misfire: MisfirePolicy;
-  delivery: "at_least_once" | "at_most_once";
   catchupWindowMs: number;
+  delivery: DeliveryMode;
   nextFireAt: string | null;
   /** On GET /v1/jobs/:id for cron jobs: the next 5 fire instants. */
   nextFires?: string[];
@@ -107,7 +126,6 @@ export interface Trigger {
   id: string;
   jobId: string;
   kind: "scheduled" | "manual";
-  triggeredBy: "schedule" | "manual" | "replay";
   scheduledFor: string;
   status: TriggerStatus;
   reason: string | null;
@@ -116,6 +134,7 @@ export interface Trigger {
   nextAttemptAt: string | null;
   createdAt: string;
   finishedAt: string | null;
+  triggeredBy: "schedule" | "manual" | "replay";
   attempts?: Attempt[];
 }
 
@@ -126,13 +145,28 @@ export interface DeadLetter extends Trigger {
   lastAttempt: { outcome: AttemptOutcome; httpStatus: number | null; error: string | null } | null;
 }
 
+export interface Secret {
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
 }
 
 export interface Quota {
-  limits: { maxInFlight: number; weight: number; ratePerSecond: number | null; burst: number | null; maxJobs: number; maxPayloadBytes: number };
+  limits: {
+    maxInFlight: number;
+    weight: number;
+    ratePerSecond: number | null;
+    burst: number | null;
+    maxJobs: number;
+    maxPayloadBytes: number;
+    historyRetentionDays: number;
+    deadRetentionDays: number;
+  };
   usage: { running: number; due: number; pending: number; jobs: number; dead: number; oldestDueLagMs: number | null };
 }
 
@@ -172,8 +206,29 @@ export interface PoolConfig {
   paused: boolean;
 }
 
-export interface Secret {
-  name: string;
+export interface ApiKey {
+  id: string;
+  /** The key itself: shown once, never again. */
+  key: string;
+  prefix: string;
   createdAt: string;
-  updatedAt: string;
+}
+
+/** GET /v1/admin/stats: per-tenant figures, and the pools that handler workers serve. */
+export interface Stats {
+  tenants: Array<{
+    tenantId: string;
+    maxInFlight: number;
+    status: TenantStatus;
+    running: number;
+    due: number;
+    pending: number;
+    jobs: number;
+    dead: number;
+    oldestDueLagMs: number | null;
+  }>;
+  /** Per pool: its config's pause flag and live load. */
+  pools: Array<{ type: string; paused: boolean; concurrency: number; running: number; due: number; pending: number }>;
+  /** `served: false`: no worker has stamped the pool lately, and its `due` triggers wait for one. */
+  handlerPools: Array<{ type: string; served: boolean; lastSeenAt: string; due: number }>;
 }

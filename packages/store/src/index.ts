@@ -42,3 +42,4 @@ export * from "./sql/metrics.ts";
 export * from "./sql/retention.ts";
 export * from "./sql/sending.ts";
 export * from "./sql/hand-off.ts";
+export * from "./sql/handler-pools.ts";

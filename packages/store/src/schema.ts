@@ -91,6 +91,10 @@ export const pools = pgTable("pools", {
   vclock: doublePrecision("vclock").notNull().default(0),
   // Paused: the claim takes nothing of this type (claim.ts); running work finishes, pending work waits.
   paused: boolean("paused").notNull().default(false),
+  // Set and refreshed by handler workers (createWorker) that serve this type; null for webhook pools.
+  // A set value makes the pool a handler pool: untargeted jobs are accepted, and executors without
+  // its handler leave it alone.
+  handlerSeenAt: ts("handler_seen_at"),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
 

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { generateSigningSecret, newId, randomToken, sha256Hex } from "@fairway/core";
 import {
-  allTenantUsage, poolStats, createApiKey, createTenant, getPool, getTenant, listPools, listTenants, putPool, revokeApiKey,
+  allTenantUsage, handlerPoolStatus, poolStats, createApiKey, createTenant, getPool, getTenant, listPools, listTenants, putPool, revokeApiKey,
   rotateSigningSecret, updateTenant, DEFAULT_POOL, type Db,
 } from "@fairway/store";
 import type { z } from "zod";
@@ -131,5 +131,5 @@ async function savePool(db: Db, type: string, body: z.infer<typeof putPoolBody>)
 
 adminRoutes.get("/stats", async (c) => {
   const rows = await allTenantUsage(c.var.deps.db);
-  return c.json({ tenants: rows, pools: await poolStats(c.var.deps.db) });
+  return c.json({ tenants: rows, pools: await poolStats(c.var.deps.db), handlerPools: await handlerPoolStatus(c.var.deps.db) });
 });

@@ -9,6 +9,7 @@ import {
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { announceWork } from "../announce.ts";
+import { handlerTypesFor } from "../handler-types.ts";
 import { buildJob, checkSecretRefs, isLive, jobAsBody, jobPatchOf, notLive, scheduleBase } from "../job-input.ts";
 import { applyMergePatch, mergePatchBody, parseMerged } from "../merge-patch.ts";
 import { createJobBody, jobListQuery, pageQuery } from "../schemas.ts";
@@ -54,7 +55,7 @@ jobRoutes.post("/", async (c) => {
   const job = buildJob(newId("job"), body, tenant, pool, {
     now,
     allowPrivate: deps.allowPrivateTargets,
-    handlerTypes: deps.handlerTypes,
+    handlerTypes: body.target ? deps.handlerTypes : await handlerTypesFor(deps.db, deps.handlerTypes, body.type),
   });
   await checkSecretRefs(deps.db, tenant.id, job.target as WebhookTarget | null);
   const result = await createJob(deps.db, job, {

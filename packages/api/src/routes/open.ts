@@ -1,7 +1,9 @@
-// Open routes: health and the OpenAPI document. (Metrics need a token: routes/metrics.ts.)
+// Open routes: health, the OpenAPI document and its interactive reference. (Metrics need a token:
+// routes/metrics.ts.)
 import { Hono } from "hono";
 import { sql } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
+import { docsPage } from "../docs-page.ts";
 import { openApiDocument } from "../openapi.ts";
 
 export const openRoutes = new Hono<AppEnv>();
@@ -16,3 +18,4 @@ openRoutes.get("/healthz", async (c) => {
 });
 
 openRoutes.get("/openapi.json", (c) => c.json(openApiDocument()));
+openRoutes.get("/docs", (c) => c.html(docsPage));

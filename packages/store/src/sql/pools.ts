@@ -5,7 +5,7 @@ import type { Db } from "../db.ts";
 import { pools } from "../schema.ts";
 
 type PoolRow = typeof pools.$inferSelect;
-export type PoolConfig = Omit<PoolRow, "vclock" | "updatedAt">;
+export type PoolConfig = Omit<PoolRow, "vclock" | "updatedAt" | "handlerSeenAt">;
 
 export const DEFAULT_POOL: Omit<PoolConfig, "type"> = {
   ...DEFAULT_POOL_SETTINGS,
@@ -43,6 +43,6 @@ export async function putPool(db: Db, cfg: PoolConfig): Promise<PoolConfig> {
 }
 
 function strip(row: PoolRow): PoolConfig {
-  const { vclock: _v, updatedAt: _u, ...cfg } = row;
+  const { vclock: _v, updatedAt: _u, handlerSeenAt: _h, ...cfg } = row;
   return cfg;
 }

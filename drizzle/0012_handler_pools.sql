@@ -1,0 +1,1 @@
+ALTER TABLE "pools" ADD COLUMN "handler_seen_at" timestamp with time zone;

@@ -1,0 +1,218 @@
+// What every route answers, as zod schemas: the OpenAPI document's response schemas are generated from
+// them (openapi.ts), the contract test validates live responses against that document, and the SDK's
+// types are checked against them (test/packages/sdk-types.ts). Strict objects: a field a route adds
+// without adding it here fails the contract test.
+import { z } from "zod";
+
+const iso = z.iso.datetime({ offset: true });
+const id = z.string();
+
+export const errorResponse = z.strictObject({
+  error: z.strictObject({
+    /** Stable, machine-readable: validation_error, not_found, rate_limited, … */
+    code: z.string(),
+    /** What was wrong and what to send instead. */
+    message: z.string(),
+    details: z.array(z.strictObject({ path: z.string(), message: z.string() })).optional(),
+  }),
+});
+
+const quotaFields = {
+  maxInFlight: z.number().int(),
+  weight: z.number(),
+  ratePerSecond: z.number().nullable(),
+  burst: z.number().int().nullable(),
+  maxJobs: z.number().int(),
+  maxPayloadBytes: z.number().int(),
+  historyRetentionDays: z.number().int(),
+  deadRetentionDays: z.number().int(),
+};
+
+export const tenantResponse = z.strictObject({
+  id,
+  name: z.string(),
+  status: z.enum(["active", "suspended"]),
+  ...quotaFields,
+  createdAt: iso,
+  updatedAt: iso,
+});
+export const createdTenantResponse = tenantResponse.extend({ signingSecret: z.string() });
+
+export const apiKeyResponse = z.strictObject({ id, key: z.string(), prefix: z.string(), createdAt: iso });
+export const revokedKeyResponse = z.strictObject({ id, revoked: z.literal(true) });
+export const rotatedSecretResponse = z.strictObject({ signingSecret: z.string(), previousSecretExpiresAt: iso });
+export const signingSecretResponse = z.strictObject({
+  signingSecret: z.string(),
+  /** During a rotation's overlap: the secret that still signs too, and until when. */
+  previousSigningSecret: z.string().optional(),
+  previousSecretExpiresAt: iso.optional(),
+});
+
+export const secretResponse = z.strictObject({ name: z.string(), createdAt: iso, updatedAt: iso });
+export const secretListResponse = z.strictObject({ data: z.array(secretResponse) });
+export const reencryptResponse = z.strictObject({ keyId: z.string(), reencrypted: z.number().int(), unreadable: z.number().int() });
+
+export const executorListResponse = z.strictObject({
+  data: z.array(
+    z.strictObject({
+      id,
+      status: z.enum(["live", "lost", "stopped"]),
+      host: z.string(),
+      pid: z.number().int(),
+      version: z.string(),
+      startedAt: iso,
+      lastHeartbeatAt: iso,
+      heartbeatTimeoutMs: z.number().int(),
+      stoppedAt: iso.nullable(),
+      lostAt: iso.nullable(),
+      pools: z.array(z.strictObject({ type: z.string(), concurrency: z.number().int(), inFlight: z.number().int() })),
+    }),
+  ),
+});
+
+export const poolResponse = z.strictObject({
+  type: z.string(),
+  concurrency: z.number().int(),
+  timeoutMs: z.number().int(),
+  leaseMs: z.number().int(),
+  maxAttempts: z.number().int(),
+  initialDelayMs: z.number().int(),
+  maxDelayMs: z.number().int(),
+  backoff: z.enum(["exponential", "linear", "fixed"]),
+  jitter: z.enum(["full", "none"]),
+  maxResponseBytes: z.number().int(),
+  paused: z.boolean(),
+});
+export const poolListResponse = z.strictObject({ data: z.array(poolResponse) });
+
+export const statsResponse = z.strictObject({
+  tenants: z.array(
+    z.strictObject({
+      tenantId: id,
+      maxInFlight: z.number().int(),
+      status: z.enum(["active", "suspended"]),
+      running: z.number().int(),
+      due: z.number().int(),
+      pending: z.number().int(),
+      jobs: z.number().int(),
+      dead: z.number().int(),
+      oldestDueLagMs: z.number().int().nullable(),
+    }),
+  ),
+  /** Per pool: paused, concurrency, running, due and pending. */
+  pools: z.array(
+    z.strictObject({
+      type: z.string(),
+      paused: z.boolean(),
+      concurrency: z.number().int(),
+      running: z.number().int(),
+      due: z.number().int(),
+      pending: z.number().int(),
+    }),
+  ),
+  /** Pools served by handler workers; served: false = no worker seen lately, `due` waits for one. */
+  handlerPools: z.array(z.strictObject({ type: z.string(), served: z.boolean(), lastSeenAt: iso, due: z.number().int() })),
+});
+
+export const jobResponse = z.strictObject({
+  id,
+  name: z.string(),
+  type: z.string(),
+  status: z.enum(["active", "paused", "completed", "cancelled"]),
+  schedule: z.union([z.strictObject({ cron: z.string(), timezone: z.string() }), z.strictObject({ at: iso })]),
+  target: z
+    .strictObject({
+      url: z.string(),
+      method: z.enum(["POST", "PUT", "PATCH", "GET", "HEAD", "DELETE"]),
+      headers: z.record(z.string(), z.string()).optional(),
+      /** Sent verbatim (a string as is, other JSON as JSON); absent: the delivery envelope. */
+      body: z.unknown().optional(),
+    })
+    .nullable(),
+  payload: z.unknown(),
+  retry: z.strictObject({
+    maxAttempts: z.number().int(),
+    initialDelayMs: z.number().int(),
+    maxDelayMs: z.number().int(),
+    backoff: z.enum(["exponential", "linear", "fixed"]),
+    jitter: z.enum(["full", "none"]),
+  }),
+  timeoutMs: z.number().int().nullable(),
+  priority: z.number().int(),
+  overlap: z.enum(["allow", "skip", "buffer_one"]),
+  misfire: z.enum(["fire_once", "skip", "fire_all"]),
+  catchupWindowMs: z.number().int(),
+  delivery: z.enum(["at_least_once", "at_most_once"]),
+  nextFireAt: iso.nullable(),
+  /** GET, PATCH and resume of a cron job: its next 5 fires. */
+  nextFires: z.array(iso).optional(),
+  /** On create: the one-time job's instant had already passed, so it fires at once. */
+  firesImmediately: z.boolean().optional(),
+  createdAt: iso,
+  updatedAt: iso,
+});
+
+export const attemptResponse = z.strictObject({
+  attempt: z.number().int(),
+  startedAt: iso,
+  durationMs: z.number(),
+  outcome: z.enum(["success", "http_error", "network_error", "timeout", "handler_error", "lease_expired", "secret_missing"]),
+  httpStatus: z.number().int().nullable(),
+  error: z.string().nullable(),
+  responseBody: z.string().nullable(),
+  /** As sent, secrets as their `${secrets.NAME}` placeholders; null for a handler, or before sending. */
+  request: z
+    .strictObject({
+      method: z.string(),
+      url: z.string(),
+      headers: z.record(z.string(), z.string()),
+      body: z.string().nullable(),
+      truncated: z.literal(true).optional(),
+    })
+    .nullable(),
+  response: z
+    .strictObject({ status: z.number().int(), headers: z.record(z.string(), z.string()), body: z.string(), truncated: z.boolean() })
+    .nullable(),
+});
+
+export const triggerResponse = z.strictObject({
+  id,
+  jobId: id,
+  kind: z.enum(["scheduled", "manual"]),
+  triggeredBy: z.enum(["schedule", "manual", "replay"]),
+  scheduledFor: iso,
+  status: z.enum(["pending", "running", "succeeded", "dead", "skipped", "cancelled", "unknown"]),
+  reason: z.string().nullable(),
+  attemptCount: z.number().int(),
+  maxAttempts: z.number().int(),
+  nextAttemptAt: iso.nullable(),
+  createdAt: iso,
+  finishedAt: iso.nullable(),
+  /** GET /v1/triggers/{id} and replay: every attempt, oldest first. */
+  attempts: z.array(attemptResponse).optional(),
+});
+
+export const deadLetterResponse = triggerResponse.extend({
+  jobName: z.string(),
+  jobType: z.string(),
+  lastAttempt: z.strictObject({ outcome: z.string(), httpStatus: z.number().int().nullable(), error: z.string().nullable() }).nullable(),
+});
+
+export const pageOf = <T extends z.ZodType>(item: T) => z.strictObject({ data: z.array(item), nextCursor: z.string().nullable() });
+
+export const quotaResponse = z.strictObject({
+  limits: z.strictObject(quotaFields),
+  usage: z.strictObject({
+    running: z.number().int(),
+    due: z.number().int(),
+    pending: z.number().int(),
+    jobs: z.number().int(),
+    dead: z.number().int(),
+    oldestDueLagMs: z.number().int().nullable(),
+  }),
+});
+
+export const healthResponse = z.union([
+  z.strictObject({ status: z.literal("ok") }),
+  z.strictObject({ status: z.literal("degraded"), database: z.literal("unreachable") }),
+]);

@@ -1,0 +1,45 @@
+// Admin commands (the admin token): tenants and their API keys.
+import type { Command } from "commander";
+import { adminClient, print, table, type GlobalOptions } from "../context.ts";
+import { int } from "../parse.ts";
+
+export function adminCommands(program: Command, globals: () => GlobalOptions): void {
+  const tenants = program.command("tenants").description("tenants (admin token)");
+  tenants
+    .command("create")
+    .description("create a tenant; prints its signing secret once")
+    .argument("<name>", "display name")
+    .option("--id <id>", "tenant id (a-z, 0-9, _ or -); default generated")
+    .option("--max-in-flight <n>", "in-flight cap", int)
+    .option("--weight <n>", "fair-share weight", Number)
+    .option("--max-jobs <n>", "live job limit", int)
+    .action(async (name: string, o: { id?: string; maxInFlight?: number; weight?: number; maxJobs?: number }) => {
+      const g = globals();
+      const t = await adminClient(g).tenants.create({ name, ...o });
+      print(g, t, (t) => `tenant ${t.id} created\nsigning secret (shown once): ${t.signingSecret}`);
+    });
+  tenants
+    .command("list")
+    .description("list tenants")
+    .option("--limit <n>", "at most this many", int)
+    .action(async (o: { limit?: number }) => {
+      const g = globals();
+      const rows = [];
+      for await (const t of adminClient(g).tenants.all()) {
+        rows.push(t);
+        if (o.limit && rows.length >= o.limit) break;
+      }
+      print(g, rows, (r) => table(r as never, ["id", "name", "status", "maxInFlight", "weight", "maxJobs"]));
+    });
+
+  const keys = program.command("keys").description("tenant API keys (admin token)");
+  keys
+    .command("create")
+    .description("issue an API key for a tenant; prints it once")
+    .argument("<tenant>", "tenant id")
+    .action(async (tenant: string) => {
+      const g = globals();
+      const k = await adminClient(g).tenants.createKey(tenant);
+      print(g, k, (k) => `key ${k.id} for ${tenant} (shown once):\n${k.key}`);
+    });
+}

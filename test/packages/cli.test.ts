@@ -1,0 +1,110 @@
+// The `fairway` CLI against a real server: the admin and tenant commands, --json output, errors as the
+// API's code with exit status 1, tail, and --help. The CLI is bundled from sources as its package's
+// build does (one esbuild run), so each command costs a plain `node` start rather than a tsx compile.
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startReceiver, type Receiver } from "../support/receiver.ts";
+import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("../..", import.meta.url));
+// Inside the CLI's own node_modules, so its bare imports resolve to its declared dependencies.
+const outDir = join(root, "packages/cli/node_modules/.cache", `cli-test-${process.pid}`);
+const bin = join(outDir, "main.js");
+
+let server: ServerProcess;
+let receiver: Receiver;
+
+async function fairway(args: string[], token?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, FAIRWAY_URL: server.url, ...(token ? { FAIRWAY_TOKEN: token } : {}) };
+  try {
+    const r = await run(process.execPath, [bin, ...args], { cwd: root, env, timeout: 30_000 });
+    return { code: 0, ...r };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+const json = async (args: string[], token?: string) => {
+  const r = await fairway([...args, "--json"], token);
+  expect(r.stderr).toBe("");
+  return JSON.parse(r.stdout);
+};
+
+beforeAll(async () => {
+  mkdirSync(outDir, { recursive: true });
+  const deps = Object.keys(JSON.parse(readFileSync(join(root, "packages/cli/package.json"), "utf8")).dependencies);
+  await build({
+    entryPoints: [join(root, "packages/cli/src/main.ts")],
+    outfile: bin,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: deps.flatMap((d) => [d, `${d}/*`]),
+    logLevel: "silent",
+  });
+  [server, receiver] = await Promise.all([startServerProcess({ FAIRWAY_POLL_MS: "50" }), startReceiver()]);
+}, 60_000);
+
+afterAll(async () => {
+  rmSync(outDir, { recursive: true, force: true });
+  await server?.stop();
+  await receiver?.close();
+});
+
+describe("fairway CLI", () => {
+  it("creates a tenant and key, then a job whose delivery tail reports", async () => {
+    const tenant = await json(["tenants", "create", "Acme", "--id", "acme", "--max-in-flight", "5"], server.adminToken);
+    expect(tenant).toMatchObject({ id: "acme", name: "Acme", maxInFlight: 5 });
+    receiver.secrets = [tenant.signingSecret];
+    const listed = await json(["tenants", "list"], server.adminToken);
+    expect(listed.map((t: { id: string }) => t.id)).toEqual(["acme"]);
+    const { key } = await json(["keys", "create", "acme"], server.adminToken);
+    expect(key).toMatch(/^fw_/);
+
+    const job = await json(["jobs", "create", "--name", "ping", "--delay-ms", "0", "--target", `${receiver.url}/ok`, "--payload", '{"n":1}'], key);
+    expect(job).toMatchObject({ name: "ping", status: "active", payload: { n: 1 } });
+    await receiver.waitFor((d) => d.some((x) => x.verified));
+
+    const tail = await fairway(["tail", "--all", "--exit-after", "1", "--interval-ms", "100", "--json"], key);
+    expect(tail.code).toBe(0);
+    const attempt = JSON.parse(tail.stdout.trim());
+    expect(attempt).toMatchObject({ jobId: job.id, jobName: "ping", attempt: 1, outcome: "success", httpStatus: 200 });
+    const trigger = await json(["triggers", "get", attempt.triggerId], key);
+    expect(trigger.attempts).toHaveLength(1);
+
+    const cron = await json(["jobs", "create", "--name", "tick", "--cron", "0 3 * * *", "--timezone", "Europe/Berlin", "--target", `${receiver.url}/ok`], key);
+    expect((await json(["jobs", "pause", cron.id], key)).status).toBe("paused");
+    expect((await json(["jobs", "resume", cron.id], key)).status).toBe("active");
+    const manual = await json(["jobs", "run", cron.id], key);
+    expect(manual).toMatchObject({ jobId: cron.id, kind: "manual" });
+    const jobs = await json(["jobs", "list"], key);
+    expect(jobs.map((j: { name: string }) => j.name).sort()).toEqual(["ping", "tick"]);
+    const human = await fairway(["jobs", "list"], key);
+    expect(human.stdout).toMatch(/^ID\s+NAME\s+TYPE\s+STATUS/);
+  }, 120_000);
+
+  it("reports the API's error code and exits 1", async () => {
+    const r = await fairway(["jobs", "get", "job_missing", "--json"], "fw_not_a_real_key_000000000000000000000");
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stderr).error).toMatchObject({ status: 401 });
+    const usage = await fairway(["jobs", "create", "--name", "x"], "fw_x");
+    expect(usage.code).toBe(1);
+    expect(usage.stderr).toMatch(/give exactly one schedule/);
+  }, 60_000);
+
+  it("has --help on every command", async () => {
+    for (const cmd of [[], ["start"], ["migrate"], ["tenants", "create"], ["tenants", "list"], ["keys", "create"], ["jobs", "list"],
+      ["jobs", "create"], ["jobs", "pause"], ["jobs", "resume"], ["jobs", "run"], ["triggers", "get"], ["tail"]]) {
+      const r = await fairway([...cmd, "--help"]);
+      expect(r.code, cmd.join(" ")).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: fairway/);
+    }
+  }, 120_000);
+});

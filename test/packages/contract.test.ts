@@ -1,0 +1,137 @@
+// The OpenAPI contract over a broad flow: the real app on real Postgres, with an executor delivering to
+// a real receiver, driven through the SDK, and every response validated against /openapi.json
+// (test/support/contract.ts) — successes and errors. Every documented /v1 operation must be seen.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp, openApiDocument } from "@fairway/api";
+import { generateSecretsKey, loadSecretsKeyring } from "@fairway/core";
+import { createMemoryCoordinator } from "@fairway/coord";
+import { createFetchTransport, Executor } from "@fairway/executor";
+import { touchHandlerPools } from "@fairway/store";
+import { createAdminClient, createClient, FairwayError } from "@fairway/sdk";
+import { createContract } from "../support/contract.ts";
+import { createTestDb, type TestDb } from "../support/pg.ts";
+import { startReceiver, type Receiver } from "../support/receiver.ts";
+import { until } from "../support/until.ts";
+
+const ADMIN = "fwadmin_contract_test_token";
+const base = "http://fairway.test";
+let db: TestDb;
+let receiver: Receiver;
+let executor: Executor;
+const contract = createContract(async (input, init) => app().fetch(new Request(input, init)));
+let appInstance: ReturnType<typeof createApp>;
+const app = () => appInstance;
+
+beforeAll(async () => {
+  [db, receiver] = await Promise.all([createTestDb(), startReceiver()]);
+  const coordinator = createMemoryCoordinator();
+  const secretsKey = await loadSecretsKeyring(generateSecretsKey());
+  appInstance = createApp({ db: db.store.db, coordinator, adminToken: ADMIN, allowPrivateTargets: true, secretsKey });
+  executor = new Executor({ db: db.store.db, transport: createFetchTransport(), allowPrivateTargets: true, pollMs: 20, wake: coordinator }).start();
+});
+
+afterAll(async () => {
+  await executor?.stop(1000);
+  await receiver?.close();
+  await db?.drop();
+});
+
+const fails = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as FairwayError);
+
+describe("OpenAPI contract", () => {
+  it("is OpenAPI 3.1 with a response schema for every operation", () => {
+    const doc = openApiDocument();
+    expect(doc.openapi).toBe("3.1.0");
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops as Record<string, { responses: Record<string, { content?: object }> }>)) {
+        const ok = Object.entries(op.responses).find(([code]) => code.startsWith("2"));
+        expect(ok?.[1].content, `${method} ${path}`).toBeDefined();
+      }
+    }
+  });
+
+  it("serves /openapi.json and an interactive /docs that loads nothing from elsewhere", async () => {
+    const docRes = await app().request("/openapi.json");
+    expect(await docRes.json()).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
+    const docs = await app().request("/docs");
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get("content-type")).toMatch(/text\/html/);
+    const html = await docs.text();
+    expect(html).toContain('fetch("openapi.json")');
+    expect(html).not.toMatch(/<(script|link)[^>]+(src|href)=/); // everything inline: no CDN
+  });
+
+  it("every response of a broad flow matches the document", async () => {
+    const admin = createAdminClient({ baseUrl: base, adminToken: ADMIN, fetch: contract.fetch, maxRetries: 0 });
+    const tenant = await admin.tenants.create({ id: "acme", name: "Acme" });
+    receiver.secrets = [tenant.signingSecret];
+    expect((await fails(admin.tenants.create({ id: "acme", name: "Again" })))?.code).toBe("tenant_exists");
+    expect((await fails(admin.tenants.create({ name: "" })))?.code).toBe("validation_error");
+    await admin.tenants.list();
+    await admin.tenants.get("acme");
+    await fails(admin.tenants.get("nope"));
+    await admin.tenants.update("acme", { maxInFlight: 20 });
+    const key = await admin.tenants.createKey("acme");
+    const spare = await admin.tenants.createKey("acme");
+    await admin.tenants.revokeKey("acme", spare.id);
+    await fails(admin.tenants.revokeKey("acme", spare.id + "x"));
+    await admin.tenants.rotateSigningSecret("acme").then((r) => receiver.secrets.push(r.signingSecret));
+    await admin.pools.put("webhook", { concurrency: 10, timeoutMs: 5000 });
+    await fails(admin.pools.put("webhook", { concurrency: 0, timeoutMs: 5000 }));
+    await admin.pools.get("webhook");
+    await admin.pools.list();
+    await admin.pools.patch("webhook", { timeoutMs: 6000 });
+    await admin.pools.pause("paused.type");
+    await admin.pools.resume("paused.type");
+    await admin.tenants.signingSecret("acme");
+    await admin.executors();
+    await admin.reencryptSecrets();
+    await touchHandlerPools(db.store.db, ["email.send"]);
+    await admin.stats();
+    await fails(createAdminClient({ baseUrl: base, adminToken: "wrong-token-xxxxxxxx", fetch: contract.fetch }).stats());
+
+    const client = createClient({ baseUrl: base, apiKey: key.key, fetch: contract.fetch, maxRetries: 0 });
+    await fails(createClient({ baseUrl: base, apiKey: "fw_nope", fetch: contract.fetch }).quota());
+    const ok = await client.jobs.create({ name: "ok", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok`, headers: { "x-a": "1" } }, payload: { a: 1 } }, { idempotencyKey: "k1" });
+    await client.jobs.create({ name: "ok", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok`, headers: { "x-a": "1" } }, payload: { a: 1 } }, { idempotencyKey: "k1" });
+    expect((await fails(client.jobs.create({ name: "other", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok` } }, { idempotencyKey: "k1" })))?.code).toBe("idempotency_conflict");
+    expect((await fails(client.jobs.create({ name: "bad", schedule: { cron: "61 * * * *" }, target: { url: `${receiver.url}/ok` } })))?.code).toBe("invalid_cron");
+    const dead = await client.jobs.create({ name: "dead", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/status/500` }, retry: { maxAttempts: 1 } });
+    const cron = await client.jobs.create({ name: "cron", schedule: { cron: "0 3 * * *", timezone: "Europe/Berlin" }, target: { url: `${receiver.url}/ok` } });
+    await client.jobs.create({ name: "mail", type: "email.send", schedule: { at: new Date(Date.now() + 3_600_000) }, payload: { to: "x" } });
+
+    await until(() => client.jobs.triggers(ok.id), (p) => p.data[0]?.status === "succeeded");
+    const deadPage = await until(() => client.deadLetters(), (p) => p.data.length === 1);
+    await client.deadLetters({ jobId: dead.id });
+    await client.triggers.get(deadPage.data[0].id);
+    await client.triggers.replay(deadPage.data[0].id);
+    expect((await fails(client.triggers.replay((await client.jobs.triggers(ok.id)).data[0].id)))?.code).toBe("not_dead");
+    await fails(client.triggers.get("trg_nope"));
+
+    await client.jobs.list({ limit: 2 });
+    for await (const _ of client.jobs.all({ limit: 2 })) void _;
+    await client.jobs.get(cron.id);
+    await fails(client.jobs.get("job_nope"));
+    await client.jobs.update(cron.id, { name: "cron2" });
+    await fails(client.jobs.update(cron.id, { timeoutMs: 1 }));
+    await client.jobs.pause(cron.id);
+    await client.jobs.resume(cron.id);
+    const manual = await client.jobs.run(cron.id);
+    await until(() => client.triggers.get(manual.id), (t) => t.status === "succeeded");
+    await client.jobs.triggers(cron.id);
+    await client.quota();
+    await client.secrets.put("API_KEY", "canary-value");
+    await client.secrets.list();
+    await client.secrets.delete("API_KEY");
+    await fails(client.secrets.delete("API_KEY"));
+    await contract.fetch(`${base}/v1/metrics`, { headers: { authorization: `Bearer ${key.key}` } });
+    await client.jobs.delete(cron.id);
+    await fails(client.jobs.pause("job_nope"));
+
+    expect(contract.failures).toEqual([]);
+    const seenOps = new Set([...contract.seen].map((s) => s.split(" ").slice(0, 2).join(" ")));
+    expect(contract.operations().filter((op) => !seenOps.has(op))).toEqual([]);
+    // Errors were validated too, not only successes.
+    for (const status of [400, 401, 404, 409]) expect([...contract.seen].some((s) => s.endsWith(` ${status}`)), String(status)).toBe(true);
+  }, 60_000);
+});

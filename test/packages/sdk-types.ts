@@ -1,0 +1,36 @@
+// The SDK's hand-written types against the API's zod schemas, checked by `npm run typecheck`: a field
+// added, removed or retyped on either side breaks the build, so the two cannot drift. (Type-only: not
+// a vitest file.)
+import type { z } from "zod";
+import type { responses, schemas } from "@fairway/api";
+import type {
+  ApiKey, Attempt, CreateJobInput, Job, Page, PoolConfig, Quota, Stats, Tenant, TenantQuotas, Trigger,
+} from "@fairway/sdk";
+
+type Expect<T extends true> = T;
+/** Dates: the SDK also accepts a Date for schedule.at (sent as ISO); compare on the wire form. */
+type AtAsString<S> = S extends { at: unknown } ? { at: string } : S;
+type Wire<T> = { [K in keyof T]: K extends "schedule" ? AtAsString<T[K]> : T[K] };
+/** Each assignable to the other: every field on both sides, with compatible types. */
+type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** What the SDK lets you send, the API accepts. */
+type Sendable<A, B> = [A] extends [B] ? true : false;
+
+export type Checks = [
+  // Responses: the API's shapes.
+  Expect<Mutual<Job, z.output<typeof responses.jobResponse>>>,
+  Expect<Mutual<Trigger, z.output<typeof responses.triggerResponse>>>,
+  Expect<Mutual<Attempt, z.output<typeof responses.attemptResponse>>>,
+  Expect<Mutual<Tenant, z.output<typeof responses.tenantResponse>>>,
+  Expect<Mutual<Tenant & { signingSecret: string }, z.output<typeof responses.createdTenantResponse>>>,
+  Expect<Mutual<ApiKey, z.output<typeof responses.apiKeyResponse>>>,
+  Expect<Mutual<Quota, z.output<typeof responses.quotaResponse>>>,
+  Expect<Mutual<PoolConfig, z.output<typeof responses.poolResponse>>>,
+  Expect<Mutual<Page<Job>, z.output<ReturnType<typeof responses.pageOf<typeof responses.jobResponse>>>>>,
+  Expect<Mutual<Stats, z.output<typeof responses.statsResponse>>>,
+  // Requests: what the SDK lets you send is what the API accepts (its input side, before defaults).
+  // The create schema parses a schedule as one object (so its errors can name the clash), so the SDK's
+  // union of three shapes is checked one way. PATCH bodies are merge patches, validated after merging.
+  Expect<Sendable<Wire<CreateJobInput>, z.input<typeof schemas.createJobBody>>>,
+  Expect<Mutual<{ id?: string; name: string } & TenantQuotas, z.input<typeof schemas.createTenantBody>>>,
+];
