@@ -1,6 +1,7 @@
 // The Worker's bindings and settings (wrangler.toml [vars], secrets, the Hyperdrive binding), read
 // once per invocation into a typed config. Every field documents its default.
 import { createLogger, type Logger, type LogLevel } from "@fairway/core";
+import { parsePortalOrigins } from "@fairway/dashboard";
 
 export interface Env {
   /** Hyperdrive binding to Postgres (wrangler.toml [[hyperdrive]]). */
@@ -24,6 +25,8 @@ export interface Env {
   FAIRWAY_API_RATE_PER_SECOND?: string;
   /** debug | info | warn | error. Default info. */
   FAIRWAY_LOG_LEVEL?: string;
+  /** Origins that may embed a tenant portal view in an iframe, space- or comma-separated. Default none. */
+  FAIRWAY_PORTAL_ORIGINS?: string;
 }
 
 export interface EdgeConfig {
@@ -35,6 +38,7 @@ export interface EdgeConfig {
   graceMs: number;
   pollMs: number;
   apiRatePerSecond: number;
+  portalOrigins: string[];
   log: Logger;
 }
 
@@ -52,6 +56,8 @@ export function readConfig(env: Env): EdgeConfig {
   if (Boolean(url) !== Boolean(token)) throw new ConfigError("set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither");
   const level = (env.FAIRWAY_LOG_LEVEL ?? "info") as LogLevel;
   if (!LEVELS.includes(level)) throw new ConfigError(`FAIRWAY_LOG_LEVEL must be one of ${LEVELS.join(", ")}`);
+  const portal = parsePortalOrigins(env.FAIRWAY_PORTAL_ORIGINS);
+  if (!portal.ok) throw new ConfigError(portal.message);
   return {
     databaseUrl: env.HYPERDRIVE.connectionString,
     adminToken,
@@ -61,6 +67,7 @@ export function readConfig(env: Env): EdgeConfig {
     graceMs: intVar(env, "FAIRWAY_GRACE_MS", 5_000, 0, 60_000),
     pollMs: intVar(env, "FAIRWAY_POLL_MS", 1_000, 10, 10_000),
     apiRatePerSecond: intVar(env, "FAIRWAY_API_RATE_PER_SECOND", 1000, 0, 1_000_000),
+    portalOrigins: portal.origins,
     log: createLogger({ level }),
   };
 }

@@ -32,6 +32,7 @@ export default {
         adminToken: cfg.adminToken,
         allowPrivateTargets: cfg.allowPrivateTargets,
         apiRatePerSecond: cfg.apiRatePerSecond,
+        portalOrigins: cfg.portalOrigins,
         log: cfg.log,
       });
       return await app.fetch(request);

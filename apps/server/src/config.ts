@@ -1,5 +1,6 @@
 // Server configuration from the environment (DESIGN.md §8). Every field documents its default.
 import { z } from "zod";
+import { parsePortalOrigins } from "@fairway/dashboard";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
@@ -32,6 +33,12 @@ const schema = z.object({
   FAIRWAY_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** debug | info | warn | error. Default info. */
   FAIRWAY_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** Origins that may embed a tenant portal view in an iframe, space- or comma-separated. Default none. */
+  FAIRWAY_PORTAL_ORIGINS: z.string().default("").transform((raw, ctx) => {
+    const r = parsePortalOrigins(raw);
+    if (!r.ok) ctx.addIssue({ code: "custom", message: r.message });
+    return r.ok ? r.origins : [];
+  }),
   /** Postgres pool size. Default 10. */
   FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
 }).refine((c) => Boolean(c.UPSTASH_REDIS_REST_URL) === Boolean(c.UPSTASH_REDIS_REST_TOKEN), {

@@ -58,6 +58,7 @@ export async function startServer(cfg: Config, opts: { handlers?: Record<string,
       allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
       handlerTypes: new Set(Object.keys(opts.handlers ?? {})),
       apiRatePerSecond: cfg.FAIRWAY_API_RATE_PER_SECOND,
+      portalOrigins: cfg.FAIRWAY_PORTAL_ORIGINS,
       log,
       metrics: () => executorMetrics(executor),
     });

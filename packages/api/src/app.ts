@@ -10,6 +10,8 @@ import { adminRoutes } from "./routes/admin.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { openRoutes } from "./routes/open.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
+import { createPortalLinkRoute } from "./routes/portal-link.ts";
+import { dashboardApp } from "@fairway/dashboard";
 
 /** What the API needs from coordination (the full Coordinator satisfies it). */
 export interface ApiCoordinator {
@@ -31,6 +33,8 @@ export interface AppDeps {
   apiRatePerSecond?: number;
   now?: () => number;
   log?: Logger;
+  /** Origins allowed to embed a tenant portal view in an iframe (FAIRWAY_PORTAL_ORIGINS). */
+  portalOrigins?: string[];
   /** Extra counters for /metrics (e.g. the executor's). */
   metrics?: () => Record<string, number>;
 }
@@ -57,6 +61,7 @@ export function createApp(input: AppDeps) {
     apiRatePerSecond: 1000,
     now: Date.now,
     log: silentLogger,
+    portalOrigins: [],
     ...input,
   };
   const app = new Hono<AppEnv>();
@@ -89,7 +94,9 @@ export function createApp(input: AppDeps) {
 
   app.route("/", openRoutes);
   app.use("/v1/admin/*", requireAdmin);
+  app.post("/v1/admin/tenants/:id/portal-link", createPortalLinkRoute);
   app.route("/v1/admin", adminRoutes);
+  app.route("/dashboard", dashboardApp(deps));
   app.use("/v1/*", requireTenant);
   app.route("/v1/jobs", jobRoutes);
   app.route("/v1", triggerRoutes);

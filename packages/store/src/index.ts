@@ -15,3 +15,4 @@ export * from "./sql/tenants.ts";
 export * from "./sql/pools.ts";
 export * from "./sql/reads.ts";
 export * from "./sql/readyIndex.ts";
+export * from "./sql/dashboard-reads.ts";
