@@ -49,6 +49,7 @@ export function openApiDocument() {
       "/v1/admin/tenants/{id}/keys": { post: { ...admin, summary: "Issue an API key (shown once)", responses: { 201: ok("The key") } } },
       "/v1/admin/tenants/{id}/keys/{keyId}": { delete: { ...admin, summary: "Revoke a key", responses: { 200: ok("Revoked") } } },
       "/v1/admin/tenants/{id}/signing-secret/rotate": { post: { ...admin, summary: "Rotate the signing secret", responses: { 200: ok("The new secret") } } },
+      "/v1/admin/tenants/{id}/portal-link": { post: { ...admin, summary: "A signed, short-lived link to the tenant's dashboard view ({ ttlSeconds? }, default 900)", responses: { 201: ok("{ url, expiresAt }") } } },
       "/v1/admin/pools/{type}": {
         get: { ...admin, summary: "Pool config", responses: { 200: ok("The pool") } },
         put: { ...admin, summary: "Set pool config", requestBody: body(putPoolBody), responses: { 200: ok("The pool") } },

@@ -65,6 +65,9 @@ export function createAdminClient(opts: AdminClientOptions) {
       revokeKey: (id: string, keyId: string) => req<{ id: string; revoked: true }>("DELETE", `/v1/admin/tenants/${enc(id)}/keys/${enc(keyId)}`),
       rotateSigningSecret: (id: string) =>
         req<{ signingSecret: string; previousSecretExpiresAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/signing-secret/rotate`),
+      /** A signed, short-lived link to this tenant's dashboard view (default 15 minutes). */
+      portalLink: (id: string, o: { ttlSeconds?: number } = {}) =>
+        req<{ url: string; expiresAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/portal-link`, o),
     },
     pools: {
       get: (type: string) => req<PoolConfig>("GET", `/v1/admin/pools/${enc(type)}`),
