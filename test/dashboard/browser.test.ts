@@ -106,6 +106,7 @@ describe("dashboard in a real browser", () => {
     await expect(page.locator("main").textContent()).resolves.toContain("No jobs match");
     await page.getByLabel("Status").selectOption("active");
     await page.getByRole("button", { name: "Filter" }).click();
+    await shot(page, "tenant-jobs");
     await page.getByRole("link", { name: "weekday-report" }).click();
     const fires = await page.locator("ol.fires li").allTextContents();
     expect(fires).toHaveLength(5);

@@ -20,6 +20,9 @@ header.top .who button{background:transparent;color:#fff;border:1px solid #8ea0c
 main{max-width:1200px;margin:0 auto;padding:20px 16px 48px}
 h1{font-size:1.5rem;margin:0 0 4px}h2{font-size:1.15rem;margin:28px 0 10px}
 .sub{color:var(--muted);margin:0 0 16px}
+.card>h2:first-child,.card>h3:first-child{margin-top:0}
+h3{font-size:1rem;margin:18px 0 8px}h4{font-size:.9rem;margin:12px 0 4px}
+.card .field input,.card .field select{width:100%;max-width:28rem}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:16px;margin:0 0 16px}
 .grid{display:grid;gap:16px;grid-template-columns:repeat(auto-fit,minmax(320px,1fr))}
 .table-wrap{overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:8px}
@@ -66,8 +69,10 @@ ol.fires{margin:0;padding-left:20px}
   header.top .who{margin-left:0;padding-bottom:8px}
   table.stack thead{display:none}
   table.stack tr{display:block;border-bottom:1px solid var(--line);padding:6px 0}
-  table.stack td{display:flex;justify-content:space-between;gap:12px;border:0;padding:4px 12px;text-align:right}
-  table.stack td::before{content:attr(data-label);font-weight:600;color:var(--muted);text-align:left}
+  table.stack td{display:flex;flex-wrap:wrap;justify-content:space-between;gap:2px 12px;border:0;padding:4px 12px;text-align:right;min-width:0;overflow-wrap:anywhere}
+  table.stack td::before{content:attr(data-label);flex:0 0 auto;font-weight:600;color:var(--muted);text-align:left}
+  table.stack td .mono,table.stack td.mono{word-break:break-all}
+  table.stack td br{display:none}
   table.stack td.num{text-align:right}
   input,select{width:100%}
   form.filters>div{flex:1 1 100%}

@@ -14,17 +14,18 @@ export interface Bar {
 /** Horizontal bars, e.g. each tenant's share of worker time. */
 export function BarChart(props: { title: string; bars: Bar[]; caption: string; empty: string }) {
   if (props.bars.length === 0) return <figure class="chart card"><figcaption>{props.title}: {props.empty}</figcaption></figure>;
+  const w0 = 1000;
   const rowH = 26;
   const labelW = 170;
   const h = props.bars.length * rowH + 8;
   const max = Math.max(...props.bars.map((b) => b.value), 1e-9);
   return (
     <figure class="chart card">
-      <svg viewBox={`0 0 ${W} ${h}`} role="img" aria-label={props.title}>
+      <svg viewBox={`0 0 ${w0} ${h}`} role="img" aria-label={props.title}>
         <title>{props.title}</title>
         {props.bars.map((b, i) => {
           const y = 4 + i * rowH;
-          const w = Math.max(2, ((W - labelW - 90) * b.value) / max);
+          const w = Math.max(2, ((w0 - labelW - 200) * b.value) / max);
           return (
             <g>
               <text x={labelW - 8} y={y + 16} text-anchor="end" font-size="13" fill={PALETTE.text}>{clip(b.label, 22)}</text>
