@@ -115,6 +115,27 @@ describe("dashboard in a real browser", () => {
     expect(job.id).toMatch(/^job_/);
   });
 
+  it("edits a job's schedule (refusing a bad one), pauses and resumes it", async () => {
+    const job = (await acme.jobs.list()).data.find((j) => j.name === "weekday-report")!;
+    await page.goto(`${server.url}/dashboard/admin/t/acme/jobs/${job.id}`);
+    await page.getByLabel("Cron expression").fill("61 * * * *");
+    await page.getByRole("button", { name: "Save schedule" }).click();
+    await expect(page.locator(".card [role=alert]").textContent()).resolves.toContain("cron:");
+    expect((await acme.jobs.get(job.id)).schedule).toMatchObject({ cron: "0 9 * * 1-5", timezone: "Europe/Berlin" });
+    await page.getByLabel("Cron expression").fill("30 7 * * *");
+    await page.getByLabel("Time zone").fill("America/New_York");
+    await page.getByRole("button", { name: "Save schedule" }).click();
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Schedule saved");
+    await expect(page.locator("main").textContent()).resolves.toContain("At 07:30 (America/New_York)");
+    expect((await acme.jobs.get(job.id)).schedule).toMatchObject({ cron: "30 7 * * *", timezone: "America/New_York" });
+    await page.getByRole("button", { name: "Pause" }).click();
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Job paused");
+    expect((await acme.jobs.get(job.id)).status).toBe("paused");
+    await page.getByRole("button", { name: "Resume" }).click();
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Job resumed");
+    expect((await acme.jobs.get(job.id)).status).toBe("active");
+  });
+
   it("runs a job now and shows the attempt with its response", async () => {
     const job = await acme.jobs.create({ name: "ping-now", schedule: { cron: "0 0 1 1 *", timezone: "UTC" }, target: { url: `${receiver.url}/ok` }, payload: { hello: "dashboard" } });
     await page.goto(`${server.url}/dashboard/admin/t/acme/jobs/${job.id}`);
@@ -216,6 +237,20 @@ describe("dashboard in a real browser", () => {
     expect(res!.status()).toBe(410);
     await expect(p.getByRole("alert").textContent()).resolves.toContain("This link has expired");
     await p.close();
+  });
+
+  it("a suspended tenant's portal is closed", async () => {
+    const { url } = await admin.tenants.portalLink("globex");
+    await admin.tenants.update("globex", { status: "suspended" });
+    try {
+      const p = await browser.context.newPage();
+      const res = await p.goto(url);
+      expect(res!.status()).toBe(403);
+      await expect(p.getByRole("alert").textContent()).resolves.toContain("suspended");
+      await p.close();
+    } finally {
+      await admin.tenants.update("globex", { status: "active" });
+    }
   });
 
   it("the operator's pages cannot be framed; portal pages only by the allowed origins", async () => {

@@ -3,7 +3,7 @@
 // status, pools, dead letters across tenants, and fire lag and throughput from attempt history.
 import { Hono, type Context } from "hono";
 import {
-  activityWindow, COUNT_CAP, deadLettersByType, DEFAULT_POOL, getTenant, listDeadLetterSummaries, poolOverview, tenantOverview,
+  activityWindow, COUNT_CAP, deadLettersByType, DEFAULT_POOL, listDeadLetterSummaries, poolOverview, tenantOverview,
   updateTenant, type TenantOverview,
 } from "@fairway/store";
 import { BarChart, fillMinutes, MinuteChart } from "./charts.tsx";
@@ -13,6 +13,7 @@ import { fmtCount, fmtMs, fmtTime, pct } from "./format.ts";
 import { firstIssue, PAGE_SIZE, quotaForm, statusForm } from "./forms.ts";
 import { adminNav, Page, Pager, PostForm, StatusChip } from "./layout.tsx";
 import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_S } from "./portal-link.ts";
+import { publicOrigin } from "./public-origin.ts";
 
 export const adminPages = new Hono<DashEnv>();
 
@@ -199,9 +200,9 @@ adminPages.post("/tenants/:id/status", async (c) => {
 adminPages.post("/tenants/:id/portal-link", async (c) => {
   const d = c.var.dash;
   const [t] = await tenantOverview(d.db, { after: null, limit: 1, ids: [c.req.param("id")] });
-  if (!t || !(await getTenant(d.db, t.id))) throw notFound("tenant");
+  if (!t) throw notFound("tenant");
   const link = await createPortalLink({
-    secret: d.adminToken, origin: new URL(c.req.url).origin, tenantId: t.id, ttlSeconds: PORTAL_LINK_DEFAULT_TTL_S, nowMs: d.now(),
+    secret: d.adminToken, origin: publicOrigin(c), tenantId: t.id, ttlSeconds: PORTAL_LINK_DEFAULT_TTL_S, nowMs: d.now(),
   });
   return c.html(<TenantDetail c={c} t={t} link={link} />);
 });

@@ -5,6 +5,7 @@
 import type { Context } from "hono";
 import { getCookie, setCookie, deleteCookie } from "hono/cookie";
 import { randomToken } from "@fairway/core";
+import { publicOrigin } from "./public-origin.ts";
 import { mac, signToken, verifyToken } from "./signed-token.ts";
 
 export const ADMIN_COOKIE = "fairway_dashboard";
@@ -17,7 +18,7 @@ export async function startAdminSession(c: Context, secret: string, nowMs: numbe
     path: "/dashboard",
     httpOnly: true,
     sameSite: "Strict",
-    secure: new URL(c.req.url).protocol === "https:",
+    secure: publicOrigin(c).startsWith("https:"),
     maxAge: ADMIN_SESSION_MS / 1000,
   });
 }

@@ -12,10 +12,11 @@ import { DashboardError, notFound } from "./errors.ts";
 import { firstIssue, loginForm } from "./forms.ts";
 import { Page } from "./layout.tsx";
 import { createPortalSession, verifyPortalLink, verifyPortalSession } from "./portal-link.ts";
+import { publicOrigin } from "./public-origin.ts";
 import { constantTimeEqual } from "./signed-token.ts";
 import { tenantPages } from "./tenant-pages.tsx";
 
-/** Failed logins allowed per minute (all clients together), so the token cannot be guessed online. */
+/** Sign-in attempts allowed per minute (all clients together), so the token cannot be guessed online. */
 const LOGIN_ATTEMPTS_PER_MINUTE = 20;
 
 export function dashboardApp(deps: DashboardDeps) {
@@ -37,9 +38,11 @@ export function dashboardApp(deps: DashboardDeps) {
     sameOrigin(c);
     const parsed = loginForm.safeParse(await c.req.parseBody());
     if (!parsed.success) return c.html(<LoginPage error={firstIssue(parsed.error)} />, 400);
+    // Counted before the comparison, so a guess past the limit is never compared. Fails open: the
+    // limiter is Redis when there is one, and Redis is never needed to sign in.
+    const r = await deps.coordinator.limit("dashboard:login", LOGIN_ATTEMPTS_PER_MINUTE, 60_000).catch(() => null);
+    if (r && !r.allowed) return c.html(<LoginPage error="Too many sign-in attempts. Wait a minute, then try again." />, 429);
     if (!constantTimeEqual(parsed.data.token, deps.adminToken)) {
-      const r = await deps.coordinator.limit("dashboard:login-failures", LOGIN_ATTEMPTS_PER_MINUTE, 60_000).catch(() => null);
-      if (r && !r.allowed) return c.html(<LoginPage error="Too many failed sign-ins. Wait a minute, then try again." />, 429);
       deps.log.warn("dashboard sign-in refused");
       return c.html(<LoginPage error="That is not the admin token. Paste the token the server printed on first start (or FAIRWAY_ADMIN_TOKEN)." />, 401);
     }
@@ -139,6 +142,9 @@ function tenantScope(tenantOf: (c: Context<DashEnv>) => string, baseOf: (c: Cont
     const tenantId = tenantOf(c);
     const tenant = await getTenant(c.var.dash.db, tenantId);
     if (!tenant) throw notFound("tenant");
+    if (portal && tenant.status !== "active") {
+      throw new DashboardError(403, "tenant_suspended", "This account is suspended, so its portal is closed. Contact the application that gave you this link.");
+    }
     const base = baseOf(c);
     c.set("tenantId", tenant.id);
     c.set("base", base);
@@ -166,8 +172,16 @@ async function requireCsrf(c: Context<DashEnv>, expected: string | null): Promis
 
 function sameOrigin(c: Context<DashEnv>): void {
   const origin = c.req.header("origin");
-  if (origin && origin !== "null" && origin !== new URL(c.req.url).origin) {
+  if (origin && new URL(publicOrigin(c)).host !== hostOf(origin)) {
     throw new DashboardError(403, "cross_origin", "Forms can only be sent from the dashboard's own pages.");
+  }
+}
+
+function hostOf(origin: string): string | null {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return null;
   }
 }
 
@@ -187,7 +201,7 @@ function securityHeaders(c: Context<DashEnv>, deps: DashboardDeps): void {
   );
   if (ancestors === "'none'") c.res.headers.set("x-frame-options", "DENY");
   c.res.headers.set("x-content-type-options", "nosniff");
-  c.res.headers.set("referrer-policy", "no-referrer");
+  c.res.headers.set("referrer-policy", "same-origin");
   if (!c.req.path.startsWith("/dashboard/assets/")) c.res.headers.set("cache-control", "no-store");
 }
 

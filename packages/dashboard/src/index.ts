@@ -6,3 +6,4 @@ export {
   createPortalLink, PORTAL_LINK_DEFAULT_TTL_S, PORTAL_LINK_MAX_TTL_S, PORTAL_LINK_MIN_TTL_S, PORTAL_SESSION_MS,
 } from "./portal-link.ts";
 export { parsePortalOrigins } from "./portal-origins.ts";
+export { publicOrigin } from "./public-origin.ts";

@@ -44,7 +44,7 @@ export function Page(props: {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
+        <meta name="referrer" content="same-origin" />
         <title>{`${props.title} · Fairway`}</title>
         <link rel="stylesheet" href="/dashboard/assets/style.css" />
         <script src="/dashboard/assets/live.js" defer></script>
