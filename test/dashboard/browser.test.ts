@@ -57,7 +57,8 @@ describe("dashboard in a real browser", () => {
     await db.store.close();
     receiver = await startReceiver();
     embedder = await startEmbedder();
-    server = await startServerProcess({ DATABASE_URL: db.url, FAIRWAY_PORTAL_ORIGINS: embedder.url });
+    // Info level: the access log's lines are checked for tokens below.
+    server = await startServerProcess({ DATABASE_URL: db.url, FAIRWAY_PORTAL_ORIGINS: embedder.url, FAIRWAY_LOG_LEVEL: "info" });
     admin = createAdminClient({ baseUrl: server.url, adminToken: server.adminToken });
     const t = await admin.tenants.create({ id: "acme", name: "Acme Corp" });
     receiver.secrets = [t.signingSecret];
@@ -203,6 +204,12 @@ describe("dashboard in a real browser", () => {
       expect(text).not.toContain("Operator view");
       await shot(p, "portal-phone");
       const base = new URL(p.url()).pathname.replace(/\/jobs$/, "");
+      // The link's and the session's tokens are bearer credentials: never in the server's log.
+      const linkToken = link.url.split("/dashboard/open/")[1];
+      const sessionToken = base.split("/dashboard/portal/")[1];
+      expect(server.output()).toContain("/dashboard/portal/[token]/jobs");
+      expect(server.output()).not.toContain(linkToken.split(".")[1]);
+      expect(server.output()).not.toContain(sessionToken.split(".")[1]);
       // Another tenant's job through this portal: not found, and nothing of it shown.
       const other = (await globex.jobs.list()).data[0];
       const res = await p.goto(`${server.url}${base}/jobs/${other.id}`);

@@ -11,7 +11,7 @@ import { jobRoutes } from "./routes/jobs.ts";
 import { openRoutes } from "./routes/open.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
 import { createPortalLinkRoute } from "./routes/portal-link.ts";
-import { dashboardApp } from "@fairway/dashboard";
+import { dashboardApp, loggablePath } from "@fairway/dashboard";
 
 /** What the API needs from coordination (the full Coordinator satisfies it). */
 export interface ApiCoordinator {
@@ -79,7 +79,7 @@ export function createApp(input: AppDeps) {
     // One access line per request. c.var.log carries tenantId once a tenant key was accepted.
     c.var.log.info("request", {
       method: c.req.method,
-      path: c.req.path,
+      path: loggablePath(c.req.path),
       status: c.res.status,
       durationMs: Math.round(performance.now() - started),
       ...idsInPath(c.req.path),
@@ -104,7 +104,7 @@ export function createApp(input: AppDeps) {
   app.notFound((c) => errorResponse(c, new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => {
     if (err instanceof ApiError) return errorResponse(c, err);
-    c.var.log?.error("unhandled error", { ...loggableError(err), path: c.req.path });
+    c.var.log?.error("unhandled error", { ...loggableError(err), path: loggablePath(c.req.path) });
     return errorResponse(c, new ApiError(500, "internal_error", "an internal error occurred"));
   });
   return app;

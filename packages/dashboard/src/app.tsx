@@ -11,6 +11,7 @@ import type { DashboardDeps, DashEnv } from "./deps.ts";
 import { DashboardError, notFound } from "./errors.ts";
 import { firstIssue, loginForm } from "./forms.ts";
 import { Page } from "./layout.tsx";
+import { loggablePath } from "./loggable-path.ts";
 import { createPortalSession, verifyPortalLink, verifyPortalSession } from "./portal-link.ts";
 import { publicOrigin } from "./public-origin.ts";
 import { constantTimeEqual } from "./signed-token.ts";
@@ -117,7 +118,7 @@ export function dashboardApp(deps: DashboardDeps) {
   });
   app.onError((err, c) => {
     const e = err instanceof DashboardError ? err : null;
-    if (!e) deps.log.error("dashboard error", { err: err instanceof Error ? err.message.slice(0, 300) : String(err), path: c.req.path });
+    if (!e) deps.log.error("dashboard error", { err: err instanceof Error ? err.message.slice(0, 300) : String(err), path: loggablePath(c.req.path) });
     const status = e?.status ?? 500;
     const message = e?.message ?? "Something went wrong on the server. Try again; if it keeps happening, check the server log.";
     if (c.req.header("x-fairway-fragment")) return c.text(message, status);

@@ -7,3 +7,4 @@ export {
 } from "./portal-link.ts";
 export { parsePortalOrigins } from "./portal-origins.ts";
 export { publicOrigin } from "./public-origin.ts";
+export { loggablePath } from "./loggable-path.ts";

@@ -11,7 +11,8 @@ export function parsePortalOrigins(raw: string | undefined): { ok: true; origins
     } catch {
       origin = null;
     }
-    if (!origin || origin !== p || !/^https?:$/.test(new URL(p).protocol)) {
+    // The URL parser lets characters such as ";" into a host; in a CSP header they would end the directive.
+    if (!origin || origin !== p || !/^https?:\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/.test(p)) {
       return { ok: false, message: `FAIRWAY_PORTAL_ORIGINS: "${p.slice(0, 100)}" is not an origin; write scheme://host[:port] with no path, e.g. https://app.example.com` };
     }
   }
