@@ -179,6 +179,7 @@ describe("dashboard in a real browser", () => {
     await page.getByRole("button", { name: "Save quotas" }).click();
     await expect(page.getByRole("status").textContent()).resolves.toContain("Quotas saved");
     expect(await admin.tenants.get("acme")).toMatchObject({ maxInFlight: 7, weight: 2.5, ratePerSecond: null });
+    await shot(page, "admin-tenant");
     await page.goto(`${server.url}/dashboard/admin`);
     await expect(page.locator("tr", { hasText: "Acme Corp" }).textContent()).resolves.toContain("/ 7");
     await shot(page, "admin-tenants");
