@@ -182,6 +182,9 @@ describe("dashboard in a real browser", () => {
     await shot(page, "admin-tenant");
     await page.goto(`${server.url}/dashboard/admin`);
     await expect(page.locator("tr", { hasText: "Acme Corp" }).textContent()).resolves.toContain("/ 7");
+    // acme so far: one run-now success, and a 400 delivered twice (the second by the replay, a retry).
+    const attempts = page.locator("table", { has: page.locator("th", { hasText: "Retries" }) }).locator("tr", { hasText: "acme" });
+    expect((await attempts.locator("td").allTextContents()).slice(0, 4)).toEqual(["acme", "3", "2", "1"]);
     await shot(page, "admin-tenants");
   });
 

@@ -56,6 +56,23 @@ adminPages.get("/", async (c) => {
         empty="no attempts in this window"
         caption={`Sum of attempt durations per tenant${activity.truncated ? " (the newest triggers of the window only)" : ""}. Fair share divides a pool's worker time by weight.`}
       />
+      {activity.workerMs.length > 0 && (
+        <div class="table-wrap">
+          <table class="stack">
+            <caption class="sr">Attempts by tenant, last {SHARE_WINDOW_MIN} minutes</caption>
+            <thead><tr><th scope="col">Tenant</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Retries</th><th scope="col" class="num">Worker time</th></tr></thead>
+            <tbody>{activity.workerMs.slice(0, PAGE_SIZE).map((w) => (
+              <tr>
+                <td data-label="Tenant"><a href={`/dashboard/admin/tenants/${encodeURIComponent(w.tenantId)}`}>{w.tenantId}</a></td>
+                <td data-label="Attempts" class="num">{w.attempts}</td>
+                <td data-label="Failed" class="num">{w.failures}</td>
+                <td data-label="Retries" class="num">{w.retries}</td>
+                <td data-label="Worker time" class="num">{fmtMs(w.ms)}</td>
+              </tr>
+            ))}</tbody>
+          </table>
+        </div>
+      )}
     </Page>,
   );
 });

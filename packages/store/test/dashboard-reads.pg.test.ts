@@ -120,6 +120,6 @@ describe("activityWindow", () => {
     expect(Math.max(...lags)).toBe(2000);
     expect(a.truncated).toBe(false);
     const onlyB = await activityWindow(pg.db, { windowMs: 10 * 60_000, nowMs: now, tenantId: "act_b" });
-    expect(onlyB.workerMs).toEqual([{ tenantId: "act_b", ms: 120 }]);
+    expect(onlyB.workerMs).toEqual([{ tenantId: "act_b", ms: 120, attempts: 2, failures: 2, retries: 1 }]);
   });
 });

@@ -161,8 +161,8 @@ function escapeLike(s: string): string {
 const TRIGGER_ID_END = "trg`";
 
 export interface ActivityWindow {
-  /** Worker milliseconds by tenant over the window. */
-  workerMs: Array<{ tenantId: string; ms: number }>;
+  /** By tenant over the window: worker milliseconds, attempts, failed ones, and retries (attempt > 1). */
+  workerMs: Array<{ tenantId: string; ms: number; attempts: number; failures: number; retries: number }>;
   /** Per minute bucket (epoch ms of its start): attempts, failures, and fire lag of first attempts. */
   minutes: Array<{ minute: number; attempts: number; failures: number; lagP50Ms: number | null; lagMaxMs: number | null }>;
   /** True when the window held more than ACTIVITY_SCAN_LIMIT triggers (only the newest were read). */
@@ -176,34 +176,35 @@ export async function activityWindow(db: Db, opts: { windowMs: number; nowMs: nu
   // A ULID of that instant with the lowest random part: every id created since sorts at or above it.
   const lowId = `trg_${ulid(since.getTime()).slice(0, 10)}0000000000000000`;
   const tenant = opts.tenantId ? sql`AND tenant_id = ${opts.tenantId}` : sql``;
-  const rows = await query<{ tenantId: string | null; minute: string | number | null; attempts: number; failures: number; workerMs: number; lagP50Ms: number | null; lagMaxMs: number | null; scanned: number }>(db, sql`
+  const rows = await query<{ tenantId: string | null; minute: string | number | null; attempts: number; failures: number; retries: number; workerMs: number; lagP50Ms: number | null; lagMaxMs: number | null; scanned: number }>(db, sql`
     WITH recent AS (
       SELECT id, tenant_id, kind, scheduled_for, ok_started_at, ok_duration_ms
         FROM triggers WHERE id >= ${lowId} AND id < ${TRIGGER_ID_END} ${tenant}
        ORDER BY id DESC LIMIT ${ACTIVITY_SCAN_LIMIT}
     ), a AS (
-      SELECT r.tenant_id, r.ok_started_at AS started_at, r.ok_duration_ms AS duration_ms, true AS ok,
+      SELECT r.tenant_id, r.ok_started_at AS started_at, r.ok_duration_ms AS duration_ms, true AS ok, 1 AS attempt,
              CASE WHEN r.kind = 'scheduled' THEN r.ok_started_at - r.scheduled_for END AS lag
         FROM recent r WHERE r.ok_started_at IS NOT NULL
       UNION ALL
-      SELECT r.tenant_id, l.started_at, l.duration_ms, l.outcome = 'success',
+      SELECT r.tenant_id, l.started_at, l.duration_ms, l.outcome = 'success', l.attempt,
              CASE WHEN r.kind = 'scheduled' AND l.attempt = 1 THEN l.started_at - r.scheduled_for END
         FROM recent r JOIN attempt_log l ON l.trigger_id = r.id
     ), w AS (SELECT * FROM a WHERE started_at >= ${since.toISOString()}::timestamptz)
-    SELECT tenant_id AS "tenantId", NULL AS minute, count(*)::int AS attempts, 0 AS failures,
+    SELECT tenant_id AS "tenantId", NULL AS minute, count(*)::int AS attempts, count(*) FILTER (WHERE NOT ok)::int AS failures,
+           count(*) FILTER (WHERE attempt > 1)::int AS retries,
            coalesce(sum(duration_ms), 0)::float8 AS "workerMs", NULL::float8 AS "lagP50Ms", NULL::float8 AS "lagMaxMs",
            (SELECT count(*)::int FROM recent) AS scanned
       FROM w GROUP BY tenant_id
     UNION ALL
     SELECT NULL, (extract(epoch FROM date_trunc('minute', started_at)) * 1000)::float8, count(*)::int,
-           count(*) FILTER (WHERE NOT ok)::int, 0,
+           count(*) FILTER (WHERE NOT ok)::int, 0, 0,
            (percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM lag) * 1000))::float8,
            (max(extract(epoch FROM lag)) * 1000)::float8,
            0
       FROM w GROUP BY date_trunc('minute', started_at)`);
   const workerMs = rows
     .filter((r) => r.tenantId !== null)
-    .map((r) => ({ tenantId: r.tenantId!, ms: Number(r.workerMs) }))
+    .map((r) => ({ tenantId: r.tenantId!, ms: Number(r.workerMs), attempts: r.attempts, failures: r.failures, retries: r.retries }))
     .sort((x, y) => y.ms - x.ms);
   const minutes = rows
     .filter((r) => r.tenantId === null)
