@@ -182,4 +182,22 @@ describe("edge worker (wrangler dev, workerd)", () => {
       expect({ status: t.status, attemptCount: t.attemptCount }).toEqual({ status: "succeeded", attemptCount: 1 });
     }
   });
+
+  it("serves the dashboard: sign-in, a portal link opening the tenant's view, a tampered link refused", async () => {
+    const login = await fetch(`${dev.url}/dashboard/login`, { method: "POST", body: new URLSearchParams({ token: adminToken }), redirect: "manual" });
+    expect(login.status).toBe(303);
+    const cookie = login.headers.get("set-cookie")!;
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Strict/i);
+    const tenants = await fetch(`${dev.url}/dashboard/admin`, { headers: { cookie: cookie.split(";")[0] } });
+    expect(await tenants.text()).toContain("Acme");
+    const link = await createAdminClient({ baseUrl: dev.url, adminToken }).tenants.portalLink("acme");
+    const opened = await fetch(link.url);
+    expect(opened.status).toBe(200);
+    expect(new URL(opened.url).pathname).toMatch(/^\/dashboard\/portal\/[^/]+\/jobs$/);
+    expect(await opened.text()).toContain("welcome");
+    const tampered = await fetch(`${link.url.slice(0, -3)}abc`);
+    expect(tampered.status).toBe(403);
+    await tampered.text();
+  });
 });

@@ -84,6 +84,7 @@ describe("OpenAPI contract", () => {
     await admin.pools.pause("paused.type");
     await admin.pools.resume("paused.type");
     await admin.tenants.signingSecret("acme");
+    await admin.tenants.portalLink("acme");
     await admin.executors();
     await admin.reencryptSecrets();
     await touchHandlerPools(db.store.db, ["email.send"]);

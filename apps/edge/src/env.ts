@@ -1,6 +1,7 @@
 // The Worker's bindings and settings (wrangler.toml [vars], secrets, the Hyperdrive binding), read
 // once per invocation into a typed config. Every field documents its default.
 import { createLogger, loadSecretsKeyring, type Logger, type LogLevel, type SecretsKeyring } from "@fairway/core";
+import { parsePortalOrigins } from "@fairway/dashboard";
 
 export interface Env {
   /** Hyperdrive binding to Postgres (wrangler.toml [[hyperdrive]]). */
@@ -32,6 +33,8 @@ export interface Env {
   FAIRWAY_METRICS_TOKEN?: string;
   /** Per-tenant series on /metrics for the busiest this many tenants. Default 20. */
   FAIRWAY_METRICS_TOP_TENANTS?: string;
+  /** Origins that may embed a tenant portal view in an iframe, space- or comma-separated. Default none. */
+  FAIRWAY_PORTAL_ORIGINS?: string;
 }
 
 export interface EdgeConfig {
@@ -46,6 +49,7 @@ export interface EdgeConfig {
   secretsKey: SecretsKeyring;
   metricsToken: string | undefined;
   metricsTopTenants: number;
+  portalOrigins: string[];
   log: Logger;
 }
 
@@ -70,6 +74,8 @@ export async function readConfig(env: Env): Promise<EdgeConfig> {
   }
   const level = (env.FAIRWAY_LOG_LEVEL ?? "info") as LogLevel;
   if (!LEVELS.includes(level)) throw new ConfigError(`FAIRWAY_LOG_LEVEL must be one of ${LEVELS.join(", ")}`);
+  const portal = parsePortalOrigins(env.FAIRWAY_PORTAL_ORIGINS);
+  if (!portal.ok) throw new ConfigError(portal.message);
   return {
     databaseUrl: env.HYPERDRIVE.connectionString,
     adminToken,
@@ -82,6 +88,7 @@ export async function readConfig(env: Env): Promise<EdgeConfig> {
     secretsKey,
     metricsToken: metricsTokenOf(env),
     metricsTopTenants: intVar(env, "FAIRWAY_METRICS_TOP_TENANTS", 20, 0, 1000),
+    portalOrigins: portal.origins,
     log: createLogger({ level }),
   };
 }

@@ -35,6 +35,7 @@ export default {
         secretsKey: cfg.secretsKey,
         metricsToken: cfg.metricsToken,
         metricsTopTenants: cfg.metricsTopTenants,
+        portalOrigins: cfg.portalOrigins,
         log: cfg.log,
       });
       return await app.fetch(request);

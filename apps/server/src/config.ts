@@ -1,5 +1,6 @@
 // Server configuration from the environment. Every field documents its default.
 import { z } from "zod";
+import { parsePortalOrigins } from "@fairway/dashboard";
 import { StartupError } from "./startup-error.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
@@ -40,6 +41,12 @@ const schema = z.object({
   FAIRWAY_SECRETS_KEY: z.string().optional(),
   /** The key before a rotation: still opens secrets until POST /v1/admin/secrets/reencrypt re-seals them. */
   FAIRWAY_SECRETS_KEY_PREVIOUS: z.string().optional(),
+  /** Origins that may embed a tenant portal view in an iframe, space- or comma-separated. Default none. */
+  FAIRWAY_PORTAL_ORIGINS: z.string().default("").transform((raw, ctx) => {
+    const r = parsePortalOrigins(raw);
+    if (!r.ok) ctx.addIssue({ code: "custom", message: r.message });
+    return r.ok ? r.origins : [];
+  }),
   /** Postgres pool size. Default 10. */
   FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
   /** Executor heartbeat interval. Default 5000 ms. */

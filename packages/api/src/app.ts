@@ -13,6 +13,8 @@ import { openRoutes } from "./routes/open.ts";
 import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
 import { operationsRoutes } from "./routes/operations.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
+import { createPortalLinkRoute } from "./routes/portal-link.ts";
+import { dashboardApp, loggablePath } from "@fairway/dashboard";
 
 /** What the API needs from coordination (the full Coordinator satisfies it). */
 export interface ApiCoordinator {
@@ -34,6 +36,8 @@ export interface AppDeps {
   apiRatePerSecond?: number;
   now?: () => number;
   log?: Logger;
+  /** Origins allowed to embed a tenant portal view in an iframe (FAIRWAY_PORTAL_ORIGINS). */
+  portalOrigins?: string[];
   /** Extra counters for /metrics (e.g. the executor's). */
   metrics?: () => Record<string, number>;
   /** FAIRWAY_SECRETS_KEY (and _PREVIOUS): seals tenant secrets. Without it the secrets routes answer 503. */
@@ -70,6 +74,7 @@ export function createApp(input: AppDeps) {
     now: Date.now,
     log: silentLogger,
     metricsTopTenants: 20,
+    portalOrigins: [],
     ...input,
   };
   const app = new Hono<AppEnv>();
@@ -94,7 +99,7 @@ export function createApp(input: AppDeps) {
     // One access line per request. c.var.log carries tenantId once a tenant key was accepted.
     c.var.log.info("request", {
       method: c.req.method,
-      path: c.req.path,
+      path: loggablePath(c.req.path),
       status: c.res.status,
       durationMs: Math.round(performance.now() - started),
       ...idsInPath(c.req.path),
@@ -110,9 +115,11 @@ export function createApp(input: AppDeps) {
   app.route("/", openRoutes);
   app.route("/", fleetMetricsRoutes);
   app.use("/v1/admin/*", requireAdmin);
+  app.post("/v1/admin/tenants/:id/portal-link", createPortalLinkRoute);
   app.route("/v1/admin/secrets", secretAdminRoutes);
   app.route("/v1/admin", adminRoutes);
   app.route("/v1/admin", operationsRoutes);
+  app.route("/dashboard", dashboardApp(deps));
   app.use("/v1/*", requireTenant);
   app.route("/v1", tenantMetricsRoutes);
   app.route("/v1/jobs", jobRoutes);
@@ -122,7 +129,7 @@ export function createApp(input: AppDeps) {
   app.notFound((c) => errorResponse(c, new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => {
     if (err instanceof ApiError) return errorResponse(c, err);
-    c.var.log?.error("unhandled error", { ...loggableError(err), path: c.req.path });
+    c.var.log?.error("unhandled error", { ...loggableError(err), path: loggablePath(c.req.path) });
     return errorResponse(c, new ApiError(500, "internal_error", "an internal error occurred"));
   });
   return app;

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { createJobBody, createTenantBody, JOB_STATUSES, pageQuery, putPoolBody, putSecretBody, updateJobBody, updateTenantBody } from "./schemas.ts";
 import {
   apiKeyResponse, createdTenantResponse, deadLetterResponse, errorResponse, executorListResponse, healthResponse, jobResponse, pageOf,
-  poolListResponse, poolResponse, quotaResponse, reencryptResponse, revokedKeyResponse, rotatedSecretResponse, secretListResponse,
+  poolListResponse, poolResponse, portalLinkResponse, quotaResponse, reencryptResponse, revokedKeyResponse, rotatedSecretResponse, secretListResponse,
   secretResponse, signingSecretResponse, statsResponse, tenantResponse, triggerResponse,
 } from "./responses.ts";
 
@@ -23,6 +23,7 @@ const SCHEMAS = {
   RevokedKey: revokedKeyResponse,
   RotatedSecret: rotatedSecretResponse,
   SigningSecret: signingSecretResponse,
+  PortalLink: portalLinkResponse,
   Secret: secretResponse,
   SecretList: secretListResponse,
   Reencrypted: reencryptResponse,
@@ -186,6 +187,13 @@ function build() {
       },
       "/v1/admin/tenants/{id}/signing-secret/rotate": {
         post: adminOp({ summary: "Rotate the signing secret (the old one keeps signing for 24 h)", parameters: tenantId, responses: responses(200, "The new secret", "RotatedSecret", [...ADMIN, 404]) }),
+      },
+      "/v1/admin/tenants/{id}/portal-link": {
+        post: adminOp({
+          summary: "A signed, short-lived link to the tenant's dashboard view ({ ttlSeconds? }, default 900)",
+          parameters: tenantId,
+          responses: responses(201, "The link", "PortalLink", [...ADMIN, 400, 404]),
+        }),
       },
       "/v1/admin/pools": { get: adminOp({ summary: "Every pool's config", responses: responses(200, "The pools", "PoolList", ADMIN) }) },
       "/v1/admin/pools/{type}": {

@@ -48,6 +48,9 @@ export const signingSecretResponse = z.strictObject({
   previousSecretExpiresAt: iso.optional(),
 });
 
+/** A tenant portal link: opens that tenant's dashboard view and nothing else, until it expires. */
+export const portalLinkResponse = z.strictObject({ url: z.string(), expiresAt: iso });
+
 export const secretResponse = z.strictObject({ name: z.string(), createdAt: iso, updatedAt: iso });
 export const secretListResponse = z.strictObject({ data: z.array(secretResponse) });
 export const reencryptResponse = z.strictObject({ keyId: z.string(), reencrypted: z.number().int(), unreadable: z.number().int() });

@@ -62,7 +62,7 @@ export function randomToken(bytes: number): string {
   return base64url(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
-function base64url(data: Uint8Array): string {
+export function base64url(data: Uint8Array): string {
   return bytesToBase64(data).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 

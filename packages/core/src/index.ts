@@ -16,7 +16,7 @@ export { allocate } from "./fairshare.ts";
 export { BoundedMap } from "./bounded-map.ts";
 export { checkTargetUrl, isForbiddenAddress } from "./ssrf.ts";
 export { isStorableText, storableText } from "./text.ts";
-export { newId, randomToken, sha256Hex } from "./ids.ts";
+export { base64url, newId, randomToken, sha256Hex, ulid } from "./ids.ts";
 export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
 export { EXCLUSIVE_LOOKAHEAD_MS, planFires, type CronJobState } from "./schedule.ts";
 export * from "./secret-refs.ts";

@@ -98,6 +98,9 @@ export function createAdminClient(opts: AdminClientOptions) {
       /** The secret deliveries are signed with (and the previous one during a rotation's overlap). */
       signingSecret: (id: string) =>
         req<{ signingSecret: string; previousSigningSecret?: string; previousSecretExpiresAt?: string }>("GET", `/v1/admin/tenants/${enc(id)}/signing-secret`),
+      /** A signed, short-lived link to this tenant's dashboard view (default 15 minutes). */
+      portalLink: (id: string, o: { ttlSeconds?: number } = {}) =>
+        req<{ url: string; expiresAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/portal-link`, o),
     },
     pools: {
       list: () => req<{ data: PoolConfig[] }>("GET", "/v1/admin/pools"),

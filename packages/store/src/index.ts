@@ -43,3 +43,4 @@ export * from "./sql/retention.ts";
 export * from "./sql/sending.ts";
 export * from "./sql/hand-off.ts";
 export * from "./sql/handler-pools.ts";
+export * from "./sql/dashboard-reads.ts";

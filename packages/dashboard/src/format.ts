@@ -1,0 +1,30 @@
+// Small text formatters for the pages.
+
+export function fmtMs(ms: number | null | undefined): string {
+  if (ms == null) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+export function fmtTime(d: Date | string | null | undefined): string {
+  if (!d) return "—";
+  return new Date(d).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+/** An instant on the wall clock of a time zone, with the zone's abbreviation. */
+export function fmtInZone(d: Date, timeZone: string): string {
+  return new Intl.DateTimeFormat("en-GB", {
+    timeZone, year: "numeric", month: "short", day: "2-digit", weekday: "short",
+    hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short",
+  }).format(d);
+}
+
+export function fmtCount(n: number, cap: number): string {
+  return n >= cap ? `${cap.toLocaleString("en")}+` : n.toLocaleString("en");
+}
+
+export function pct(x: number): string {
+  return `${(x * 100).toFixed(x < 0.1 ? 1 : 0)} %`;
+}

@@ -1,0 +1,49 @@
+/** @jsxImportSource hono/jsx */
+// What every tenant page shares: the page shell with the tenant navigation (and, for the operator, the
+// way back to the operator view), flash messages after an action, and telling executors about new work.
+import type { Context } from "hono";
+import type { DashEnv } from "./deps.ts";
+import { Page, tenantNav } from "./layout.tsx";
+
+export type Flash = { kind: "ok" | "err"; text: string } | null;
+
+const DONE: Record<string, string> = {
+  paused: "Job paused. Pending fires were cancelled; running ones finish.",
+  resumed: "Job resumed. Missed fires follow the job's misfire policy.",
+  schedule: "Schedule saved. It applies from the next fire.",
+  run: "Run queued. This page refreshes until the attempt finishes.",
+  replayed: "Dead letter replayed: the same trigger (same webhook-id) is pending again.",
+};
+
+export function flashOf(c: Context): Flash {
+  const done = c.req.query("done");
+  return done && DONE[done] ? { kind: "ok", text: DONE[done] } : null;
+}
+
+export function page(c: Context<DashEnv>, title: string, current: string, body: unknown, flash: Flash = flashOf(c), status: 200 | 400 = 200) {
+  const base = c.var.base;
+  return c.html(
+    <Page title={title} scope={c.var.scope} nav={tenantNav(base)} current={`${base}${current}`} flash={flash}>
+      {c.var.portal ? null : <p class="sub"><a href={`/dashboard/admin/tenants/${encodeURIComponent(c.var.tenantId)}`}>← Operator view of {c.var.tenantId}</a></p>}
+      {body as never}
+    </Page>,
+    status,
+  );
+}
+
+/** Tell the executors about new pending work (best effort; they also poll Postgres). */
+export function announce(c: Context<DashEnv>, type: string, dueAtMs: number): void {
+  const d = c.var.dash;
+  d.coordinator.markReady(type, c.var.tenantId, dueAtMs).catch((err) => d.log.warn("ready index unavailable", { err }));
+  if (dueAtMs <= d.now() + 1000) d.coordinator.wake().catch(() => {});
+}
+
+export function targetText(target: unknown): string {
+  const t = target as { url?: string; method?: string } | null;
+  return t?.url ? `${t.method ?? "POST"} ${t.url}` : "in-process handler";
+}
+
+export function headerNames(target: unknown): string {
+  const h = (target as { headers?: Record<string, string> } | null)?.headers;
+  return h && Object.keys(h).length > 0 ? Object.keys(h).join(", ") : "—";
+}
