@@ -6,7 +6,9 @@ import { migrate } from "@fairway/store/node";
 
 const url = process.env.DATABASE_URL;
 if (!url) {
-  console.error("DATABASE_URL is not set: point it at the Postgres that Hyperdrive fronts (the direct URL, not Hyperdrive's).");
+  console.error(
+    "DATABASE_URL is not set: point it at the Postgres that Hyperdrive fronts (the direct URL, not Hyperdrive's).",
+  );
   process.exit(2);
 }
 const store = connectPostgres(url, { max: 1 });

@@ -14,7 +14,9 @@ const root = fileURLToPath(new URL("../node_modules/postgres", import.meta.url))
 if (!existsSync(join(root, "package.json"))) process.exit(0); // not installed: nothing to patch
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 if (version !== "3.4.9") {
-  console.warn(`patch-postgres: postgres ${version} is not 3.4.9; not patched. Check whether porsager/postgres#1154 is fixed and update or remove scripts/patch-postgres.mjs`);
+  console.warn(
+    `patch-postgres: postgres ${version} is not 3.4.9; not patched. Check whether porsager/postgres#1154 is fixed and update or remove scripts/patch-postgres.mjs`,
+  );
   process.exit(0);
 }
 

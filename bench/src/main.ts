@@ -31,7 +31,9 @@ const ctx: BenchContext = {
   log: (m) => console.log(`  · ${m}`),
 };
 
-console.log(`Fairway bench — ${JSON.stringify(machine())}${quick ? " — QUICK (small N, one run; not a measurement)" : ""}`);
+console.log(
+  `Fairway bench — ${JSON.stringify(machine())}${quick ? " — QUICK (small N, one run; not a measurement)" : ""}`,
+);
 const headlines: string[] = [];
 let failed = false;
 for (const s of scenarios.filter((s: Scenario) => !wanted || wanted.includes(s.name))) {

@@ -25,6 +25,5 @@ const leftover = Object.fromEntries(Object.entries(publishConfig).filter(([k]) =
 if (Object.keys(leftover).length) published.publishConfig = leftover;
 // No scripts: a consumer never builds it, and npm runs postpack from the manifest it read first.
 
-
 copyFileSync(manifestFile, backup);
 writeFileSync(manifestFile, JSON.stringify(published, null, 2) + "\n");

@@ -35,7 +35,13 @@ describe("jobs", () => {
     expect(r.status, r.text).toBe(200);
     expect(r.json.schedule).toEqual({ cron: "30 7 * * *", timezone: "Europe/Berlin" });
     expect(r.json.nextFires[0]).toMatch(/T0[56]:30:00/); // 07:30 Berlin is 05:30 or 06:30 UTC
-    expect(r.json).toMatchObject({ name: "nightly", priority: 5, target: job.target, payload: job.payload, retry: job.retry });
+    expect(r.json).toMatchObject({
+      name: "nightly",
+      priority: 5,
+      target: job.target,
+      payload: job.payload,
+      retry: job.retry,
+    });
   });
 
   it("{target: {method: PUT}} changes the method and keeps url and headers", async () => {
@@ -83,7 +89,11 @@ describe("jobs", () => {
       expect(r.status, JSON.stringify(patch)).toBe(400);
       for (const w of words) expect(r.json.error.message, JSON.stringify(patch)).toContain(w);
     }
-    expect((await h.call(key, "GET", `/v1/jobs/${job.id}`)).json).toMatchObject({ name: "nightly", target: job.target, schedule: job.schedule });
+    expect((await h.call(key, "GET", `/v1/jobs/${job.id}`)).json).toMatchObject({
+      name: "nightly",
+      target: job.target,
+      schedule: job.schedule,
+    });
   });
 
   it("naming another kind of schedule replaces it; timezone alone merges into the cron", async () => {
@@ -108,7 +118,13 @@ describe("jobs", () => {
 
 describe("tenants", () => {
   it("absent fields keep their value; null clears the rate limit; required fields cannot be cleared", async () => {
-    await h.call(ADMIN, "POST", "/v1/admin/tenants", { id: "t2", name: "Two", maxInFlight: 7, ratePerSecond: 5, burst: 10 });
+    await h.call(ADMIN, "POST", "/v1/admin/tenants", {
+      id: "t2",
+      name: "Two",
+      maxInFlight: 7,
+      ratePerSecond: 5,
+      burst: 10,
+    });
     const r = await h.call(ADMIN, "PATCH", "/v1/admin/tenants/t2", { weight: 3 });
     expect(r.status, r.text).toBe(200);
     expect(r.json).toMatchObject({ name: "Two", maxInFlight: 7, ratePerSecond: 5, burst: 10, weight: 3 });
@@ -123,7 +139,11 @@ describe("tenants", () => {
 
 describe("pools", () => {
   it("PATCH merges into the pool's config (its defaults when it has none); null resets a field", async () => {
-    const put = await h.call(ADMIN, "PUT", "/v1/admin/pools/reports", { concurrency: 4, timeoutMs: 10_000, maxAttempts: 9 });
+    const put = await h.call(ADMIN, "PUT", "/v1/admin/pools/reports", {
+      concurrency: 4,
+      timeoutMs: 10_000,
+      maxAttempts: 9,
+    });
     expect(put.status, put.text).toBe(200);
     const r = await h.call(ADMIN, "PATCH", "/v1/admin/pools/reports", { concurrency: 8 });
     expect(r.status, r.text).toBe(200);

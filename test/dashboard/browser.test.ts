@@ -25,7 +25,11 @@ async function shot(page: Page, name: string) {
 async function startEmbedder(): Promise<{ url: string; src: string; close(): Promise<void> }> {
   const state = { src: "about:blank" };
   const server: Server = createServer((_, res) => {
-    res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>host</title><iframe id="portal" src="${state.src}" width="800" height="600"></iframe>`);
+    res
+      .writeHead(200, { "content-type": "text/html" })
+      .end(
+        `<!doctype html><title>host</title><iframe id="portal" src="${state.src}" width="800" height="600"></iframe>`,
+      );
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const port = (server.address() as { port: number }).port;
@@ -58,7 +62,11 @@ describe("dashboard in a real browser", () => {
     receiver = await startReceiver();
     embedder = await startEmbedder();
     // Info level: the access log's lines are checked for tokens below.
-    server = await startServerProcess({ DATABASE_URL: db.url, FAIRWAY_PORTAL_ORIGINS: embedder.url, FAIRWAY_LOG_LEVEL: "info" });
+    server = await startServerProcess({
+      DATABASE_URL: db.url,
+      FAIRWAY_PORTAL_ORIGINS: embedder.url,
+      FAIRWAY_LOG_LEVEL: "info",
+    });
     admin = createAdminClient({ baseUrl: server.url, adminToken: server.adminToken });
     const t = await admin.tenants.create({ id: "acme", name: "Acme Corp" });
     receiver.secrets = [t.signingSecret];
@@ -97,7 +105,11 @@ describe("dashboard in a real browser", () => {
       schedule: { cron: "0 9 * * 1-5", timezone: "Europe/Berlin" },
       target: { url: `${receiver.url}/ok` },
     });
-    await globex.jobs.create({ name: "globex-secret-job", schedule: { cron: "0 3 * * *", timezone: "UTC" }, target: { url: `${receiver.url}/ok` } });
+    await globex.jobs.create({
+      name: "globex-secret-job",
+      schedule: { cron: "0 3 * * *", timezone: "UTC" },
+      target: { url: `${receiver.url}/ok` },
+    });
     await page.goto(`${server.url}/dashboard/admin/t/acme/jobs`);
     const row = page.locator("tr", { hasText: "weekday-report" });
     await expect(row.textContent()).resolves.toContain("At 09:00, Monday through Friday (Europe/Berlin)");
@@ -138,7 +150,12 @@ describe("dashboard in a real browser", () => {
   });
 
   it("runs a job now and shows the attempt with its response", async () => {
-    const job = await acme.jobs.create({ name: "ping-now", schedule: { cron: "0 0 1 1 *", timezone: "UTC" }, target: { url: `${receiver.url}/ok` }, payload: { hello: "dashboard" } });
+    const job = await acme.jobs.create({
+      name: "ping-now",
+      schedule: { cron: "0 0 1 1 *", timezone: "UTC" },
+      target: { url: `${receiver.url}/ok` },
+      payload: { hello: "dashboard" },
+    });
     await page.goto(`${server.url}/dashboard/admin/t/acme/jobs/${job.id}`);
     await page.getByRole("button", { name: "Run now" }).click();
     await expect(page.getByRole("status").textContent()).resolves.toContain("Run queued");
@@ -155,16 +172,30 @@ describe("dashboard in a real browser", () => {
   });
 
   it("replays a dead letter", async () => {
-    const job = await acme.jobs.create({ name: "refused", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/status/400` } });
-    const [dead] = (await until(() => acme.jobs.triggers(job.id), (p) => p.data[0]?.status === "dead")).data;
+    const job = await acme.jobs.create({
+      name: "refused",
+      schedule: { delayMs: 0 },
+      target: { url: `${receiver.url}/status/400` },
+    });
+    const [dead] = (
+      await until(
+        () => acme.jobs.triggers(job.id),
+        (p) => p.data[0]?.status === "dead",
+      )
+    ).data;
     await page.goto(`${server.url}/dashboard/admin/dead-letters`);
     await expect(page.locator("main").textContent()).resolves.toContain(dead.id);
     await page.goto(`${server.url}/dashboard/admin/t/acme/dead-letters`);
     await page.getByRole("button", { name: `Replay ${dead.id}` }).click();
     await expect(page.getByRole("status").first().textContent()).resolves.toContain("Dead letter replayed");
-    const after = await until(() => acme.triggers.get(dead.id), (x) => x.status === "dead" && x.attemptCount === 2);
+    const after = await until(
+      () => acme.triggers.get(dead.id),
+      (x) => x.status === "dead" && x.attemptCount === 2,
+    );
     expect(after.attempts!.map((a) => a.httpStatus)).toEqual([400, 400]);
-    expect(new Set(receiver.deliveries.filter((d) => d.path === "/status/400").map((d) => d.id))).toEqual(new Set([dead.id]));
+    expect(new Set(receiver.deliveries.filter((d) => d.path === "/status/400").map((d) => d.id))).toEqual(
+      new Set([dead.id]),
+    );
   });
 
   it("edits a quota, and refuses an invalid one without changing anything", async () => {
@@ -183,13 +214,17 @@ describe("dashboard in a real browser", () => {
     await page.goto(`${server.url}/dashboard/admin`);
     await expect(page.locator("tr", { hasText: "Acme Corp" }).textContent()).resolves.toContain("/ 7");
     // acme so far: one run-now success, and a 400 delivered twice (the second by the replay, a retry).
-    const attempts = page.locator("table", { has: page.locator("th", { hasText: "Retries" }) }).locator("tr", { hasText: "acme" });
+    const attempts = page
+      .locator("table", { has: page.locator("th", { hasText: "Retries" }) })
+      .locator("tr", { hasText: "acme" });
     expect((await attempts.locator("td").allTextContents()).slice(0, 4)).toEqual(["acme", "3", "2", "1"]);
     await shot(page, "admin-tenants");
   });
 
   it("a form without the session's CSRF token changes nothing", async () => {
-    const res = await page.request.post(`${server.url}/dashboard/admin/tenants/acme/status`, { form: { status: "suspended", csrf: "forged" } });
+    const res = await page.request.post(`${server.url}/dashboard/admin/tenants/acme/status`, {
+      form: { status: "suspended", csrf: "forged" },
+    });
     expect(res.status()).toBe(403);
     expect((await admin.tenants.get("acme")).status).toBe("active");
   });
@@ -235,7 +270,9 @@ describe("dashboard in a real browser", () => {
   it("refuses a tampered and an expired link with a clear page", async () => {
     const { url } = await admin.tenants.portalLink("acme", { ttlSeconds: 60 });
     const [payload, sig] = url.split("/dashboard/open/")[1].split(".");
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, "base64url").toString()), t: "globex" })).toString("base64url");
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, "base64url").toString()), t: "globex" }),
+    ).toString("base64url");
     const p = await browser.context.newPage();
     let res = await p.goto(`${server.url}/dashboard/open/${forged}.${sig}`);
     expect(res!.status()).toBe(403);
@@ -270,7 +307,14 @@ describe("dashboard in a real browser", () => {
     const { url } = await admin.tenants.portalLink("acme");
     const portal = await page.request.get(url);
     expect(portal.headers()["content-security-policy"]).toContain(`frame-ancestors ${embedder.url}`);
-    expect(await page.request.post(`${server.url}/v1/admin/tenants/acme/portal-link`, { headers: { authorization: `Bearer ${server.adminToken}` }, data: { ttlSeconds: 10 ** 9 } }).then((r) => r.status())).toBe(400);
+    expect(
+      await page.request
+        .post(`${server.url}/v1/admin/tenants/acme/portal-link`, {
+          headers: { authorization: `Bearer ${server.adminToken}` },
+          data: { ttlSeconds: 10 ** 9 },
+        })
+        .then((r) => r.status()),
+    ).toBe(400);
   });
 
   it("shows pools, activity and the operator's tenant page", async () => {

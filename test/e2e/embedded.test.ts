@@ -45,7 +45,11 @@ const later = { name: "later", schedule: { delayMs: 3_600_000 }, target: { url: 
 afterAll(async () => {
   for (const p of running) await p.stop("SIGKILL");
   for (const d of dirs) {
-    await until(async () => postgresOn(d), (pids) => pids.length === 0, 30_000).catch(() => {});
+    await until(
+      async () => postgresOn(d),
+      (pids) => pids.length === 0,
+      30_000,
+    ).catch(() => {});
     rmSync(d, { recursive: true, force: true });
   }
 });
@@ -91,13 +95,21 @@ describe("embedded PostgreSQL lifecycle", { timeout: 180_000 }, () => {
         }
       }
     });
-    await until(async () => acked.length, (n) => n >= 200, 60_000);
+    await until(
+      async () => acked.length,
+      (n) => n >= 200,
+      60_000,
+    );
     a.child.kill("SIGKILL");
     await a.exited;
     stop = true;
     await Promise.all(writers);
     // The watcher stops Postgres once the server is gone: no orphan.
-    await until(async () => postgresOn(shared), (pids) => pids.length === 0, 30_000);
+    await until(
+      async () => postgresOn(shared),
+      (pids) => pids.length === 0,
+      30_000,
+    );
 
     const b = await start(shared); // fairway.pid and postmaster.pid were left behind: neither blocks
     const rows = await withDb(shared, (sql) => sql`SELECT id FROM jobs WHERE id = ANY(${acked})`);
@@ -139,8 +151,15 @@ describe("embedded PostgreSQL lifecycle", { timeout: 180_000 }, () => {
       );
       running.push(executor);
       const client = await tenantClient(api.url, "joined");
-      const job = await client.jobs.create({ name: "hello", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok` } });
-      const [d] = await receiver.waitFor((ds) => ds.some((x) => (x.body as { jobId?: string }).jobId === job.id), 30_000);
+      const job = await client.jobs.create({
+        name: "hello",
+        schedule: { delayMs: 0 },
+        target: { url: `${receiver.url}/ok` },
+      });
+      const [d] = await receiver.waitFor(
+        (ds) => ds.some((x) => (x.body as { jobId?: string }).jobId === job.id),
+        30_000,
+      );
       expect(d.path).toBe("/ok");
       expect(await executor.stop()).toBe(0);
       expect(await api.stop()).toBe(0);
@@ -179,9 +198,14 @@ describe("a start that cannot go on prints one line and exits non-zero", { timeo
   });
 
   it.concurrent("an unreachable DATABASE_URL, without echoing its password", async () => {
-    const { output } = await runToExit({ FAIRWAY_DATA_DIR: tempDir(), DATABASE_URL: "postgres://u:hunter2secret@127.0.0.1:1/x" });
+    const { output } = await runToExit({
+      FAIRWAY_DATA_DIR: tempDir(),
+      DATABASE_URL: "postgres://u:hunter2secret@127.0.0.1:1/x",
+    });
     expect(output.trim().split("\n")).toHaveLength(1);
-    expect(output).toMatch(/^fairway: cannot connect to Postgres at postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/x: .*ECONNREFUSED/);
+    expect(output).toMatch(
+      /^fairway: cannot connect to Postgres at postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/x: .*ECONNREFUSED/,
+    );
     expect(output).not.toContain("hunter2secret");
   });
 
@@ -193,21 +217,29 @@ describe("a start that cannot go on prints one line and exits non-zero", { timeo
     expect(existsSync(join(d, "postgres"))).toBe(false);
   });
   it("the HTTP port in use, and Postgres is stopped again", async () => {
-    await fails({ FAIRWAY_DATA_DIR: shared, PORT: String(busyPort) }, new RegExp(`port ${busyPort} on 127.0.0.1 is in use by another process; .*PORT`));
+    await fails(
+      { FAIRWAY_DATA_DIR: shared, PORT: String(busyPort) },
+      new RegExp(`port ${busyPort} on 127.0.0.1 is in use by another process; .*PORT`),
+    );
     expect(postgresOn(shared)).toEqual([]);
   });
 
   it("the embedded Postgres port in use", async () => {
-    await fails({ FAIRWAY_DATA_DIR: shared, FAIRWAY_EMBEDDED_PG_PORT: String(busyPort) }, new RegExp(`FAIRWAY_EMBEDDED_PG_PORT=${busyPort} is in use`));
+    await fails(
+      { FAIRWAY_DATA_DIR: shared, FAIRWAY_EMBEDDED_PG_PORT: String(busyPort) },
+      new RegExp(`FAIRWAY_EMBEDDED_PG_PORT=${busyPort} is in use`),
+    );
     expect(postgresOn(shared)).toEqual([]);
   });
 
   it("the data directory in use by another running Fairway", async () => {
     const a = await start(shared);
-    await fails({ FAIRWAY_DATA_DIR: shared }, new RegExp(`data directory ${shared} is in use by another running Fairway \\(pid ${a.child.pid}\\)`));
+    await fails(
+      { FAIRWAY_DATA_DIR: shared },
+      new RegExp(`data directory ${shared} is in use by another running Fairway \\(pid ${a.child.pid}\\)`),
+    );
     expect(await a.stop()).toBe(0);
   });
-
 });
 
 async function withDb<T>(dataDir: string, fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {

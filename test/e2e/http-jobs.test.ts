@@ -25,7 +25,12 @@ interface Received {
 /** A receiver that keeps the exact bytes and headers of each request and verifies its signature over
  *  those bytes. /echo answers with the request's authorization header (in its body and a header), as
  *  a careless API might; /big answers 5000 bytes. */
-async function startExactReceiver(): Promise<{ url: string; got: Received[]; secret: string[]; close(): Promise<void> }> {
+async function startExactReceiver(): Promise<{
+  url: string;
+  got: Received[];
+  secret: string[];
+  close(): Promise<void>;
+}> {
   const got: Received[] = [];
   const secret: string[] = [];
   const server: Server = createServer((req, res) => {
@@ -35,7 +40,9 @@ async function startExactReceiver(): Promise<{ url: string; got: Received[]; sec
       const raw = Buffer.concat(chunks);
       let verified = false;
       try {
-        new Webhook(secret[0]).verify(raw.toString("utf8"), req.headers as Record<string, string>, { jsonParse: false });
+        new Webhook(secret[0]).verify(raw.toString("utf8"), req.headers as Record<string, string>, {
+          jsonParse: false,
+        });
         verified = true;
       } catch {
         verified = false;
@@ -92,7 +99,12 @@ afterAll(async () => {
 /** A one-time job due now, and its trigger once it has ended. */
 async function deliver(target: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Trigger> {
   const job = await client.jobs.create({ name: "http", schedule: { delayMs: 0 }, target: target as never, ...extra });
-  const [t] = (await until(() => client.jobs.triggers(job.id), (p) => ["succeeded", "dead"].includes(p.data[0]?.status ?? ""))).data;
+  const [t] = (
+    await until(
+      () => client.jobs.triggers(job.id),
+      (p) => ["succeeded", "dead"].includes(p.data[0]?.status ?? ""),
+    )
+  ).data;
   return client.triggers.get(t.id);
 }
 
@@ -100,7 +112,10 @@ const lastTo = (path: string) => [...rx.got].reverse().find((r) => r.url.startsW
 
 describe("request bodies", () => {
   it("sends a Slack-style JSON body verbatim as application/json, signed over those bytes", async () => {
-    const t = await deliver({ url: `${rx.url}/slack`, body: { text: "Deploy finished :rocket:", blocks: [{ type: "section" }] } });
+    const t = await deliver({
+      url: `${rx.url}/slack`,
+      body: { text: "Deploy finished :rocket:", blocks: [{ type: "section" }] },
+    });
     expect(t.status).toBe("succeeded");
     const r = lastTo("/slack");
     expect(r.raw.toString()).toBe('{"text":"Deploy finished :rocket:","blocks":[{"type":"section"}]}');
@@ -130,21 +145,28 @@ describe("request bodies", () => {
     expect(t.attempts![0].request).toMatchObject({ method: "GET", body: null });
   });
 
-  it.each(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])("%s: the standardwebhooks verifier accepts the delivery", async (method) => {
-    const t = await deliver({ url: `${rx.url}/method/${method}`, method });
-    expect(t.status).toBe("succeeded");
-    const r = lastTo(`/method/${method}`);
-    expect(r.method).toBe(method);
-    expect(r.verified).toBe(true);
-    const bodyless = method === "GET" || method === "HEAD";
-    expect(r.raw.length === 0).toBe(bodyless);
-    if (!bodyless) expect(JSON.parse(r.raw.toString())).toMatchObject({ id: t.id, attempt: 1 }); // the envelope
-  });
+  it.each(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])(
+    "%s: the standardwebhooks verifier accepts the delivery",
+    async (method) => {
+      const t = await deliver({ url: `${rx.url}/method/${method}`, method });
+      expect(t.status).toBe("succeeded");
+      const r = lastTo(`/method/${method}`);
+      expect(r.method).toBe(method);
+      expect(r.verified).toBe(true);
+      const bodyless = method === "GET" || method === "HEAD";
+      expect(r.raw.length === 0).toBe(bodyless);
+      if (!bodyless) expect(JSON.parse(r.raw.toString())).toMatchObject({ id: t.id, attempt: 1 }); // the envelope
+    },
+  );
 
   it("refuses a body on GET or HEAD", async () => {
     for (const method of ["GET", "HEAD"]) {
       const err = await client.jobs
-        .create({ name: "x", schedule: { delayMs: 0 }, target: { url: `${rx.url}/x`, method: method as "GET", body: "a" } })
+        .create({
+          name: "x",
+          schedule: { delayMs: 0 },
+          target: { url: `${rx.url}/x`, method: method as "GET", body: "a" },
+        })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(FairwayError);
       expect(err).toMatchObject({ status: 400, code: "body_not_allowed" });
@@ -176,7 +198,10 @@ describe("secrets", () => {
 
   it("refuses an unknown secret at create and at update", async () => {
     const target = { url: `${rx.url}/x`, headers: { "x-key": "${secrets.NOPE}" } };
-    await expect(client.jobs.create({ name: "x", schedule: { delayMs: 60_000 }, target })).rejects.toMatchObject({ status: 400, code: "unknown_secret" });
+    await expect(client.jobs.create({ name: "x", schedule: { delayMs: 60_000 }, target })).rejects.toMatchObject({
+      status: 400,
+      code: "unknown_secret",
+    });
     const job = await client.jobs.create({ name: "x", schedule: { delayMs: 60_000 }, target: { url: `${rx.url}/x` } });
     await expect(client.jobs.update(job.id, { target })).rejects.toMatchObject({ status: 400, code: "unknown_secret" });
     expect((await client.jobs.get(job.id)).target!.headers).toBeUndefined(); // bad input changed nothing
@@ -203,7 +228,10 @@ describe("secrets", () => {
     });
     await client.secrets.delete("GONE_SOON");
     const run = await client.jobs.run(job.id);
-    const t = await until(() => client.triggers.get(run.id), (x) => x.status === "dead");
+    const t = await until(
+      () => client.triggers.get(run.id),
+      (x) => x.status === "dead",
+    );
     expect(t).toMatchObject({ reason: "secret_missing", attemptCount: 1, triggeredBy: "manual" });
     expect(t.attempts![0]).toMatchObject({ outcome: "secret_missing", request: null });
     expect(t.attempts![0].error).toMatch(/GONE_SOON does not exist/);
@@ -213,7 +241,10 @@ describe("secrets", () => {
     // Put back, the replay delivers.
     await client.secrets.put("GONE_SOON", "back");
     await client.triggers.replay(run.id);
-    const replayed = await until(() => client.triggers.get(run.id), (x) => x.status === "succeeded");
+    const replayed = await until(
+      () => client.triggers.get(run.id),
+      (x) => x.status === "succeeded",
+    );
     expect(replayed.triggeredBy).toBe("replay");
     expect(lastTo("/gone").headers["x-key"]).toBe("back");
   });
@@ -221,14 +252,22 @@ describe("secrets", () => {
 
 describe("attempt history", () => {
   it("records request, response headers and body, error, duration and start of a failed attempt", async () => {
-    const t = await deliver({ url: `${rx.url}/fail`, method: "PUT", headers: { "x-custom": "1" } }, { retry: { maxAttempts: 1 } });
+    const t = await deliver(
+      { url: `${rx.url}/fail`, method: "PUT", headers: { "x-custom": "1" } },
+      { retry: { maxAttempts: 1 } },
+    );
     expect(t).toMatchObject({ status: "dead", triggeredBy: "schedule" });
     const a = t.attempts![0];
     expect(a).toMatchObject({ outcome: "http_error", error: "HTTP 400" });
     expect(a.durationMs).toBeGreaterThanOrEqual(0);
     expect(Date.parse(a.startedAt)).not.toBeNaN();
     expect(a.request).toMatchObject({ method: "PUT", url: `${rx.url}/fail` });
-    expect(a.request!.headers).toMatchObject({ "x-custom": "1", "webhook-id": t.id, "content-type": "application/json", "fairway-attempt": "1" });
+    expect(a.request!.headers).toMatchObject({
+      "x-custom": "1",
+      "webhook-id": t.id,
+      "content-type": "application/json",
+      "fairway-attempt": "1",
+    });
     expect(a.request!.headers["webhook-signature"]).toMatch(/^v1,/);
     expect(JSON.parse(a.request!.body!)).toMatchObject({ id: t.id, attempt: 1 });
     expect(a.response).toMatchObject({ status: 400, body: "bad request", truncated: false });
@@ -237,8 +276,18 @@ describe("attempt history", () => {
 
   it("cuts the response body at the pool's maxResponseBytes and says so", async () => {
     await admin.pools.put("small", { concurrency: 5, timeoutMs: 5000, maxResponseBytes: 1000 });
-    const job = await client.jobs.create({ name: "big", type: "small", schedule: { delayMs: 0 }, target: { url: `${rx.url}/big` } });
-    const [t] = (await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "succeeded")).data;
+    const job = await client.jobs.create({
+      name: "big",
+      type: "small",
+      schedule: { delayMs: 0 },
+      target: { url: `${rx.url}/big` },
+    });
+    const [t] = (
+      await until(
+        () => client.jobs.triggers(job.id),
+        (p) => p.data[0]?.status === "succeeded",
+      )
+    ).data;
     const a = (await client.triggers.get(t.id)).attempts![0];
     expect(a.response!.truncated).toBe(true);
     expect(a.response!.body).toBe("x".repeat(1000));
@@ -255,12 +304,21 @@ describe("backoff", () => {
     const target = { url: `${rx.url}/never` };
     const a = await client.jobs.create({ name: "a", type: "lin", schedule: { delayMs: 3_600_000 }, target });
     expect(a.retry).toMatchObject({ backoff: "linear", jitter: "none" });
-    const b = await client.jobs.create({ name: "b", type: "lin", schedule: { delayMs: 3_600_000 }, target, retry: { backoff: "fixed" } });
+    const b = await client.jobs.create({
+      name: "b",
+      type: "lin",
+      schedule: { delayMs: 3_600_000 },
+      target,
+      retry: { backoff: "fixed" },
+    });
     expect(b.retry).toMatchObject({ backoff: "fixed", jitter: "none" });
     const c = await client.jobs.update(b.id, { retry: { jitter: "full" } });
     expect(c.retry).toMatchObject({ backoff: "fixed", jitter: "full" });
-    await expect(client.jobs.create({ name: "d", schedule: { delayMs: 0 }, target, retry: { backoff: "quadratic" as never } })).rejects.toMatchObject({
-      status: 400, code: "validation_error",
+    await expect(
+      client.jobs.create({ name: "d", schedule: { delayMs: 0 }, target, retry: { backoff: "quadratic" as never } }),
+    ).rejects.toMatchObject({
+      status: 400,
+      code: "validation_error",
     });
     for (const j of [a, b]) await client.jobs.delete(j.id);
   });

@@ -9,7 +9,6 @@ import { until } from "../support/until.ts";
 
 const fast = { maxAttempts: 3, initialDelayMs: 20, maxDelayMs: 100 };
 
-
 async function expectError(p: Promise<unknown>, status: number, code: string) {
   const err = await p.then(
     () => null,
@@ -20,7 +19,10 @@ async function expectError(p: Promise<unknown>, status: number, code: string) {
   expect((err as FairwayError).message.length).toBeGreaterThan(5);
 }
 
-export function verticalSlice(name: string, env: () => Promise<{ env: Record<string, string>; cleanup(): Promise<void> }>) {
+export function verticalSlice(
+  name: string,
+  env: () => Promise<{ env: Record<string, string>; cleanup(): Promise<void> }>,
+) {
   describe(`vertical slice: ${name}`, () => {
     let server: ServerProcess;
     let receiver: Receiver;
@@ -39,9 +41,17 @@ export function verticalSlice(name: string, env: () => Promise<{ env: Record<str
       const tenant = await admin.tenants.create({ id: "acme", name: "Acme" });
       expect(tenant.signingSecret).toMatch(/^whsec_/);
       receiver.secrets = [tenant.signingSecret];
-      client = createClient({ baseUrl: server.url, apiKey: (await admin.tenants.createKey("acme")).key, fetch: contract.fetch });
+      client = createClient({
+        baseUrl: server.url,
+        apiKey: (await admin.tenants.createKey("acme")).key,
+        fetch: contract.fetch,
+      });
       await admin.tenants.create({ id: "globex", name: "Globex" });
-      other = createClient({ baseUrl: server.url, apiKey: (await admin.tenants.createKey("globex")).key, fetch: contract.fetch });
+      other = createClient({
+        baseUrl: server.url,
+        apiKey: (await admin.tenants.createKey("globex")).key,
+        fetch: contract.fetch,
+      });
     }, 90_000);
 
     afterAll(async () => {
@@ -62,11 +72,19 @@ export function verticalSlice(name: string, env: () => Promise<{ env: Record<str
       const [d] = await receiver.waitFor((ds) => ds.some((x) => x.path === "/ok"));
       expect(d.verified).toBe(true);
       expect(d.body).toMatchObject({ jobId: job.id, payload: { userId: 42 }, attempt: 1 });
-      const page = await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "succeeded");
+      const page = await until(
+        () => client.jobs.triggers(job.id),
+        (p) => p.data[0]?.status === "succeeded",
+      );
       const trigger = await client.triggers.get(page.data[0].id);
       expect(d.id).toBe(trigger.id);
       expect(trigger.attempts).toHaveLength(1);
-      expect(trigger.attempts![0]).toMatchObject({ attempt: 1, outcome: "success", httpStatus: 200, responseBody: "ok" });
+      expect(trigger.attempts![0]).toMatchObject({
+        attempt: 1,
+        outcome: "success",
+        httpStatus: 200,
+        responseBody: "ok",
+      });
       expect((await client.jobs.get(job.id)).status).toBe("completed");
     });
 
@@ -77,7 +95,12 @@ export function verticalSlice(name: string, env: () => Promise<{ env: Record<str
         target: { url: `${receiver.url}/flaky/2/${name}` },
         retry: fast,
       });
-      const [t] = (await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "succeeded")).data;
+      const [t] = (
+        await until(
+          () => client.jobs.triggers(job.id),
+          (p) => p.data[0]?.status === "succeeded",
+        )
+      ).data;
       const full = await client.triggers.get(t.id);
       expect(full.attempts!.map((a) => [a.attempt, a.outcome, a.httpStatus])).toEqual([
         [1, "http_error", 500],
@@ -90,22 +113,47 @@ export function verticalSlice(name: string, env: () => Promise<{ env: Record<str
     });
 
     it("dead-letters a 400 after one attempt, and replays it with the same webhook-id", async () => {
-      const job = await client.jobs.create({ name: "bad", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/status/400` }, retry: fast });
-      const [t] = (await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "dead")).data;
+      const job = await client.jobs.create({
+        name: "bad",
+        schedule: { delayMs: 0 },
+        target: { url: `${receiver.url}/status/400` },
+        retry: fast,
+      });
+      const [t] = (
+        await until(
+          () => client.jobs.triggers(job.id),
+          (p) => p.data[0]?.status === "dead",
+        )
+      ).data;
       expect(t.attemptCount).toBe(1);
       expect(t.reason).toBe("http_400");
       const dead = await client.deadLetters({ jobId: job.id });
       expect(dead.data.map((x) => x.id)).toEqual([t.id]);
       const replayed = await client.triggers.replay(t.id);
       expect(replayed.status).toBe("pending");
-      const after = await until(() => client.triggers.get(t.id), (x) => x.status === "dead" && x.attemptCount === 2);
+      const after = await until(
+        () => client.triggers.get(t.id),
+        (x) => x.status === "dead" && x.attemptCount === 2,
+      );
       expect(after.attempts!.map((a) => a.attempt)).toEqual([1, 2]);
-      expect(new Set(receiver.deliveries.filter((d) => d.path === "/status/400").map((d) => d.id))).toEqual(new Set([t.id]));
+      expect(new Set(receiver.deliveries.filter((d) => d.path === "/status/400").map((d) => d.id))).toEqual(
+        new Set([t.id]),
+      );
     });
 
     it("dead-letters a 503-forever target after maxAttempts", async () => {
-      const job = await client.jobs.create({ name: "down", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/status/503` }, retry: fast });
-      const [t] = (await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "dead")).data;
+      const job = await client.jobs.create({
+        name: "down",
+        schedule: { delayMs: 0 },
+        target: { url: `${receiver.url}/status/503` },
+        retry: fast,
+      });
+      const [t] = (
+        await until(
+          () => client.jobs.triggers(job.id),
+          (p) => p.data[0]?.status === "dead",
+        )
+      ).data;
       expect(t.attemptCount).toBe(3);
       expect(t.reason).toBe("attempts_exhausted");
     });
@@ -133,13 +181,33 @@ export function verticalSlice(name: string, env: () => Promise<{ env: Record<str
       const target = { url: `${receiver.url}/ok` };
       await expectError(client.jobs.create({ name: "x", schedule: { cron: "" }, target }), 400, "invalid_cron");
       await expectError(client.jobs.create({ name: "x", schedule: { cron: "* * * *" }, target }), 400, "invalid_cron");
-      await expectError(client.jobs.create({ name: "x", schedule: { cron: "0 0 30 2 *" }, target }), 400, "invalid_cron");
-      await expectError(client.jobs.create({ name: "x", schedule: { cron: "0 9 * * *", timezone: "Mars/Olympus" }, target }), 400, "invalid_timezone");
-      await expectError(client.jobs.create({ name: "x", schedule: { delayMs: 0 }, target: { url: "not a url" } }), 400, "invalid_url");
-      await expectError(client.jobs.create({ name: "x", schedule: { delayMs: 0 }, target: { url: "ftp://example.com/x" } }), 400, "forbidden_scheme");
+      await expectError(
+        client.jobs.create({ name: "x", schedule: { cron: "0 0 30 2 *" }, target }),
+        400,
+        "invalid_cron",
+      );
+      await expectError(
+        client.jobs.create({ name: "x", schedule: { cron: "0 9 * * *", timezone: "Mars/Olympus" }, target }),
+        400,
+        "invalid_timezone",
+      );
+      await expectError(
+        client.jobs.create({ name: "x", schedule: { delayMs: 0 }, target: { url: "not a url" } }),
+        400,
+        "invalid_url",
+      );
+      await expectError(
+        client.jobs.create({ name: "x", schedule: { delayMs: 0 }, target: { url: "ftp://example.com/x" } }),
+        400,
+        "forbidden_scheme",
+      );
       await expectError(client.jobs.create({ schedule: { delayMs: 0 }, target } as never), 400, "validation_error");
       await expectError(client.jobs.create({ name: "x", schedule: { delayMs: 0 } }), 400, "validation_error");
-      await expectError(client.jobs.create({ name: "x", schedule: { delayMs: 0 }, target, bogus: 1 } as never), 400, "validation_error");
+      await expectError(
+        client.jobs.create({ name: "x", schedule: { delayMs: 0 }, target, bogus: 1 } as never),
+        400,
+        "validation_error",
+      );
       const wrongKey = createClient({ baseUrl: server.url, apiKey: "fw_not-a-real-key", fetch: contract.fetch });
       await expectError(wrongKey.jobs.list(), 401, "unauthorized");
       const adminAsTenant = createClient({ baseUrl: server.url, apiKey: server.adminToken, fetch: contract.fetch });
@@ -148,7 +216,11 @@ export function verticalSlice(name: string, env: () => Promise<{ env: Record<str
     });
 
     it("hides another tenant's jobs and triggers (404)", async () => {
-      const job = await client.jobs.create({ name: "private", schedule: { delayMs: 3_600_000 }, target: { url: `${receiver.url}/ok` } });
+      const job = await client.jobs.create({
+        name: "private",
+        schedule: { delayMs: 3_600_000 },
+        target: { url: `${receiver.url}/ok` },
+      });
       const [t] = (await client.jobs.triggers(job.id)).data;
       await expectError(other.jobs.get(job.id), 404, "not_found");
       await expectError(other.jobs.pause(job.id), 404, "not_found");

@@ -30,7 +30,6 @@ let dev: WranglerDev;
 let client: FairwayClient;
 let redis: Redis;
 
-
 /** Fire the Worker's scheduled handler; wrangler answers once the invocation (and its waitUntil) is done. */
 async function fireScheduled(): Promise<void> {
   const res = await fetch(`${dev.url}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*`);
@@ -91,13 +90,25 @@ describe("edge worker (wrangler dev, workerd)", () => {
     expect(bundle.output).toMatch(/env\.HYPERDRIVE .*Hyperdrive Config/);
     const code = readFileSync(bundle.script, "utf8");
     expect(code).toContain("node_modules/postgres/cf/"); // postgres.js's workerd build (cloudflare:sockets)
-    for (const nodeOnly of ["node_modules/ioredis", "@electric-sql/pglite", "node_modules/undici", "node:fs", "node:net", "node:dns"]) {
+    for (const nodeOnly of [
+      "node_modules/ioredis",
+      "@electric-sql/pglite",
+      "node_modules/undici",
+      "node:fs",
+      "node:net",
+      "node:dns",
+    ]) {
       expect(code, `bundle contains ${nodeOnly}`).not.toContain(nodeOnly);
     }
   });
 
   it("serves the API, and a scheduled run delivers signed webhooks and dead-letters a 400", async () => {
-    const ok = await client.jobs.create({ name: "welcome", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok` }, payload: { n: 1 } });
+    const ok = await client.jobs.create({
+      name: "welcome",
+      schedule: { delayMs: 0 },
+      target: { url: `${receiver.url}/ok` },
+      payload: { n: 1 },
+    });
     const bad = await client.jobs.create({
       name: "bad",
       schedule: { delayMs: 0 },
@@ -105,18 +116,37 @@ describe("edge worker (wrangler dev, workerd)", () => {
       retry: { maxAttempts: 3, initialDelayMs: 20, maxDelayMs: 100 },
     });
     // The API told the ready-tenant index (Upstash REST → shim → real Redis) about the new work.
-    await until(() => redis.zscore(`${prefix}ready:webhook`, "acme"), (score) => score !== null);
+    await until(
+      () => redis.zscore(`${prefix}ready:webhook`, "acme"),
+      (score) => score !== null,
+    );
     await fireScheduled();
 
-    const delivered = await receiver.waitFor((ds) => ds.some((d) => d.path === "/ok") && ds.some((d) => d.path === "/status/400"));
+    const delivered = await receiver.waitFor(
+      (ds) => ds.some((d) => d.path === "/ok") && ds.some((d) => d.path === "/status/400"),
+    );
     expect(delivered.every((d) => d.verified)).toBe(true);
-    expect(delivered.find((d) => d.path === "/ok")!.body).toMatchObject({ jobId: ok.id, payload: { n: 1 }, attempt: 1 });
+    expect(delivered.find((d) => d.path === "/ok")!.body).toMatchObject({
+      jobId: ok.id,
+      payload: { n: 1 },
+      attempt: 1,
+    });
 
-    const [okTrigger] = (await until(() => client.jobs.triggers(ok.id), (p) => p.data[0]?.status === "succeeded")).data;
+    const [okTrigger] = (
+      await until(
+        () => client.jobs.triggers(ok.id),
+        (p) => p.data[0]?.status === "succeeded",
+      )
+    ).data;
     const okFull = await client.triggers.get(okTrigger.id);
     expect(okFull.attempts!.map((a) => [a.attempt, a.outcome, a.httpStatus])).toEqual([[1, "success", 200]]);
 
-    const [badTrigger] = (await until(() => client.jobs.triggers(bad.id), (p) => p.data[0]?.status === "dead")).data;
+    const [badTrigger] = (
+      await until(
+        () => client.jobs.triggers(bad.id),
+        (p) => p.data[0]?.status === "dead",
+      )
+    ).data;
     expect(badTrigger).toMatchObject({ attemptCount: 1, reason: "http_400" });
     const dead = await client.deadLetters({ jobId: bad.id });
     expect(dead.data.map((t) => t.id)).toEqual([badTrigger.id]);
@@ -131,15 +161,29 @@ describe("edge worker (wrangler dev, workerd)", () => {
     const job = await client.jobs.create({
       name: "with-secret",
       schedule: { delayMs: 0 },
-      target: { url: `${receiver.url}/ok?key=\${secrets.EDGE_KEY}`, headers: { "x-api-key": "${secrets.EDGE_KEY}" }, body: { text: "hi" } },
+      target: {
+        url: `${receiver.url}/ok?key=\${secrets.EDGE_KEY}`,
+        headers: { "x-api-key": "${secrets.EDGE_KEY}" },
+        body: { text: "hi" },
+      },
     });
-    await until(() => redis.zscore(`${prefix}ready:webhook`, "acme"), (score) => score !== null);
+    await until(
+      () => redis.zscore(`${prefix}ready:webhook`, "acme"),
+      (score) => score !== null,
+    );
     await fireScheduled();
-    const [d] = (await receiver.waitFor((ds) => ds.some((x) => x.path === `/ok?key=${value}`))).filter((x) => x.path === `/ok?key=${value}`);
+    const [d] = (await receiver.waitFor((ds) => ds.some((x) => x.path === `/ok?key=${value}`))).filter(
+      (x) => x.path === `/ok?key=${value}`,
+    );
     expect(d.headers["x-api-key"]).toBe(value);
     expect(d.body).toEqual({ text: "hi" });
     expect(d.verified).toBe(true);
-    const [t] = (await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "succeeded")).data;
+    const [t] = (
+      await until(
+        () => client.jobs.triggers(job.id),
+        (p) => p.data[0]?.status === "succeeded",
+      )
+    ).data;
     const [a] = (await client.triggers.get(t.id)).attempts!;
     expect(a.request).toMatchObject({ url: `${receiver.url}/ok?key=\${secrets.EDGE_KEY}`, body: '{"text":"hi"}' });
     expect(a.request!.headers["x-api-key"]).toBe("${secrets.EDGE_KEY}");
@@ -147,7 +191,11 @@ describe("edge worker (wrangler dev, workerd)", () => {
   });
 
   it("materializes a cron job inside the run (timezones in workerd) and fires one trigger per instant", async () => {
-    const job = await client.jobs.create({ name: "tick", schedule: { cron: "* * * * * *", timezone: "Europe/Berlin" }, target: { url: `${receiver.url}/ok?cron=tick` } });
+    const job = await client.jobs.create({
+      name: "tick",
+      schedule: { cron: "* * * * * *", timezone: "Europe/Berlin" },
+      target: { url: `${receiver.url}/ok?cron=tick` },
+    });
     await fireScheduled();
     await client.jobs.delete(job.id);
     const ticks = receiver.deliveries.filter((d) => d.path === "/ok?cron=tick");
@@ -160,21 +208,38 @@ describe("edge worker (wrangler dev, workerd)", () => {
 
   it("releases a webhook still running when the run ends: back to pending, no attempt counted", async () => {
     const slowMs = RUN_MS + GRACE_MS + 2000;
-    const job = await client.jobs.create({ name: "slow", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/slow/${slowMs}` }, timeoutMs: 30_000 });
+    const job = await client.jobs.create({
+      name: "slow",
+      schedule: { delayMs: 0 },
+      target: { url: `${receiver.url}/slow/${slowMs}` },
+      timeoutMs: 30_000,
+    });
     await fireScheduled(); // returns after the run's graceful stop
     expect(receiver.deliveries.some((d) => d.path === `/slow/${slowMs}`)).toBe(true); // it did start
     const [t] = (await client.jobs.triggers(job.id)).data;
     const full = await client.triggers.get(t.id);
-    expect({ status: full.status, attemptCount: full.attemptCount, attempts: full.attempts }).toEqual({ status: "pending", attemptCount: 0, attempts: [] });
+    expect({ status: full.status, attemptCount: full.attemptCount, attempts: full.attempts }).toEqual({
+      status: "pending",
+      attemptCount: 0,
+      attempts: [],
+    });
     await client.jobs.delete(job.id); // so later runs leave it alone
   });
 
   it("overlapping scheduled runs deliver each trigger exactly once", async () => {
     const jobs = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => client.jobs.create({ name: `burst-${i}`, schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok?burst=${i}` } })),
+      Array.from({ length: 12 }, (_, i) =>
+        client.jobs.create({
+          name: `burst-${i}`,
+          schedule: { delayMs: 0 },
+          target: { url: `${receiver.url}/ok?burst=${i}` },
+        }),
+      ),
     );
     await Promise.all([fireScheduled(), fireScheduled()]);
-    const burst = (await receiver.waitFor((ds) => ds.filter((d) => d.path.startsWith("/ok?burst=")).length >= 12)).filter((d) => d.path.startsWith("/ok?burst="));
+    const burst = (
+      await receiver.waitFor((ds) => ds.filter((d) => d.path.startsWith("/ok?burst=")).length >= 12)
+    ).filter((d) => d.path.startsWith("/ok?burst="));
     expect(burst).toHaveLength(12);
     expect(new Set(burst.map((d) => d.id)).size).toBe(12);
     for (const job of jobs) {
@@ -184,7 +249,11 @@ describe("edge worker (wrangler dev, workerd)", () => {
   });
 
   it("serves the dashboard: sign-in, a portal link opening the tenant's view, a tampered link refused", async () => {
-    const login = await fetch(`${dev.url}/dashboard/login`, { method: "POST", body: new URLSearchParams({ token: adminToken }), redirect: "manual" });
+    const login = await fetch(`${dev.url}/dashboard/login`, {
+      method: "POST",
+      body: new URLSearchParams({ token: adminToken }),
+      redirect: "manual",
+    });
     expect(login.status).toBe(303);
     const cookie = login.headers.get("set-cookie")!;
     expect(cookie).toMatch(/HttpOnly/i);

@@ -25,11 +25,15 @@ function offlineEnv(stateDir: string, extra: Record<string, string> = {}): NodeJ
 
 /** `wrangler deploy --dry-run --outdir`: returns the bundled worker path and wrangler's output. */
 export async function buildWorker(outdir: string, stateDir: string): Promise<{ script: string; output: string }> {
-  const { stdout, stderr } = await promisify(execFile)(wrangler, ["deploy", "--config", config, "--dry-run", "--outdir", outdir], {
-    cwd: root, // wrangler keeps an (ignored) .wrangler/ scratch directory next to wrangler.toml
-    env: offlineEnv(stateDir),
-    timeout: 60_000,
-  });
+  const { stdout, stderr } = await promisify(execFile)(
+    wrangler,
+    ["deploy", "--config", config, "--dry-run", "--outdir", outdir],
+    {
+      cwd: root, // wrangler keeps an (ignored) .wrangler/ scratch directory next to wrangler.toml
+      env: offlineEnv(stateDir),
+      timeout: 60_000,
+    },
+  );
   return { script: join(outdir, "worker.js"), output: stdout + stderr };
 }
 
@@ -51,8 +55,25 @@ export async function startWranglerDev(opts: {
   vars: Record<string, string>;
 }): Promise<WranglerDev> {
   const [port, inspectorPort] = [await freePort(), await freePort()];
-  const args = ["dev", opts.script, "--config", config, "--no-bundle", "--local", "--ip", "127.0.0.1", "--port", String(port)];
-  args.push("--inspector-port", String(inspectorPort), "--test-scheduled", "--persist-to", join(opts.stateDir, "state"));
+  const args = [
+    "dev",
+    opts.script,
+    "--config",
+    config,
+    "--no-bundle",
+    "--local",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+  ];
+  args.push(
+    "--inspector-port",
+    String(inspectorPort),
+    "--test-scheduled",
+    "--persist-to",
+    join(opts.stateDir, "state"),
+  );
   args.push("--show-interactive-dev-session=false", "--log-level", "info");
   for (const [k, v] of Object.entries(opts.vars)) args.push("--var", `${k}:${v}`);
   const child = spawn(wrangler, args, {

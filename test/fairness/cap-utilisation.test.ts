@@ -37,7 +37,14 @@ describe("a capped tenant keeps its cap busy", () => {
     const coordinator = createMemoryCoordinator();
     for (let i = 0; i < count; i++) {
       const transport = createUndiciTransport({ allowPrivate: true });
-      const e = new Executor({ db: t.store.db, transport, allowPrivateTargets: true, wake: coordinator, readyIndex: coordinator, pollMs: 60_000 }).start();
+      const e = new Executor({
+        db: t.store.db,
+        transport,
+        allowPrivateTargets: true,
+        wake: coordinator,
+        readyIndex: coordinator,
+        pollMs: 60_000,
+      }).start();
       stops.push(async () => {
         await e.stop(5_000);
         await transport.close();
@@ -45,34 +52,38 @@ describe("a capped tenant keeps its cap busy", () => {
     }
   }
 
-  it.each([1, 3])("%i executor(s): every slot refilled by the settle, never over the cap", async (executors) => {
-    const type = `cap${executors}`;
-    const tenant = `capped-${executors}`;
-    const path = `/slow/${DELAY_MS}/${tenant}`;
-    await seedTenant(t.store.db, tenant, { maxInFlight: CAP });
-    await seedPool(t.store.db, type, 20);
-    await seedDue(t.store.db, tenant, JOBS, { type, target: { url: `${receiver.url}${path}` } });
-    const arrived = () => receiver.deliveries.filter((d) => d.path === path).length;
-    start(executors);
-    let samples = 0;
-    let atCap = 0;
-    let most = 0;
-    // Sampled from the first round's end until the last trigger has started.
-    while (arrived() < CAP) await new Promise((r) => setTimeout(r, 2));
-    const firstRoundEnds = Date.now() + DELAY_MS;
-    while (arrived() < JOBS) {
-      const open = receiver.open.get(path) ?? 0;
-      most = Math.max(most, open);
-      if (Date.now() > firstRoundEnds) {
-        samples++;
-        if (open === CAP) atCap++;
+  it.each([1, 3])(
+    "%i executor(s): every slot refilled by the settle, never over the cap",
+    async (executors) => {
+      const type = `cap${executors}`;
+      const tenant = `capped-${executors}`;
+      const path = `/slow/${DELAY_MS}/${tenant}`;
+      await seedTenant(t.store.db, tenant, { maxInFlight: CAP });
+      await seedPool(t.store.db, type, 20);
+      await seedDue(t.store.db, tenant, JOBS, { type, target: { url: `${receiver.url}${path}` } });
+      const arrived = () => receiver.deliveries.filter((d) => d.path === path).length;
+      start(executors);
+      let samples = 0;
+      let atCap = 0;
+      let most = 0;
+      // Sampled from the first round's end until the last trigger has started.
+      while (arrived() < CAP) await new Promise((r) => setTimeout(r, 2));
+      const firstRoundEnds = Date.now() + DELAY_MS;
+      while (arrived() < JOBS) {
+        const open = receiver.open.get(path) ?? 0;
+        most = Math.max(most, open);
+        if (Date.now() > firstRoundEnds) {
+          samples++;
+          if (open === CAP) atCap++;
+        }
+        await new Promise((r) => setTimeout(r, 3));
       }
-      await new Promise((r) => setTimeout(r, 3));
-    }
-    console.info(`cap ${CAP}, ${executors} executor(s): at cap in ${atCap} of ${samples} samples`);
-    expect(most).toBe(CAP);
-    expect(samples).toBeGreaterThan(50);
-    // Polling (the idle poll is 60 s here) would leave it at its cap in none of them.
-    expect(atCap / samples).toBeGreaterThanOrEqual(0.4);
-  }, 60_000);
+      console.info(`cap ${CAP}, ${executors} executor(s): at cap in ${atCap} of ${samples} samples`);
+      expect(most).toBe(CAP);
+      expect(samples).toBeGreaterThan(50);
+      // Polling (the idle poll is 60 s here) would leave it at its cap in none of them.
+      expect(atCap / samples).toBeGreaterThanOrEqual(0.4);
+    },
+    60_000,
+  );
 });

@@ -40,7 +40,9 @@ describe("noisy neighbour", () => {
     const noisy = await run("noisy", true);
     // Alone: 500 triggers / 50 slots = 10 cycles. With the noisy tenant as a 6th equal-weight tenant
     // they get 5/6 of the pool: about 12 cycles. FIFO would need 400+ cycles to drain the backlog first.
-    console.info(`noisy neighbour: small tenants done by claim cycle ${noisy} with a 20k-backlog tenant, ${alone} alone`);
+    console.info(
+      `noisy neighbour: small tenants done by claim cycle ${noisy} with a 20k-backlog tenant, ${alone} alone`,
+    );
     expect(alone).toBeLessThanOrEqual(11);
     expect(noisy).toBeLessThanOrEqual(alone + 4);
   }, 60_000);

@@ -29,40 +29,73 @@ describe("quota admin API", () => {
   }
   const claimAll = (type: string) => claim(t.store.db, { type, budget: 100, owner: "q", leaseMs: 60_000 });
   const done = (c: Awaited<ReturnType<typeof claimAll>>): Settlement[] =>
-    c.map((x) => ({ id: x.id, leaseToken: x.leaseToken, attempt: x.attempt, status: "succeeded", startedAt: new Date(), durationMs: 1, outcome: "success" }));
+    c.map((x) => ({
+      id: x.id,
+      leaseToken: x.leaseToken,
+      attempt: x.attempt,
+      status: "succeeded",
+      startedAt: new Date(),
+      durationMs: 1,
+      outcome: "success",
+    }));
 
   beforeAll(async () => {
     t = await createTestDb();
-    app = createApp({ db: t.store.db, coordinator: createMemoryCoordinator(), adminToken: ADMIN, allowPrivateTargets: true });
+    app = createApp({
+      db: t.store.db,
+      coordinator: createMemoryCoordinator(),
+      adminToken: ADMIN,
+      allowPrivateTargets: true,
+    });
   });
   afterAll(async () => t?.drop());
 
   it("reads and patches quotas; a new cap applies on the next claim", async () => {
     await tenantWithKey("cap", { maxInFlight: 2, weight: 3 });
-    expect((await admin("GET", "/v1/admin/tenants/cap")).json).toMatchObject({ maxInFlight: 2, weight: 3, status: "active" });
+    expect((await admin("GET", "/v1/admin/tenants/cap")).json).toMatchObject({
+      maxInFlight: 2,
+      weight: 3,
+      status: "active",
+    });
     await seedDue(t.store.db, "cap", 10, { type: "capq" });
     expect(await claimAll("capq")).toHaveLength(2);
     const patched = await admin("PATCH", "/v1/admin/tenants/cap", { maxInFlight: 5 });
     expect(patched.json.maxInFlight).toBe(5);
     expect(await claimAll("capq")).toHaveLength(3);
-    expect((await admin("PATCH", "/v1/admin/tenants/cap", { maxInFlight: 0 })).json.error.code).toBe("validation_error");
+    expect((await admin("PATCH", "/v1/admin/tenants/cap", { maxInFlight: 0 })).json.error.code).toBe(
+      "validation_error",
+    );
     expect((await admin("PATCH", "/v1/admin/tenants/nope", { weight: 2 })).status).toBe(404);
   });
 
   it("enforces maxJobs (409) and maxPayloadBytes (413) and writes nothing", async () => {
     const key = await tenantWithKey("small", { maxJobs: 1, maxPayloadBytes: 100 });
-    const job = (payload: unknown) => ({ name: "j", schedule: { delayMs: 60_000 }, target: { url: "http://127.0.0.1:1/x" }, payload });
-    expect((await call(key, "POST", "/v1/jobs", job({ a: "x".repeat(200) }))).json.error.code).toBe("payload_too_large");
+    const job = (payload: unknown) => ({
+      name: "j",
+      schedule: { delayMs: 60_000 },
+      target: { url: "http://127.0.0.1:1/x" },
+      payload,
+    });
+    expect((await call(key, "POST", "/v1/jobs", job({ a: "x".repeat(200) }))).json.error.code).toBe(
+      "payload_too_large",
+    );
     expect((await call(key, "POST", "/v1/jobs", job({ a: 1 }))).status).toBe(201);
     const over = await call(key, "POST", "/v1/jobs", job({ a: 2 }));
     expect([over.status, over.json.error.code]).toEqual([409, "max_jobs_exceeded"]);
     expect((await call(key, "GET", "/v1/jobs")).json.data).toHaveLength(1);
-    expect((await call(key, "GET", "/v1/quota")).json).toMatchObject({ limits: { maxJobs: 1, maxPayloadBytes: 100 }, usage: { jobs: 1, pending: 1 } });
+    expect((await call(key, "GET", "/v1/quota")).json).toMatchObject({
+      limits: { maxJobs: 1, maxPayloadBytes: 100 },
+      usage: { jobs: 1, pending: 1 },
+    });
   });
 
   it("maxJobs holds under 30 concurrent creates, and cancelled or completed jobs free their slots", async () => {
     const key = await tenantWithKey("race", { maxJobs: 10 });
-    const job = (i: number) => ({ name: `j${i}`, schedule: { delayMs: 3_600_000 }, target: { url: "http://127.0.0.1:1/x" } });
+    const job = (i: number) => ({
+      name: `j${i}`,
+      schedule: { delayMs: 3_600_000 },
+      target: { url: "http://127.0.0.1:1/x" },
+    });
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => call(key, "POST", "/v1/jobs", job(i))));
     expect(results.filter((r) => r.status === 201)).toHaveLength(10);
     expect(results.filter((r) => r.status === 409 && r.json.error.code === "max_jobs_exceeded")).toHaveLength(20);
@@ -76,7 +109,9 @@ describe("quota admin API", () => {
     await call(key, "DELETE", `/v1/jobs/${ids[0]}`);
     expect((await call(key, "POST", "/v1/jobs", job(102))).status).toBe(409);
     // A one-time job that completes frees its slot: run and settle ids[1]'s trigger.
-    await t.store.db.execute(sql`UPDATE triggers SET next_attempt_at = now() - interval '1 second' WHERE job_id = ${ids[1]}`);
+    await t.store.db.execute(
+      sql`UPDATE triggers SET next_attempt_at = now() - interval '1 second' WHERE job_id = ${ids[1]}`,
+    );
     const [c] = await claim(t.store.db, { type: "webhook", budget: 10, owner: "q", leaseMs: 60_000 });
     expect(c.jobId).toBe(ids[1]);
     await settle(t.store.db, done([c]));
@@ -88,7 +123,12 @@ describe("quota admin API", () => {
   it("50 concurrent first creates of a fresh tenant all succeed (the live-jobs counter starts under a race)", async () => {
     // Several fresh tenants, each with 50 creates truly in parallel (30 connections of its own).
     const wide = connectPostgres(t.url, { max: 30 });
-    const wideApp = createApp({ db: wide.db, coordinator: createMemoryCoordinator(), adminToken: ADMIN, allowPrivateTargets: true });
+    const wideApp = createApp({
+      db: wide.db,
+      coordinator: createMemoryCoordinator(),
+      adminToken: ADMIN,
+      allowPrivateTargets: true,
+    });
     try {
       for (let n = 0; n < 4; n++) {
         const key = await tenantWithKey(`fresh${n}`);
@@ -97,7 +137,11 @@ describe("quota admin API", () => {
             wideApp.request("/v1/jobs", {
               method: "POST",
               headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-              body: JSON.stringify({ name: `f${i}`, schedule: { delayMs: 3_600_000 }, target: { url: "http://127.0.0.1:1/x" } }),
+              body: JSON.stringify({
+                name: `f${i}`,
+                schedule: { delayMs: 3_600_000 },
+                target: { url: "http://127.0.0.1:1/x" },
+              }),
             }),
           ),
         );

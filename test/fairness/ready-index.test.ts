@@ -13,7 +13,12 @@ import { until } from "../support/until.ts";
 const isTrue = (v: boolean) => v;
 
 const remaining = async (db: Db, type: string) =>
-  (await query<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM triggers WHERE type = ${type} AND status <> 'succeeded'`))[0].n;
+  (
+    await query<{ n: number }>(
+      db,
+      sql`SELECT count(*)::int AS n FROM triggers WHERE type = ${type} AND status <> 'succeeded'`,
+    )
+  )[0].n;
 
 describe("ready-tenant index", () => {
   let t: TestDb;
@@ -63,7 +68,10 @@ describe("ready-tenant index", () => {
     // flush): the work may have finished sooner, through claims made with the settles (hand-off).
     await until(() => coord.hasReadyIndex("ri"), isTrue, 5_000);
     await e.stop();
-    const retried = await query<{ n: number }>(t.store.db, sql`SELECT count(*)::int AS n FROM attempts WHERE outcome = 'handler_error'`);
+    const retried = await query<{ n: number }>(
+      t.store.db,
+      sql`SELECT count(*)::int AS n FROM attempts WHERE outcome = 'handler_error'`,
+    );
     expect(retried[0].n).toBe(Math.ceil(200 / 7));
     // With nothing pending, the claimer removes tenants from the index.
     const e2 = executor("ri", coord);
@@ -78,7 +86,10 @@ describe("ready-tenant index", () => {
     await until(async () => (await remaining(t.store.db, "down")) === 0, isTrue);
     await e.stop();
     await dead.close();
-    const dup = await query<{ n: number }>(t.store.db, sql`SELECT count(*)::int AS n FROM attempts a JOIN triggers x ON x.id = a.trigger_id WHERE x.type = 'down'`);
+    const dup = await query<{ n: number }>(
+      t.store.db,
+      sql`SELECT count(*)::int AS n FROM attempts a JOIN triggers x ON x.id = a.trigger_id WHERE x.type = 'down'`,
+    );
     expect(dup[0].n).toBe(200); // one attempt each: nothing lost, nothing twice
   }, 60_000);
 });

@@ -45,28 +45,42 @@ describe("weighted shares over short windows", () => {
     await t?.drop();
   });
 
-  it.each([1])("%i executor: every prefix of the first 120 starts within ±2 jobs of 1:2:5", async (executors) => {
-    const type = `share${executors}`;
-    const tenants = WEIGHTS.map((w) => `${type}-w${w}`);
-    await seedPool(t.store.db, type, 10);
-    for (const [i, id] of tenants.entries()) await seedTenant(t.store.db, id, { weight: WEIGHTS[i], maxInFlight: 50 });
-    // All due at the same instant, seeded before any executor starts.
-    const at = new Date(Date.now() - 1000);
-    for (const id of tenants) await seedDue(t.store.db, id, JOBS, { type, at, target: { url: `${receiver.url}/slow/100/${id}` } });
-    const coordinator = createMemoryCoordinator();
-    for (let i = 0; i < executors; i++) {
-      const transport = createUndiciTransport({ allowPrivate: true });
-      const e = new Executor({ db: t.store.db, transport, allowPrivateTargets: true, wake: coordinator, readyIndex: coordinator }).start();
-      stops.push(async () => {
-        await e.stop(5_000);
-        await transport.close();
-      });
-    }
-    const paths = tenants.map((id) => `/slow/100/${id}`);
-    const starts = async () => receiver.deliveries.map((d) => paths.indexOf(d.path)).filter((i) => i >= 0);
-    const order = await until(starts, (o) => o.length >= JOBS, 30_000);
-    const worst = worstPrefix(order, JOBS);
-    console.info(`1:2:5, ${executors} executor(s): largest prefix deviation ${worst.lag} jobs (tenant w${WEIGHTS[worst.tenant]}, prefix ${worst.at}); ${order.slice(0, JOBS).join("")}`);
-    expect(worst.lag).toBeLessThanOrEqual(2);
-  }, 60_000);
+  it.each([1])(
+    "%i executor: every prefix of the first 120 starts within ±2 jobs of 1:2:5",
+    async (executors) => {
+      const type = `share${executors}`;
+      const tenants = WEIGHTS.map((w) => `${type}-w${w}`);
+      await seedPool(t.store.db, type, 10);
+      for (const [i, id] of tenants.entries())
+        await seedTenant(t.store.db, id, { weight: WEIGHTS[i], maxInFlight: 50 });
+      // All due at the same instant, seeded before any executor starts.
+      const at = new Date(Date.now() - 1000);
+      for (const id of tenants)
+        await seedDue(t.store.db, id, JOBS, { type, at, target: { url: `${receiver.url}/slow/100/${id}` } });
+      const coordinator = createMemoryCoordinator();
+      for (let i = 0; i < executors; i++) {
+        const transport = createUndiciTransport({ allowPrivate: true });
+        const e = new Executor({
+          db: t.store.db,
+          transport,
+          allowPrivateTargets: true,
+          wake: coordinator,
+          readyIndex: coordinator,
+        }).start();
+        stops.push(async () => {
+          await e.stop(5_000);
+          await transport.close();
+        });
+      }
+      const paths = tenants.map((id) => `/slow/100/${id}`);
+      const starts = async () => receiver.deliveries.map((d) => paths.indexOf(d.path)).filter((i) => i >= 0);
+      const order = await until(starts, (o) => o.length >= JOBS, 30_000);
+      const worst = worstPrefix(order, JOBS);
+      console.info(
+        `1:2:5, ${executors} executor(s): largest prefix deviation ${worst.lag} jobs (tenant w${WEIGHTS[worst.tenant]}, prefix ${worst.at}); ${order.slice(0, JOBS).join("")}`,
+      );
+      expect(worst.lag).toBeLessThanOrEqual(2);
+    },
+    60_000,
+  );
 });

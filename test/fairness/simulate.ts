@@ -18,7 +18,13 @@ export interface SimResult {
 
 export async function simulatePool(
   db: Db,
-  opts: { type: string; capacity: number; durationMs: (tenantId: string) => number; stopAfter: (r: SimResult) => boolean; maxClaims?: number },
+  opts: {
+    type: string;
+    capacity: number;
+    durationMs: (tenantId: string) => number;
+    stopAfter: (r: SimResult) => boolean;
+    maxClaims?: number;
+  },
 ): Promise<SimResult> {
   const r: SimResult = { count: new Map(), time: new Map(), claims: 0, doneAt: new Map(), lastCycle: new Map() };
   let now = 0;
@@ -34,7 +40,15 @@ export async function simulatePool(
         running.push({
           end: now + d,
           tenantId: t.tenantId,
-          s: { id: t.id, leaseToken: t.leaseToken, attempt: t.attempt, status: "succeeded", startedAt: new Date(), durationMs: d, outcome: "success" },
+          s: {
+            id: t.id,
+            leaseToken: t.leaseToken,
+            attempt: t.attempt,
+            status: "succeeded",
+            startedAt: new Date(),
+            durationMs: d,
+            outcome: "success",
+          },
         });
       }
       if (got.length === 0 && running.length === 0) break; // nothing left anywhere
@@ -43,7 +57,10 @@ export async function simulatePool(
     now = Math.min(...running.map((x) => x.end));
     const done = running.filter((x) => x.end <= now);
     running = running.filter((x) => x.end > now);
-    await settle(db, done.map((x) => x.s));
+    await settle(
+      db,
+      done.map((x) => x.s),
+    );
     for (const x of done) {
       r.count.set(x.tenantId, (r.count.get(x.tenantId) ?? 0) + 1);
       r.time.set(x.tenantId, (r.time.get(x.tenantId) ?? 0) + x.s.durationMs);

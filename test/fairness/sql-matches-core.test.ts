@@ -39,7 +39,9 @@ describe("SQL claim allocation = core allocate()", () => {
             const id = `${type}-t${String(i).padStart(2, "0")}`;
             await seedTenant(db, id, { maxInFlight: x.cap, weight: x.weight });
             if (x.due > 0) await seedDue(db, id, x.due, { type });
-            await db.execute(sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES (${id}, ${type}, ${x.vtime}, ${x.costMs})`);
+            await db.execute(
+              sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES (${id}, ${type}, ${x.vtime}, ${x.costMs})`,
+            );
             fair.push({ id, weight: x.weight, vtime: x.vtime, costMs: x.costMs, room: Math.min(x.cap, x.due) });
           }
           await db.execute(sql`INSERT INTO pools (type) VALUES (${type}) ON CONFLICT DO NOTHING`);

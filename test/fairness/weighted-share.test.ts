@@ -37,7 +37,9 @@ describe("weighted fair share", () => {
   it("splits counts 1:2:5 within 5% when jobs are equal", async () => {
     const tenants = await setup("eq");
     const got = shares((await equalJobs("eq")).count, tenants);
-    console.info(`weights 1:2:5 equal jobs: count shares ${got.map((x) => x.toFixed(4)).join(" ")} (ideal ${ideal.join(" ")})`);
+    console.info(
+      `weights 1:2:5 equal jobs: count shares ${got.map((x) => x.toFixed(4)).join(" ")} (ideal ${ideal.join(" ")})`,
+    );
     for (const [i, s] of got.entries()) expect(Math.abs(s - ideal[i]) / ideal[i]).toBeLessThan(0.05);
   });
 

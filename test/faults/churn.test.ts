@@ -18,7 +18,10 @@ it("three executors restarted repeatedly under load: lost 0, duplicates bounded"
   const ids: string[] = [];
   for (const t of ["a", "b", "c", "d"]) {
     await seedTenant(db.store.db, t, { maxInFlight: 20 });
-    ids.push(...(await seedDue(db.store.db, t, TOTAL / 4, { target: { url: `${receiver.url}/t/${t}` }, maxAttempts: 10 })).triggerIds);
+    ids.push(
+      ...(await seedDue(db.store.db, t, TOTAL / 4, { target: { url: `${receiver.url}/t/${t}` }, maxAttempts: 10 }))
+        .triggerIds,
+    );
   }
   await seedPool(db.store.db, "work", POOL, { leaseMs: 1500, timeoutMs: 1000 });
   // Slow enough that the run spans several restarts of each of the three slots, also when the machine
@@ -26,7 +29,8 @@ it("three executors restarted repeatedly under load: lost 0, duplicates bounded"
   receiver.delayMs = 200;
 
   let n = 0;
-  const start = () => startExecutorChild({ DATABASE_URL: db.url, OWNER: `churn-${++n}`, REAP_MS: "200", GRACE_MS: "500" });
+  const start = () =>
+    startExecutorChild({ DATABASE_URL: db.url, OWNER: `churn-${++n}`, REAP_MS: "200", GRACE_MS: "500" });
   let crashes = 0;
   let deploys = 0;
   let done = false;
@@ -64,7 +68,17 @@ it("three executors restarted repeatedly under load: lost 0, duplicates bounded"
 
   const report = deliveryReport(receiver.hits, ids);
   const counts = await statusCounts(db.store.db);
-  console.log(JSON.stringify({ drill: "churn", ...report, counts, crashes, deploys, duplicateRate: +(report.duplicates / TOTAL).toFixed(4), maxOpen: Object.fromEntries(receiver.maxOpen) }));
+  console.log(
+    JSON.stringify({
+      drill: "churn",
+      ...report,
+      counts,
+      crashes,
+      deploys,
+      duplicateRate: +(report.duplicates / TOTAL).toFixed(4),
+      maxOpen: Object.fromEntries(receiver.maxOpen),
+    }),
+  );
   expect(counts).toEqual({ succeeded: TOTAL });
   expect(report.lost).toBe(0);
   expect(report.foreign).toBe(0);
@@ -74,7 +88,10 @@ it("three executors restarted repeatedly under load: lost 0, duplicates bounded"
   expect(await attemptAnomalies(db.store.db)).toEqual([]);
   // After every crash and deploy, nothing is left queued or counted as running (test/support/queue.ts).
   expect(await queueDrift(db.store.db)).toEqual(NO_DRIFT);
-  const [{ queued, running }] = await query<{ queued: number; running: number }>(db.store.db, sql`
-    SELECT (SELECT count(*)::int FROM trigger_queue) AS queued, (SELECT coalesce(sum(running), 0)::int FROM tenant_pools) AS running`);
+  const [{ queued, running }] = await query<{ queued: number; running: number }>(
+    db.store.db,
+    sql`
+    SELECT (SELECT count(*)::int FROM trigger_queue) AS queued, (SELECT coalesce(sum(running), 0)::int FROM tenant_pools) AS running`,
+  );
   expect({ queued, running }).toEqual({ queued: 0, running: 0 });
 });

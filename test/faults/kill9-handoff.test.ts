@@ -15,10 +15,15 @@ const CAP = 4;
 
 useDrill();
 
-it("kill -9 during at-cap hand-offs: lost 0, only in-flight runs twice, never over the cap", { timeout: 90_000 }, async () => {
+it("kill -9 during at-cap hand-offs: lost 0, only in-flight runs twice, never over the cap", {
+  timeout: 90_000,
+}, async () => {
   await seedTenant(db.store.db, "h", { maxInFlight: CAP });
   await seedPool(db.store.db, "work", 10, { leaseMs: 1500, timeoutMs: 10_000 });
-  const { triggerIds } = await seedDue(db.store.db, "h", TOTAL, { target: { url: `${receiver.url}/t/h` }, maxAttempts: 5 });
+  const { triggerIds } = await seedDue(db.store.db, "h", TOTAL, {
+    target: { url: `${receiver.url}/t/h` },
+    maxAttempts: 5,
+  });
   receiver.delayMs = 40;
   const env = { DATABASE_URL: db.url, REAP_MS: "200" };
   const victim = await startExecutorChild({ ...env, OWNER: "victim" });
@@ -28,7 +33,12 @@ it("kill -9 during at-cap hand-offs: lost 0, only in-flight runs twice, never ov
   expect(await victim.exited).toBe(null);
   const hitsAtKill = receiver.hits.length;
   try {
-    await until(() => statusCounts(db.store.db), (c) => c.succeeded === TOTAL, 60_000, "all triggers succeeded");
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.succeeded === TOTAL,
+      60_000,
+      "all triggers succeeded",
+    );
     const report = deliveryReport(receiver.hits, triggerIds);
     console.log(JSON.stringify({ drill: "kill9-handoff", ...report, hitsAtKill, maxOpen: receiver.maxOpen.get("h") }));
     expect(report.lost).toBe(0);
@@ -38,7 +48,10 @@ it("kill -9 during at-cap hand-offs: lost 0, only in-flight runs twice, never ov
     expect(receiver.maxOpen.get("h")).toBeLessThanOrEqual(CAP);
     expect(await attemptAnomalies(db.store.db)).toEqual([]);
     expect(await queueDrift(db.store.db)).toEqual(NO_DRIFT);
-    const [{ running }] = await query<{ running: number }>(db.store.db, sql`SELECT coalesce(sum(running), 0)::int AS running FROM tenant_pools`);
+    const [{ running }] = await query<{ running: number }>(
+      db.store.db,
+      sql`SELECT coalesce(sum(running), 0)::int AS running FROM tenant_pools`,
+    );
     expect(running).toBe(0);
   } finally {
     await survivor.stop();

@@ -23,17 +23,34 @@ useDrill();
 it("kill -9: leases are reaped after the heartbeat timeout, not the lease; lost 0", async () => {
   await seedTenant(db.store.db, "a", { maxInFlight: 1000 });
   await seedPool(db.store.db, "work", IN_FLIGHT, { leaseMs: LEASE_MS, timeoutMs: 30_000 });
-  const { triggerIds } = await seedDue(db.store.db, "a", TOTAL, { target: { url: `${receiver.url}/t/a` }, maxAttempts: 5 });
-  const app = createApp({ db: db.store.db, coordinator: createMemoryCoordinator(), adminToken: "admin-token-heartbeat-drill", allowPrivateTargets: true });
+  const { triggerIds } = await seedDue(db.store.db, "a", TOTAL, {
+    target: { url: `${receiver.url}/t/a` },
+    maxAttempts: 5,
+  });
+  const app = createApp({
+    db: db.store.db,
+    coordinator: createMemoryCoordinator(),
+    adminToken: "admin-token-heartbeat-drill",
+    allowPrivateTargets: true,
+  });
   const executors = async () =>
-    ((await (await app.request("/v1/admin/executors", { headers: { authorization: "Bearer admin-token-heartbeat-drill" } })).json()) as any).data as any[];
+    (
+      (await (
+        await app.request("/v1/admin/executors", { headers: { authorization: "Bearer admin-token-heartbeat-drill" } })
+      ).json()) as any
+    ).data as any[];
 
   receiver.mode = { kind: "hold" };
   const victim = await startExecutorChild({ DATABASE_URL: db.url, OWNER: "victim", ...HEARTBEAT });
   await receiver.waitFor(() => receiver.held === IN_FLIGHT, 20_000, "victim holding a full pool");
   const held = new Set(receiver.hits.map((h) => h.id));
   // Registered and live, with its pool's load.
-  const before = await until(async () => (await executors()).find((e) => e.id === "victim"), (e) => e?.pools.length > 0, 5000, "victim's heartbeat");
+  const before = await until(
+    async () => (await executors()).find((e) => e.id === "victim"),
+    (e) => e?.pools.length > 0,
+    5000,
+    "victim's heartbeat",
+  );
   expect(before).toMatchObject({ status: "live", pools: [{ type: "work", concurrency: IN_FLIGHT }] });
   expect(before.pid).toBe(victim.child.pid);
 
@@ -41,22 +58,40 @@ it("kill -9: leases are reaped after the heartbeat timeout, not the lease; lost 
   expect(await victim.exited).toBe(null);
   const leased = await leasesHeld(db.store.db, "victim");
   expect(leased).toBeGreaterThanOrEqual(IN_FLIGHT);
-  const [{ leaseEnds }] = await query<{ leaseEnds: Date }>(db.store.db, sql`SELECT min(lease_expires_at) AS "leaseEnds" FROM triggers WHERE lease_owner = 'victim'`);
+  const [{ leaseEnds }] = await query<{ leaseEnds: Date }>(
+    db.store.db,
+    sql`SELECT min(lease_expires_at) AS "leaseEnds" FROM triggers WHERE lease_owner = 'victim'`,
+  );
 
   receiver.mode = { kind: "ok" };
   const transport = createUndiciTransport({ allowPrivate: true });
   const survivor = new Executor({
-    db: db.store.db, transport, allowPrivateTargets: true, pollMs: 20, reapEveryMs: 200, poolRefreshMs: 500,
+    db: db.store.db,
+    transport,
+    allowPrivateTargets: true,
+    pollMs: 20,
+    reapEveryMs: 200,
+    poolRefreshMs: 500,
     heartbeat: { everyMs: 200, timeoutMs: 1500 },
   }).start();
   try {
-    await until(() => statusCounts(db.store.db), (c) => c.succeeded === TOTAL, 30_000, "all triggers succeeded");
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.succeeded === TOTAL,
+      30_000,
+      "all triggers succeeded",
+    );
     // Everything finished while the victim's leases still had most of their ten minutes to run.
-    const [{ early }] = await query<{ early: boolean }>(db.store.db, sql`SELECT now() < ${new Date(leaseEnds).toISOString()}::timestamptz - interval '5 minutes' AS early`);
+    const [{ early }] = await query<{ early: boolean }>(
+      db.store.db,
+      sql`SELECT now() < ${new Date(leaseEnds).toISOString()}::timestamptz - interval '5 minutes' AS early`,
+    );
     expect(early).toBe(true);
 
     const report = deliveryReport(receiver.hits, triggerIds);
-    console.log(JSON.stringify({ drill: "kill9-heartbeat", ...report, inFlightAtKill: held.size, reaped: survivor.stats.reaped }));
+    console.log(
+      JSON.stringify({ drill: "kill9-heartbeat", ...report, inFlightAtKill: held.size, reaped: survivor.stats.reaped }),
+    );
     expect(report.lost).toBe(0);
     expect(report.foreign).toBe(0);
     expect(report.duplicates).toBeLessThanOrEqual(IN_FLIGHT);

@@ -19,20 +19,39 @@ useDrill();
 it("kill -9 with delivered runs not yet settled: each re-run once after expiry, lost 0, attempts lease_expired then success", async () => {
   await seedTenant(db.store.db, "u", { maxInFlight: 1000 });
   await seedPool(db.store.db, "work", 100, { leaseMs: 2000, timeoutMs: 1500 });
-  const { triggerIds } = await seedDue(db.store.db, "u", TOTAL, { target: { url: `${receiver.url}/t/u` }, maxAttempts: 5 });
+  const { triggerIds } = await seedDue(db.store.db, "u", TOTAL, {
+    target: { url: `${receiver.url}/t/u` },
+    maxAttempts: 5,
+  });
 
   // A linger no run reaches, and fewer results than a settle batch: nothing is written before the kill.
   const victim = await startExecutorChild({ DATABASE_URL: db.url, OWNER: "victim", SETTLE_LINGER_MS: "600000" });
-  await receiver.waitFor((hits) => hits.filter((h) => h.status === 200).length === TOTAL, 20_000, "every trigger delivered and answered");
+  await receiver.waitFor(
+    (hits) => hits.filter((h) => h.status === 200).length === TOTAL,
+    20_000,
+    "every trigger delivered and answered",
+  );
   victim.signal("SIGKILL");
   expect(await victim.exited).toBe(null);
   const unsettled = await leasesHeld(db.store.db, "victim");
   expect(unsettled).toBe(TOTAL);
 
   const transport = createUndiciTransport({ allowPrivate: true });
-  const survivor = new Executor({ db: db.store.db, transport, allowPrivateTargets: true, pollMs: 20, reapEveryMs: 200, poolRefreshMs: 500 }).start();
+  const survivor = new Executor({
+    db: db.store.db,
+    transport,
+    allowPrivateTargets: true,
+    pollMs: 20,
+    reapEveryMs: 200,
+    poolRefreshMs: 500,
+  }).start();
   try {
-    await until(() => statusCounts(db.store.db), (c) => c.succeeded === TOTAL, 30_000, "all triggers succeeded");
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.succeeded === TOTAL,
+      30_000,
+      "all triggers succeeded",
+    );
     const report = deliveryReport(receiver.hits, triggerIds);
     expect(report.lost).toBe(0);
     expect(report.foreign).toBe(0);

@@ -19,7 +19,10 @@ useDrill();
 it("kill -9 with 100 leases held: all complete after expiry, lost 0, duplicates ≤ in flight", async () => {
   await seedTenant(db.store.db, "a", { maxInFlight: 1000 });
   await seedPool(db.store.db, "work", IN_FLIGHT, { leaseMs: LEASE_MS, timeoutMs: 1500 });
-  const { triggerIds } = await seedDue(db.store.db, "a", TOTAL, { target: { url: `${receiver.url}/t/a` }, maxAttempts: 5 });
+  const { triggerIds } = await seedDue(db.store.db, "a", TOTAL, {
+    target: { url: `${receiver.url}/t/a` },
+    maxAttempts: 5,
+  });
 
   // The victim claims a full pool plus the half pool it queues ahead before any run has finished (150
   // leases); the receiver holds the 100 running deliveries open, so 100 are in flight and 50 claimed
@@ -37,14 +40,36 @@ it("kill -9 with 100 leases held: all complete after expiry, lost 0, duplicates 
 
   receiver.mode = { kind: "ok" };
   const transport = createUndiciTransport({ allowPrivate: true });
-  const survivor = new Executor({ db: db.store.db, transport, allowPrivateTargets: true, pollMs: 20, reapEveryMs: 200, poolRefreshMs: 500 }).start();
+  const survivor = new Executor({
+    db: db.store.db,
+    transport,
+    allowPrivateTargets: true,
+    pollMs: 20,
+    reapEveryMs: 200,
+    poolRefreshMs: 500,
+  }).start();
   try {
-    await until(() => statusCounts(db.store.db), (c) => c.succeeded === TOTAL, 30_000, "all triggers succeeded");
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.succeeded === TOTAL,
+      30_000,
+      "all triggers succeeded",
+    );
     const recoveredMs = Date.now() - killedAt;
 
     const report = deliveryReport(receiver.hits, triggerIds);
-    const dupIds = new Set(receiver.hits.filter((h, i) => receiver.hits.findIndex((x) => x.id === h.id) !== i).map((h) => h.id));
-    console.log(JSON.stringify({ drill: "kill9", ...report, inFlightAtKill: held.size, recoveredMs, reaped: survivor.stats.reaped }));
+    const dupIds = new Set(
+      receiver.hits.filter((h, i) => receiver.hits.findIndex((x) => x.id === h.id) !== i).map((h) => h.id),
+    );
+    console.log(
+      JSON.stringify({
+        drill: "kill9",
+        ...report,
+        inFlightAtKill: held.size,
+        recoveredMs,
+        reaped: survivor.stats.reaped,
+      }),
+    );
     expect(report.lost).toBe(0);
     expect(report.foreign).toBe(0);
     expect(report.duplicates).toBeLessThanOrEqual(IN_FLIGHT);

@@ -19,9 +19,20 @@ it("renews a 1 s lease under a 2.5 s run: delivered once, one attempt", async ()
   receiver.delayMs = 2500;
 
   const transport = createUndiciTransport({ allowPrivate: true });
-  const ex = new Executor({ db: db.store.db, transport, allowPrivateTargets: true, pollMs: 20, reapEveryMs: 100 }).start();
+  const ex = new Executor({
+    db: db.store.db,
+    transport,
+    allowPrivateTargets: true,
+    pollMs: 20,
+    reapEveryMs: 100,
+  }).start();
   try {
-    await until(() => statusCounts(db.store.db), (c) => c.succeeded === 3, 20_000, "runs finished");
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.succeeded === 3,
+      20_000,
+      "runs finished",
+    );
     expect(receiver.hits.map((h) => h.id).sort()).toEqual([...triggerIds].sort());
     expect(ex.stats.reaped).toBe(0);
     const rows = await query<{ outcome: string }>(db.store.db, sql`SELECT outcome FROM attempts`);

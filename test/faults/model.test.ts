@@ -5,7 +5,17 @@
 // exactly 1..n, a write under a lost lease changes nothing.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import fc from "fast-check";
-import { cancelJob, claim, pauseJob, query, releaseLeases, renewLeases, settle, sql, type Settlement } from "@fairway/store";
+import {
+  cancelJob,
+  claim,
+  pauseJob,
+  query,
+  releaseLeases,
+  renewLeases,
+  settle,
+  sql,
+  type Settlement,
+} from "@fairway/store";
 import { reapExpired } from "../../packages/executor/src/reaper.ts";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
@@ -48,7 +58,11 @@ class Create implements Cmd {
   constructor(readonly n: number) {}
   check = () => true;
   async run(m: Model) {
-    const { jobId, triggerIds } = await seedDue(db.store.db, "m", this.n, { type: "m", maxAttempts: MAX_ATTEMPTS, initialDelayMs: 0 });
+    const { jobId, triggerIds } = await seedDue(db.store.db, "m", this.n, {
+      type: "m",
+      maxAttempts: MAX_ATTEMPTS,
+      initialDelayMs: 0,
+    });
     m.jobs.set(jobId, "active");
     for (const id of triggerIds) {
       m.triggers.set(id, { status: "pending", attempts: 0, token: null, rows: 0 });
@@ -79,14 +93,28 @@ class Claim implements Cmd {
 
 /** Settle one running trigger: success, a retryable failure, or a dead letter. */
 class Settle implements Cmd {
-  constructor(readonly i: number, readonly outcome: "success" | "fail" | "dead") {}
+  constructor(
+    readonly i: number,
+    readonly outcome: "success" | "fail" | "dead",
+  ) {}
   check = (m: Readonly<Model>) => running(m as Model).length > 0;
   async run(m: Model) {
     const [id, t] = pick(running(m), this.i);
-    const status = this.outcome === "success" ? "succeeded" : this.outcome === "dead" || t.attempts >= MAX_ATTEMPTS ? "dead" : "pending";
+    const status =
+      this.outcome === "success"
+        ? "succeeded"
+        : this.outcome === "dead" || t.attempts >= MAX_ATTEMPTS
+          ? "dead"
+          : "pending";
     const s: Settlement = {
-      id, leaseToken: t.token!, attempt: t.attempts, status, startedAt: new Date(), durationMs: 1,
-      outcome: this.outcome === "success" ? "success" : "http_error", httpStatus: this.outcome === "success" ? 200 : 500,
+      id,
+      leaseToken: t.token!,
+      attempt: t.attempts,
+      status,
+      startedAt: new Date(),
+      durationMs: 1,
+      outcome: this.outcome === "success" ? "success" : "http_error",
+      httpStatus: this.outcome === "success" ? 200 : 500,
       nextAttemptAt: status === "pending" ? new Date(Date.now() - 1000) : null,
     };
     expect(await settle(db.store.db, [s])).toHaveLength(1);
@@ -98,12 +126,17 @@ class Settle implements Cmd {
 
 /** The lease of one running trigger (or, on crash, of all) runs out and the reaper takes it. */
 class Expire implements Cmd {
-  constructor(readonly i: number, readonly all: boolean) {}
+  constructor(
+    readonly i: number,
+    readonly all: boolean,
+  ) {}
   check = (m: Readonly<Model>) => running(m as Model).length > 0;
   async run(m: Model) {
     const victims = this.all ? running(m) : [pick(running(m), this.i)];
     const ids = JSON.stringify(victims.map(([id]) => id));
-    await db.store.db.execute(sql`UPDATE triggers SET lease_expires_at = now() - interval '1 second' WHERE id IN (SELECT jsonb_array_elements_text(${ids}::jsonb))`);
+    await db.store.db.execute(
+      sql`UPDATE triggers SET lease_expires_at = now() - interval '1 second' WHERE id IN (SELECT jsonb_array_elements_text(${ids}::jsonb))`,
+    );
     // Their claims' lease rows too: the reaper looks only into claims whose lease ran out.
     await db.store.db.execute(sql`UPDATE leases SET expires_at = now() - interval '1 second'
       WHERE trigger_ids && ARRAY(SELECT jsonb_array_elements_text(${ids}::jsonb))`);
@@ -154,12 +187,16 @@ class Release implements Cmd {
 
 /** Cancel or pause a job: its pending triggers are cancelled; running ones finish. */
 class JobAction implements Cmd {
-  constructor(readonly i: number, readonly action: "cancel" | "pause") {}
+  constructor(
+    readonly i: number,
+    readonly action: "cancel" | "pause",
+  ) {}
   check = (m: Readonly<Model>) => m.jobs.size > 0;
   async run(m: Model) {
     const jobId = pick([...m.jobs.keys()], this.i);
     const before = m.jobs.get(jobId)!;
-    const r = this.action === "cancel" ? await cancelJob(db.store.db, "m", jobId) : await pauseJob(db.store.db, "m", jobId);
+    const r =
+      this.action === "cancel" ? await cancelJob(db.store.db, "m", jobId) : await pauseJob(db.store.db, "m", jobId);
     const applies = this.action === "cancel" ? before !== "cancelled" : before === "active" || before === "paused";
     expect(r !== null).toBe(applies);
     if (!applies) return;
@@ -183,7 +220,10 @@ async function agree(m: Model, real: Real) {
   for (const r of rows) {
     const t = m.triggers.get(r.id)!;
     expect({ id: r.id, status: r.status, attempts: r.attempt_count, rows: r.rows }).toEqual({
-      id: r.id, status: t.status, attempts: t.attempts, rows: Array.from({ length: t.rows }, (_, k) => k + 1),
+      id: r.id,
+      status: t.status,
+      attempts: t.attempts,
+      rows: Array.from({ length: t.rows }, (_, k) => k + 1),
     });
     const h = real.history.get(r.id) ?? [];
     if (h.length && TERMINAL.has(h[h.length - 1])) expect(r.status).toBe(h[h.length - 1]);
@@ -204,7 +244,9 @@ const withCheck = (c: Cmd): Cmd => ({
 const commands = [
   fc.integer({ min: 1, max: 4 }).map((n) => new Create(n)),
   fc.integer({ min: 1, max: 5 }).map((b) => new Claim(b)),
-  fc.tuple(fc.nat(), fc.constantFrom("success" as const, "fail" as const, "dead" as const)).map(([i, o]) => new Settle(i, o)),
+  fc
+    .tuple(fc.nat(), fc.constantFrom("success" as const, "fail" as const, "dead" as const))
+    .map(([i, o]) => new Settle(i, o)),
   fc.nat().map((i) => new Expire(i, false)),
   fc.constant(new Expire(0, true)),
   fc.nat().map((i) => new StaleWrite(i)),

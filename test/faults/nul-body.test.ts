@@ -43,7 +43,12 @@ it("a response body with a NUL is stored, and its batch settles once", { timeout
   const ex = new Executor({ db: pg.db, transport, allowPrivateTargets: true, pollMs: 20 }).start();
   try {
     // Long leases: a trigger settles here only by its own result, never by the reaper.
-    const counts = await until(() => statusCounts(pg.db), (c) => (c.succeeded ?? 0) + (c.dead ?? 0) === 60, 20_000, "every trigger settled");
+    const counts = await until(
+      () => statusCounts(pg.db),
+      (c) => (c.succeeded ?? 0) + (c.dead ?? 0) === 60,
+      20_000,
+      "every trigger settled",
+    );
     expect(counts).toMatchObject({ succeeded: 40, dead: 20 });
   } finally {
     await ex.stop(2000);
@@ -53,7 +58,9 @@ it("a response body with a NUL is stored, and its batch settles once", { timeout
   expect(hits.size).toBe(60);
   expect([...hits.values()].every((n) => n === 1)).toBe(true);
   const bodies = await query<{ trigger_id: string; response_body: string }>(
-    pg.db, sql`SELECT trigger_id, response_body FROM attempts`);
+    pg.db,
+    sql`SELECT trigger_id, response_body FROM attempts`,
+  );
   const bodyOf = new Map(bodies.map((b) => [b.trigger_id, b.response_body]));
   for (const id of ok.triggerIds) expect(bodyOf.get(id)).toBe("ok\uFFFDfine");
   for (const id of failing.triggerIds) expect(bodyOf.get(id)).toBe("no\uFFFDpe");

@@ -48,12 +48,21 @@ const overdue = () =>
           FROM triggers WHERE status = 'running' AND lease_expires_at < now()`,
   ).then((r) => r[0].ms);
 
-it("Postgres cut for 3 s under load: executors and API recover in place; nothing lost", { timeout: 60_000 }, async () => {
+it("Postgres cut for 3 s under load: executors and API recover in place; nothing lost", {
+  timeout: 60_000,
+}, async () => {
   const tenants = ["t1", "t2", "t3"];
   const ids: string[] = [];
   for (const t of tenants) {
     await seedTenant(db.store.db, t, { maxInFlight: 15 });
-    ids.push(...(await seedDue(db.store.db, t, TOTAL / tenants.length, { target: { url: `${receiver.url}/t/${t}` }, maxAttempts: 6 })).triggerIds);
+    ids.push(
+      ...(
+        await seedDue(db.store.db, t, TOTAL / tenants.length, {
+          target: { url: `${receiver.url}/t/${t}` },
+          maxAttempts: 6,
+        })
+      ).triggerIds,
+    );
   }
   await seedPool(db.store.db, "work", 20, { leaseMs: LEASE_MS, timeoutMs: 1500 });
   receiver.delayMs = 30;
@@ -62,7 +71,8 @@ it("Postgres cut for 3 s under load: executors and API recover in place; nothing
 
   const url = proxy.urlFor(db.url);
   const executors: ExecutorChild[] = [];
-  for (const owner of ["pg-a", "pg-b"]) executors.push(await startExecutorChild({ DATABASE_URL: url, OWNER: owner, REAP_MS: String(REAP_MS) }));
+  for (const owner of ["pg-a", "pg-b"])
+    executors.push(await startExecutorChild({ DATABASE_URL: url, OWNER: owner, REAP_MS: String(REAP_MS) }));
   await receiver.waitFor((h) => h.length >= 100, 20_000, "load under way");
 
   proxy.cut();
@@ -72,7 +82,12 @@ it("Postgres cut for 3 s under load: executors and API recover in place; nothing
   await sleep(2700);
   await proxy.restore();
   const restoredAt = Date.now();
-  await until(() => call(app, "GET", "/v1/admin/stats", admin), (r) => r.status === 200, 15_000, "API back");
+  await until(
+    () => call(app, "GET", "/v1/admin/stats", admin),
+    (r) => r.status === 200,
+    15_000,
+    "API back",
+  );
   const apiRecoveredMs = Date.now() - restoredAt;
 
   // Leases that expired while Postgres was unreachable are reaped once it is back…
@@ -96,7 +111,18 @@ it("Postgres cut for 3 s under load: executors and API recover in place; nothing
   const crashed = executors.filter((e) => !e.events.some((x) => x.event === "stopped"));
   const report = deliveryReport(receiver.hits, ids);
   console.log(
-    JSON.stringify({ drill: "postgres-outage", ...report, counts: done, outageMs: restoredAt - cutAt, apiDuring: apiDuring.status, apiRecoveredMs, reapedByMs, maxOverdueMs: Math.round(maxOverdue), driverCrashes: crashed.length, executors: stats }),
+    JSON.stringify({
+      drill: "postgres-outage",
+      ...report,
+      counts: done,
+      outageMs: restoredAt - cutAt,
+      apiDuring: apiDuring.status,
+      apiRecoveredMs,
+      reapedByMs,
+      maxOverdueMs: Math.round(maxOverdue),
+      driverCrashes: crashed.length,
+      executors: stats,
+    }),
   );
   expect(apiDuring.status).toBe(500);
   expect(apiDuring.json.error.code).toBe("internal_error");
@@ -110,6 +136,9 @@ it("Postgres cut for 3 s under load: executors and API recover in place; nothing
   // whose COMMIT landed but whose reply was cut is retried and then changes 0 rows, as it must.
   for (const s of stats) expect(s!.loopErrors).toBeGreaterThan(0);
   expect(stats.reduce((n, s) => n + s!.settled, 0)).toBeGreaterThan(0);
-  const [{ running }] = await query<{ running: number }>(db.store.db, sql`SELECT count(*)::int AS running FROM triggers WHERE status = 'running'`);
+  const [{ running }] = await query<{ running: number }>(
+    db.store.db,
+    sql`SELECT count(*)::int AS running FROM triggers WHERE status = 'running'`,
+  );
   expect(running).toBe(0);
 });

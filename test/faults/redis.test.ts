@@ -52,7 +52,15 @@ it("flush and outage under load: lost 0, duplicates 0, fails open, recovers", as
   const key = await tenantWithKey(loadApp, "acme", { maxInFlight: 10 });
   const probeKey = await tenantWithKey(loadApp, "probe");
   const transport = createUndiciTransport({ allowPrivate: true });
-  const ex = new Executor({ db: db.store.db, transport, readyIndex: coord, wake: coord, allowPrivateTargets: true, pollMs: 200, reapEveryMs: 500 }).start();
+  const ex = new Executor({
+    db: db.store.db,
+    transport,
+    readyIndex: coord,
+    wake: coord,
+    allowPrivateTargets: true,
+    pollMs: 200,
+    reapEveryMs: 500,
+  }).start();
 
   let phase = "normal";
   const created: Array<{ phase: string; status: number }> = [];
@@ -61,7 +69,11 @@ it("flush and outage under load: lost 0, duplicates 0, fails open, recovers", as
     while (loading) {
       const batch = await Promise.all(
         Array.from({ length: 5 }, () =>
-          call(loadApp, "POST", "/v1/jobs", key, { name: "hook", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/t/acme` } }),
+          call(loadApp, "POST", "/v1/jobs", key, {
+            name: "hook",
+            schedule: { delayMs: 0 },
+            target: { url: `${receiver.url}/t/acme` },
+          }),
         ),
       );
       for (const r of batch) created.push({ phase, status: r.status });
@@ -70,19 +82,33 @@ it("flush and outage under load: lost 0, duplicates 0, fails open, recovers", as
   })();
   const probe = async () => {
     const rs = await Promise.all(Array.from({ length: 30 }, () => call(probeApp, "GET", "/v1/quota", probeKey)));
-    return { ok: rs.filter((r) => r.status === 200).length, limited: rs.filter((r) => r.status === 429).length, other: rs.filter((r) => r.status !== 200 && r.status !== 429).length };
+    return {
+      ok: rs.filter((r) => r.status === 200).length,
+      limited: rs.filter((r) => r.status === 429).length,
+      other: rs.filter((r) => r.status !== 200 && r.status !== 429).length,
+    };
   };
   const builtKey = `${prefix}ready:webhook:built`;
 
   try {
     await sleep(1500);
     const before = await probe();
-    await until(() => direct.exists(builtKey), (n) => n === 1, 10_000, "ready index built");
+    await until(
+      () => direct.exists(builtKey),
+      (n) => n === 1,
+      10_000,
+      "ready index built",
+    );
 
     phase = "flushed";
     await deletePrefix(prefix);
     expect(await direct.exists(builtKey)).toBe(0);
-    await until(() => direct.exists(builtKey), (n) => n === 1, 15_000, "ready index rebuilt after flush");
+    await until(
+      () => direct.exists(builtKey),
+      (n) => n === 1,
+      15_000,
+      "ready index rebuilt after flush",
+    );
 
     phase = "down";
     proxy.cut();
@@ -101,12 +127,27 @@ it("flush and outage under load: lost 0, duplicates 0, fails open, recovers", as
     await load;
 
     const accepted = created.filter((c) => c.status === 201).length;
-    await until(() => statusCounts(db.store.db), (c) => c.succeeded === accepted, 30_000, "every accepted job delivered");
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.succeeded === accepted,
+      30_000,
+      "every accepted job delivered",
+    );
     const ids = (await query<{ id: string }>(db.store.db, sql`SELECT id FROM triggers`)).map((r) => r.id);
     const report = deliveryReport(receiver.hits, ids);
     const byPhase = (p: string) => created.filter((c) => c.phase === p);
     const lag = await lagByPhase(receiver.hits, cutAt, restoredAt);
-    console.log(JSON.stringify({ drill: "redis", ...report, created: created.length, accepted, probe: { before, during, after }, limiterBackMs, lagMs: lag }));
+    console.log(
+      JSON.stringify({
+        drill: "redis",
+        ...report,
+        created: created.length,
+        accepted,
+        probe: { before, during, after },
+        limiterBackMs,
+        lagMs: lag,
+      }),
+    );
 
     expect(created.filter((c) => c.status !== 201)).toEqual([]);
     expect(byPhase("down").length).toBeGreaterThan(0);
@@ -131,7 +172,12 @@ it("flush and outage under load: lost 0, duplicates 0, fails open, recovers", as
  *  how the degradation shows (claims find tenants in Postgres; idle executors wake on their poll). */
 async function lagByPhase(hits: Hit[], cutAt: number, restoredAt: number) {
   const due = new Map(
-    (await query<{ id: string; ms: number }>(db.store.db, sql`SELECT id, (extract(epoch FROM scheduled_for) * 1000)::float8 AS ms FROM triggers`)).map((r) => [r.id, r.ms]),
+    (
+      await query<{ id: string; ms: number }>(
+        db.store.db,
+        sql`SELECT id, (extract(epoch FROM scheduled_for) * 1000)::float8 AS ms FROM triggers`,
+      )
+    ).map((r) => [r.id, r.ms]),
   );
   const first = new Map<string, number>();
   for (const h of hits) if (!first.has(h.id)) first.set(h.id, h.at);

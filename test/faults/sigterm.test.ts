@@ -75,7 +75,10 @@ it("releases work that outlives the grace period: no lease left, no attempt coun
   expect(stats).toMatchObject({ claimed: 10, settled: 0, released: 10 });
   expect(await statusCounts(db.store.db)).toEqual({ pending: 10 });
   expect(await leftover()).toEqual({ running: 0, pendingTouched: 0 });
-  const [{ n }] = await query<{ n: number }>(db.store.db, sql`SELECT count(*)::int AS n FROM attempts WHERE trigger_id IN (SELECT id FROM triggers WHERE status = 'pending')`);
+  const [{ n }] = await query<{ n: number }>(
+    db.store.db,
+    sql`SELECT count(*)::int AS n FROM attempts WHERE trigger_id IN (SELECT id FROM triggers WHERE status = 'pending')`,
+  );
   expect(n).toBe(0);
   await db.store.db.execute(sql`DELETE FROM triggers`);
 });
@@ -96,7 +99,11 @@ it("server: drains HTTP (serves the open request, refuses new ones), releases le
       await locked;
     });
     const admin = { authorization: `Bearer ${server.adminToken}`, "content-type": "application/json" };
-    const inFlight = fetch(`${server.url}/v1/admin/tenants/b`, { method: "PATCH", headers: admin, body: JSON.stringify({ weight: 3 }) });
+    const inFlight = fetch(`${server.url}/v1/admin/tenants/b`, {
+      method: "PATCH",
+      headers: admin,
+      body: JSON.stringify({ weight: 3 }),
+    });
     await until(
       () => query<{ n: number }>(db.store.db, sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`),
       (r) => r[0].n > 0,
@@ -104,10 +111,19 @@ it("server: drains HTTP (serves the open request, refuses new ones), releases le
       "API request waiting on the lock",
     );
     const exited = server.stop("SIGTERM");
-    await until(() => server.output(), (o) => o.includes("draining"), 10_000, "SIGTERM seen");
+    await until(
+      () => server.output(),
+      (o) => o.includes("draining"),
+      10_000,
+      "SIGTERM seen",
+    );
     // New connections are refused while the open request is still being served.
     await until(
-      () => fetch(`${server.url}/healthz`).then(() => "served", () => "refused"),
+      () =>
+        fetch(`${server.url}/healthz`).then(
+          () => "served",
+          () => "refused",
+        ),
       (v) => v === "refused",
       5_000,
       "listener closed",

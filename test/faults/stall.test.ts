@@ -41,9 +41,20 @@ it("a stalled executor resumes after losing its leases: its renew/settle writes 
 
   // Another executor reaps the expired leases and completes the work.
   const transport = createUndiciTransport({ allowPrivate: true });
-  const other = new Executor({ db: db.store.db, transport, allowPrivateTargets: true, pollMs: 20, reapEveryMs: 100 }).start();
+  const other = new Executor({
+    db: db.store.db,
+    transport,
+    allowPrivateTargets: true,
+    pollMs: 20,
+    reapEveryMs: 100,
+  }).start();
   try {
-    await until(() => statusCounts(db.store.db), (c) => c.succeeded === N, 20_000, "other executor completed the work");
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.succeeded === N,
+      20_000,
+      "other executor completed the work",
+    );
   } finally {
     await other.stop(1000);
     await transport.close();
@@ -52,18 +63,36 @@ it("a stalled executor resumes after losing its leases: its renew/settle writes 
 
   // Resume: the victim's renewals find every lease lost…
   victim.signal("SIGCONT");
-  await until(() => victim.events.filter((e) => e.msg === "lease lost").length, (n) => n >= N, 10_000, "victim renewal ran");
+  await until(
+    () => victim.events.filter((e) => e.msg === "lease lost").length,
+    (n) => n >= N,
+    10_000,
+    "victim renewal ran",
+  );
   // …then its held deliveries are answered 200 and it settles them, fenced by stale tokens.
   receiver.release();
   const stats = await victim.stop();
-  console.log(JSON.stringify({ drill: "stall", victim: stats, leaseLostWarnings: victim.events.filter((e) => e.msg === "lease lost").length }));
+  console.log(
+    JSON.stringify({
+      drill: "stall",
+      victim: stats,
+      leaseLostWarnings: victim.events.filter((e) => e.msg === "lease lost").length,
+    }),
+  );
   expect(stats).toMatchObject({ claimed: N, settled: 0, released: 0 });
   expect(await snapshot()).toEqual(before);
 
   // The same stale tokens written directly: every fenced statement changes 0 rows.
   expect((await renewLeases(db.store.db, stale, 60_000)).size).toBe(0);
   expect(await releaseLeases(db.store.db, stale)).toBe(0);
-  const late = stale.map((s) => ({ ...s, attempt: 1, status: "succeeded" as const, startedAt: new Date(), durationMs: 1, outcome: "success" }));
+  const late = stale.map((s) => ({
+    ...s,
+    attempt: 1,
+    status: "succeeded" as const,
+    startedAt: new Date(),
+    durationMs: 1,
+    outcome: "success",
+  }));
   expect(await settle(db.store.db, late)).toEqual([]);
   expect(await snapshot()).toEqual(before);
 

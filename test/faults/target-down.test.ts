@@ -14,20 +14,37 @@ const PER_TENANT = 500;
 const CAP = 5;
 useDrill();
 
-const attemptCount = () => query<{ n: number }>(db.store.db, sql`SELECT count(*)::int AS n FROM attempts`).then((r) => r[0].n);
+const attemptCount = () =>
+  query<{ n: number }>(db.store.db, sql`SELECT count(*)::int AS n FROM attempts`).then((r) => r[0].n);
 
-it("target down then back: all delivered, caps hold, Retry-After honoured, retries spread", { timeout: 60_000 }, async () => {
+it("target down then back: all delivered, caps hold, Retry-After honoured, retries spread", {
+  timeout: 60_000,
+}, async () => {
   const ids: string[] = [];
   for (const t of ["a", "b"]) {
     await seedTenant(db.store.db, t, { maxInFlight: CAP });
-    ids.push(...(await seedDue(db.store.db, t, PER_TENANT, { target: { url: `${receiver.url}/t/${t}` }, maxAttempts: 30, initialDelayMs: 200 })).triggerIds);
+    ids.push(
+      ...(
+        await seedDue(db.store.db, t, PER_TENANT, {
+          target: { url: `${receiver.url}/t/${t}` },
+          maxAttempts: 30,
+          initialDelayMs: 200,
+        })
+      ).triggerIds,
+    );
   }
   await seedPool(db.store.db, "work", 50, { leaseMs: 3000, timeoutMs: 2000 });
   receiver.mode = { kind: "down", retryAfterSec: 1 };
   receiver.delayMs = 5;
 
   const transport = createUndiciTransport({ allowPrivate: true });
-  const ex = new Executor({ db: db.store.db, transport, allowPrivateTargets: true, pollMs: 20, reapEveryMs: 500 }).start();
+  const ex = new Executor({
+    db: db.store.db,
+    transport,
+    allowPrivateTargets: true,
+    pollMs: 20,
+    reapEveryMs: 500,
+  }).start();
   try {
     // Down long enough for every trigger to fail at least twice: thousands of queued retries.
     await until(attemptCount, (n) => n >= 2 * ids.length, 40_000, "retries piling up");
@@ -44,7 +61,12 @@ it("target down then back: all delivered, caps hold, Retry-After honoured, retri
       db.store.db,
       sql`SELECT (extract(epoch FROM next_attempt_at) * 1000)::float8 AS ms FROM triggers WHERE status = 'pending' ORDER BY 1`,
     );
-    await until(() => statusCounts(db.store.db), (c) => c.succeeded === ids.length, 40_000, "all delivered after the target returned");
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.succeeded === ids.length,
+      40_000,
+      "all delivered after the target returned",
+    );
     const drainedMs = Date.now() - upAt;
 
     const report = deliveryReport(receiver.hits, ids);
@@ -52,11 +74,25 @@ it("target down then back: all delivered, caps hold, Retry-After honoured, retri
     // Spread: the queued retries' due times, and the recovery deliveries per 100 ms.
     const dueSpanMs = queued.length ? queued[queued.length - 1].ms - queued[0].ms : 0;
     const buckets = new Map<number, number>();
-    for (const h of receiver.hits) if (h.at >= upAt && h.status === 200) buckets.set(Math.floor((h.at - upAt) / 100), (buckets.get(Math.floor((h.at - upAt) / 100)) ?? 0) + 1);
+    for (const h of receiver.hits)
+      if (h.at >= upAt && h.status === 200)
+        buckets.set(Math.floor((h.at - upAt) / 100), (buckets.get(Math.floor((h.at - upAt) / 100)) ?? 0) + 1);
     const perBucket = [...buckets.values()];
     const maxOpen = Object.fromEntries(receiver.maxOpen);
     console.log(
-      JSON.stringify({ drill: "target-down", ...report, failedDeliveries: failures, queuedAtReturn: queued.length, dueSpanMs: Math.round(dueSpanMs), peakPer100ms: Math.max(...perBucket), meanPer100ms: Math.round(ids.length / Math.max(1, perBucket.length)), drainedMs, minRetryDelayAfter503Ms: Math.round(honour.min), retriesChecked: honour.n, maxOpen }),
+      JSON.stringify({
+        drill: "target-down",
+        ...report,
+        failedDeliveries: failures,
+        queuedAtReturn: queued.length,
+        dueSpanMs: Math.round(dueSpanMs),
+        peakPer100ms: Math.max(...perBucket),
+        meanPer100ms: Math.round(ids.length / Math.max(1, perBucket.length)),
+        drainedMs,
+        minRetryDelayAfter503Ms: Math.round(honour.min),
+        retriesChecked: honour.n,
+        maxOpen,
+      }),
     );
     expect(report.lost).toBe(0);
     expect(report.foreign).toBe(0);

@@ -20,14 +20,34 @@ const outcomes = () =>
 it("a hung webhook target times out: every attempt settled once as a timeout, the request given up", async () => {
   await seedTenant(db.store.db, "a", { maxInFlight: 50 });
   await seedPool(db.store.db, "work", 10, { leaseMs: 10_000, timeoutMs: 300 });
-  const { triggerIds } = await seedDue(db.store.db, "a", 20, { target: { url: `${receiver.url}/t/a` }, maxAttempts: 2, initialDelayMs: 10 });
+  const { triggerIds } = await seedDue(db.store.db, "a", 20, {
+    target: { url: `${receiver.url}/t/a` },
+    maxAttempts: 2,
+    initialDelayMs: 10,
+  });
   receiver.mode = { kind: "hold" };
   const transport = createUndiciTransport({ allowPrivate: true });
-  const ex = new Executor({ db: db.store.db, transport, allowPrivateTargets: true, pollMs: 20, settleLingerMs: 0 }).start();
+  const ex = new Executor({
+    db: db.store.db,
+    transport,
+    allowPrivateTargets: true,
+    pollMs: 20,
+    settleLingerMs: 0,
+  }).start();
   try {
-    await until(() => statusCounts(db.store.db), (c) => c.dead === 20, 20_000, "every trigger dead after two timeouts");
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.dead === 20,
+      20_000,
+      "every trigger dead after two timeouts",
+    );
     // The executor closed each request it gave up on: nothing is left open at the receiver.
-    await until(() => receiver.open, (n) => n === 0, 5_000, "timed-out requests closed");
+    await until(
+      () => receiver.open,
+      (n) => n === 0,
+      5_000,
+      "timed-out requests closed",
+    );
     receiver.release();
     expect(receiver.hits.filter((h) => h.status !== null)).toEqual([]);
     expect(await outcomes()).toEqual([{ outcome: "timeout", error: "timed out", n: 40 }]);
@@ -72,7 +92,12 @@ it("a handler past its timeout sees its signal aborted, whether it listened from
     settleLingerMs: 0,
   }).start();
   try {
-    await until(() => statusCounts(db.store.db), (c) => c.dead === 5, 20_000, "every local trigger dead after its timeout");
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.dead === 5,
+      20_000,
+      "every local trigger dead after its timeout",
+    );
     expect([listened, lookedLate]).toEqual([3, 2]);
     expect(await outcomes()).toEqual([{ outcome: "timeout", error: "timed out", n: 5 }]);
   } finally {

@@ -20,8 +20,12 @@ beforeAll(async () => {
   db = await createTestDb();
   receiver = await startReceiver();
   server = await startServerProcess({
-    DATABASE_URL: db.url, FAIRWAY_POLL_MS: "20", FAIRWAY_LOG_LEVEL: "info",
-    FAIRWAY_METRICS_TOKEN: METRICS_TOKEN, FAIRWAY_METRICS_TOP_TENANTS: "2", FAIRWAY_HEARTBEAT_MS: "200",
+    DATABASE_URL: db.url,
+    FAIRWAY_POLL_MS: "20",
+    FAIRWAY_LOG_LEVEL: "info",
+    FAIRWAY_METRICS_TOKEN: METRICS_TOKEN,
+    FAIRWAY_METRICS_TOP_TENANTS: "2",
+    FAIRWAY_HEARTBEAT_MS: "200",
   });
 });
 afterAll(async () => {
@@ -37,7 +41,11 @@ const call = async (token: string | null, method: string, path: string, body?: u
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, text, json: res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : null };
+  return {
+    status: res.status,
+    text,
+    json: res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : null,
+  };
 };
 const admin = (method: string, path: string, body?: unknown) => call(server.adminToken, method, path, body);
 async function tenant(id: string): Promise<string> {
@@ -45,7 +53,12 @@ async function tenant(id: string): Promise<string> {
   return (await admin("POST", `/v1/admin/tenants/${id}/keys`)).json.key;
 }
 const job = (key: string, type: string, path: string) =>
-  call(key, "POST", "/v1/jobs", { name: "m", type, schedule: { delayMs: 0 }, target: { url: `${receiver.url}${path}` } });
+  call(key, "POST", "/v1/jobs", {
+    name: "m",
+    type,
+    schedule: { delayMs: 0 },
+    target: { url: `${receiver.url}${path}` },
+  });
 
 it("scrapes with a token only; buckets, counters, gauges, tenant view and the attempt log line", async () => {
   const a = await tenant("alpha");
@@ -97,18 +110,41 @@ it("scrapes with a token only; buckets, counters, gauges, tenant view and the at
   expect(samples(m, "fairway_triggers_running", { pool: "slow" })[0].value).toBe("0");
   // Per-tenant series for the busiest two tenants only, and no label but pool, outcome, tenant, le.
   expect(samples(m, "fairway_tenant_max_in_flight")).toHaveLength(2);
-  for (const f of m.values()) for (const s of f.metrics) for (const k of Object.keys(s.labels ?? {})) expect(["pool", "outcome", "tenant", "le", "kind", "version", "type", "space", "major", "minor", "patch"]).toContain(k);
+  for (const f of m.values())
+    for (const s of f.metrics)
+      for (const k of Object.keys(s.labels ?? {}))
+        expect([
+          "pool",
+          "outcome",
+          "tenant",
+          "le",
+          "kind",
+          "version",
+          "type",
+          "space",
+          "major",
+          "minor",
+          "patch",
+        ]).toContain(k);
 
   // A tenant sees its own series, with its key, and nothing of another tenant's.
   const own = await call(b, "GET", "/v1/metrics");
   expect(own.status).toBe(200);
   const t = parsePrometheus(own.text);
-  expect(samples(t, "fairway_triggers_due").map((s) => s.labels?.pool).sort()).toEqual(expect.arrayContaining(["fast", "lagged"]));
+  expect(
+    samples(t, "fairway_triggers_due")
+      .map((s) => s.labels?.pool)
+      .sort(),
+  ).toEqual(expect.arrayContaining(["fast", "lagged"]));
   expect(own.text).not.toMatch(/alpha|gamma|fairway_executors|fairway_attempt_duration/);
   expect((await call(server.adminToken, "GET", "/v1/metrics")).status).toBe(403);
 
   // One attempt_finished line per attempt, with the fields an operator filters by.
-  const lines = server.output().split("\n").filter((l) => l.includes('"attempt_finished"')).map((l) => JSON.parse(l));
+  const lines = server
+    .output()
+    .split("\n")
+    .filter((l) => l.includes('"attempt_finished"'))
+    .map((l) => JSON.parse(l));
   expect(lines).toHaveLength(7);
   const first = lines.find((l) => l.type === "slow");
   expect(first).toMatchObject({ event: "attempt_finished", tenantId: "alpha", attempt: 1, outcome: "success" });

@@ -15,11 +15,18 @@ const h = useTestDb();
 
 const statusCounts = async () =>
   Object.fromEntries(
-    (await query<{ status: string; n: number }>(h.db, sql`SELECT status, count(*)::int AS n FROM triggers GROUP BY 1`)).map((r) => [r.status, r.n]),
+    (
+      await query<{ status: string; n: number }>(h.db, sql`SELECT status, count(*)::int AS n FROM triggers GROUP BY 1`)
+    ).map((r) => [r.status, r.n]),
   ) as Record<string, number>;
 
 it("pause stops claims of the type, running work finishes, resume claims the rest; nothing lost or run twice", async () => {
-  const app = createApp({ db: h.db, coordinator: createMemoryCoordinator(), adminToken: ADMIN, allowPrivateTargets: true });
+  const app = createApp({
+    db: h.db,
+    coordinator: createMemoryCoordinator(),
+    adminToken: ADMIN,
+    allowPrivateTargets: true,
+  });
   const admin = async (method: string, path: string) => {
     const res = await app.request(path, { method, headers: { authorization: `Bearer ${ADMIN}` } });
     return { status: res.status, json: (await res.json()) as any };
@@ -37,9 +44,17 @@ it("pause stops claims of the type, running work finishes, resume claims the res
     runs.set(ctx.triggerId, (runs.get(ctx.triggerId) ?? 0) + 1);
     if (gate.length < 5) await new Promise<void>((r) => gate.push(r));
   };
-  const ex = new Executor({ db: h.db, transport: createFetchTransport(), handlers: { work: handler, other: async () => {} }, pollMs: 10 });
+  const ex = new Executor({
+    db: h.db,
+    transport: createFetchTransport(),
+    handlers: { work: handler, other: async () => {} },
+    pollMs: 10,
+  });
   await ex.tick(); // claims the five slots of "work" and its queue ahead, and all of "other"
-  await until(async () => gate.length, (n) => n === 5);
+  await until(
+    async () => gate.length,
+    (n) => n === 5,
+  );
   const claimedBefore = ex.stats.claimed;
   expect(claimedBefore).toBeGreaterThan(8);
 
@@ -50,7 +65,12 @@ it("pause stops claims of the type, running work finishes, resume claims the res
   expect((await admin("POST", "/v1/admin/pools/no%20such/pause")).json.error.code).toBe("validation_error");
 
   // Neither this executor (its pool config still says running) nor a new one claims more of "work".
-  const ex2 = new Executor({ db: h.db, transport: createFetchTransport(), handlers: { work: handler, other: async () => {} }, pollMs: 10 });
+  const ex2 = new Executor({
+    db: h.db,
+    transport: createFetchTransport(),
+    handlers: { work: handler, other: async () => {} },
+    pollMs: 10,
+  });
   for (let i = 0; i < 3; i++) {
     await ex.tick();
     await ex2.tick();
@@ -65,7 +85,12 @@ it("pause stops claims of the type, running work finishes, resume claims the res
   const waiting = 23 - claimedBefore;
   expect(await statusCounts()).toEqual({ succeeded: claimedBefore, pending: waiting });
   const stats = (await admin("GET", "/v1/admin/stats")).json;
-  expect(stats.pools.find((p: any) => p.type === "work")).toMatchObject({ paused: true, pending: waiting, due: waiting, running: 0 });
+  expect(stats.pools.find((p: any) => p.type === "work")).toMatchObject({
+    paused: true,
+    pending: waiting,
+    due: waiting,
+    running: 0,
+  });
   await ex2.tick();
   expect(ex2.stats.claimed).toBe(0);
 
@@ -78,5 +103,9 @@ it("pause stops claims of the type, running work finishes, resume claims the res
     await ex2.stop(1000);
   }
   for (const id of triggerIds) expect(runs.get(id)).toBe(1);
-  expect((await admin("GET", "/v1/admin/stats")).json.pools.find((p: any) => p.type === "work")).toMatchObject({ paused: false, pending: 0, running: 0 });
+  expect((await admin("GET", "/v1/admin/stats")).json.pools.find((p: any) => p.type === "work")).toMatchObject({
+    paused: false,
+    pending: 0,
+    running: 0,
+  });
 });

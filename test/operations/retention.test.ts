@@ -19,7 +19,12 @@ const count = async (table: "triggers" | "attempt_log" | "jobs", where = sql`tru
 
 it("deletes finished history after its tenant's period, dead after its own; pending stays; locked rows are skipped", async () => {
   await seedTenant(h.db, "a", { maxInFlight: 1000 });
-  const app = createApp({ db: h.db, coordinator: createMemoryCoordinator(), adminToken: "admin-token-retention-test", allowPrivateTargets: true });
+  const app = createApp({
+    db: h.db,
+    coordinator: createMemoryCoordinator(),
+    adminToken: "admin-token-retention-test",
+    allowPrivateTargets: true,
+  });
   const patch = await app.request("/v1/admin/tenants/a", {
     method: "PATCH",
     headers: { authorization: "Bearer admin-token-retention-test", "content-type": "application/json" },
@@ -32,14 +37,25 @@ it("deletes finished history after its tenant's period, dead after its own; pend
   await seedDue(h.db, "a", 5, { at: new Date(Date.now() + 3600_000) });
   // Succeed the first 30; the next 10 fail twice and are dead (two attempt_log rows each).
   const c1 = await claim(h.db, { type: "work", budget: 100, owner: "t", leaseMs: 60_000 });
-  await settle(h.db, c1.map((c) => (ok.triggerIds.includes(c.id) ? succeeded(c) : succeeded(c, { status: "pending", outcome: "http_error", nextAttemptAt: new Date(Date.now() - 1000) }))));
+  await settle(
+    h.db,
+    c1.map((c) =>
+      ok.triggerIds.includes(c.id)
+        ? succeeded(c)
+        : succeeded(c, { status: "pending", outcome: "http_error", nextAttemptAt: new Date(Date.now() - 1000) }),
+    ),
+  );
   const c2 = await claim(h.db, { type: "work", budget: 100, owner: "t", leaseMs: 60_000 });
   expect(c2).toHaveLength(10);
-  await settle(h.db, c2.map((c) => succeeded(c, { status: "dead", outcome: "http_error", reason: "exhausted" })));
+  await settle(
+    h.db,
+    c2.map((c) => succeeded(c, { status: "dead", outcome: "http_error", reason: "exhausted" })),
+  );
   await h.db.execute(sql`UPDATE jobs SET status = 'completed' WHERE id = ${ok.jobId}`);
   expect(await count("attempt_log")).toBe(20);
 
-  const retentionAt = (offsetMs: number) => new Retention({ db: h.db, now: () => Date.now() + offsetMs, log: silentLogger }, { batch: 7, pauseMs: 0 });
+  const retentionAt = (offsetMs: number) =>
+    new Retention({ db: h.db, now: () => Date.now() + offsetMs, log: silentLogger }, { batch: 7, pauseMs: 0 });
   expect(await retentionAt(6 * DAY).pass()).toEqual({ triggers: 0, jobs: 0 });
 
   // A succeeded trigger locked elsewhere (a settle or replay in flight) is skipped, and the pass does not wait.

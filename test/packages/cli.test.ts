@@ -21,7 +21,12 @@ let server: ServerProcess;
 let receiver: Receiver;
 
 async function fairway(args: string[], token?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, FAIRWAY_URL: server.url, ...(token ? { FAIRWAY_TOKEN: token } : {}) };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    FAIRWAY_URL: server.url,
+    ...(token ? { FAIRWAY_TOKEN: token } : {}),
+  };
   try {
     const r = await run(process.execPath, [bin, ...args], { cwd: root, env, timeout: 30_000 });
     return { code: 0, ...r };
@@ -68,7 +73,10 @@ describe("fairway CLI", () => {
     const { key } = await json(["keys", "create", "acme"], server.adminToken);
     expect(key).toMatch(/^fw_/);
 
-    const job = await json(["jobs", "create", "--name", "ping", "--delay-ms", "0", "--target", `${receiver.url}/ok`, "--payload", '{"n":1}'], key);
+    const job = await json(
+      ["jobs", "create", "--name", "ping", "--delay-ms", "0", "--target", `${receiver.url}/ok`, "--payload", '{"n":1}'],
+      key,
+    );
     expect(job).toMatchObject({ name: "ping", status: "active", payload: { n: 1 } });
     await receiver.waitFor((d) => d.some((x) => x.verified));
 
@@ -79,7 +87,21 @@ describe("fairway CLI", () => {
     const trigger = await json(["triggers", "get", attempt.triggerId], key);
     expect(trigger.attempts).toHaveLength(1);
 
-    const cron = await json(["jobs", "create", "--name", "tick", "--cron", "0 3 * * *", "--timezone", "Europe/Berlin", "--target", `${receiver.url}/ok`], key);
+    const cron = await json(
+      [
+        "jobs",
+        "create",
+        "--name",
+        "tick",
+        "--cron",
+        "0 3 * * *",
+        "--timezone",
+        "Europe/Berlin",
+        "--target",
+        `${receiver.url}/ok`,
+      ],
+      key,
+    );
     expect((await json(["jobs", "pause", cron.id], key)).status).toBe("paused");
     expect((await json(["jobs", "resume", cron.id], key)).status).toBe("active");
     const manual = await json(["jobs", "run", cron.id], key);
@@ -100,8 +122,21 @@ describe("fairway CLI", () => {
   }, 60_000);
 
   it("has --help on every command", async () => {
-    for (const cmd of [[], ["start"], ["migrate"], ["tenants", "create"], ["tenants", "list"], ["keys", "create"], ["jobs", "list"],
-      ["jobs", "create"], ["jobs", "pause"], ["jobs", "resume"], ["jobs", "run"], ["triggers", "get"], ["tail"]]) {
+    for (const cmd of [
+      [],
+      ["start"],
+      ["migrate"],
+      ["tenants", "create"],
+      ["tenants", "list"],
+      ["keys", "create"],
+      ["jobs", "list"],
+      ["jobs", "create"],
+      ["jobs", "pause"],
+      ["jobs", "resume"],
+      ["jobs", "run"],
+      ["triggers", "get"],
+      ["tail"],
+    ]) {
       const r = await fairway([...cmd, "--help"]);
       expect(r.code, cmd.join(" ")).toBe(0);
       expect(r.stdout).toMatch(/^Usage: fairway/);

@@ -7,7 +7,7 @@ import { generateSecretsKey, loadSecretsKeyring } from "@fairway/core";
 import { createMemoryCoordinator } from "@fairway/coord";
 import { createFetchTransport, Executor } from "@fairway/executor";
 import { touchHandlerPools } from "@fairway/store";
-import { createAdminClient, createClient, FairwayError } from "@fairway/sdk";
+import { createAdminClient, createClient, type FairwayError } from "@fairway/sdk";
 import { createContract } from "../support/contract.ts";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
@@ -27,7 +27,13 @@ beforeAll(async () => {
   const coordinator = createMemoryCoordinator();
   const secretsKey = await loadSecretsKeyring(generateSecretsKey());
   appInstance = createApp({ db: db.store.db, coordinator, adminToken: ADMIN, allowPrivateTargets: true, secretsKey });
-  executor = new Executor({ db: db.store.db, transport: createFetchTransport(), allowPrivateTargets: true, pollMs: 20, wake: coordinator }).start();
+  executor = new Executor({
+    db: db.store.db,
+    transport: createFetchTransport(),
+    allowPrivateTargets: true,
+    pollMs: 20,
+    wake: coordinator,
+  }).start();
 });
 
 afterAll(async () => {
@@ -36,14 +42,20 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const fails = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as FairwayError);
+const fails = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e as FairwayError,
+  );
 
 describe("OpenAPI contract", () => {
   it("is OpenAPI 3.1 with a response schema for every operation", () => {
     const doc = openApiDocument();
     expect(doc.openapi).toBe("3.1.0");
     for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const [method, op] of Object.entries(ops as Record<string, { responses: Record<string, { content?: object }> }>)) {
+      for (const [method, op] of Object.entries(
+        ops as Record<string, { responses: Record<string, { content?: object }> }>,
+      )) {
         const ok = Object.entries(op.responses).find(([code]) => code.startsWith("2"));
         expect(ok?.[1].content, `${method} ${path}`).toBeDefined();
       }
@@ -89,24 +101,79 @@ describe("OpenAPI contract", () => {
     await admin.reencryptSecrets();
     await touchHandlerPools(db.store.db, ["email.send"]);
     await admin.stats();
-    await fails(createAdminClient({ baseUrl: base, adminToken: "wrong-token-xxxxxxxx", fetch: contract.fetch }).stats());
+    await fails(
+      createAdminClient({ baseUrl: base, adminToken: "wrong-token-xxxxxxxx", fetch: contract.fetch }).stats(),
+    );
 
     const client = createClient({ baseUrl: base, apiKey: key.key, fetch: contract.fetch, maxRetries: 0 });
     await fails(createClient({ baseUrl: base, apiKey: "fw_nope", fetch: contract.fetch }).quota());
-    const ok = await client.jobs.create({ name: "ok", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok`, headers: { "x-a": "1" } }, payload: { a: 1 } }, { idempotencyKey: "k1" });
-    await client.jobs.create({ name: "ok", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok`, headers: { "x-a": "1" } }, payload: { a: 1 } }, { idempotencyKey: "k1" });
-    expect((await fails(client.jobs.create({ name: "other", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok` } }, { idempotencyKey: "k1" })))?.code).toBe("idempotency_conflict");
-    expect((await fails(client.jobs.create({ name: "bad", schedule: { cron: "61 * * * *" }, target: { url: `${receiver.url}/ok` } })))?.code).toBe("invalid_cron");
-    const dead = await client.jobs.create({ name: "dead", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/status/500` }, retry: { maxAttempts: 1 } });
-    const cron = await client.jobs.create({ name: "cron", schedule: { cron: "0 3 * * *", timezone: "Europe/Berlin" }, target: { url: `${receiver.url}/ok` } });
-    await client.jobs.create({ name: "mail", type: "email.send", schedule: { at: new Date(Date.now() + 3_600_000) }, payload: { to: "x" } });
+    const ok = await client.jobs.create(
+      {
+        name: "ok",
+        schedule: { delayMs: 0 },
+        target: { url: `${receiver.url}/ok`, headers: { "x-a": "1" } },
+        payload: { a: 1 },
+      },
+      { idempotencyKey: "k1" },
+    );
+    await client.jobs.create(
+      {
+        name: "ok",
+        schedule: { delayMs: 0 },
+        target: { url: `${receiver.url}/ok`, headers: { "x-a": "1" } },
+        payload: { a: 1 },
+      },
+      { idempotencyKey: "k1" },
+    );
+    expect(
+      (
+        await fails(
+          client.jobs.create(
+            { name: "other", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok` } },
+            { idempotencyKey: "k1" },
+          ),
+        )
+      )?.code,
+    ).toBe("idempotency_conflict");
+    expect(
+      (
+        await fails(
+          client.jobs.create({ name: "bad", schedule: { cron: "61 * * * *" }, target: { url: `${receiver.url}/ok` } }),
+        )
+      )?.code,
+    ).toBe("invalid_cron");
+    const dead = await client.jobs.create({
+      name: "dead",
+      schedule: { delayMs: 0 },
+      target: { url: `${receiver.url}/status/500` },
+      retry: { maxAttempts: 1 },
+    });
+    const cron = await client.jobs.create({
+      name: "cron",
+      schedule: { cron: "0 3 * * *", timezone: "Europe/Berlin" },
+      target: { url: `${receiver.url}/ok` },
+    });
+    await client.jobs.create({
+      name: "mail",
+      type: "email.send",
+      schedule: { at: new Date(Date.now() + 3_600_000) },
+      payload: { to: "x" },
+    });
 
-    await until(() => client.jobs.triggers(ok.id), (p) => p.data[0]?.status === "succeeded");
-    const deadPage = await until(() => client.deadLetters(), (p) => p.data.length === 1);
+    await until(
+      () => client.jobs.triggers(ok.id),
+      (p) => p.data[0]?.status === "succeeded",
+    );
+    const deadPage = await until(
+      () => client.deadLetters(),
+      (p) => p.data.length === 1,
+    );
     await client.deadLetters({ jobId: dead.id });
     await client.triggers.get(deadPage.data[0].id);
     await client.triggers.replay(deadPage.data[0].id);
-    expect((await fails(client.triggers.replay((await client.jobs.triggers(ok.id)).data[0].id)))?.code).toBe("not_dead");
+    expect((await fails(client.triggers.replay((await client.jobs.triggers(ok.id)).data[0].id)))?.code).toBe(
+      "not_dead",
+    );
     await fails(client.triggers.get("trg_nope"));
 
     await client.jobs.list({ limit: 2 });
@@ -118,7 +185,10 @@ describe("OpenAPI contract", () => {
     await client.jobs.pause(cron.id);
     await client.jobs.resume(cron.id);
     const manual = await client.jobs.run(cron.id);
-    await until(() => client.triggers.get(manual.id), (t) => t.status === "succeeded");
+    await until(
+      () => client.triggers.get(manual.id),
+      (t) => t.status === "succeeded",
+    );
     await client.jobs.triggers(cron.id);
     await client.quota();
     await client.secrets.put("API_KEY", "canary-value");
@@ -133,6 +203,10 @@ describe("OpenAPI contract", () => {
     const seenOps = new Set([...contract.seen].map((s) => s.split(" ").slice(0, 2).join(" ")));
     expect(contract.operations().filter((op) => !seenOps.has(op))).toEqual([]);
     // Errors were validated too, not only successes.
-    for (const status of [400, 401, 404, 409]) expect([...contract.seen].some((s) => s.endsWith(` ${status}`)), String(status)).toBe(true);
+    for (const status of [400, 401, 404, 409])
+      expect(
+        [...contract.seen].some((s) => s.endsWith(` ${status}`)),
+        String(status),
+      ).toBe(true);
   }, 60_000);
 });

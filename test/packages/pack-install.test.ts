@@ -4,7 +4,17 @@
 // jobs against a running server, verifies a real delivery with verifyWebhook and runs a handler job
 // through createWorker. The server is the installed CLI's `fairway start`.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,13 +40,23 @@ const tarballs: Record<string, string> = {};
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "fairway-consumer-"));
   mkdirSync(join(dir, "tarballs"));
-  await Promise.all(PUBLIC.map(async (name) => {
-    cpSync(join(root, "packages", name), join(stage, name), { recursive: true, filter: (src) => !/\/(node_modules|dist)$/.test(src) });
-    const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", join(dir, "tarballs")], { cwd: join(stage, name) });
-    tarballs[name] = JSON.parse(stdout)[0].filename;
-  }));
+  await Promise.all(
+    PUBLIC.map(async (name) => {
+      cpSync(join(root, "packages", name), join(stage, name), {
+        recursive: true,
+        filter: (src) => !/\/(node_modules|dist)$/.test(src),
+      });
+      const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", join(dir, "tarballs")], {
+        cwd: join(stage, name),
+      });
+      tarballs[name] = JSON.parse(stdout)[0].filename;
+    }),
+  );
   const deps = Object.fromEntries(PUBLIC.map((n) => [`@fairway/${n}`, `file:./tarballs/${tarballs[n]}`]));
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module", dependencies: deps }));
+  writeFileSync(
+    join(dir, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module", dependencies: deps }),
+  );
   for (const f of ["consumer.mjs", "types-check.ts", "tsconfig.json"]) copyFileSync(join(fixtures, f), join(dir, f));
   await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: dir });
 
@@ -46,11 +66,21 @@ beforeAll(async () => {
 
 /** `fairway start` from the installed CLI, on a free port; resolves once it listens. */
 async function startFairway(databaseUrl: string): Promise<typeof server> {
-  const child = spawn(join(dir, "node_modules/.bin/fairway"), ["start", "--port", "0", "--database-url", databaseUrl, "--data-dir", join(dir, ".fairway")], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, FAIRWAY_ADMIN_TOKEN: adminToken, FAIRWAY_ALLOW_PRIVATE_TARGETS: "true", FAIRWAY_POLL_MS: "50", FAIRWAY_LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    join(dir, "node_modules/.bin/fairway"),
+    ["start", "--port", "0", "--database-url", databaseUrl, "--data-dir", join(dir, ".fairway")],
+    {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH,
+        FAIRWAY_ADMIN_TOKEN: adminToken,
+        FAIRWAY_ALLOW_PRIVATE_TARGETS: "true",
+        FAIRWAY_POLL_MS: "50",
+        FAIRWAY_LOG_LEVEL: "warn",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
@@ -85,7 +115,9 @@ describe("packed packages, installed outside the repository", () => {
     // Runtime-neutral (Bun, Deno, Workers): the SDK's code imports nothing, Node built-ins included.
     const sdkDist = join(dir, "node_modules/@fairway/sdk/dist");
     for (const f of readdirSync(sdkDist).filter((f) => f.endsWith(".js"))) {
-      expect(readFileSync(join(sdkDist, f), "utf8"), f).not.toMatch(/\bfrom\s*["'](?!\.\/)|\brequire\(|\bimport\(\s*["'](?!\.\/)/);
+      expect(readFileSync(join(sdkDist, f), "utf8"), f).not.toMatch(
+        /\bfrom\s*["'](?!\.\/)|\brequire\(|\bimport\(\s*["'](?!\.\/)/,
+      );
     }
   });
 
@@ -102,7 +134,9 @@ describe("packed packages, installed outside the repository", () => {
     try {
       await run(bin, ["migrate", "--database-url", urlFor(empty)], { cwd: dir, env: { PATH: process.env.PATH } });
       const db = postgres(urlFor(empty), { max: 1, onnotice: () => {} });
-      const tables = (await db`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`).map((r) => r.table_name);
+      const tables = (await db`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`).map(
+        (r) => r.table_name,
+      );
       await db.end();
       expect(tables).toEqual(expect.arrayContaining(["tenants", "jobs", "triggers", "pools"]));
     } finally {

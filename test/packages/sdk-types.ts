@@ -4,7 +4,17 @@
 import type { z } from "zod";
 import type { responses, schemas } from "@fairway/api";
 import type {
-  ApiKey, Attempt, CreateJobInput, Job, Page, PoolConfig, Quota, Stats, Tenant, TenantQuotas, Trigger,
+  ApiKey,
+  Attempt,
+  CreateJobInput,
+  Job,
+  Page,
+  PoolConfig,
+  Quota,
+  Stats,
+  Tenant,
+  TenantQuotas,
+  Trigger,
 } from "@fairway/sdk";
 
 type Expect<T extends true> = T;

@@ -6,7 +6,12 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  createAdminClient, createClient, FairwayConflictError, FairwayNotFoundError, FairwayRateLimitError, FairwayValidationError,
+  createAdminClient,
+  createClient,
+  FairwayConflictError,
+  FairwayNotFoundError,
+  FairwayRateLimitError,
+  FairwayValidationError,
   type FairwayClient,
 } from "@fairway/sdk";
 import { verifyWebhook } from "@fairway/sdk/webhooks";
@@ -65,11 +70,18 @@ describe("@fairway/sdk", () => {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [], nextCursor: null }));
     });
     await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
-    const client = createClient({ baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, apiKey: "fw_x" });
+    const client = createClient({
+      baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      apiKey: "fw_x",
+    });
     expect(await client.jobs.list()).toEqual({ data: [], nextCursor: null });
     expect(n).toBe(3);
     n = 0;
-    const once = createClient({ baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, apiKey: "fw_x", maxRetries: 1 });
+    const once = createClient({
+      baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      apiKey: "fw_x",
+      maxRetries: 1,
+    });
     expect((await once.jobs.list().catch((e) => e)).status).toBe(503);
     http.close();
   });
@@ -77,17 +89,30 @@ describe("@fairway/sdk", () => {
   it("throws typed errors and iterates every page", async () => {
     const client: FairwayClient = createClient({ baseUrl: server.url, apiKey: key });
     expect(await client.jobs.get("job_nope").catch((e) => e)).toBeInstanceOf(FairwayNotFoundError);
-    expect(await client.jobs.create({ name: "", schedule: { delayMs: 0 } }).catch((e) => e)).toBeInstanceOf(FairwayValidationError);
+    expect(await client.jobs.create({ name: "", schedule: { delayMs: 0 } }).catch((e) => e)).toBeInstanceOf(
+      FairwayValidationError,
+    );
     const admin = createAdminClient({ baseUrl: server.url, adminToken: server.adminToken });
-    expect(await admin.tenants.create({ id: "acme", name: "again" }).catch((e) => e)).toBeInstanceOf(FairwayConflictError);
+    expect(await admin.tenants.create({ id: "acme", name: "again" }).catch((e) => e)).toBeInstanceOf(
+      FairwayConflictError,
+    );
 
     const created: string[] = [];
     for (let i = 0; i < 5; i++) {
-      created.push((await client.jobs.create({ name: `j${i}`, schedule: { cron: "0 3 * * *" }, target: { url: "https://example.com/h" } })).id);
+      created.push(
+        (
+          await client.jobs.create({
+            name: `j${i}`,
+            schedule: { cron: "0 3 * * *" },
+            target: { url: "https://example.com/h" },
+          })
+        ).id,
+      );
     }
     statuses.length = 0;
     const seen: string[] = [];
-    for await (const job of createClient({ baseUrl: server.url, apiKey: key, fetch: counting }).jobs.all({ limit: 2 })) seen.push(job.id);
+    for await (const job of createClient({ baseUrl: server.url, apiKey: key, fetch: counting }).jobs.all({ limit: 2 }))
+      seen.push(job.id);
     expect(seen.sort()).toEqual(created.sort());
     expect(statuses.filter((s) => s === 200)).toHaveLength(3); // pages of 2, 2 and 1
   }, 60_000);
@@ -96,11 +121,23 @@ describe("@fairway/sdk", () => {
     const secret = "whsec_" + Buffer.from("k".repeat(32)).toString("base64");
     const body = JSON.stringify({ id: "trg_1", payload: { a: 1 } });
     const ts = Math.floor(Date.now() / 1000);
-    const headers = { "webhook-id": "trg_1", "webhook-timestamp": String(ts), "webhook-signature": await signWebhook({ secrets: [secret], id: "trg_1", timestampSec: ts, body }) };
+    const headers = {
+      "webhook-id": "trg_1",
+      "webhook-timestamp": String(ts),
+      "webhook-signature": await signWebhook({ secrets: [secret], id: "trg_1", timestampSec: ts, body }),
+    };
     expect(await verifyWebhook({ secret, headers, body })).toEqual({ id: "trg_1", timestampSec: ts });
-    expect(await verifyWebhook({ secret: ["whsec_" + btoa("other".repeat(7)), secret], headers: new Headers(headers), body })).toEqual({ id: "trg_1", timestampSec: ts });
+    expect(
+      await verifyWebhook({
+        secret: ["whsec_" + btoa("other".repeat(7)), secret],
+        headers: new Headers(headers),
+        body,
+      }),
+    ).toEqual({ id: "trg_1", timestampSec: ts });
     expect((await verifyWebhook({ secret, headers, body: body + " " }).catch((e) => e)).code).toBe("invalid_signature");
-    expect((await verifyWebhook({ secret, headers, body, nowSec: ts + 301 }).catch((e) => e)).code).toBe("timestamp_out_of_tolerance");
+    expect((await verifyWebhook({ secret, headers, body, nowSec: ts + 301 }).catch((e) => e)).code).toBe(
+      "timestamp_out_of_tolerance",
+    );
     expect((await verifyWebhook({ secret, headers: {}, body }).catch((e) => e)).code).toBe("missing_headers");
   });
 });

@@ -55,9 +55,17 @@ afterAll(async () => {
 
 describe("createWorker", () => {
   it("runs a handler job created through the SDK with no target, exactly once, in the worker", async () => {
-    const job = await client.jobs.create({ name: "welcome", type: "email.send", schedule: { delayMs: 0 }, payload: { to: "a@example.com" } });
+    const job = await client.jobs.create({
+      name: "welcome",
+      type: "email.send",
+      schedule: { delayMs: 0 },
+      payload: { to: "a@example.com" },
+    });
     expect(job.target).toBeNull();
-    const page = await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "succeeded");
+    const page = await until(
+      () => client.jobs.triggers(job.id),
+      (p) => p.data[0]?.status === "succeeded",
+    );
     const trigger = await client.triggers.get(page.data[0].id);
     expect(trigger.attempts?.map((a) => a.outcome)).toEqual(["success"]);
     const runs = seen.filter((s) => s.ctx.jobId === job.id);
@@ -69,10 +77,16 @@ describe("createWorker", () => {
 
   it("retries a throwing handler and dead-letters it after maxAttempts", async () => {
     const job = await client.jobs.create({
-      name: "report", type: "report.build", schedule: { delayMs: 0 }, payload: { n: 7 },
+      name: "report",
+      type: "report.build",
+      schedule: { delayMs: 0 },
+      payload: { n: 7 },
       retry: { maxAttempts: 2, initialDelayMs: 0, maxDelayMs: 0 },
     });
-    const page = await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "dead");
+    const page = await until(
+      () => client.jobs.triggers(job.id),
+      (p) => p.data[0]?.status === "dead",
+    );
     const trigger = await client.triggers.get(page.data[0].id);
     expect(trigger.attempts?.map((a) => [a.outcome, a.error])).toEqual([
       ["handler_error", "report 7 failed"],
@@ -83,8 +97,17 @@ describe("createWorker", () => {
   });
 
   it("ends an attempt at its timeout even when the handler ignores its signal", async () => {
-    const job = await client.jobs.create({ name: "stuck", type: "stuck.task", schedule: { delayMs: 0 }, timeoutMs: 200, retry: { maxAttempts: 1 } });
-    const page = await until(() => client.jobs.triggers(job.id), (p) => p.data[0]?.status === "dead");
+    const job = await client.jobs.create({
+      name: "stuck",
+      type: "stuck.task",
+      schedule: { delayMs: 0 },
+      timeoutMs: 200,
+      retry: { maxAttempts: 1 },
+    });
+    const page = await until(
+      () => client.jobs.triggers(job.id),
+      (p) => p.data[0]?.status === "dead",
+    );
     expect((await client.triggers.get(page.data[0].id)).attempts?.map((a) => a.outcome)).toEqual(["timeout"]);
   });
 
@@ -108,7 +131,10 @@ describe("createWorker", () => {
     // Within the grace: stop() waits for the handler, which then succeeds.
     const w1 = await mk(false).start();
     const a = await client.jobs.create({ name: "a", type: "slow.task", schedule: { delayMs: 0 }, payload: { n: 1 } });
-    await until(async () => started.length, (n) => n === 1);
+    await until(
+      async () => started.length,
+      (n) => n === 1,
+    );
     const stopped = w1.stop(20_000);
     open();
     await stopped;
@@ -118,12 +144,18 @@ describe("createWorker", () => {
     // Past the grace: aborted and released, not counted as an attempt; the next worker runs it.
     const w2 = await mk(true).start();
     const b = await client.jobs.create({ name: "b", type: "slow.task", schedule: { delayMs: 0 }, payload: { n: 2 } });
-    await until(async () => started.length, (n) => n === 2);
+    await until(
+      async () => started.length,
+      (n) => n === 2,
+    );
     await w2.stop(50);
     const released = (await client.jobs.triggers(b.id)).data[0];
     expect(released).toMatchObject({ status: "pending", attemptCount: 0 });
     const w3 = await mk(false).start();
-    await until(() => client.triggers.get(released.id), (t) => t.status === "succeeded");
+    await until(
+      () => client.triggers.get(released.id),
+      (t) => t.status === "succeeded",
+    );
     await w3.stop(1000);
     expect((await client.triggers.get(released.id)).attempts?.map((x) => x.outcome)).toEqual(["success"]);
     expect(started).toEqual([1, 2, 2]);
@@ -141,9 +173,21 @@ describe("createWorker", () => {
     });
     let out = "";
     child.stdout!.on("data", (d) => (out += d));
-    await until(async () => out, (o) => o.includes("ready"), 60_000);
-    const job = await client.jobs.create({ name: "hang", type: "hang.task", schedule: { delayMs: 0 }, retry: { maxAttempts: 3, initialDelayMs: 0, maxDelayMs: 0 } });
-    await until(async () => out, (o) => o.includes("running "));
+    await until(
+      async () => out,
+      (o) => o.includes("ready"),
+      60_000,
+    );
+    const job = await client.jobs.create({
+      name: "hang",
+      type: "hang.task",
+      schedule: { delayMs: 0 },
+      retry: { maxAttempts: 3, initialDelayMs: 0, maxDelayMs: 0 },
+    });
+    await until(
+      async () => out,
+      (o) => o.includes("running "),
+    );
     const triggerId = /running (\S+)/.exec(out)![1];
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGKILL");
@@ -156,7 +200,11 @@ describe("createWorker", () => {
       logLevel: "error",
       handlers: { "hang.task": (ctx) => void ran.push(ctx.triggerId) },
     }).start();
-    const done = await until(() => client.triggers.get(triggerId), (t) => t.status === "succeeded", 20_000);
+    const done = await until(
+      () => client.triggers.get(triggerId),
+      (t) => t.status === "succeeded",
+      20_000,
+    );
     await rescuer.stop(1000);
     expect(done.jobId).toBe(job.id);
     expect(done.attempts?.map((a) => a.outcome)).toEqual(["lease_expired", "success"]);
@@ -164,7 +212,9 @@ describe("createWorker", () => {
   }, 90_000);
 
   it("refuses an untargeted job of a type no worker has registered", async () => {
-    const err = await client.jobs.create({ name: "x", type: "nobody.serves", schedule: { delayMs: 0 } }).catch((e) => e);
+    const err = await client.jobs
+      .create({ name: "x", type: "nobody.serves", schedule: { delayMs: 0 } })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(FairwayValidationError);
     expect(err.code).toBe("validation_error");
   });
@@ -175,9 +225,19 @@ describe("createWorker", () => {
     expect(before.handlerPools?.find((p) => p.type === "email.send")).toMatchObject({ served: true });
     // A worker that died an hour ago: its stamp is old and nothing claims its type.
     await worker.stop(1000);
-    await db.store.db.execute(sql`UPDATE pools SET handler_seen_at = now() - interval '1 hour' WHERE type = 'email.send'`);
-    await client.jobs.create({ name: "stuck", type: "email.send", schedule: { delayMs: 0 }, payload: { to: "b@example.com" } });
-    const after = await until(() => admin.stats(), (s) => (s.handlerPools?.find((p) => p.type === "email.send")?.due ?? 0) >= 1);
+    await db.store.db.execute(
+      sql`UPDATE pools SET handler_seen_at = now() - interval '1 hour' WHERE type = 'email.send'`,
+    );
+    await client.jobs.create({
+      name: "stuck",
+      type: "email.send",
+      schedule: { delayMs: 0 },
+      payload: { to: "b@example.com" },
+    });
+    const after = await until(
+      () => admin.stats(),
+      (s) => (s.handlerPools?.find((p) => p.type === "email.send")?.due ?? 0) >= 1,
+    );
     expect(after.handlerPools?.find((p) => p.type === "email.send")).toMatchObject({ served: false, due: 1 });
     // The server's own executor must not have run it: no webhook pool claims a handler type.
     expect(seen.filter((s) => (s.ctx.payload as { to?: string }).to === "b@example.com")).toHaveLength(0);

@@ -9,7 +9,11 @@ describe("schedule API", () => {
   let key: string;
   let otherKey: string;
   const jobCount = async () => (await query<{ n: number }>(h.db, sql`SELECT count(*)::int AS n FROM jobs`))[0].n;
-  const cronJob = (cron: unknown, timezone: unknown = "UTC") => ({ name: "c", schedule: { cron, timezone }, target: { url: "http://127.0.0.1:9/x" } });
+  const cronJob = (cron: unknown, timezone: unknown = "UTC") => ({
+    name: "c",
+    schedule: { cron, timezone },
+    target: { url: "http://127.0.0.1:9/x" },
+  });
 
   beforeAll(async () => {
     h = await createHarness({ start: Date.parse("2025-03-08T12:00:00Z") });
@@ -68,7 +72,12 @@ describe("schedule API", () => {
   });
 
   describe("Idempotency-Key", () => {
-    const body = { name: "once", schedule: { at: "2030-01-01T00:00:00Z" }, target: { url: "http://127.0.0.1:9/x" }, payload: { n: 1 } };
+    const body = {
+      name: "once",
+      schedule: { at: "2030-01-01T00:00:00Z" },
+      target: { url: "http://127.0.0.1:9/x" },
+      payload: { n: 1 },
+    };
 
     it("50 concurrent requests with one key create one job and all get the same response", async () => {
       const before = await jobCount();
@@ -78,7 +87,10 @@ describe("schedule API", () => {
       expect(await jobCount()).toBe(before + 1);
       expect(new Set(responses.map((r) => r.status))).toEqual(new Set([201]));
       for (const r of responses) expect(r.json).toEqual(responses[0].json);
-      const [{ n }] = await query<{ n: number }>(h.db, sql`SELECT count(*)::int AS n FROM triggers WHERE job_id = ${responses[0].json.id}`);
+      const [{ n }] = await query<{ n: number }>(
+        h.db,
+        sql`SELECT count(*)::int AS n FROM triggers WHERE job_id = ${responses[0].json.id}`,
+      );
       expect(n).toBe(1);
     });
 
@@ -94,14 +106,30 @@ describe("schedule API", () => {
 
   describe("dead letters and replay", () => {
     const settleAs = (c: ClaimedTrigger[], status: "dead" | "succeeded"): Settlement[] =>
-      c.map((x) => ({ id: x.id, leaseToken: x.leaseToken, attempt: x.attempt, status, startedAt: new Date(), durationMs: 3, outcome: status === "dead" ? "http_error" : "success", httpStatus: status === "dead" ? 400 : 200, reason: status === "dead" ? "http_400" : null }));
+      c.map((x) => ({
+        id: x.id,
+        leaseToken: x.leaseToken,
+        attempt: x.attempt,
+        status,
+        startedAt: new Date(),
+        durationMs: 3,
+        outcome: status === "dead" ? "http_error" : "success",
+        httpStatus: status === "dead" ? 400 : 200,
+        reason: status === "dead" ? "http_400" : null,
+      }));
     const claimAll = () => claim(h.db, { type: "dl", budget: 10, owner: "t", leaseMs: 60_000 });
     const jobIds: string[] = [];
 
     beforeAll(async () => {
       h.clock.now = Date.now() - 1000;
       for (let i = 0; i < 3; i++) {
-        const res = await h.call(key, "POST", "/v1/jobs", { name: `dl${i}`, type: "dl", schedule: { delayMs: 0 }, target: { url: "http://127.0.0.1:9/x" }, retry: { maxAttempts: 1 } });
+        const res = await h.call(key, "POST", "/v1/jobs", {
+          name: `dl${i}`,
+          type: "dl",
+          schedule: { delayMs: 0 },
+          target: { url: "http://127.0.0.1:9/x" },
+          retry: { maxAttempts: 1 },
+        });
         jobIds.push(res.json.id);
       }
       await settle(h.db, settleAs(await claimAll(), "dead"));
@@ -111,14 +139,20 @@ describe("schedule API", () => {
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const page: { status: number; json: any } = await h.call(key, "GET", `/v1/dead-letters?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+        const page: { status: number; json: any } = await h.call(
+          key,
+          "GET",
+          `/v1/dead-letters?limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+        );
         seen.push(...page.json.data.map((t: { id: string }) => t.id));
         cursor = page.json.nextCursor;
       } while (cursor);
       expect(seen).toHaveLength(3);
       expect(new Set(seen).size).toBe(3);
       const one = await h.call(key, "GET", `/v1/dead-letters?jobId=${jobIds[1]}`);
-      expect(one.json.data.map((t: { jobId: string; status: string }) => [t.jobId, t.status])).toEqual([[jobIds[1], "dead"]]);
+      expect(one.json.data.map((t: { jobId: string; status: string }) => [t.jobId, t.status])).toEqual([
+        [jobIds[1], "dead"],
+      ]);
       expect((await h.call(otherKey, "GET", "/v1/dead-letters")).json.data).toEqual([]);
     });
 
@@ -134,7 +168,10 @@ describe("schedule API", () => {
       await settle(h.db, settleAs([c], "succeeded"));
       const t = (await h.call(key, "GET", `/v1/triggers/${dead.id}`)).json;
       expect(t.status).toBe("succeeded");
-      expect(t.attempts.map((a: { attempt: number; outcome: string }) => [a.attempt, a.outcome])).toEqual([[1, "http_error"], [2, "success"]]);
+      expect(t.attempts.map((a: { attempt: number; outcome: string }) => [a.attempt, a.outcome])).toEqual([
+        [1, "http_error"],
+        [2, "success"],
+      ]);
       expect((await h.call(key, "GET", `/v1/dead-letters?jobId=${jobIds[0]}`)).json.data).toEqual([]);
     });
   });

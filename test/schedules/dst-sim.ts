@@ -57,7 +57,9 @@ export async function simulate48h(timezone: string, startIso: string, crons: str
     for (let now = start; now < end; now += 2 * MIN + Math.floor(rand() * 3 * MIN)) {
       // Up to 2 s of clock skew between executors, as between real machines.
       const results = await Promise.all(
-        executors.map((e, i) => materialize(e.db, new Date(now + Math.floor(rand() * 2000)), LOOKAHEAD_MS).then((r) => [i, r] as const)),
+        executors.map((e, i) =>
+          materialize(e.db, new Date(now + Math.floor(rand() * 2000)), LOOKAHEAD_MS).then((r) => [i, r] as const),
+        ),
       );
       for (const [i, r] of results) {
         planned += r.fired + r.skipped;

@@ -13,7 +13,13 @@ export interface Harness {
   db: Db;
   /** The API's clock; tests move it. */
   clock: { now: number };
-  call(key: string, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
+  call(
+    key: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; json: any }>;
   tenant(id: string): Promise<string>;
   close(): Promise<void>;
 }
@@ -72,4 +78,3 @@ export async function triggerRows(db: Db, jobId: string): Promise<Row[]> {
 export { until } from "../support/until.ts";
 
 export const iso = (d: Date | number) => new Date(d).toISOString().replace(".000Z", "Z");
-

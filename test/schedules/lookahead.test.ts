@@ -26,7 +26,11 @@ describe("fires written ahead and the job lifecycle", () => {
 
   const create = async (body: Record<string, unknown>) => {
     h.clock.now = Date.now();
-    const res = await h.call(key, "POST", "/v1/jobs", { name: "ahead", target: { url: "http://127.0.0.1:9/x" }, ...body });
+    const res = await h.call(key, "POST", "/v1/jobs", {
+      name: "ahead",
+      target: { url: "http://127.0.0.1:9/x" },
+      ...body,
+    });
     expect(res.status, JSON.stringify(res.json)).toBe(201);
     return res.json as { id: string; nextFireAt: string };
   };
@@ -36,7 +40,8 @@ describe("fires written ahead and the job lifecycle", () => {
   };
   const pending = async (jobId: string) => (await triggerRows(h.db, jobId)).filter((r) => r.status === "pending");
   const byAt = (rows: Row[]) => new Map(rows.map((r) => [r.at, r]));
-  const minutes = (from: number, n: number, step = 1) => Array.from({ length: n }, (_, k) => iso(from + k * step * MIN));
+  const minutes = (from: number, n: number, step = 1) =>
+    Array.from({ length: n }, (_, k) => iso(from + k * step * MIN));
   // Every minute, at the second half a minute from now: the first fire (F1) is ~30 s away whatever
   // second a test starts at. With "* * * * *", a test started at :59 had F1 under a second away, and
   // F1 came due (or within the exclusive lookahead) while the test still treated it as ahead.
@@ -52,7 +57,9 @@ describe("fires written ahead and the job lifecycle", () => {
 
     expect((await call("POST", `/v1/jobs/${job.id}/pause`)).json).toMatchObject({ status: "paused", nextFireAt: null });
     expect(await pending(job.id)).toEqual([]);
-    expect((await triggerRows(h.db, job.id)).every((r) => r.status === "cancelled" && r.reason === "paused")).toBe(true);
+    expect((await triggerRows(h.db, job.id)).every((r) => r.status === "cancelled" && r.reason === "paused")).toBe(
+      true,
+    );
     expect((await materialize(h.db, new Date(), AHEAD)).jobs).toBe(0); // paused: nothing written
 
     const resumed = await call("POST", `/v1/jobs/${job.id}/resume`);
@@ -147,7 +154,10 @@ describe("fires written ahead and the job lifecycle", () => {
     const job = await create({ schedule: { cron: "* * * * *", timezone: "UTC" }, retry: { maxAttempts: 3 } });
     await materialize(h.db, new Date(), AHEAD);
     await call("PATCH", `/v1/jobs/${job.id}`, { retry: { maxAttempts: 7 } });
-    const limits = await query<{ m: number }>(h.db, sql`SELECT DISTINCT max_attempts AS m FROM triggers WHERE job_id = ${job.id}`);
+    const limits = await query<{ m: number }>(
+      h.db,
+      sql`SELECT DISTINCT max_attempts AS m FROM triggers WHERE job_id = ${job.id}`,
+    );
     expect(limits).toEqual([{ m: 7 }]);
   });
 
@@ -206,7 +216,10 @@ describe("fires written ahead and the job lifecycle", () => {
     for (const id of paused) expect(await pending(id)).toEqual([]);
     for (const id of moved) {
       const live = await pending(id);
-      expect(live.every((r) => new Date(r.at).getUTCMinutes() % 7 === 0), JSON.stringify(live)).toBe(true);
+      expect(
+        live.every((r) => new Date(r.at).getUTCMinutes() % 7 === 0),
+        JSON.stringify(live),
+      ).toBe(true);
     }
 
     await Promise.all(paused.map((id) => call("POST", `/v1/jobs/${id}/resume`)));

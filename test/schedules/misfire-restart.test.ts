@@ -76,12 +76,21 @@ describe("misfire policies across a real restart", () => {
   /** The job's fires after the last one delivered before the stop, in order, with how many times each
    *  reached the receiver. */
   async function outageRows(misfire: string) {
-    const before = delivered(misfire, 0, downFrom).map((d) => Date.parse((d.body as { scheduledFor: string }).scheduledFor));
-    const rows = await query<{ id: string; at: Date | string; status: string; reason: string | null }>(db.store.db, sql`
+    const before = delivered(misfire, 0, downFrom).map((d) =>
+      Date.parse((d.body as { scheduledFor: string }).scheduledFor),
+    );
+    const rows = await query<{ id: string; at: Date | string; status: string; reason: string | null }>(
+      db.store.db,
+      sql`
       SELECT id, scheduled_for AS at, status, reason FROM triggers
        WHERE job_id = ${jobs[misfire]} AND scheduled_for > ${new Date(Math.max(...before)).toISOString()}::timestamptz
-       ORDER BY scheduled_for`);
-    return rows.map((r) => ({ ...r, at: new Date(r.at).getTime(), deliveries: rx.deliveries.filter((d) => d.id === r.id).length }));
+       ORDER BY scheduled_for`,
+    );
+    return rows.map((r) => ({
+      ...r,
+      at: new Date(r.at).getTime(),
+      deliveries: rx.deliveries.filter((d) => d.id === r.id).length,
+    }));
   }
   const FIRES_DOWN = DOWN_MS / 5000; // fires due while the server was down (16), give or take one
 

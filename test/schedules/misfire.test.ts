@@ -48,7 +48,8 @@ describe("misfire policies across a restart", () => {
   });
   afterAll(async () => h?.close());
 
-  const rows = async (misfire: string) => (await triggerRows(h.db, jobs[misfire])).map((r) => `${r.at} ${r.status}${r.reason ? ` ${r.reason}` : ""}`);
+  const rows = async (misfire: string) =>
+    (await triggerRows(h.db, jobs[misfire])).map((r) => `${r.at} ${r.status}${r.reason ? ` ${r.reason}` : ""}`);
   const range = (from: number, to: number, suffix: string) => {
     const out: string[] = [];
     for (let k = from; k <= to; k += 5) out.push(`${m(k)} ${suffix}`);
@@ -64,7 +65,10 @@ describe("misfire policies across a restart", () => {
   });
 
   it("fire_all: every missed fire within catchupWindowMs; older ones skipped (misfire_outside_window)", async () => {
-    expect(await rows("fire_all")).toEqual([...range(0, 30, "skipped misfire_outside_window"), ...range(35, 60, "pending")]);
+    expect(await rows("fire_all")).toEqual([
+      ...range(0, 30, "skipped misfire_outside_window"),
+      ...range(35, 60, "pending"),
+    ]);
   });
 
   it("next_fire_at was persisted: GET /v1/jobs/:id shows it and the next 5 fires", async () => {
@@ -86,6 +90,13 @@ describe("misfire policies across a restart", () => {
     expect(order).toHaveLength(1 + 0 + 6);
     // fire_once's catch-up is claimed before fire_all's backlog gets its second.
     expect(new Set(order.slice(0, 2).map((o) => o.tenant))).toEqual(new Set(["fireonce", "fireall"]));
-    expect(order.filter((o) => o.tenant === "fireall").map((o) => o.at)).toEqual([m(35), m(40), m(45), m(50), m(55), m(60)]);
+    expect(order.filter((o) => o.tenant === "fireall").map((o) => o.at)).toEqual([
+      m(35),
+      m(40),
+      m(45),
+      m(50),
+      m(55),
+      m(60),
+    ]);
   });
 });

@@ -40,14 +40,29 @@ describe("overlap policies with a slow handler", () => {
     await h?.close();
   });
 
-  async function runWith(type: string, overlap: string, s: ReturnType<typeof slowHandler>, body: (jobId: string) => Promise<void>) {
+  async function runWith(
+    type: string,
+    overlap: string,
+    s: ReturnType<typeof slowHandler>,
+    body: (jobId: string) => Promise<void>,
+  ) {
     h.clock.now = Date.now();
-    const res = await h.call(key, "POST", "/v1/jobs", { name: overlap, type, schedule: { cron: "* * * * * *", timezone: "UTC" }, overlap });
+    const res = await h.call(key, "POST", "/v1/jobs", {
+      name: overlap,
+      type,
+      schedule: { cron: "* * * * * *", timezone: "UTC" },
+      overlap,
+    });
     expect(res.status, JSON.stringify(res.json)).toBe(201);
     const executors = [0, 1].map(() => {
       const store = connectPostgres(h.tdb.url, { max: 3 });
       stores.push(store);
-      return new Executor({ db: store.db, transport: createFetchTransport(), handlers: { [type]: s.handler }, pollMs: 50 }).start();
+      return new Executor({
+        db: store.db,
+        transport: createFetchTransport(),
+        handlers: { [type]: s.handler },
+        pollMs: 50,
+      }).start();
     });
     try {
       await body(res.json.id);
@@ -69,7 +84,11 @@ describe("overlap policies with a slow handler", () => {
   it("skip: fires while one runs are recorded skipped (overlap); never two at once", async () => {
     const s = slowHandler();
     const jobId = await runWith("slow-skip", "skip", s, async (jobId) => {
-      await until(() => triggerRows(h.db, jobId), (rows) => rows.filter((r) => r.reason === "overlap").length >= 3, 20_000);
+      await until(
+        () => triggerRows(h.db, jobId),
+        (rows) => rows.filter((r) => r.reason === "overlap").length >= 3,
+        20_000,
+      );
       const rows = await triggerRows(h.db, jobId);
       expect(rows.filter((r) => r.status === "running")).toHaveLength(1);
       expect(rows.filter((r) => r.status === "skipped").every((r) => r.reason === "overlap")).toBe(true);
@@ -82,13 +101,21 @@ describe("overlap policies with a slow handler", () => {
   it("buffer_one: exactly one fire waits while one runs, the rest are skipped; the waiting one runs after", async () => {
     const s = slowHandler();
     const jobId = await runWith("slow-buffer", "buffer_one", s, async (jobId) => {
-      const rows = await until(() => triggerRows(h.db, jobId), (rows) => rows.filter((r) => r.reason === "overlap").length >= 3, 20_000);
+      const rows = await until(
+        () => triggerRows(h.db, jobId),
+        (rows) => rows.filter((r) => r.reason === "overlap").length >= 3,
+        20_000,
+      );
       expect(rows.filter((r) => r.status === "running")).toHaveLength(1);
       const waiting = rows.filter((r) => r.status === "pending");
       expect(waiting).toHaveLength(1);
       expect(s.entered).toBe(1);
       s.release();
-      await until(() => triggerRows(h.db, jobId), (rs) => rs.find((r) => r.id === waiting[0].id)?.status === "succeeded", 20_000);
+      await until(
+        () => triggerRows(h.db, jobId),
+        (rs) => rs.find((r) => r.id === waiting[0].id)?.status === "succeeded",
+        20_000,
+      );
     });
     expect(s.maxActive).toBe(1);
     await expectContiguous(jobId);
@@ -97,7 +124,11 @@ describe("overlap policies with a slow handler", () => {
   it("allow (control): fires run side by side", async () => {
     const s = slowHandler();
     await runWith("slow-allow", "allow", s, async () => {
-      await until(async () => s.entered, (n) => n >= 3, 20_000);
+      await until(
+        async () => s.entered,
+        (n) => n >= 3,
+        20_000,
+      );
     });
     expect(s.maxActive).toBeGreaterThanOrEqual(3);
   });
@@ -108,14 +139,20 @@ describe("overlap policies with a slow handler", () => {
   it("the claim honours exclusive: a run-now next to a waiting scheduled fire still runs one at a time", async () => {
     h.clock.now = Date.now() - 10_000;
     const res = await h.call(key, "POST", "/v1/jobs", {
-      name: "manual", type: "slow-manual", schedule: { at: new Date(h.clock.now).toISOString() }, overlap: "skip",
+      name: "manual",
+      type: "slow-manual",
+      schedule: { at: new Date(h.clock.now).toISOString() },
+      overlap: "skip",
     });
     await h.call(key, "POST", `/v1/jobs/${res.json.id}/run`);
     const c = () => claim(h.db, { type: "slow-manual", budget: 10, owner: "t", leaseMs: 60_000 });
     const [first, second] = await Promise.all([c(), c()]);
     expect(first.length + second.length).toBe(1);
     expect(await c()).toHaveLength(0);
-    const [{ n }] = await query<{ n: number }>(h.db, sql`SELECT count(*)::int AS n FROM triggers WHERE job_id = ${res.json.id} AND status = 'running'`);
+    const [{ n }] = await query<{ n: number }>(
+      h.db,
+      sql`SELECT count(*)::int AS n FROM triggers WHERE job_id = ${res.json.id} AND status = 'running'`,
+    );
     expect(n).toBe(1);
   });
 });

@@ -16,7 +16,10 @@ it("pauses a job with an unknown time zone and materializes the others", async (
   const db = t.store.db;
   await seedTenant(db, "p");
   const due = new Date(Math.floor(Date.now() / 1000) * 1000 - 1000).toISOString();
-  for (const [id, tz] of [["good", "Europe/Berlin"], ["poison", "Mars/Olympus_Mons"]]) {
+  for (const [id, tz] of [
+    ["good", "Europe/Berlin"],
+    ["poison", "Mars/Olympus_Mons"],
+  ]) {
     await db.execute(sql`
       INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, max_attempts, initial_delay_ms, max_delay_ms, next_fire_at)
       VALUES (${id}, 'p', ${id}, 'work', '* * * * * *', ${tz}, 3, 1000, 60000, ${due}::timestamptz)`);

@@ -23,7 +23,12 @@ afterAll(async () => {
   await h.tdb.drop();
 });
 
-const job = (extra: Record<string, unknown> = {}) => ({ name: "b", schedule: { delayMs: 60_000 }, target: { url: "https://example.com/" }, ...extra });
+const job = (extra: Record<string, unknown> = {}) => ({
+  name: "b",
+  schedule: { delayMs: 60_000 },
+  target: { url: "https://example.com/" },
+  ...extra,
+});
 const code = async (r: Response) => ((await r.json()) as { error: { code: string } }).error.code;
 
 describe("bounds: refused, and nothing written", () => {
@@ -33,19 +38,79 @@ describe("bounds: refused, and nothing written", () => {
     const post = (body: unknown) => h.call("POST", "/v1/jobs", { token: t.key, body });
     const cases: Array<[string, Promise<Response>, number, string]> = [
       ["payload over maxPayloadBytes", post(job({ payload: "x".repeat(1001) })), 413, "payload_too_large"],
-      ["body over the global cap", h.call("POST", "/v1/jobs", { token: t.key, raw: JSON.stringify(job({ payload: "x".repeat(12 * 1024 * 1024) })) }), 413, "payload_too_large"],
+      [
+        "body over the global cap",
+        h.call("POST", "/v1/jobs", {
+          token: t.key,
+          raw: JSON.stringify(job({ payload: "x".repeat(12 * 1024 * 1024) })),
+        }),
+        413,
+        "payload_too_large",
+      ],
       ["name over 200", post(job({ name: "n".repeat(201) })), 400, "validation_error"],
-      ["url over 2048", post(job({ target: { url: `https://example.com/${"u".repeat(2040)}` } })), 400, "validation_error"],
-      ["21 headers", post(job({ target: { url: "https://example.com/", headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`x-h${i}`, "v"])) } })), 400, "validation_error"],
-      ["header value over 1000", post(job({ target: { url: "https://example.com/", headers: { "x-a": "v".repeat(1001) } } })), 400, "validation_error"],
-      ["header value with a control character", post(job({ target: { url: "https://example.com/", headers: { "x-a": "a\u0007b" } } })), 400, "validation_error"],
-      ["header injection", post(job({ target: { url: "https://example.com/", headers: { "x-a": "a\r\nhost: evil" } } })), 400, "validation_error"],
-      ["overriding a signature header", post(job({ target: { url: "https://example.com/", headers: { "Webhook-Signature": "v1,forged" } } })), 400, "validation_error"],
-      ["Idempotency-Key over 200", h.call("POST", "/v1/jobs", { token: t.key, body: job(), headers: { "idempotency-key": "k".repeat(201) } }), 400, "validation_error"],
+      [
+        "url over 2048",
+        post(job({ target: { url: `https://example.com/${"u".repeat(2040)}` } })),
+        400,
+        "validation_error",
+      ],
+      [
+        "21 headers",
+        post(
+          job({
+            target: {
+              url: "https://example.com/",
+              headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`x-h${i}`, "v"])),
+            },
+          }),
+        ),
+        400,
+        "validation_error",
+      ],
+      [
+        "header value over 1000",
+        post(job({ target: { url: "https://example.com/", headers: { "x-a": "v".repeat(1001) } } })),
+        400,
+        "validation_error",
+      ],
+      [
+        "header value with a control character",
+        post(job({ target: { url: "https://example.com/", headers: { "x-a": "a\u0007b" } } })),
+        400,
+        "validation_error",
+      ],
+      [
+        "header injection",
+        post(job({ target: { url: "https://example.com/", headers: { "x-a": "a\r\nhost: evil" } } })),
+        400,
+        "validation_error",
+      ],
+      [
+        "overriding a signature header",
+        post(job({ target: { url: "https://example.com/", headers: { "Webhook-Signature": "v1,forged" } } })),
+        400,
+        "validation_error",
+      ],
+      [
+        "Idempotency-Key over 200",
+        h.call("POST", "/v1/jobs", { token: t.key, body: job(), headers: { "idempotency-key": "k".repeat(201) } }),
+        400,
+        "validation_error",
+      ],
       ["page size over 200", h.call("GET", "/v1/jobs?limit=201", { token: t.key }), 400, "validation_error"],
       ["page size 0", h.call("GET", "/v1/admin/tenants?limit=0"), 400, "validation_error"],
-      ["tenant name over 200", h.call("POST", "/v1/admin/tenants", { body: { name: "n".repeat(201) } }), 400, "validation_error"],
-      ["tenant id not a slug", h.call("POST", "/v1/admin/tenants", { body: { id: "../admin", name: "x" } }), 400, "validation_error"],
+      [
+        "tenant name over 200",
+        h.call("POST", "/v1/admin/tenants", { body: { name: "n".repeat(201) } }),
+        400,
+        "validation_error",
+      ],
+      [
+        "tenant id not a slug",
+        h.call("POST", "/v1/admin/tenants", { body: { id: "../admin", name: "x" } }),
+        400,
+        "validation_error",
+      ],
     ];
     for (const [what, res, status, errCode] of cases) {
       const r = await res;
@@ -62,7 +127,13 @@ describe("bounds: refused, and nothing written", () => {
     await new Promise<void>((r) => big.listen(0, "127.0.0.1", () => r()));
     const transport = createUndiciTransport({ allowPrivate: true });
     try {
-      const res = await transport({ url: `http://127.0.0.1:${(big.address() as AddressInfo).port}/`, method: "POST", headers: {}, body: "{}", signal: AbortSignal.timeout(5000) });
+      const res = await transport({
+        url: `http://127.0.0.1:${(big.address() as AddressInfo).port}/`,
+        method: "POST",
+        headers: {},
+        body: "{}",
+        signal: AbortSignal.timeout(5000),
+      });
       expect(res.status).toBe(200);
       expect(res.body.length).toBe(MAX_RESPONSE_BYTES);
     } finally {
@@ -75,15 +146,34 @@ describe("bounds: refused, and nothing written", () => {
 describe("logs", () => {
   test("JSON lines with request, tenant, job and trigger ids", async () => {
     h.logs.length = 0;
-    const created = await h.call("POST", "/v1/jobs", { token: t.key, body: job(), headers: { "x-request-id": "req-sec-1" } });
+    const created = await h.call("POST", "/v1/jobs", {
+      token: t.key,
+      body: job(),
+      headers: { "x-request-id": "req-sec-1" },
+    });
     const jobId = ((await created.json()) as { id: string }).id;
-    const run = await h.call("POST", `/v1/jobs/${jobId}/run`, { token: t.key, headers: { "x-request-id": "req-sec-2" } });
+    const run = await h.call("POST", `/v1/jobs/${jobId}/run`, {
+      token: t.key,
+      headers: { "x-request-id": "req-sec-2" },
+    });
     const triggerId = ((await run.json()) as { id: string }).id;
     await h.call("GET", `/v1/triggers/${triggerId}`, { token: t.key, headers: { "x-request-id": "req-sec-3" } });
     const lines = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.find((l) => l.requestId === "req-sec-1" && l.msg === "job created")).toMatchObject({ tenantId: "bounds", jobId });
-    expect(lines.find((l) => l.requestId === "req-sec-2" && l.msg === "request")).toMatchObject({ tenantId: "bounds", jobId, status: 201, method: "POST" });
-    expect(lines.find((l) => l.requestId === "req-sec-3" && l.msg === "request")).toMatchObject({ tenantId: "bounds", triggerId, status: 200 });
+    expect(lines.find((l) => l.requestId === "req-sec-1" && l.msg === "job created")).toMatchObject({
+      tenantId: "bounds",
+      jobId,
+    });
+    expect(lines.find((l) => l.requestId === "req-sec-2" && l.msg === "request")).toMatchObject({
+      tenantId: "bounds",
+      jobId,
+      status: 201,
+      method: "POST",
+    });
+    expect(lines.find((l) => l.requestId === "req-sec-3" && l.msg === "request")).toMatchObject({
+      tenantId: "bounds",
+      triggerId,
+      status: 200,
+    });
     for (const l of lines) expect(l).toHaveProperty("time");
   });
 
@@ -92,12 +182,23 @@ describe("logs", () => {
     const dead = connectPostgres(h.tdb.url, { max: 1 });
     await dead.close(); // every statement now fails inside drizzle, which wraps it with its parameters
     const app = createApp({
-      db: dead.db, coordinator: createMemoryCoordinator(), adminToken: ADMIN_TOKEN, allowPrivateTargets: false,
-      apiRatePerSecond: 0, log: createLogger({ write: (l) => logs.push(l) }),
+      db: dead.db,
+      coordinator: createMemoryCoordinator(),
+      adminToken: ADMIN_TOKEN,
+      allowPrivateTargets: false,
+      apiRatePerSecond: 0,
+      log: createLogger({ write: (l) => logs.push(l) }),
     });
     const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    const create = await app.request("/v1/admin/tenants", { method: "POST", headers: auth, body: JSON.stringify({ id: "dbdown", name: "DB Down Co" }) });
-    const rotate = await app.request("/v1/admin/tenants/bounds/signing-secret/rotate", { method: "POST", headers: auth });
+    const create = await app.request("/v1/admin/tenants", {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ id: "dbdown", name: "DB Down Co" }),
+    });
+    const rotate = await app.request("/v1/admin/tenants/bounds/signing-secret/rotate", {
+      method: "POST",
+      headers: auth,
+    });
     expect(create.status).toBe(500);
     expect(rotate.status).toBe(500);
     expect(await create.text()).not.toContain("whsec_");

@@ -12,13 +12,21 @@ let a: Awaited<ReturnType<Harness["tenant"]>>;
 let b: Awaited<ReturnType<Harness["tenant"]>>;
 const ids: Record<string, string> = {};
 
-const validJob = { name: "fuzz", schedule: { delayMs: 60_000 }, target: { url: "https://example.com/hook" }, payload: { n: 1 } };
+const validJob = {
+  name: "fuzz",
+  schedule: { delayMs: 60_000 },
+  target: { url: "https://example.com/hook" },
+  payload: { n: 1 },
+};
 
 beforeAll(async () => {
   h = await createHarness();
   a = await h.tenant("fuzz-a");
   b = await h.tenant("fuzz-b");
-  for (const [who, t] of [["a", a], ["b", b]] as const) {
+  for (const [who, t] of [
+    ["a", a],
+    ["b", b],
+  ] as const) {
     const job = (await (await h.call("POST", "/v1/jobs", { token: t.key, body: validJob })).json()) as { id: string };
     ids[`${who}Job`] = job.id;
     const trg = (await (await h.call("POST", `/v1/jobs/${job.id}/run`, { token: t.key })).json()) as { id: string };
@@ -34,19 +42,39 @@ type Scope = "tenant" | "admin" | "open";
 type Base = "job" | "jobPatch" | "tenant" | "tenantPatch" | "pool" | null;
 // Every route, with the valid body the fuzzer starts from; :id / :keyId / :type are filled by it.
 const ROUTES: Array<[string, string, Scope, Base]> = [
-  ["POST", "/v1/jobs", "tenant", "job"], ["GET", "/v1/jobs", "tenant", null], ["GET", "/v1/jobs/:id", "tenant", null],
-  ["PATCH", "/v1/jobs/:id", "tenant", "jobPatch"], ["DELETE", "/v1/jobs/:id", "tenant", null], ["POST", "/v1/jobs/:id/pause", "tenant", null],
-  ["POST", "/v1/jobs/:id/resume", "tenant", null], ["POST", "/v1/jobs/:id/run", "tenant", null], ["GET", "/v1/jobs/:id/triggers", "tenant", null],
-  ["GET", "/v1/triggers/:id", "tenant", null], ["POST", "/v1/triggers/:id/replay", "tenant", null], ["GET", "/v1/dead-letters", "tenant", null],
-  ["GET", "/v1/quota", "tenant", null], ["POST", "/v1/admin/tenants", "admin", "tenant"], ["GET", "/v1/admin/tenants", "admin", null],
-  ["GET", "/v1/admin/tenants/:id", "admin", null], ["PATCH", "/v1/admin/tenants/:id", "admin", "tenantPatch"],
-  ["POST", "/v1/admin/tenants/:id/keys", "admin", null], ["DELETE", "/v1/admin/tenants/:id/keys/:keyId", "admin", null],
-  ["POST", "/v1/admin/tenants/:id/signing-secret/rotate", "admin", null], ["GET", "/v1/admin/pools", "admin", null],
-  ["GET", "/v1/admin/pools/:type", "admin", null], ["PUT", "/v1/admin/pools/:type", "admin", "pool"], ["GET", "/v1/admin/stats", "admin", null],
-  ["GET", "/healthz", "open", null], ["GET", "/metrics", "admin", null], ["GET", "/openapi.json", "open", null],
-  ["POST", "/v1/admin/pools/:type/pause", "admin", null], ["POST", "/v1/admin/pools/:type/resume", "admin", null],
-  ["GET", "/v1/admin/executors", "admin", null], ["GET", "/v1/metrics", "tenant", null],
-  ["PUT", "/v1/jobs/:id", "tenant", "job"], ["POST", "/v1/nope", "tenant", "job"],
+  ["POST", "/v1/jobs", "tenant", "job"],
+  ["GET", "/v1/jobs", "tenant", null],
+  ["GET", "/v1/jobs/:id", "tenant", null],
+  ["PATCH", "/v1/jobs/:id", "tenant", "jobPatch"],
+  ["DELETE", "/v1/jobs/:id", "tenant", null],
+  ["POST", "/v1/jobs/:id/pause", "tenant", null],
+  ["POST", "/v1/jobs/:id/resume", "tenant", null],
+  ["POST", "/v1/jobs/:id/run", "tenant", null],
+  ["GET", "/v1/jobs/:id/triggers", "tenant", null],
+  ["GET", "/v1/triggers/:id", "tenant", null],
+  ["POST", "/v1/triggers/:id/replay", "tenant", null],
+  ["GET", "/v1/dead-letters", "tenant", null],
+  ["GET", "/v1/quota", "tenant", null],
+  ["POST", "/v1/admin/tenants", "admin", "tenant"],
+  ["GET", "/v1/admin/tenants", "admin", null],
+  ["GET", "/v1/admin/tenants/:id", "admin", null],
+  ["PATCH", "/v1/admin/tenants/:id", "admin", "tenantPatch"],
+  ["POST", "/v1/admin/tenants/:id/keys", "admin", null],
+  ["DELETE", "/v1/admin/tenants/:id/keys/:keyId", "admin", null],
+  ["POST", "/v1/admin/tenants/:id/signing-secret/rotate", "admin", null],
+  ["GET", "/v1/admin/pools", "admin", null],
+  ["GET", "/v1/admin/pools/:type", "admin", null],
+  ["PUT", "/v1/admin/pools/:type", "admin", "pool"],
+  ["GET", "/v1/admin/stats", "admin", null],
+  ["GET", "/healthz", "open", null],
+  ["GET", "/metrics", "admin", null],
+  ["GET", "/openapi.json", "open", null],
+  ["POST", "/v1/admin/pools/:type/pause", "admin", null],
+  ["POST", "/v1/admin/pools/:type/resume", "admin", null],
+  ["GET", "/v1/admin/executors", "admin", null],
+  ["GET", "/v1/metrics", "tenant", null],
+  ["PUT", "/v1/jobs/:id", "tenant", "job"],
+  ["POST", "/v1/nope", "tenant", "job"],
 ];
 const BASES: Record<Exclude<Base, null>, Record<string, unknown>> = {
   job: validJob,
@@ -55,15 +83,68 @@ const BASES: Record<Exclude<Base, null>, Record<string, unknown>> = {
   tenantPatch: { weight: 2 },
   pool: { concurrency: 5, timeoutMs: 1000 },
 };
-const FIELDS = ["name", "schedule", "target", "payload", "retry", "timeoutMs", "priority", "overlap", "misfire", "catchupWindowMs", "type",
-  "id", "status", "weight", "maxInFlight", "ratePerSecond", "burst", "maxJobs", "maxPayloadBytes", "concurrency", "leaseMs", "maxAttempts"];
+const FIELDS = [
+  "name",
+  "schedule",
+  "target",
+  "payload",
+  "retry",
+  "timeoutMs",
+  "priority",
+  "overlap",
+  "misfire",
+  "catchupWindowMs",
+  "type",
+  "id",
+  "status",
+  "weight",
+  "maxInFlight",
+  "ratePerSecond",
+  "burst",
+  "maxJobs",
+  "maxPayloadBytes",
+  "concurrency",
+  "leaseMs",
+  "maxAttempts",
+];
 
 const nasty = fc.constantFrom(
-  "", " ", "\u0000", "a\u0000b", "\ud800", "\udfff", "x\ud83d", "😀", "é", "Ω≈ç√", "\u202e", "..", "../../etc/passwd", "%", "%00", "%2F",
-  "__proto__", "constructor", "prototype", "null", "true", "-1", "0", "1e309", "NaN", "9".repeat(400), "<script>", "'; DROP TABLE jobs; --",
+  "",
+  " ",
+  "\u0000",
+  "a\u0000b",
+  "\ud800",
+  "\udfff",
+  "x\ud83d",
+  "😀",
+  "é",
+  "Ω≈ç√",
+  "\u202e",
+  "..",
+  "../../etc/passwd",
+  "%",
+  "%00",
+  "%2F",
+  "__proto__",
+  "constructor",
+  "prototype",
+  "null",
+  "true",
+  "-1",
+  "0",
+  "1e309",
+  "NaN",
+  "9".repeat(400),
+  "<script>",
+  "'; DROP TABLE jobs; --",
 );
 // What Postgres text refuses (NUL) or cannot store faithfully (an unpaired surrogate), inside otherwise fine text.
-const storageHostile = fc.record({ pre: fc.string({ maxLength: 5 }), bad: fc.constantFrom("\u0000", "\ud800", "\udc00", "\ud83d"), post: fc.string({ maxLength: 5 }) })
+const storageHostile = fc
+  .record({
+    pre: fc.string({ maxLength: 5 }),
+    bad: fc.constantFrom("\u0000", "\ud800", "\udc00", "\ud83d"),
+    post: fc.string({ maxLength: 5 }),
+  })
   .map(({ pre, bad, post }) => pre + bad + post);
 const text = fc.oneof(
   { weight: 3, arbitrary: nasty },
@@ -75,7 +156,13 @@ const text = fc.oneof(
 const anyJson: fc.Arbitrary<unknown> = fc.oneof(
   text,
   fc.jsonValue({ maxDepth: 3 }),
-  fc.anything({ maxDepth: 2, withNullPrototype: true, withObjectString: true }).map((v) => { try { return JSON.parse(JSON.stringify(v) ?? "null"); } catch { return null; } }),
+  fc.anything({ maxDepth: 2, withNullPrototype: true, withObjectString: true }).map((v) => {
+    try {
+      return JSON.parse(JSON.stringify(v) ?? "null");
+    } catch {
+      return null;
+    }
+  }),
   fc.dictionary(text, text, { maxKeys: 2 }),
   fc.integer({ min: 10, max: 3000 }).map((d) => JSON.parse("[".repeat(d) + "]".repeat(d))),
   fc.integer({ min: 1, max: 400_000 }).map((n) => "p".repeat(n)),
@@ -87,19 +174,58 @@ const json = (v: unknown) => JSON.stringify(v) ?? "null";
 function bodyFor(base: Base): fc.Arbitrary<string | undefined> {
   const valid = base ? BASES[base] : {};
   const own = Object.keys(valid);
-  const field = own.length ? fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...own) }, { weight: 1, arbitrary: fc.constantFrom(...FIELDS) }) : fc.constantFrom(...FIELDS);
+  const field = own.length
+    ? fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...own) }, { weight: 1, arbitrary: fc.constantFrom(...FIELDS) })
+    : fc.constantFrom(...FIELDS);
   return fc.oneof(
-    { weight: 6, arbitrary: fc.record({ field, value: anyJson }).map(({ field, value }) => json({ ...valid, [field]: value })) },
-    { weight: 2, arbitrary: fc.record({ url: fc.oneof(text, fc.webUrl()), hk: fc.oneof(text, pollutionKey), hv: fc.oneof(text, anyJson) })
-      .map(({ url, hk, hv }) => json({ ...valid, target: { url: url.length > 3 ? url : "https://example.com/", headers: { [hk]: hv } } })) },
-    { weight: 2, arbitrary: fc.record({ cron: fc.oneof(text, fc.constantFrom("* * * * *", "0 0 31 2 *", "*/0 * * * *", "60 * * * *", "* * * * * * *")), timezone: fc.oneof(text, fc.constantFrom("UTC", "Mars/Base")), at: fc.oneof(text, fc.date({ noInvalidDate: true }).map((d) => d.toISOString())) })
-      .chain((s) => fc.constantFrom({ cron: s.cron, timezone: s.timezone }, { at: s.at }, { delayMs: s.cron }))
-      .map((schedule) => json({ ...valid, schedule })) },
-    { weight: 2, arbitrary: fc.record({ k: pollutionKey, v: anyJson, nested: fc.boolean() })
-      .map(({ k, v, nested }) => (nested ? json({ ...valid, payload: JSON.parse(`{${json(k)}:${json(v)}}`) }) : `{${json(k)}:${json(v)},${json(valid).slice(1)}`)) },
-    { weight: 2, arbitrary: fc.record({ k: text, v: text }).map(({ k, v }) => json({ ...valid, payload: { [k]: v, list: [v] } })) },
+    {
+      weight: 6,
+      arbitrary: fc.record({ field, value: anyJson }).map(({ field, value }) => json({ ...valid, [field]: value })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ url: fc.oneof(text, fc.webUrl()), hk: fc.oneof(text, pollutionKey), hv: fc.oneof(text, anyJson) })
+        .map(({ url, hk, hv }) =>
+          json({ ...valid, target: { url: url.length > 3 ? url : "https://example.com/", headers: { [hk]: hv } } }),
+        ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({
+          cron: fc.oneof(
+            text,
+            fc.constantFrom("* * * * *", "0 0 31 2 *", "*/0 * * * *", "60 * * * *", "* * * * * * *"),
+          ),
+          timezone: fc.oneof(text, fc.constantFrom("UTC", "Mars/Base")),
+          at: fc.oneof(
+            text,
+            fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+          ),
+        })
+        .chain((s) => fc.constantFrom({ cron: s.cron, timezone: s.timezone }, { at: s.at }, { delayMs: s.cron }))
+        .map((schedule) => json({ ...valid, schedule })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ k: pollutionKey, v: anyJson, nested: fc.boolean() })
+        .map(({ k, v, nested }) =>
+          nested
+            ? json({ ...valid, payload: JSON.parse(`{${json(k)}:${json(v)}}`) })
+            : `{${json(k)}:${json(v)},${json(valid).slice(1)}`,
+        ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({ k: text, v: text }).map(({ k, v }) => json({ ...valid, payload: { [k]: v, list: [v] } })),
+    },
     { weight: 1, arbitrary: anyJson.map(json) },
-    { weight: 1, arbitrary: fc.oneof(fc.string({ maxLength: 60 }), fc.constantFrom("{", "[}", "{\"a\":}", "\u0000", "", "{}{}")) },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(fc.string({ maxLength: 60 }), fc.constantFrom("{", "[}", '{"a":}', "\u0000", "", "{}{}")),
+    },
     { weight: 1, arbitrary: fc.constant(undefined) },
   );
 }
@@ -109,19 +235,40 @@ const param = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("fuzz-a", "fuzz-b", "webhook") },
   { weight: 1, arbitrary: text },
 );
-const headerValue = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 300 });
+const headerValue = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  maxLength: 300,
+});
 // Routes that take a body are drawn five times as often: that is where the input surface is.
 const route = fc.oneof(...ROUTES.map((r) => ({ weight: r[3] ? 5 : 1, arbitrary: fc.constant(r) })));
 const request = route.chain((route) =>
   fc.record({
     route: fc.constant(route),
-    p1: param, p2: param,
-    query: fc.option(fc.dictionary(fc.constantFrom("limit", "cursor", "jobId", "x", "__proto__"), fc.oneof(text, fc.integer().map(String)), { maxKeys: 3 })),
+    p1: param,
+    p2: param,
+    query: fc.option(
+      fc.dictionary(
+        fc.constantFrom("limit", "cursor", "jobId", "x", "__proto__"),
+        fc.oneof(text, fc.integer().map(String)),
+        { maxKeys: 3 },
+      ),
+    ),
     body: bodyFor(route[3]),
     idem: fc.option(headerValue, { nil: undefined }),
     requestId: fc.option(headerValue, { nil: undefined }),
-    contentType: fc.option(fc.constantFrom("application/json", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"), { nil: undefined }),
-    auth: fc.oneof({ weight: 8, arbitrary: fc.constant("right" as const) }, fc.constantFrom("wrong-scope" as const, "other-tenant" as const, "garbage" as const, "none" as const)),
+    contentType: fc.option(
+      fc.constantFrom(
+        "application/json",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+      ),
+      { nil: undefined },
+    ),
+    auth: fc.oneof(
+      { weight: 8, arbitrary: fc.constant("right" as const) },
+      fc.constantFrom("wrong-scope" as const, "other-tenant" as const, "garbage" as const, "none" as const),
+    ),
   }),
 );
 

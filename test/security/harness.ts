@@ -14,12 +14,18 @@ export interface Harness {
   db: Db;
   app: ReturnType<typeof createApp>;
   logs: string[];
-  call(method: string, path: string, opts?: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Response>;
+  call(
+    method: string,
+    path: string,
+    opts?: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> },
+  ): Promise<Response>;
   tenant(id: string): Promise<{ id: string; key: string; keyId: string; signingSecret: string }>;
   counts(): Promise<Record<string, number>>;
 }
 
-export async function createHarness(opts: { allowPrivateTargets?: boolean; handlerTypes?: string[] } = {}): Promise<Harness> {
+export async function createHarness(
+  opts: { allowPrivateTargets?: boolean; handlerTypes?: string[] } = {},
+): Promise<Harness> {
   const tdb = await createTestDb();
   const logs: string[] = [];
   const app = createApp({
@@ -36,7 +42,8 @@ export async function createHarness(opts: { allowPrivateTargets?: boolean; handl
     const token = o.token === undefined ? ADMIN_TOKEN : o.token;
     if (token !== null) headers.authorization = `Bearer ${token}`;
     let body: string | undefined = o.raw;
-    if (method === "GET" || method === "HEAD") body = undefined; // fetch forbids a body on these
+    if (method === "GET" || method === "HEAD")
+      body = undefined; // fetch forbids a body on these
     else if (o.body !== undefined) {
       body = JSON.stringify(o.body);
       headers["content-type"] = "application/json";
@@ -55,7 +62,12 @@ export async function createHarness(opts: { allowPrivateTargets?: boolean; handl
       const k = await call("POST", `/v1/admin/tenants/${id}/keys`);
       if (k.status !== 201) throw new Error(`key ${id}: ${k.status} ${await k.text()}`);
       const key = (await k.json()) as { id: string; key: string };
-      return { id, key: key.key, keyId: key.id, signingSecret: ((await t.json()) as { signingSecret: string }).signingSecret };
+      return {
+        id,
+        key: key.key,
+        keyId: key.id,
+        signingSecret: ((await t.json()) as { signingSecret: string }).signingSecret,
+      };
     },
     counts: () => tableCounts(tdb.store.db),
   };
@@ -63,7 +75,10 @@ export async function createHarness(opts: { allowPrivateTargets?: boolean; handl
 
 /** Row count of every table in the public schema (the schema grows; the list is read, not written down). */
 async function tableCounts(db: Db): Promise<Record<string, number>> {
-  const tables = await query<{ t: string }>(db, sql`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`);
+  const tables = await query<{ t: string }>(
+    db,
+    sql`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`,
+  );
   const out: Record<string, number> = {};
   for (const { t } of tables) {
     const [r] = await query<{ n: number }>(db, sql.raw(`SELECT count(*)::int AS n FROM "${t}"`));

@@ -16,16 +16,26 @@ beforeAll(async () => {
   b = await h.tenant("iso-b");
   const job = await h.call("POST", "/v1/jobs", {
     token: b.key,
-    body: { name: "b-job", schedule: { cron: "0 9 * * *", timezone: "UTC" }, target: { url: "https://example.com/hook" }, payload: { secret: "b-data" } },
+    body: {
+      name: "b-job",
+      schedule: { cron: "0 9 * * *", timezone: "UTC" },
+      target: { url: "https://example.com/hook" },
+      payload: { secret: "b-data" },
+    },
   });
   ids.job = ((await job.json()) as { id: string }).id;
   const run = await h.call("POST", `/v1/jobs/${ids.job}/run`, { token: b.key });
   ids.pending = ((await run.json()) as { id: string }).id;
   const dead = await h.call("POST", `/v1/jobs/${ids.job}/run`, { token: b.key });
   ids.dead = ((await dead.json()) as { id: string }).id;
-  await h.db.execute(sql`UPDATE triggers SET status = 'dead', reason = 'test', finished_at = now() WHERE id = ${ids.dead}`);
+  await h.db.execute(
+    sql`UPDATE triggers SET status = 'dead', reason = 'test', finished_at = now() WHERE id = ${ids.dead}`,
+  );
   // A's own job, so A's lists are not trivially empty.
-  await h.call("POST", "/v1/jobs", { token: a.key, body: { name: "a-job", schedule: { delayMs: 60_000 }, target: { url: "https://example.com/a" } } });
+  await h.call("POST", "/v1/jobs", {
+    token: a.key,
+    body: { name: "a-job", schedule: { delayMs: 60_000 }, target: { url: "https://example.com/a" } },
+  });
 });
 afterAll(async () => {
   await h.tdb.drop();
@@ -34,12 +44,20 @@ afterAll(async () => {
 async function snapshotOfB() {
   const jobs = await query(h.db, sql`SELECT * FROM jobs WHERE tenant_id = 'iso-b' ORDER BY id`);
   const triggers = await query(h.db, sql`SELECT * FROM triggers WHERE tenant_id = 'iso-b' ORDER BY id`);
-  const attempts = await query(h.db, sql`SELECT * FROM attempts WHERE tenant_id = 'iso-b' ORDER BY trigger_id, attempt`);
+  const attempts = await query(
+    h.db,
+    sql`SELECT * FROM attempts WHERE tenant_id = 'iso-b' ORDER BY trigger_id, attempt`,
+  );
   return JSON.stringify({ jobs, triggers, attempts });
 }
 
 test("another tenant's job and trigger ids are a 404 on every route, and nothing of theirs changes", async () => {
-  const job = { name: "hijack", schedule: { delayMs: 1 }, target: { url: "https://evil.example.com/" }, payload: { x: 1 } };
+  const job = {
+    name: "hijack",
+    schedule: { delayMs: 1 },
+    target: { url: "https://evil.example.com/" },
+    payload: { x: 1 },
+  };
   const matrix: Array<[string, string, unknown?]> = [
     ["GET", `/v1/jobs/${ids.job}`],
     ["PATCH", `/v1/jobs/${ids.job}`, { name: "hijacked", target: { url: "https://evil.example.com/" } }],
@@ -82,7 +100,14 @@ test("another tenant's job and trigger ids are a 404 on every route, and nothing
 
 test("lists, dead letters, quota and cursors show only the caller's own rows", async () => {
   const seen: string[] = [];
-  for (const path of ["/v1/jobs", "/v1/jobs?limit=200", `/v1/jobs?cursor=${ids.job.slice(0, 5)}`, "/v1/dead-letters", `/v1/dead-letters?jobId=${ids.job}`, "/v1/quota"]) {
+  for (const path of [
+    "/v1/jobs",
+    "/v1/jobs?limit=200",
+    `/v1/jobs?cursor=${ids.job.slice(0, 5)}`,
+    "/v1/dead-letters",
+    `/v1/dead-letters?jobId=${ids.job}`,
+    "/v1/quota",
+  ]) {
     const r = await h.call("GET", path, { token: a.key });
     expect(r.status, path).toBe(200);
     seen.push(await r.text());

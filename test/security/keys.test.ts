@@ -21,7 +21,10 @@ describe("API keys", () => {
     const b = await h.tenant("keys-b");
     expect(a.key).toMatch(/^fw_[A-Za-z0-9_-]{40,}$/);
     expect(a.key).not.toBe(b.key);
-    const rows = await query<{ hash: string; prefix: string }>(h.db, sql`SELECT hash, prefix FROM api_keys WHERE id = ${a.keyId}`);
+    const rows = await query<{ hash: string; prefix: string }>(
+      h.db,
+      sql`SELECT hash, prefix FROM api_keys WHERE id = ${a.keyId}`,
+    );
     expect(rows[0].hash).toMatch(/^[0-9a-f]{64}$/);
     expect(rows[0].hash).not.toContain(a.key.slice(3));
     expect(a.key.startsWith(rows[0].prefix)).toBe(true);
@@ -48,10 +51,16 @@ describe("API keys", () => {
 
   test("last use is recorded", async () => {
     const a = await h.tenant("lastused");
-    const before = await query<{ at: string | null }>(h.db, sql`SELECT last_used_at AS at FROM api_keys WHERE id = ${a.keyId}`);
+    const before = await query<{ at: string | null }>(
+      h.db,
+      sql`SELECT last_used_at AS at FROM api_keys WHERE id = ${a.keyId}`,
+    );
     expect(before[0].at).toBeNull();
     expect((await h.call("GET", "/v1/quota", { token: a.key })).status).toBe(200);
-    const after = await query<{ at: string | null }>(h.db, sql`SELECT last_used_at AS at FROM api_keys WHERE id = ${a.keyId}`);
+    const after = await query<{ at: string | null }>(
+      h.db,
+      sql`SELECT last_used_at AS at FROM api_keys WHERE id = ${a.keyId}`,
+    );
     expect(after[0].at).not.toBeNull();
   });
 });
@@ -71,9 +80,19 @@ describe("scopes never mix", () => {
     ["GET", "/v1/admin/stats"],
   ];
   const tenantRoutes: Array<[string, string]> = [
-    ["POST", "/v1/jobs"], ["GET", "/v1/jobs"], ["GET", "/v1/jobs/job_x"], ["PATCH", "/v1/jobs/job_x"], ["DELETE", "/v1/jobs/job_x"],
-    ["POST", "/v1/jobs/job_x/pause"], ["POST", "/v1/jobs/job_x/resume"], ["POST", "/v1/jobs/job_x/run"], ["GET", "/v1/jobs/job_x/triggers"],
-    ["GET", "/v1/triggers/trg_x"], ["POST", "/v1/triggers/trg_x/replay"], ["GET", "/v1/dead-letters"], ["GET", "/v1/quota"],
+    ["POST", "/v1/jobs"],
+    ["GET", "/v1/jobs"],
+    ["GET", "/v1/jobs/job_x"],
+    ["PATCH", "/v1/jobs/job_x"],
+    ["DELETE", "/v1/jobs/job_x"],
+    ["POST", "/v1/jobs/job_x/pause"],
+    ["POST", "/v1/jobs/job_x/resume"],
+    ["POST", "/v1/jobs/job_x/run"],
+    ["GET", "/v1/jobs/job_x/triggers"],
+    ["GET", "/v1/triggers/trg_x"],
+    ["POST", "/v1/triggers/trg_x/replay"],
+    ["GET", "/v1/dead-letters"],
+    ["GET", "/v1/quota"],
   ];
 
   test("a tenant key on every admin route is a 403 and changes nothing", async () => {
@@ -137,10 +156,14 @@ describe("secrets after creation", () => {
     const keys = [(await h.tenant("dump-a")).key, (await h.tenant("dump-b")).key];
     await h.call("GET", "/v1/jobs", { token: keys[0] });
     const u = new URL(PG_BASE_URL);
-    const dump = execFileSync("pg_dump", ["-h", u.hostname, "-p", u.port || "5432", "-U", u.username || "postgres", h.tdb.name], {
-      encoding: "utf8",
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const dump = execFileSync(
+      "pg_dump",
+      ["-h", u.hostname, "-p", u.port || "5432", "-U", u.username || "postgres", h.tdb.name],
+      {
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     expect(dump).toContain("api_keys");
     expect(dump).toContain(keys[0].slice(0, 10)); // the display prefix is there: the dump did include the rows
     for (const key of keys) {

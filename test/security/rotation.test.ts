@@ -35,7 +35,9 @@ async function deliverOne(key: string, name: string): Promise<Delivery> {
   });
   expect(r.status).toBe(201);
   executor.wake();
-  const all = await receiver.waitFor((d) => d.some((x) => (x.body as { payload?: { name?: string } }).payload?.name === name));
+  const all = await receiver.waitFor((d) =>
+    d.some((x) => (x.body as { payload?: { name?: string } }).payload?.name === name),
+  );
   return all.find((x) => (x.body as { payload?: { name?: string } }).payload?.name === name)!;
 }
 
@@ -59,7 +61,10 @@ test("old and new secret both verify during the overlap; only the new one after 
 
   const rot = await h.call("POST", "/v1/admin/tenants/rot/signing-secret/rotate");
   expect(rot.status).toBe(200);
-  const { signingSecret: newSecret, previousSecretExpiresAt } = (await rot.json()) as { signingSecret: string; previousSecretExpiresAt: string };
+  const { signingSecret: newSecret, previousSecretExpiresAt } = (await rot.json()) as {
+    signingSecret: string;
+    previousSecretExpiresAt: string;
+  };
   expect(newSecret).toMatch(/^whsec_/);
   expect(newSecret).not.toBe(oldSecret);
   expect(new Date(previousSecretExpiresAt).getTime()).toBeGreaterThan(Date.now());
@@ -90,6 +95,9 @@ test("rotating an unknown tenant is a 404 and a tenant key cannot rotate", async
   const t = await h.tenant("rot-b");
   expect((await h.call("POST", "/v1/admin/tenants/nope/signing-secret/rotate")).status).toBe(404);
   expect((await h.call("POST", "/v1/admin/tenants/rot-b/signing-secret/rotate", { token: t.key })).status).toBe(403);
-  const [row] = await query<{ p: string | null }>(h.db, sql`SELECT previous_signing_secret AS p FROM tenants WHERE id = 'rot-b'`);
+  const [row] = await query<{ p: string | null }>(
+    h.db,
+    sql`SELECT previous_signing_secret AS p FROM tenants WHERE id = 'rot-b'`,
+  );
   expect(row.p).toBeNull();
 });

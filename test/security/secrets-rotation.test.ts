@@ -20,9 +20,22 @@ afterAll(async () => {
 });
 
 function app(secretsKey: SecretsKeyring) {
-  const a = createApp({ db: tdb.store.db, coordinator: createMemoryCoordinator(), adminToken: ADMIN, allowPrivateTargets: true, apiRatePerSecond: 0, secretsKey });
+  const a = createApp({
+    db: tdb.store.db,
+    coordinator: createMemoryCoordinator(),
+    adminToken: ADMIN,
+    allowPrivateTargets: true,
+    apiRatePerSecond: 0,
+    secretsKey,
+  });
   return (method: string, path: string, token: string, body?: unknown) =>
-    Promise.resolve(a.request(path, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) }));
+    Promise.resolve(
+      a.request(path, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
 }
 
 it("rotates the secrets key: previous key still opens, re-encrypt moves every secret to the new key", async () => {
@@ -32,18 +45,30 @@ it("rotates the secrets key: previous key still opens, re-encrypt moves every se
   const call = app(before);
   expect((await call("POST", "/v1/admin/tenants", ADMIN, { id: "rot", name: "rot" })).status).toBe(201);
   const { key } = (await (await call("POST", "/v1/admin/tenants/rot/keys", ADMIN)).json()) as { key: string };
-  for (const [name, value] of [["ONE", "v-one"], ["TWO", "v-two"]]) {
+  for (const [name, value] of [
+    ["ONE", "v-one"],
+    ["TWO", "v-two"],
+  ]) {
     expect((await call("PUT", `/v1/secrets/${name}`, key, { value })).status).toBe(200);
   }
-  const keyIds = async () => (await query<{ key_id: string }>(tdb.store.db, sql`SELECT key_id FROM secrets ORDER BY name`)).map((r) => r.key_id);
+  const keyIds = async () =>
+    (await query<{ key_id: string }>(tdb.store.db, sql`SELECT key_id FROM secrets ORDER BY name`)).map((r) => r.key_id);
   expect(await keyIds()).toEqual([before.current.id, before.current.id]);
 
   // Rotated: new key current, old key previous. Old rows still open.
   const rotated = await loadSecretsKeyring(newKey, oldKey);
   const open = secretResolver(tdb.store.db, rotated);
-  expect(await open("rot", ["ONE", "TWO", "THREE"])).toEqual({ values: new Map([["ONE", "v-one"], ["TWO", "v-two"]]), missing: ["THREE"] });
+  expect(await open("rot", ["ONE", "TWO", "THREE"])).toEqual({
+    values: new Map([
+      ["ONE", "v-one"],
+      ["TWO", "v-two"],
+    ]),
+    missing: ["THREE"],
+  });
   // Without the previous key they would not.
-  await expect(secretResolver(tdb.store.db, await loadSecretsKeyring(newKey))("rot", ["ONE"])).rejects.toThrow(SecretsKeyError);
+  await expect(secretResolver(tdb.store.db, await loadSecretsKeyring(newKey))("rot", ["ONE"])).rejects.toThrow(
+    SecretsKeyError,
+  );
 
   const call2 = app(rotated);
   const res = await call2("POST", "/v1/admin/secrets/reencrypt", ADMIN);
@@ -56,5 +81,10 @@ it("rotates the secrets key: previous key still opens, re-encrypt moves every se
 
   // The previous key is no longer needed.
   const after = secretResolver(tdb.store.db, await loadSecretsKeyring(newKey));
-  expect((await after("rot", ["ONE", "TWO"])).values).toEqual(new Map([["ONE", "v-one"], ["TWO", "v-two"]]));
+  expect((await after("rot", ["ONE", "TWO"])).values).toEqual(
+    new Map([
+      ["ONE", "v-one"],
+      ["TWO", "v-two"],
+    ]),
+  );
 });

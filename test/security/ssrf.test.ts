@@ -20,27 +20,77 @@ async function startCanary(): Promise<{ server: Server; port: number; connection
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   return { server, port: (server.address() as AddressInfo).port, connections: () => n };
 }
-const close = (s: Server) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); });
+const close = (s: Server) =>
+  new Promise<void>((r) => {
+    s.closeAllConnections();
+    s.close(() => r());
+  });
 
 // The literal encodings an attacker would try; {P} is the canary's port.
 const LITERAL_FORMS = [
-  "http://127.0.0.1:{P}/", "http://127.1:{P}/", "http://2130706433:{P}/", "http://0x7f.1:{P}/", "http://0x7f000001:{P}/",
-  "http://0177.0.0.1:{P}/", "http://127.0.0.1.:{P}/", "http://[::ffff:127.0.0.1]:{P}/", "http://[::ffff:7f00:1]:{P}/",
-  "http://0.0.0.0:{P}/", "http://0:{P}/", "http://[::1]:{P}/", "http://%31%32%37.0.0.1:{P}/", "https://127.0.0.1:{P}/",
+  "http://127.0.0.1:{P}/",
+  "http://127.1:{P}/",
+  "http://2130706433:{P}/",
+  "http://0x7f.1:{P}/",
+  "http://0x7f000001:{P}/",
+  "http://0177.0.0.1:{P}/",
+  "http://127.0.0.1.:{P}/",
+  "http://[::ffff:127.0.0.1]:{P}/",
+  "http://[::ffff:7f00:1]:{P}/",
+  "http://0.0.0.0:{P}/",
+  "http://0:{P}/",
+  "http://[::1]:{P}/",
+  "http://%31%32%37.0.0.1:{P}/",
+  "https://127.0.0.1:{P}/",
 ];
 
 // Creation-time matrix: the issue's list, every private range, and names that mean "this machine".
 const FORBIDDEN_TARGETS = [
   ...LITERAL_FORMS.map((u) => u.replace("{P}", "8080")),
-  "http://[::ffff:a9fe:a9fe]/", "http://169.254.169.254/latest/meta-data/", "http://169.254.169.254./", "http://[::ffff:169.254.169.254]/",
-  "http://2852039166/", "http://0xa9fea9fe/", "http://0251.0376.0251.0376/", "http://169.254.1.1/",
-  "http://10.0.0.1/", "http://10.255.255.255/", "http://172.16.0.1/", "http://172.31.255.255/", "http://192.168.0.1/", "http://192.168.255.255/",
-  "http://100.64.0.1/", "http://100.127.255.254/", "http://[fd00::1]/", "http://[fc00::1]/", "http://[fd00:ec2::254]/", "http://[fe80::1]/",
-  "http://[64:ff9b::a9fe:a9fe]/", "http://[2002:a9fe:a9fe::]/", "http://[::]/", "http://224.0.0.1/", "http://255.255.255.255/",
-  "http://localhost/", "http://LocalHost./", "http://foo.localhost/", "http://metadata.google.internal/", "http://metadata/",
-  "http://instance-data/", "http://host.docker.internal/", "http://printer.local/", "http://intranet/",
-  "ftp://example.com/", "file:///etc/passwd", "gopher://example.com:70/", "ws://example.com/", "data:text/plain,hi", "javascript:alert(1)",
-  "http://user:pass@example.com/", "http://example.com@127.0.0.1/", "not a url", "//example.com/x",
+  "http://[::ffff:a9fe:a9fe]/",
+  "http://169.254.169.254/latest/meta-data/",
+  "http://169.254.169.254./",
+  "http://[::ffff:169.254.169.254]/",
+  "http://2852039166/",
+  "http://0xa9fea9fe/",
+  "http://0251.0376.0251.0376/",
+  "http://169.254.1.1/",
+  "http://10.0.0.1/",
+  "http://10.255.255.255/",
+  "http://172.16.0.1/",
+  "http://172.31.255.255/",
+  "http://192.168.0.1/",
+  "http://192.168.255.255/",
+  "http://100.64.0.1/",
+  "http://100.127.255.254/",
+  "http://[fd00::1]/",
+  "http://[fc00::1]/",
+  "http://[fd00:ec2::254]/",
+  "http://[fe80::1]/",
+  "http://[64:ff9b::a9fe:a9fe]/",
+  "http://[2002:a9fe:a9fe::]/",
+  "http://[::]/",
+  "http://224.0.0.1/",
+  "http://255.255.255.255/",
+  "http://localhost/",
+  "http://LocalHost./",
+  "http://foo.localhost/",
+  "http://metadata.google.internal/",
+  "http://metadata/",
+  "http://instance-data/",
+  "http://host.docker.internal/",
+  "http://printer.local/",
+  "http://intranet/",
+  "ftp://example.com/",
+  "file:///etc/passwd",
+  "gopher://example.com:70/",
+  "ws://example.com/",
+  "data:text/plain,hi",
+  "javascript:alert(1)",
+  "http://user:pass@example.com/",
+  "http://example.com@127.0.0.1/",
+  "not a url",
+  "//example.com/x",
 ];
 
 let h: Harness;
@@ -59,17 +109,26 @@ afterAll(async () => {
 
 describe("at creation (FAIRWAY_ALLOW_PRIVATE_TARGETS=false)", () => {
   test(`all ${FORBIDDEN_TARGETS.length} forbidden targets are refused on create and update, writing nothing`, async () => {
-    const ok = await h.call("POST", "/v1/jobs", { token: tenant.key, body: { name: "ok", schedule: { delayMs: 3_600_000 }, target: { url: "https://example.com/" } } });
+    const ok = await h.call("POST", "/v1/jobs", {
+      token: tenant.key,
+      body: { name: "ok", schedule: { delayMs: 3_600_000 }, target: { url: "https://example.com/" } },
+    });
     expect(ok.status).toBe(201);
     const jobId = ((await ok.json()) as { id: string }).id;
     const before = await h.counts();
     const accepted: string[] = [];
     for (const url of FORBIDDEN_TARGETS) {
-      const create = await h.call("POST", "/v1/jobs", { token: tenant.key, body: { name: "x", schedule: { delayMs: 0 }, target: { url } } });
+      const create = await h.call("POST", "/v1/jobs", {
+        token: tenant.key,
+        body: { name: "x", schedule: { delayMs: 0 }, target: { url } },
+      });
       const update = await h.call("PATCH", `/v1/jobs/${jobId}`, { token: tenant.key, body: { target: { url } } });
       for (const r of [create, update]) {
         if (r.status !== 400) accepted.push(`${url} → ${r.status}`);
-        else expect(["forbidden_target", "forbidden_scheme", "invalid_url"]).toContain(((await r.json()) as { error: { code: string } }).error.code);
+        else
+          expect(["forbidden_target", "forbidden_scheme", "invalid_url"]).toContain(
+            ((await r.json()) as { error: { code: string } }).error.code,
+          );
       }
     }
     expect(accepted).toEqual([]);
@@ -82,7 +141,11 @@ describe("at creation (FAIRWAY_ALLOW_PRIVATE_TARGETS=false)", () => {
 describe("at connect time: the canary on 127.0.0.1 sees 0 connections", () => {
   test("literal forms and localhost through the undici transport", async () => {
     const transport = createUndiciTransport({ allowPrivate: false });
-    const urls = [...LITERAL_FORMS.map((u) => u.replace("{P}", String(canary.port))), `http://localhost:${canary.port}/`, `http://vm:${canary.port}/`];
+    const urls = [
+      ...LITERAL_FORMS.map((u) => u.replace("{P}", String(canary.port))),
+      `http://localhost:${canary.port}/`,
+      `http://vm:${canary.port}/`,
+    ];
     try {
       for (const url of urls) {
         const sent = transport({ url, method: "POST", headers: {}, body: "{}", signal: AbortSignal.timeout(5000) });
@@ -95,7 +158,13 @@ describe("at connect time: the canary on 127.0.0.1 sees 0 connections", () => {
 
     // Control: the same canary is reachable when private targets are allowed, so 0 above means refused.
     const open = createUndiciTransport({ allowPrivate: true });
-    const res = await open({ url: `http://127.1:${canary.port}/`, method: "POST", headers: {}, body: "{}", signal: AbortSignal.timeout(5000) });
+    const res = await open({
+      url: `http://127.1:${canary.port}/`,
+      method: "POST",
+      headers: {},
+      body: "{}",
+      signal: AbortSignal.timeout(5000),
+    });
     await open.close();
     expect(res.status).toBe(200);
     expect(canary.connections()).toBe(1);
@@ -103,7 +172,11 @@ describe("at connect time: the canary on 127.0.0.1 sees 0 connections", () => {
 
   test("a public-looking name that resolves to 127.0.0.1 (DNS rebinding) is refused by the executor's transport", async () => {
     const before = canary.connections();
-    const fakeDns = ((host: string, _opts: unknown, cb: (e: Error | null, a: Array<{ address: string; family: number }>) => void) => {
+    const fakeDns = ((
+      host: string,
+      _opts: unknown,
+      cb: (e: Error | null, a: Array<{ address: string; family: number }>) => void,
+    ) => {
       // The attacker's zone: a public answer at creation, then the loopback address at delivery time.
       if (host === "rebind.attacker.example") cb(null, [{ address: "127.0.0.1", family: 4 }]);
       else cb(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }), []);
@@ -112,7 +185,12 @@ describe("at connect time: the canary on 127.0.0.1 sees 0 connections", () => {
     await seedPool(h.db, "webhook", 10);
     const created = await h.call("POST", "/v1/jobs", {
       token: tenant.key,
-      body: { name: "rebind", schedule: { delayMs: 0 }, target: { url: `http://rebind.attacker.example:${canary.port}/hook` }, retry: { maxAttempts: 1 } },
+      body: {
+        name: "rebind",
+        schedule: { delayMs: 0 },
+        target: { url: `http://rebind.attacker.example:${canary.port}/hook` },
+        retry: { maxAttempts: 1 },
+      },
     });
     expect(created.status).toBe(201); // nothing about the name is private: creation cannot know
     const jobId = ((await created.json()) as { id: string }).id;
@@ -123,7 +201,10 @@ describe("at connect time: the canary on 127.0.0.1 sees 0 connections", () => {
       while (attempts.length === 0 && Date.now() < deadline) {
         await executor.tick();
         await new Promise((r) => setTimeout(r, 50));
-        attempts = await query(h.db, sql`SELECT a.outcome, a.error FROM attempts a JOIN triggers t ON t.id = a.trigger_id WHERE t.job_id = ${jobId}`);
+        attempts = await query(
+          h.db,
+          sql`SELECT a.outcome, a.error FROM attempts a JOIN triggers t ON t.id = a.trigger_id WHERE t.job_id = ${jobId}`,
+        );
       }
       expect(attempts).toHaveLength(1);
       expect(attempts[0].outcome).toBe("network_error");
@@ -137,12 +218,20 @@ describe("at connect time: the canary on 127.0.0.1 sees 0 connections", () => {
 
   test("redirects are never followed", async () => {
     const before = canary.connections();
-    const redirector = createServer((_req, res) => res.writeHead(302, { location: `http://127.0.0.1:${canary.port}/stolen` }).end());
+    const redirector = createServer((_req, res) =>
+      res.writeHead(302, { location: `http://127.0.0.1:${canary.port}/stolen` }).end(),
+    );
     await new Promise<void>((r) => redirector.listen(0, "127.0.0.1", () => r()));
     const transport = createUndiciTransport({ allowPrivate: true });
     try {
       const port = (redirector.address() as AddressInfo).port;
-      const res = await transport({ url: `http://127.0.0.1:${port}/`, method: "POST", headers: {}, body: "{}", signal: AbortSignal.timeout(5000) });
+      const res = await transport({
+        url: `http://127.0.0.1:${port}/`,
+        method: "POST",
+        headers: {},
+        body: "{}",
+        signal: AbortSignal.timeout(5000),
+      });
       expect(res.status).toBe(302);
     } finally {
       await transport.close();

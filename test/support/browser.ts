@@ -8,7 +8,14 @@ import { chromium, type BrowserContext } from "playwright-core";
 
 export const CHROMIUM = process.env.FAIRWAY_CHROMIUM ?? "/usr/bin/chromium";
 
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 export interface TestBrowser {
   context: BrowserContext;
@@ -17,10 +24,17 @@ export interface TestBrowser {
 
 export async function openBrowser(viewport = { width: 1280, height: 900 }): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\`, or set FAIRWAY_CHROMIUM to its path`);
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\`, or set FAIRWAY_CHROMIUM to its path`,
+    );
   }
   const dir = mkdtempSync(join(tmpdir(), "fairway-chromium-"));
-  const context = await chromium.launchPersistentContext(dir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport });
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport,
+  });
   return {
     context,
     async close() {

@@ -5,7 +5,12 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { openApiDocument } from "@fairway/api";
 
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>> };
+type Doc = {
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+  >;
+};
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 
@@ -51,16 +56,25 @@ export function createContract(inner: typeof fetch = fetch): Contract {
     }
     const schema = response?.content?.["application/json"];
     if (!schema) return void failures.push(`${where}: no JSON schema for status ${status}`);
-    const validate = ajv.getSchema(`openapi#/${pointer("paths", route.template, method.toLowerCase(), "responses", status, "content", "application/json", "schema")}`);
-    const body = await res.clone().json().catch(() => undefined);
-    if (!validate!(body)) failures.push(`${where}: ${ajv.errorsText(validate!.errors)} in ${JSON.stringify(body).slice(0, 300)}`);
+    const validate = ajv.getSchema(
+      `openapi#/${pointer("paths", route.template, method.toLowerCase(), "responses", status, "content", "application/json", "schema")}`,
+    );
+    const body = await res
+      .clone()
+      .json()
+      .catch(() => undefined);
+    if (!validate!(body))
+      failures.push(`${where}: ${ajv.errorsText(validate!.errors)} in ${JSON.stringify(body).slice(0, 300)}`);
     seen.add(`${method} ${route.template} ${res.status}`);
   };
 
   return {
     failures,
     seen,
-    operations: () => Object.entries(doc.paths).filter(([p]) => p.startsWith("/v1")).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)),
+    operations: () =>
+      Object.entries(doc.paths)
+        .filter(([p]) => p.startsWith("/v1"))
+        .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)),
     fetch: async (input, init) => {
       const res = await inner(input, init);
       await check((init?.method ?? "GET").toUpperCase(), new URL(String(input)), res);

@@ -15,10 +15,21 @@ export interface FairwayProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-function spawnMain(env: Record<string, string>): { child: ChildProcess; output(): string; exited: Promise<number | null> } {
+function spawnMain(env: Record<string, string>): {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+} {
   const child = spawn(process.execPath, ["--import", "tsx", "apps/server/src/main.ts"], {
     cwd: root,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, FAIRWAY_LOG_LEVEL: "warn", PORT: "0", FAIRWAY_ALLOW_PRIVATE_TARGETS: "true", ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      FAIRWAY_LOG_LEVEL: "warn",
+      PORT: "0",
+      FAIRWAY_ALLOW_PRIVATE_TARGETS: "true",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -29,7 +40,10 @@ function spawnMain(env: Record<string, string>): { child: ChildProcess; output()
 }
 
 /** Start and wait until it listens (or, for an executor, until it has started). */
-export async function startFairway(env: Record<string, string>, ready = /Listening on (http:\/\/\S+)/): Promise<FairwayProcess> {
+export async function startFairway(
+  env: Record<string, string>,
+  ready = /Listening on (http:\/\/\S+)/,
+): Promise<FairwayProcess> {
   const p = spawnMain(env);
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${p.output()}`)), 60_000);

@@ -5,7 +5,9 @@ import { templateName, urlFor, withAdmin } from "./pg.ts";
 
 export default async function setup() {
   const tpl = templateName();
-  const exists = await withAdmin(async (sql) => (await sql`SELECT 1 FROM pg_database WHERE datname = ${tpl}`).length > 0);
+  const exists = await withAdmin(
+    async (sql) => (await sql`SELECT 1 FROM pg_database WHERE datname = ${tpl}`).length > 0,
+  );
   if (exists) return;
   const building = `${tpl}_build_${process.pid}`;
   await withAdmin((sql) => sql.unsafe(`CREATE DATABASE ${building}`));
@@ -25,7 +27,8 @@ export default async function setup() {
     // Old templates from earlier schemas. Only in CI: on a developer machine several checkouts with
     // different migrations may be running their suites against the same server at once.
     if (!process.env.CI) return;
-    const old = await sql`SELECT datname FROM pg_database WHERE datname LIKE 'fairway_tpl_%' AND datname <> ${tpl} AND datname NOT LIKE '%_build_%'`;
+    const old =
+      await sql`SELECT datname FROM pg_database WHERE datname LIKE 'fairway_tpl_%' AND datname <> ${tpl} AND datname NOT LIKE '%_build_%'`;
     for (const { datname } of old) await sql.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
   });
 }

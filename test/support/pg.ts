@@ -18,7 +18,9 @@ export function urlFor(database: string): string {
 
 export function templateName(): string {
   const h = createHash("sha256");
-  for (const f of readdirSync(migrationsFolder).filter((f) => f.endsWith(".sql")).sort()) {
+  for (const f of readdirSync(migrationsFolder)
+    .filter((f) => f.endsWith(".sql"))
+    .sort()) {
     h.update(readFileSync(join(migrationsFolder, f)));
   }
   return `fairway_tpl_${h.digest("hex").slice(0, 12)}`;

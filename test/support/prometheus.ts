@@ -42,7 +42,8 @@ export function samples(m: Scrape, name: string, labels: Record<string, string> 
  *  counts by `le`, the count and the sum. */
 export function histogram(m: Scrape, name: string, labels: Record<string, string> = {}) {
   const buckets: Record<string, number> = {};
-  for (const s of samples(m, `${name}_bucket`, labels)) buckets[s.labels!.le] = (buckets[s.labels!.le] ?? 0) + Number(s.value);
+  for (const s of samples(m, `${name}_bucket`, labels))
+    buckets[s.labels!.le] = (buckets[s.labels!.le] ?? 0) + Number(s.value);
   const total = (suffix: string) => samples(m, `${name}_${suffix}`, labels).reduce((n, s) => n + Number(s.value), 0);
   return { type: m.get(name)?.type, buckets, count: total("count"), sum: total("sum") };
 }

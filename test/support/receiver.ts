@@ -39,7 +39,8 @@ export async function startReceiver(): Promise<Receiver> {
     async waitFor(pred, timeoutMs = 15_000) {
       const end = Date.now() + timeoutMs;
       while (!pred(deliveries)) {
-        if (Date.now() > end) throw new Error(`receiver: condition not met within ${timeoutMs} ms (${deliveries.length} deliveries)`);
+        if (Date.now() > end)
+          throw new Error(`receiver: condition not met within ${timeoutMs} ms (${deliveries.length} deliveries)`);
         await new Promise((res) => setTimeout(res, 25));
       }
       return deliveries;

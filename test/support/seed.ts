@@ -2,7 +2,11 @@
 import { generateSigningSecret, newId } from "@fairway/core";
 import { putPool, sql, type Db, type Settlement, DEFAULT_POOL } from "@fairway/store";
 
-export async function seedTenant(db: Db, id: string, q: { maxInFlight?: number; weight?: number; ratePerSecond?: number | null; burst?: number | null } = {}) {
+export async function seedTenant(
+  db: Db,
+  id: string,
+  q: { maxInFlight?: number; weight?: number; ratePerSecond?: number | null; burst?: number | null } = {},
+) {
   await db.execute(sql`
     INSERT INTO tenants (id, name, max_in_flight, weight, rate_per_second, burst, signing_secret)
     VALUES (${id}, ${id}, ${q.maxInFlight ?? 10}, ${q.weight ?? 1}, ${q.ratePerSecond ?? null}, ${q.burst ?? null}, ${generateSigningSecret()})`);
@@ -17,7 +21,15 @@ export async function seedDue(
   db: Db,
   tenantId: string,
   count: number,
-  opts: { type?: string; at?: Date; maxAttempts?: number; target?: unknown; priority?: number; initialDelayMs?: number; delivery?: "at_least_once" | "at_most_once" } = {},
+  opts: {
+    type?: string;
+    at?: Date;
+    maxAttempts?: number;
+    target?: unknown;
+    priority?: number;
+    initialDelayMs?: number;
+    delivery?: "at_least_once" | "at_most_once";
+  } = {},
 ): Promise<{ jobId: string; triggerIds: string[] }> {
   const type = opts.type ?? "work";
   const jobId = newId("job");
@@ -39,7 +51,10 @@ export async function seedDue(
 }
 
 /** A claimed trigger's successful settlement, as a worker reports it; `extra` overrides any field. */
-export function succeeded(c: { id: string; leaseToken: string; attempt: number }, extra: Partial<Settlement> = {}): Settlement {
+export function succeeded(
+  c: { id: string; leaseToken: string; attempt: number },
+  extra: Partial<Settlement> = {},
+): Settlement {
   return {
     id: c.id,
     leaseToken: c.leaseToken,

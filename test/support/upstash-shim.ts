@@ -24,7 +24,18 @@ type Reply = Buffer | string | number | null | Error | Reply[];
 type Outcome = { result: unknown } | { error: string };
 
 // These would take over (or block) the one shared connection every request uses.
-const UNSUPPORTED = new Set(["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "BLPOP", "BRPOP", "BLMOVE", "BZPOPMIN", "BZPOPMAX", "WAIT"]);
+const UNSUPPORTED = new Set([
+  "SUBSCRIBE",
+  "PSUBSCRIBE",
+  "SSUBSCRIBE",
+  "MONITOR",
+  "BLPOP",
+  "BRPOP",
+  "BLMOVE",
+  "BZPOPMIN",
+  "BZPOPMAX",
+  "WAIT",
+]);
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export async function startUpstashShim(opts: { redisUrl: string; token: string; port?: number }): Promise<UpstashShim> {
@@ -60,13 +71,14 @@ export async function startUpstashShim(opts: { redisUrl: string; token: string; 
       const cmd = toCommand(body);
       if ("error" in cmd) return send(res, 400, cmd);
       try {
-        return send(res, 200, { result: encodeTop(await redis.callBuffer(cmd.name, ...cmd.args) as Reply, base64) });
+        return send(res, 200, { result: encodeTop((await redis.callBuffer(cmd.name, ...cmd.args)) as Reply, base64) });
       } catch (err) {
         return send(res, 400, { error: message(err) });
       }
     }
 
-    if (!Array.isArray(body) || body.length === 0) return send(res, 400, { error: "ERR expected a non-empty array of commands" });
+    if (!Array.isArray(body) || body.length === 0)
+      return send(res, 400, { error: "ERR expected a non-empty array of commands" });
     const cmds = body.map(toCommand);
     const bad = cmds.find((c) => "error" in c);
     if (bad) return send(res, 400, bad);
@@ -79,7 +91,9 @@ export async function startUpstashShim(opts: { redisUrl: string; token: string; 
       return send(res, 400, { error: message(err) }); // EXECABORT: a command was rejected while queueing
     }
     if (!replies) return send(res, 400, { error: "ERR transaction aborted" });
-    const out: Outcome[] = replies.map(([err, reply]) => (err ? { error: err.message } : { result: encodeTop(reply as Reply, base64) }));
+    const out: Outcome[] = replies.map(([err, reply]) =>
+      err ? { error: err.message } : { result: encodeTop(reply as Reply, base64) },
+    );
     return send(res, 200, out);
   }
 
@@ -102,10 +116,13 @@ export async function startUpstashShim(opts: { redisUrl: string; token: string; 
 
 /** JSON command → Redis arguments. The client sends numbers and booleans unquoted; Redis wants strings. */
 function toCommand(raw: unknown): { name: string; args: string[] } | { error: string } {
-  if (!Array.isArray(raw) || raw.length === 0 || typeof raw[0] !== "string") return { error: "ERR a command is a non-empty array starting with its name" };
+  if (!Array.isArray(raw) || raw.length === 0 || typeof raw[0] !== "string")
+    return { error: "ERR a command is a non-empty array starting with its name" };
   const name = raw[0];
   if (UNSUPPORTED.has(name.toUpperCase())) return { error: `ERR ${name} is not supported by the REST shim` };
-  const args = raw.slice(1).map((a) => (typeof a === "string" ? a : a === null ? "" : typeof a === "object" ? JSON.stringify(a) : String(a)));
+  const args = raw
+    .slice(1)
+    .map((a) => (typeof a === "string" ? a : a === null ? "" : typeof a === "object" ? JSON.stringify(a) : String(a)));
   return { name, args };
 }
 

@@ -59,13 +59,19 @@ export class ConfigError extends Error {}
 const LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
 
 export async function readConfig(env: Env): Promise<EdgeConfig> {
-  if (!env.HYPERDRIVE?.connectionString) throw new ConfigError("the HYPERDRIVE binding is missing (wrangler.toml [[hyperdrive]])");
+  if (!env.HYPERDRIVE?.connectionString)
+    throw new ConfigError("the HYPERDRIVE binding is missing (wrangler.toml [[hyperdrive]])");
   const adminToken = env.FAIRWAY_ADMIN_TOKEN?.trim() ?? "";
-  if (adminToken.length < 16) throw new ConfigError("FAIRWAY_ADMIN_TOKEN must be set (wrangler secret put), at least 16 characters");
+  if (adminToken.length < 16)
+    throw new ConfigError("FAIRWAY_ADMIN_TOKEN must be set (wrangler secret put), at least 16 characters");
   const url = env.UPSTASH_REDIS_REST_URL?.trim();
   const token = env.UPSTASH_REDIS_REST_TOKEN?.trim();
-  if (Boolean(url) !== Boolean(token)) throw new ConfigError("set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither");
-  if (!env.FAIRWAY_SECRETS_KEY?.trim()) throw new ConfigError("FAIRWAY_SECRETS_KEY must be set (wrangler secret put): 32 bytes, base64, from openssl rand -base64 32");
+  if (Boolean(url) !== Boolean(token))
+    throw new ConfigError("set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither");
+  if (!env.FAIRWAY_SECRETS_KEY?.trim())
+    throw new ConfigError(
+      "FAIRWAY_SECRETS_KEY must be set (wrangler secret put): 32 bytes, base64, from openssl rand -base64 32",
+    );
   let secretsKey: SecretsKeyring;
   try {
     secretsKey = await loadSecretsKeyring(env.FAIRWAY_SECRETS_KEY, env.FAIRWAY_SECRETS_KEY_PREVIOUS?.trim() || null);
@@ -104,6 +110,7 @@ function intVar(env: Env, name: keyof Env, fallback: number, min: number, max: n
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(raw)}`);
   return n;
 }

@@ -35,7 +35,13 @@ describe("readConfig", () => {
   });
 
   it("reads Upstash, the key prefix and the private-target opt-in", async () => {
-    const cfg = await readConfig({ ...base, UPSTASH_REDIS_REST_URL: "https://x.upstash.io", UPSTASH_REDIS_REST_TOKEN: "t", FAIRWAY_REDIS_PREFIX: "fw1:", FAIRWAY_ALLOW_PRIVATE_TARGETS: "true" });
+    const cfg = await readConfig({
+      ...base,
+      UPSTASH_REDIS_REST_URL: "https://x.upstash.io",
+      UPSTASH_REDIS_REST_TOKEN: "t",
+      FAIRWAY_REDIS_PREFIX: "fw1:",
+      FAIRWAY_ALLOW_PRIVATE_TARGETS: "true",
+    });
     expect(cfg.upstash).toEqual({ url: "https://x.upstash.io", token: "t", prefix: "fw1:" });
     expect(cfg.allowPrivateTargets).toBe(true);
     expect((await readConfig({ ...base, FAIRWAY_ALLOW_PRIVATE_TARGETS: "1" })).allowPrivateTargets).toBe(false); // only "true" opts in
@@ -45,13 +51,19 @@ describe("readConfig", () => {
     expect(await error({ ...base, HYPERDRIVE: undefined as never })).toMatch(/HYPERDRIVE/);
     expect(await error({ ...base, FAIRWAY_ADMIN_TOKEN: undefined })).toMatch(/FAIRWAY_ADMIN_TOKEN/);
     expect(await error({ ...base, FAIRWAY_ADMIN_TOKEN: "short" })).toMatch(/at least 16/);
-    expect(await error({ ...base, UPSTASH_REDIS_REST_URL: "https://x.upstash.io" })).toMatch(/both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN/);
+    expect(await error({ ...base, UPSTASH_REDIS_REST_URL: "https://x.upstash.io" })).toMatch(
+      /both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN/,
+    );
     expect(await error({ ...base, FAIRWAY_RUN_MS: "soon" })).toMatch(/FAIRWAY_RUN_MS must be an integer/);
     expect(await error({ ...base, FAIRWAY_POLL_MS: "0" })).toMatch(/FAIRWAY_POLL_MS/);
     expect(await error({ ...base, FAIRWAY_LOG_LEVEL: "loud" })).toMatch(/FAIRWAY_LOG_LEVEL/);
     // The Worker refuses to start without a secrets key, or with one that is not 32 bytes.
     expect(await error({ ...base, FAIRWAY_SECRETS_KEY: undefined })).toMatch(/FAIRWAY_SECRETS_KEY must be set/);
-    expect(await error({ ...base, FAIRWAY_SECRETS_KEY: btoa("short") })).toMatch(/FAIRWAY_SECRETS_KEY must be 32 bytes/);
-    expect(await error({ ...base, FAIRWAY_SECRETS_KEY_PREVIOUS: "%%%" })).toMatch(/FAIRWAY_SECRETS_KEY_PREVIOUS is not base64/);
+    expect(await error({ ...base, FAIRWAY_SECRETS_KEY: btoa("short") })).toMatch(
+      /FAIRWAY_SECRETS_KEY must be 32 bytes/,
+    );
+    expect(await error({ ...base, FAIRWAY_SECRETS_KEY_PREVIOUS: "%%%" })).toMatch(
+      /FAIRWAY_SECRETS_KEY_PREVIOUS is not base64/,
+    );
   });
 });

@@ -5,63 +5,68 @@ import { StartupError } from "./startup-error.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
-const schema = z.object({
-  /** Postgres URL; unset = embedded PostgreSQL started by Fairway, its cluster under FAIRWAY_DATA_DIR. */
-  DATABASE_URL: z.string().url().optional(),
-  /** redis:// URL for self-hosted Redis coordination. */
-  REDIS_URL: z.string().optional(),
-  UPSTASH_REDIS_REST_URL: z.string().url().optional(),
-  UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
-  /** Prefix of every Redis key (either driver), so deployments can share one Redis. Default fairway: */
-  FAIRWAY_REDIS_PREFIX: z.string().max(100).default("fairway:"),
-  /** Admin bearer token; unset = generated on first start, stored in the data dir, printed once. */
-  FAIRWAY_ADMIN_TOKEN: z.string().min(16).optional(),
-  /** HTTP port. Default 8787. */
-  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
-  /** Listen address. Default 127.0.0.1 (set 0.0.0.0 to expose). */
-  HOST: z.string().default("127.0.0.1"),
-  /** Embedded database and generated token live here. Default ./.fairway */
-  FAIRWAY_DATA_DIR: z.string().default("./.fairway"),
-  /** Port of the embedded PostgreSQL (127.0.0.1 only). Default: the last one used if free, else any free port. */
-  FAIRWAY_EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).optional(),
-  /** all | api | executor. Default all. */
-  FAIRWAY_ROLE: z.enum(["all", "api", "executor"]).default("all"),
-  /** Let webhooks reach loopback/private addresses (tests, local demos). Default false. */
-  FAIRWAY_ALLOW_PRIVATE_TARGETS: bool.default(false),
-  /** Per-tenant API requests per second (0 = off). Default 1000. */
-  FAIRWAY_API_RATE_PER_SECOND: z.coerce.number().min(0).default(1000),
-  /** Executor idle poll. Default 250 ms. */
-  FAIRWAY_POLL_MS: z.coerce.number().int().min(10).max(10_000).default(250),
-  /** Graceful stop budget for in-flight work on SIGTERM. Default 10000 ms. */
-  FAIRWAY_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
-  /** debug | info | warn | error. Default info. */
-  FAIRWAY_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
-  /** Seals tenant secrets: 32 bytes, base64 (openssl rand -base64 32). Unset = generated once and kept
-   *  in the data dir (every server sharing a database must then be given the same key). */
-  FAIRWAY_SECRETS_KEY: z.string().optional(),
-  /** The key before a rotation: still opens secrets until POST /v1/admin/secrets/reencrypt re-seals them. */
-  FAIRWAY_SECRETS_KEY_PREVIOUS: z.string().optional(),
-  /** Origins that may embed a tenant portal view in an iframe, space- or comma-separated. Default none. */
-  FAIRWAY_PORTAL_ORIGINS: z.string().default("").transform((raw, ctx) => {
-    const r = parsePortalOrigins(raw);
-    if (!r.ok) ctx.addIssue({ code: "custom", message: r.message });
-    return r.ok ? r.origins : [];
-  }),
-  /** Postgres pool size. Default 10. */
-  FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
-  /** Executor heartbeat interval. Default 5000 ms. */
-  FAIRWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-  /** An executor silent this long is lost: its leases are reaped at once. Default 30000 ms. */
-  FAIRWAY_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000),
-  /** A second token that may read /metrics (besides the admin token). */
-  FAIRWAY_METRICS_TOKEN: z.string().min(16).optional(),
-  /** Per-tenant metric series are kept for the busiest this many tenants. Default 20. */
-  FAIRWAY_METRICS_TOP_TENANTS: z.coerce.number().int().min(0).max(1000).default(20),
-}).refine((c) => Boolean(c.UPSTASH_REDIS_REST_URL) === Boolean(c.UPSTASH_REDIS_REST_TOKEN), {
-  // Half of Upstash would otherwise fall back to REDIS_URL or to in-process coordination, silently.
-  message: "set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither",
-  path: ["UPSTASH_REDIS_REST_TOKEN"],
-});
+const schema = z
+  .object({
+    /** Postgres URL; unset = embedded PostgreSQL started by Fairway, its cluster under FAIRWAY_DATA_DIR. */
+    DATABASE_URL: z.string().url().optional(),
+    /** redis:// URL for self-hosted Redis coordination. */
+    REDIS_URL: z.string().optional(),
+    UPSTASH_REDIS_REST_URL: z.string().url().optional(),
+    UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
+    /** Prefix of every Redis key (either driver), so deployments can share one Redis. Default fairway: */
+    FAIRWAY_REDIS_PREFIX: z.string().max(100).default("fairway:"),
+    /** Admin bearer token; unset = generated on first start, stored in the data dir, printed once. */
+    FAIRWAY_ADMIN_TOKEN: z.string().min(16).optional(),
+    /** HTTP port. Default 8787. */
+    PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+    /** Listen address. Default 127.0.0.1 (set 0.0.0.0 to expose). */
+    HOST: z.string().default("127.0.0.1"),
+    /** Embedded database and generated token live here. Default ./.fairway */
+    FAIRWAY_DATA_DIR: z.string().default("./.fairway"),
+    /** Port of the embedded PostgreSQL (127.0.0.1 only). Default: the last one used if free, else any free port. */
+    FAIRWAY_EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+    /** all | api | executor. Default all. */
+    FAIRWAY_ROLE: z.enum(["all", "api", "executor"]).default("all"),
+    /** Let webhooks reach loopback/private addresses (tests, local demos). Default false. */
+    FAIRWAY_ALLOW_PRIVATE_TARGETS: bool.default(false),
+    /** Per-tenant API requests per second (0 = off). Default 1000. */
+    FAIRWAY_API_RATE_PER_SECOND: z.coerce.number().min(0).default(1000),
+    /** Executor idle poll. Default 250 ms. */
+    FAIRWAY_POLL_MS: z.coerce.number().int().min(10).max(10_000).default(250),
+    /** Graceful stop budget for in-flight work on SIGTERM. Default 10000 ms. */
+    FAIRWAY_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+    /** debug | info | warn | error. Default info. */
+    FAIRWAY_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+    /** Seals tenant secrets: 32 bytes, base64 (openssl rand -base64 32). Unset = generated once and kept
+     *  in the data dir (every server sharing a database must then be given the same key). */
+    FAIRWAY_SECRETS_KEY: z.string().optional(),
+    /** The key before a rotation: still opens secrets until POST /v1/admin/secrets/reencrypt re-seals them. */
+    FAIRWAY_SECRETS_KEY_PREVIOUS: z.string().optional(),
+    /** Origins that may embed a tenant portal view in an iframe, space- or comma-separated. Default none. */
+    FAIRWAY_PORTAL_ORIGINS: z
+      .string()
+      .default("")
+      .transform((raw, ctx) => {
+        const r = parsePortalOrigins(raw);
+        if (!r.ok) ctx.addIssue({ code: "custom", message: r.message });
+        return r.ok ? r.origins : [];
+      }),
+    /** Postgres pool size. Default 10. */
+    FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
+    /** Executor heartbeat interval. Default 5000 ms. */
+    FAIRWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+    /** An executor silent this long is lost: its leases are reaped at once. Default 30000 ms. */
+    FAIRWAY_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000),
+    /** A second token that may read /metrics (besides the admin token). */
+    FAIRWAY_METRICS_TOKEN: z.string().min(16).optional(),
+    /** Per-tenant metric series are kept for the busiest this many tenants. Default 20. */
+    FAIRWAY_METRICS_TOP_TENANTS: z.coerce.number().int().min(0).max(1000).default(20),
+  })
+  .refine((c) => Boolean(c.UPSTASH_REDIS_REST_URL) === Boolean(c.UPSTASH_REDIS_REST_TOKEN), {
+    // Half of Upstash would otherwise fall back to REDIS_URL or to in-process coordination, silently.
+    message: "set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither",
+    path: ["UPSTASH_REDIS_REST_TOKEN"],
+  });
 
 export type Config = z.infer<typeof schema>;
 

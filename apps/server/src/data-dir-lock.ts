@@ -37,7 +37,9 @@ export function lockDataDir(dataDir: string): DataDirLock {
     }
     rmSync(file, { force: true }); // stale: its owner is gone
   }
-  throw new StartupError(`could not lock data directory ${dataDir} (${file} keeps reappearing); is another Fairway starting there?`);
+  throw new StartupError(
+    `could not lock data directory ${dataDir} (${file} keeps reappearing); is another Fairway starting there?`,
+  );
 }
 
 function readOr(file: string, fallback: string): string {

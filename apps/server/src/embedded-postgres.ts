@@ -12,7 +12,21 @@
 // - initdb runs in a scratch directory renamed into place when complete: an interrupted first start
 //   leaves no half cluster.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { arch, platform } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -80,7 +94,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   try {
     password = readFileSync(join(dataDir, "postgres-password"), "utf8").trim();
   } catch {
-    throw new StartupError(`${join(dataDir, "postgres-password")} is missing, and the cluster in ${cluster} needs it; restore it, or move ${cluster} away to start with an empty database`);
+    throw new StartupError(
+      `${join(dataDir, "postgres-password")} is missing, and the cluster in ${cluster} needs it; restore it, or move ${cluster} away to start with an empty database`,
+    );
   }
 
   await stopLeftover(cluster, opts.log);
@@ -163,7 +179,11 @@ function postgresUser(): Owner {
     return ids();
   } catch {
     try {
-      execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"], { stdio: "ignore" });
+      execFileSync(
+        "useradd",
+        ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"],
+        { stdio: "ignore" },
+      );
       return ids();
     } catch {
       throw new StartupError(
@@ -184,9 +204,22 @@ async function initCluster(initdb: string, dataDir: string, cluster: string, own
     chownSync(scratch, owner.uid, owner.gid!);
     chownSync(pwfile, owner.uid, owner.gid!); // initdb reads it as postgres; root still reads it
   }
-  const args = ["-D", scratch, `--username=${USER}`, `--pwfile=${pwfile}`, "--auth=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-instructions"];
+  const args = [
+    "-D",
+    scratch,
+    `--username=${USER}`,
+    `--pwfile=${pwfile}`,
+    "--auth=scram-sha-256",
+    "--encoding=UTF8",
+    "--locale=C",
+    "--no-instructions",
+  ];
   // Not blocking the event loop: a Ctrl-C during a slow first start still reaches our handlers.
-  const child = spawn(initdb, args, { ...owner, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, LC_ALL: "C" } });
+  const child = spawn(initdb, args, {
+    ...owner,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, LC_ALL: "C" },
+  });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
   const code = await new Promise<number | null>((done) => {
@@ -195,7 +228,10 @@ async function initCluster(initdb: string, dataDir: string, cluster: string, own
   });
   if (code !== 0) {
     const last = stderr.trim().split("\n").filter(Boolean).at(-1) ?? `exit code ${code}`;
-    const hint = owner.uid !== undefined ? " (as root it runs as the postgres user, which must be able to reach the data directory and node_modules)" : "";
+    const hint =
+      owner.uid !== undefined
+        ? " (as root it runs as the postgres user, which must be able to reach the data directory and node_modules)"
+        : "";
     throw new StartupError(`initdb failed in ${scratch}${hint}: ${last}`);
   }
   renameSync(scratch, cluster);
@@ -227,17 +263,40 @@ interface Running {
   stop(): Promise<void>;
 }
 
-async function launch(postgres: string, cluster: string, dataDir: string, logFd: number, owner: Owner, opts: EmbeddedOptions): Promise<Running> {
+async function launch(
+  postgres: string,
+  cluster: string,
+  dataDir: string,
+  logFd: number,
+  owner: Owner,
+  opts: EmbeddedOptions,
+): Promise<Running> {
   const fixed = opts.port !== undefined;
   for (let attempt = 0; ; attempt++) {
     const port = opts.port ?? (await freePort(attempt === 0 ? previousPort(dataDir) : undefined));
     const logStart = statSync(join(dataDir, "postgres.log")).size;
-    const child = spawn("/bin/sh", ["-c", WATCHER, postgres, "-D", cluster, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="], {
-      ...owner,
-      detached: true,
-      stdio: ["pipe", logFd, logFd],
-      env: { ...process.env, LC_ALL: "C" },
-    });
+    const child = spawn(
+      "/bin/sh",
+      [
+        "-c",
+        WATCHER,
+        postgres,
+        "-D",
+        cluster,
+        "-p",
+        String(port),
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "unix_socket_directories=",
+      ],
+      {
+        ...owner,
+        detached: true,
+        stdio: ["pipe", logFd, logFd],
+        env: { ...process.env, LC_ALL: "C" },
+      },
+    );
     const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
     const ready = await waitReady(cluster, port, exited);
     if (ready !== null) return { port, stop: () => stopChild(child, exited, ready) };
@@ -245,11 +304,15 @@ async function launch(postgres: string, cluster: string, dataDir: string, logFd:
     const failure = problems(log);
     if (/address already in use/i.test(log)) {
       if (fixed) {
-        throw new StartupError(`FAIRWAY_EMBEDDED_PG_PORT=${port} is in use by another process; choose a free port, or unset it to let Fairway find one`);
+        throw new StartupError(
+          `FAIRWAY_EMBEDDED_PG_PORT=${port} is in use by another process; choose a free port, or unset it to let Fairway find one`,
+        );
       }
       if (attempt < 3) continue; // taken between our check and Postgres's bind
     }
-    throw new StartupError(`embedded PostgreSQL did not start: ${failure || "no output"} (full log: ${join(dataDir, "postgres.log")})`);
+    throw new StartupError(
+      `embedded PostgreSQL did not start: ${failure || "no output"} (full log: ${join(dataDir, "postgres.log")})`,
+    );
   }
 }
 
@@ -265,7 +328,10 @@ async function waitReady(cluster: string, port: number, exited: Promise<number |
     } catch {
       // not written yet
     }
-    if (Date.now() > deadline) throw new StartupError(`embedded PostgreSQL was not ready after ${READY_TIMEOUT_MS / 1000} s; see ${join(dirname(cluster), "postgres.log")}`);
+    if (Date.now() > deadline)
+      throw new StartupError(
+        `embedded PostgreSQL was not ready after ${READY_TIMEOUT_MS / 1000} s; see ${join(dirname(cluster), "postgres.log")}`,
+      );
     await new Promise((r) => setTimeout(r, 20));
   }
   return null;
@@ -274,7 +340,10 @@ async function waitReady(cluster: string, port: number, exited: Promise<number |
 async function stopChild(child: ChildProcess, exited: Promise<number | null>, postmaster: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.stdin!.end(); // the watcher sends Postgres SIGINT (fast shutdown) and waits for it
-  const done = await Promise.race([exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 60_000))]);
+  const done = await Promise.race([
+    exited.then(() => true),
+    new Promise<false>((r) => setTimeout(() => r(false), 60_000)),
+  ]);
   if (!done && isAlive(postmaster)) {
     process.kill(postmaster, "SIGQUIT");
     await exited;
@@ -283,7 +352,10 @@ async function stopChild(child: ChildProcess, exited: Promise<number | null>, po
 
 /** The FATAL/ERROR lines of a Postgres log, as one line. */
 function problems(text: string): string {
-  const lines = text.split("\n").filter((l) => /FATAL|ERROR|PANIC/.test(l)).map((l) => l.replace(/^.*?(FATAL|ERROR|PANIC):\s*/, ""));
+  const lines = text
+    .split("\n")
+    .filter((l) => /FATAL|ERROR|PANIC/.test(l))
+    .map((l) => l.replace(/^.*?(FATAL|ERROR|PANIC):\s*/, ""));
   return (lines.length ? lines : text.trim().split("\n").slice(-1)).join("; ");
 }
 
@@ -312,6 +384,7 @@ async function freePort(preferred?: number): Promise<number> {
     if (got) return got;
   }
   const got = await tryListen(0);
-  if (!got) throw new StartupError("no free TCP port on 127.0.0.1 for embedded PostgreSQL; set FAIRWAY_EMBEDDED_PG_PORT");
+  if (!got)
+    throw new StartupError("no free TCP port on 127.0.0.1 for embedded PostgreSQL; set FAIRWAY_EMBEDDED_PG_PORT");
   return got;
 }

@@ -19,19 +19,21 @@ try {
 installProcessGuards(server.log);
 
 const pg = server.embedded;
-const db = pg
-  ? `embedded PostgreSQL in ${join(cfg.FAIRWAY_DATA_DIR, "postgres")}`
-  : "Postgres (DATABASE_URL)";
+const db = pg ? `embedded PostgreSQL in ${join(cfg.FAIRWAY_DATA_DIR, "postgres")}` : "Postgres (DATABASE_URL)";
 console.error(`Fairway ${cfg.FAIRWAY_ROLE} — database: ${db}; coordination: ${server.coordinator.kind}`);
 if (pg) {
   const took = pg.created
     ? `created in ${(pg.initMs / 1000).toFixed(1)} s, started in ${(pg.startMs / 1000).toFixed(1)} s`
     : `started in ${(pg.startMs / 1000).toFixed(1)} s`;
-  console.error(`Database URL: ${redactUrl(pg.url)} (${took}; full URL with password in ${join(cfg.FAIRWAY_DATA_DIR, "database-url")})`);
+  console.error(
+    `Database URL: ${redactUrl(pg.url)} (${took}; full URL with password in ${join(cfg.FAIRWAY_DATA_DIR, "database-url")})`,
+  );
 }
 if (server.url) console.error(`Listening on ${server.url}`);
 if (server.adminTokenGenerated) {
-  console.error(`Generated admin token (shown once; kept in ${cfg.FAIRWAY_DATA_DIR}/admin-token):\n  ${server.adminToken}`);
+  console.error(
+    `Generated admin token (shown once; kept in ${cfg.FAIRWAY_DATA_DIR}/admin-token):\n  ${server.adminToken}`,
+  );
 } else if (!cfg.FAIRWAY_ADMIN_TOKEN) {
   console.error(`Admin token: in ${cfg.FAIRWAY_DATA_DIR}/admin-token`);
 }

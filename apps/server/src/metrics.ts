@@ -20,30 +20,48 @@ export function createServerMetrics(): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "fairway_process_" });
   const fireLag = new Histogram({
-    name: "fairway_fire_lag_seconds", help: "First attempt start minus its scheduled time, by pool.",
-    labelNames: ["pool"], buckets: LAG_BUCKETS, registers: [registry],
+    name: "fairway_fire_lag_seconds",
+    help: "First attempt start minus its scheduled time, by pool.",
+    labelNames: ["pool"],
+    buckets: LAG_BUCKETS,
+    registers: [registry],
   });
   const duration = new Histogram({
-    name: "fairway_attempt_duration_seconds", help: "Attempt duration (delivery or handler), by pool and outcome.",
-    labelNames: ["pool", "outcome"], buckets: DURATION_BUCKETS, registers: [registry],
+    name: "fairway_attempt_duration_seconds",
+    help: "Attempt duration (delivery or handler), by pool and outcome.",
+    labelNames: ["pool", "outcome"],
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
   });
   const claim = new Histogram({
-    name: "fairway_claim_duration_seconds", help: "Claim round trip of claims that got work, by pool.",
-    labelNames: ["pool"], buckets: DURATION_BUCKETS, registers: [registry],
+    name: "fairway_claim_duration_seconds",
+    help: "Claim round trip of claims that got work, by pool.",
+    labelNames: ["pool"],
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
   });
   const attempts = new Counter({
-    name: "fairway_attempts_total", help: "Finished attempts, by pool and outcome.",
-    labelNames: ["pool", "outcome"], registers: [registry],
+    name: "fairway_attempts_total",
+    help: "Finished attempts, by pool and outcome.",
+    labelNames: ["pool", "outcome"],
+    registers: [registry],
   });
   const dead = new Counter({
-    name: "fairway_dead_letters_total", help: "Triggers this process's attempts sent to the dead letters, by pool.",
-    labelNames: ["pool"], registers: [registry],
+    name: "fairway_dead_letters_total",
+    help: "Triggers this process's attempts sent to the dead letters, by pool.",
+    labelNames: ["pool"],
+    registers: [registry],
   });
   const renewalFailures = new Counter({
-    name: "fairway_lease_renewal_failures_total", help: "Leases whose renewal statement failed.", registers: [registry],
+    name: "fairway_lease_renewal_failures_total",
+    help: "Leases whose renewal statement failed.",
+    registers: [registry],
   });
   const notifications = new Counter({
-    name: "fairway_notifications_total", help: "Notifications sent, by kind.", labelNames: ["kind"], registers: [registry],
+    name: "fairway_notifications_total",
+    help: "Notifications sent, by kind.",
+    labelNames: ["kind"],
+    registers: [registry],
   });
   return {
     registry,

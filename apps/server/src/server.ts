@@ -31,18 +31,29 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(cfg: Config, opts: { handlers?: Record<string, Handler>; log?: Logger } = {}): Promise<Server> {
+export async function startServer(
+  cfg: Config,
+  opts: { handlers?: Record<string, Handler>; log?: Logger } = {},
+): Promise<Server> {
   const log = opts.log ?? createLogger({ level: cfg.FAIRWAY_LOG_LEVEL });
   const undo: Array<() => unknown> = [];
   try {
     return await build(cfg, opts, log, undo);
   } catch (err) {
-    for (const step of undo.reverse()) await Promise.resolve().then(step).catch(() => {});
+    for (const step of undo.reverse())
+      await Promise.resolve()
+        .then(step)
+        .catch(() => {});
     throw err;
   }
 }
 
-async function build(cfg: Config, opts: { handlers?: Record<string, Handler> }, log: Logger, undo: Array<() => unknown>): Promise<Server> {
+async function build(
+  cfg: Config,
+  opts: { handlers?: Record<string, Handler> },
+  log: Logger,
+  undo: Array<() => unknown>,
+): Promise<Server> {
   let embedded: EmbeddedPostgres | null = null;
   let lock: { release(): void } | null = null;
   if (!cfg.DATABASE_URL) {
@@ -56,7 +67,10 @@ async function build(cfg: Config, opts: { handlers?: Record<string, Handler> }, 
   undo.push(() => store.close());
   await reachable(store, dbUrl);
   await migrate(store);
-  const coordinator = createCoordinatorFromEnv(cfg as unknown as Record<string, string | undefined>, cfg.FAIRWAY_REDIS_PREFIX);
+  const coordinator = createCoordinatorFromEnv(
+    cfg as unknown as Record<string, string | undefined>,
+    cfg.FAIRWAY_REDIS_PREFIX,
+  );
   undo.push(() => coordinator.close());
   const { token: adminToken, generated } = adminTokenFor(cfg);
   const secretsKey = await loadSecretsKeyring(secretsKeyFor(cfg), cfg.FAIRWAY_SECRETS_KEY_PREVIOUS);
@@ -76,7 +90,12 @@ async function build(cfg: Config, opts: { handlers?: Record<string, Handler> }, 
         allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
         secretsKey,
         observer: serverMetrics.observer,
-        heartbeat: { everyMs: cfg.FAIRWAY_HEARTBEAT_MS, timeoutMs: cfg.FAIRWAY_HEARTBEAT_TIMEOUT_MS, host: hostname(), pid: process.pid },
+        heartbeat: {
+          everyMs: cfg.FAIRWAY_HEARTBEAT_MS,
+          timeoutMs: cfg.FAIRWAY_HEARTBEAT_TIMEOUT_MS,
+          host: hostname(),
+          pid: process.pid,
+        },
         log,
       }).start()
     : null;
@@ -138,14 +157,21 @@ async function reachable(store: Store, url: string): Promise<void> {
     let e = err as { code?: string; message?: string; cause?: unknown };
     while (e.cause && typeof e.cause === "object") e = e.cause as typeof e; // drizzle wraps the driver's error
     const what = e.message?.split("\n")[0] ?? String(err);
-    throw new StartupError(`cannot connect to Postgres at ${redactUrl(url)}: ${what}${e.code && !what.includes(e.code) ? ` (${e.code})` : ""}; check that it is running and that DATABASE_URL is right`);
+    throw new StartupError(
+      `cannot connect to Postgres at ${redactUrl(url)}: ${what}${e.code && !what.includes(e.code) ? ` (${e.code})` : ""}; check that it is running and that DATABASE_URL is right`,
+    );
   }
 }
 
 function listenError(err: NodeJS.ErrnoException, cfg: Config): Error {
-  if (err.code === "EADDRINUSE") return new StartupError(`port ${cfg.PORT} on ${cfg.HOST} is in use by another process; stop it, or set PORT to a free port`);
-  if (err.code === "EACCES") return new StartupError(`not allowed to listen on ${cfg.HOST}:${cfg.PORT}; use a port above 1023 (PORT)`);
-  if (err.code === "EADDRNOTAVAIL") return new StartupError(`HOST=${cfg.HOST} is not an address of this machine; use 127.0.0.1 or 0.0.0.0`);
+  if (err.code === "EADDRINUSE")
+    return new StartupError(
+      `port ${cfg.PORT} on ${cfg.HOST} is in use by another process; stop it, or set PORT to a free port`,
+    );
+  if (err.code === "EACCES")
+    return new StartupError(`not allowed to listen on ${cfg.HOST}:${cfg.PORT}; use a port above 1023 (PORT)`);
+  if (err.code === "EADDRNOTAVAIL")
+    return new StartupError(`HOST=${cfg.HOST} is not an address of this machine; use 127.0.0.1 or 0.0.0.0`);
   return err;
 }
 

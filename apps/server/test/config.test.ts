@@ -12,9 +12,14 @@ it("refuses a prefix over 100 characters, naming the variable", () => {
 });
 
 it("refuses half an Upstash configuration instead of falling back to another coordinator", () => {
-  expect(() => loadConfig({ UPSTASH_REDIS_REST_URL: "https://x.upstash.io" })).toThrow(/both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN/);
+  expect(() => loadConfig({ UPSTASH_REDIS_REST_URL: "https://x.upstash.io" })).toThrow(
+    /both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN/,
+  );
   expect(() => loadConfig({ UPSTASH_REDIS_REST_TOKEN: "t" })).toThrow(/UPSTASH_REDIS_REST_TOKEN: set both/);
-  expect(loadConfig({ UPSTASH_REDIS_REST_URL: "https://x.upstash.io", UPSTASH_REDIS_REST_TOKEN: "t" }).UPSTASH_REDIS_REST_TOKEN).toBe("t");
+  expect(
+    loadConfig({ UPSTASH_REDIS_REST_URL: "https://x.upstash.io", UPSTASH_REDIS_REST_TOKEN: "t" })
+      .UPSTASH_REDIS_REST_TOKEN,
+  ).toBe("t");
 });
 
 it("reports every problem on one line, echoing values but never a URL or token", () => {

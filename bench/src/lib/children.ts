@@ -15,7 +15,10 @@ export function spawnWorker(file: string, env: Record<string, string> = {}): Chi
 /** The first IPC message matching `pred`. */
 export function nextMessage<T>(child: ChildProcess, pred: (m: T) => boolean, timeoutMs = 60_000): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child ${child.pid}: no message within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`child ${child.pid}: no message within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const onMessage = (m: unknown) => {
       if (!pred(m as T)) return;
       clearTimeout(timer);

@@ -55,7 +55,10 @@ export async function runExecutorUntil(o: RunOptions): Promise<{ ms: number; tim
 
 /** An executor running in-process handlers, as the fairness scenarios and studies run it (a 50 ms idle
  *  poll); `stop()` stops it and closes its transport. Not started. */
-export function handlerExecutor(db: Db, handlers: Record<string, Handler>): { executor: Executor; stop(): Promise<void> } {
+export function handlerExecutor(
+  db: Db,
+  handlers: Record<string, Handler>,
+): { executor: Executor; stop(): Promise<void> } {
   const transport = createUndiciTransport({ allowPrivate: true });
   const executor = new Executor({ db, transport, pollMs: 50, handlers });
   return {

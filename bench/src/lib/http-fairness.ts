@@ -17,12 +17,24 @@ export interface HttpTenant {
 
 /** Seeds the tenants (one each) with `jobs` triggers due now targeting `${target}/<tenant>/<delayMs>`,
  *  and the pool; returns the tenant ids in the order given. */
-export async function seedHttpTenants(db: Db, target: SlowTarget, delayMs: number, concurrency: number, tenants: HttpTenant[]): Promise<string[]> {
+export async function seedHttpTenants(
+  db: Db,
+  target: SlowTarget,
+  delayMs: number,
+  concurrency: number,
+  tenants: HttpTenant[],
+): Promise<string[]> {
   await setPool(db, "work", concurrency);
   const ids: string[] = [];
   for (const t of tenants) {
-    const [id] = await seedTenants(db, { prefix: t.prefix, count: 1, maxInFlight: t.maxInFlight, weight: t.weight }, "work");
-    await db.execute(sql`UPDATE jobs SET target = jsonb_build_object('url', ${`${target.url}/${id}/${delayMs}`}::text) WHERE tenant_id = ${id}`);
+    const [id] = await seedTenants(
+      db,
+      { prefix: t.prefix, count: 1, maxInFlight: t.maxInFlight, weight: t.weight },
+      "work",
+    );
+    await db.execute(
+      sql`UPDATE jobs SET target = jsonb_build_object('url', ${`${target.url}/${id}/${delayMs}`}::text) WHERE tenant_id = ${id}`,
+    );
     await seedTriggers(db, [id], t.jobs, "work");
     ids.push(id);
   }
@@ -34,7 +46,10 @@ export async function seedHttpTenants(db: Db, target: SlowTarget, delayMs: numbe
 export function httpExecutors(db: Db, count: number): { executors: Executor[]; stop(): Promise<void> } {
   const coordinator = createMemoryCoordinator();
   const transports = Array.from({ length: count }, () => createUndiciTransport({ allowPrivate: true }));
-  const executors = transports.map((transport) => new Executor({ db, transport, allowPrivateTargets: true, wake: coordinator, readyIndex: coordinator }));
+  const executors = transports.map(
+    (transport) =>
+      new Executor({ db, transport, allowPrivateTargets: true, wake: coordinator, readyIndex: coordinator }),
+  );
   return {
     executors,
     async stop() {
@@ -53,7 +68,9 @@ export function maxPrefixLag(arrivals: string[], ids: string[], weights: number[
   let worst = 0;
   for (let p = 1; p <= Math.min(n, arrivals.length); p++) {
     count.set(arrivals[p - 1], (count.get(arrivals[p - 1]) ?? 0) + 1);
-    ids.forEach((id, i) => (worst = Math.max(worst, Math.abs(count.get(id)! - (p * weights[i]) / wsum))));
+    ids.forEach((id, i) => {
+      worst = Math.max(worst, Math.abs(count.get(id)! - (p * weights[i]) / wsum));
+    });
   }
   return worst;
 }

@@ -26,7 +26,8 @@ export function printTable(s: Scenario, summary: Record<string, Spread>, runs: n
   const rows = Object.entries(summary).map(([k, v]) => [k, fmt(v.median), fmt(v.min), fmt(v.max)]);
   const head = ["figure", `median (${runs} run${runs === 1 ? "" : "s"})`, "min", "max"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   console.log(`\n## ${s.name} — ${s.title}`);
   console.log(line(head));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));

@@ -39,7 +39,13 @@ export async function setPool(db: Db, type: string, concurrency: number, timeout
  *  primary key, which Fairway's own ids never do). */
 let seedBatch = 0;
 
-export async function seedTriggers(db: Db, tenants: string[], perTenant: number, type: string, at = new Date(Date.now() - 1000)) {
+export async function seedTriggers(
+  db: Db,
+  tenants: string[],
+  perTenant: number,
+  type: string,
+  at = new Date(Date.now() - 1000),
+) {
   for (let i = 0; i < tenants.length; i += 200) {
     const chunk = tenants.slice(i, i + 200);
     const prefix = `trg_${Date.now().toString(36).padStart(10, "0")}${String(seedBatch++).padStart(6, "0")}`;
@@ -58,7 +64,12 @@ export async function countStatus(db: Db, status: string): Promise<number> {
 }
 
 /** Poll until `done()` is true; throws after `timeoutMs` so a stuck run fails loudly. */
-export async function waitUntil(done: () => boolean | Promise<boolean>, timeoutMs: number, what: string, everyMs = 10): Promise<void> {
+export async function waitUntil(
+  done: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+  everyMs = 10,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

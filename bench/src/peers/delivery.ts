@@ -28,14 +28,28 @@ const SECRET = Buffer.from("fairway-bench-secret-fairway-bench");
 export type Post = (agent: Agent, url: string, id: string) => Promise<void>;
 
 /** The bare loop's delivery: the same body every time, no signing. */
-export const postBare = (body: string): Post => async (agent, url) => {
-  const res = await request(url, { method: "POST", body, headers: { "content-type": "application/json" }, dispatcher: agent });
-  await res.body.text();
-};
+export const postBare =
+  (body: string): Post =>
+  async (agent, url) => {
+    const res = await request(url, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json" },
+      dispatcher: agent,
+    });
+    await res.body.text();
+  };
 
 /** A signed request's body and headers, shaped as Fairway's (body fields, headers, signature). */
 function signedRequest(id: string): { body: string; headers: Record<string, string> } {
-  const body = JSON.stringify({ id, jobId: "job_bench", jobName: "bench", scheduledFor: new Date().toISOString(), attempt: 1, payload: { hello: "world" } });
+  const body = JSON.stringify({
+    id,
+    jobId: "job_bench",
+    jobName: "bench",
+    scheduledFor: new Date().toISOString(),
+    attempt: 1,
+    payload: { hello: "world" },
+  });
   const ts = Math.floor(Date.now() / 1000);
   const signature = "v1," + createHmac("sha256", SECRET).update(`${id}.${ts}.${body}`).digest("base64");
   return {
@@ -60,13 +74,21 @@ export const postSigned: Post = async (agent, url, id) => {
 const newAgent = () => new Agent({ connections: 128, keepAliveTimeout: 30_000 });
 
 /** Deliveries/s of a loop of `post` (postBare or postSigned), after `warm` of its own. */
-export async function deliveryLimit(url: string, n: number, warm: number, post: Post, window?: TimedWindow): Promise<number> {
+export async function deliveryLimit(
+  url: string,
+  n: number,
+  warm: number,
+  post: Post,
+  window?: TimedWindow,
+): Promise<number> {
   const agent = newAgent();
   const loop = async (count: number) => {
     let next = 0;
-    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < count) await post(agent, url, `msg_${next++}`);
-    }));
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next < count) await post(agent, url, `msg_${next++}`);
+      }),
+    );
   };
   try {
     await loop(warm);
@@ -82,7 +104,13 @@ export async function deliveryLimit(url: string, n: number, warm: number, post: 
 
 /** Deliveries/s of raw durable delivery over `warm + n` queued rows, timed from the `warm`-th row
  *  marked done to the last (as Fairway's are timed by settled triggers). */
-export async function rawDelivery(dbUrl: string, url: string, n: number, warm: number, window?: TimedWindow): Promise<number> {
+export async function rawDelivery(
+  dbUrl: string,
+  url: string,
+  n: number,
+  warm: number,
+  window?: TimedWindow,
+): Promise<number> {
   await rawSetup(dbUrl, n + warm);
   const sql = postgres(dbUrl, { max: 2, onnotice: () => {}, prepare: true });
   const transport = createUndiciTransport({ allowPrivate: true });
@@ -94,15 +122,16 @@ export async function rawDelivery(dbUrl: string, url: string, n: number, warm: n
   let done = 0;
   let t0 = 0;
   let timedFrom = 0;
-  const claimMore = () => (claiming ??= (async () => {
-    try {
-      const rows = await rawClaim(sql, RAW_DELIVERY.batch);
-      if (rows.length === 0) exhausted = true;
-      for (const r of rows) buffer.push(r.id);
-    } finally {
-      claiming = null;
-    }
-  })());
+  const claimMore = () =>
+    (claiming ??= (async () => {
+      try {
+        const rows = await rawClaim(sql, RAW_DELIVERY.batch);
+        if (rows.length === 0) exhausted = true;
+        for (const r of rows) buffer.push(r.id);
+      } finally {
+        claiming = null;
+      }
+    })());
   const markDone = async () => {
     await new Promise((r) => setTimeout(r, RAW_DELIVERY.lingerMs));
     while (delivered.length > 0) {

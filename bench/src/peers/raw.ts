@@ -40,7 +40,10 @@ export async function rawDrain(url: string): Promise<number> {
     for (;;) {
       const rows = await rawClaim(sql, RAW_CONFIG.batch);
       if (rows.length === 0) return;
-      await rawComplete(sql, rows.map((r) => r.id));
+      await rawComplete(
+        sql,
+        rows.map((r) => r.id),
+      );
       done += rows.length;
     }
   };

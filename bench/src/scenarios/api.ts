@@ -11,17 +11,30 @@ import type { BenchContext, Scenario } from "../lib/scenario.ts";
 const IN_FLIGHT = 50;
 const ADMIN = "bench-admin-token-0123456789abcdef";
 
-async function load(agent: Agent, url: string, n: number, headers: Record<string, string>, body: string): Promise<number> {
+async function load(
+  agent: Agent,
+  url: string,
+  n: number,
+  headers: Record<string, string>,
+  body: string,
+): Promise<number> {
   let next = 0;
   let failures = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    while (next++ < n) {
-      const res = await request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body, dispatcher: agent });
-      await res.body.text();
-      if (res.statusCode !== 201) failures++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next++ < n) {
+        const res = await request(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body,
+          dispatcher: agent,
+        });
+        await res.body.text();
+        if (res.statusCode !== 201) failures++;
+      }
+    }),
+  );
   if (failures > 0) throw new Error(`${failures} of ${n} requests to ${url} failed`);
   return (n / (performance.now() - t0)) * 1000;
 }
@@ -41,7 +54,10 @@ async function call(agent: Agent, url: string, token: string, body: object): Pro
 export const api: Scenario = {
   name: "api",
   title: "POST /v1/jobs requests/s vs a bare Hono route on the same server",
-  headline: { label: "api", keys: ["create_per_s", "ratio_vs_bare", "bare_per_s", "embedded_create_per_s", "ratio_embedded_vs_postgres"] },
+  headline: {
+    label: "api",
+    keys: ["create_per_s", "ratio_vs_bare", "bare_per_s", "embedded_create_per_s", "ratio_embedded_vs_postgres"],
+  },
   async run(ctx: BenchContext) {
     const n = ctx.quick ? 1_000 : 10_000;
     // The machine's Postgres and the embedded one, in turn (each run starts one further along).
@@ -51,12 +67,21 @@ export const api: Scenario = {
     const a = await (first ? onPostgres() : onEmbedded());
     const b = await (first ? onEmbedded() : onPostgres());
     const [pg, embedded] = first ? [a, b] : [b, a];
-    return { ...pg, embedded_create_per_s: embedded.create_per_s, ratio_embedded_vs_postgres: embedded.create_per_s / pg.create_per_s };
+    return {
+      ...pg,
+      embedded_create_per_s: embedded.create_per_s,
+      ratio_embedded_vs_postgres: embedded.create_per_s / pg.create_per_s,
+    };
   },
 };
 
 /** POST /v1/jobs and the bare route on one API process over the database `open` gives. */
-async function measure(ctx: BenchContext, label: string, n: number, open: (max: number) => Promise<{ url: string; drop(): Promise<void> }>) {
+async function measure(
+  ctx: BenchContext,
+  label: string,
+  n: number,
+  open: (max: number) => Promise<{ url: string; drop(): Promise<void> }>,
+) {
   const tdb = await open(1);
   const server = spawnWorker("api-server.ts", { FAIRWAY_BENCH: JSON.stringify({ url: tdb.url, adminToken: ADMIN }) });
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });

@@ -19,7 +19,9 @@ async function makespan(cap: number, delayMs: number, rounds: number): Promise<{
   const { executors, stop } = httpExecutors(tdb.store.db, 1);
   try {
     const n = cap * rounds;
-    const [id] = await seedHttpTenants(tdb.store.db, target, delayMs, POOL, [{ prefix: "cap", maxInFlight: cap, jobs: n }]);
+    const [id] = await seedHttpTenants(tdb.store.db, target, delayMs, POOL, [
+      { prefix: "cap", maxInFlight: cap, jobs: n },
+    ]);
     let samples = 0;
     let atCap = 0;
     executors[0].start();
@@ -27,14 +29,19 @@ async function makespan(cap: number, delayMs: number, rounds: number): Promise<{
     // From the first start: the executor's own start-up (pool load, first claim) is not the cap's.
     const t0 = performance.now();
     const firstRound = t0 + delayMs;
-    await waitUntil(() => {
-      const now = performance.now();
-      if (now > firstRound && target.arrivals.length < n) {
-        samples++;
-        if ((target.open.get(id) ?? 0) >= cap) atCap++;
-      }
-      return target.answered >= n;
-    }, 120_000, `${n} answered`, 2);
+    await waitUntil(
+      () => {
+        const now = performance.now();
+        if (now > firstRound && target.arrivals.length < n) {
+          samples++;
+          if ((target.open.get(id) ?? 0) >= cap) atCap++;
+        }
+        return target.answered >= n;
+      },
+      120_000,
+      `${n} answered`,
+      2,
+    );
     const ms = performance.now() - t0;
     return { ratio: ms / ((n * delayMs) / cap), atCapPct: samples ? (100 * atCap) / samples : 100 };
   } finally {
@@ -57,7 +64,9 @@ export const capUtilisation: Scenario = {
         const r = await makespan(c, d, rounds);
         out[`cap${c}_${d}ms`] = r.ratio;
         out[`cap${c}_${d}ms_at_cap_pct`] = r.atCapPct;
-        ctx.log(`cap ${c}, ${d} ms: makespan ${r.ratio.toFixed(2)}× ideal, at cap in ${r.atCapPct.toFixed(0)} % of samples`);
+        ctx.log(
+          `cap ${c}, ${d} ms: makespan ${r.ratio.toFixed(2)}× ideal, at cap in ${r.atCapPct.toFixed(0)} % of samples`,
+        );
       }
     }
     return out;

@@ -45,11 +45,13 @@ export const caps: Scenario = {
       }
       await waitUntil(() => total >= TENANTS * perTenant, 120_000, "all capped runs", 20);
       const seconds = (performance.now() - t0) / 1000;
-      const stopped = await Promise.all(children.map(async (c) => {
-        const msg = nextMessage<ChildMessage>(c, (m) => m.kind === "stopped");
-        await stopChild(c);
-        return msg;
-      }));
+      const stopped = await Promise.all(
+        children.map(async (c) => {
+          const msg = nextMessage<ChildMessage>(c, (m) => m.kind === "stopped");
+          await stopChild(c);
+          return msg;
+        }),
+      );
       const perProcess = stopped.map((m) => (m.kind === "stopped" ? m.settled : 0));
       let overCap = 0;
       let maxSeen = 0;
@@ -59,7 +61,13 @@ export const caps: Scenario = {
         if (m > CAP) overCap++;
       }
       ctx.log(`settled per process: ${perProcess.join(", ")}`);
-      return { over_cap_events: overCap, max_seen: maxSeen, runs: total, runs_per_s: total / seconds, processes_used: perProcess.filter((n) => n > 0).length };
+      return {
+        over_cap_events: overCap,
+        max_seen: maxSeen,
+        runs: total,
+        runs_per_s: total / seconds,
+        processes_used: perProcess.filter((n) => n > 0).length,
+      };
     } finally {
       await Promise.all(children.map((c) => stopChild(c).catch(() => c.kill("SIGKILL"))));
       await tdb.drop();

@@ -41,7 +41,9 @@ export const cron: Scenario = {
       await db.execute(sql`VACUUM ANALYZE`);
       executor.start();
       const fireAt = new Date(Math.ceil((Date.now() + 3000) / 1000) * 1000);
-      await db.execute(sql`UPDATE jobs SET cron = ${`${fireAt.getUTCSeconds()} * * * * *`}, next_fire_at = ${fireAt.toISOString()}::timestamptz WHERE id LIKE 'cjob_%'`);
+      await db.execute(
+        sql`UPDATE jobs SET cron = ${`${fireAt.getUTCSeconds()} * * * * *`}, next_fire_at = ${fireAt.toISOString()}::timestamptz WHERE id LIKE 'cjob_%'`,
+      );
       const headroomMs = fireAt.getTime() - Date.now();
       await waitUntil(() => lags.length >= n, 120_000, `${n} cron fires`, 20);
       await sleep(50);

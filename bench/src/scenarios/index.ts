@@ -12,4 +12,15 @@ import { throughput } from "./throughput.ts";
 import { webhooks } from "./webhooks.ts";
 import { weights } from "./weights.ts";
 
-export const scenarios: Scenario[] = [throughput, noisy, weights, caps, capUtilisation, shortWindowShare, cron, scale, webhooks, api];
+export const scenarios: Scenario[] = [
+  throughput,
+  noisy,
+  weights,
+  caps,
+  capUtilisation,
+  shortWindowShare,
+  cron,
+  scale,
+  webhooks,
+  api,
+];

@@ -58,24 +58,34 @@ async function graphileRun(s: Sizes, withNoisy: boolean): Promise<Completion> {
   const ends = new Map<string, { n: number; last: number }>();
   try {
     await graphileEnqueue(tdb.url, "work", withNoisy ? Array.from({ length: s.noisy }, () => ({ t: "noisy" })) : []);
-    const runner = await graphileStart(tdb.url, {
-      work: async (payload) => {
-        await sleep(JOB_MS);
-        const t = (payload as { t: string }).t;
-        const e = ends.get(t) ?? { n: 0, last: 0 };
-        e.n++;
-        e.last = performance.now();
-        ends.set(t, e);
+    const runner = await graphileStart(
+      tdb.url,
+      {
+        work: async (payload) => {
+          await sleep(JOB_MS);
+          const t = (payload as { t: string }).t;
+          const e = ends.get(t) ?? { n: 0, last: 0 };
+          e.n++;
+          e.last = performance.now();
+          ends.set(t, e);
+        },
       },
-    }, { concurrentJobs: CONCURRENCY });
+      { concurrentJobs: CONCURRENCY },
+    );
     try {
       if (withNoisy) await waitUntil(() => (ends.get("noisy")?.n ?? 0) >= 200, 60_000, "noisy tenant running");
       const small = Array.from({ length: SMALL_TENANTS }, (_, i) => `small${i}`);
       const utils = await makeWorkerUtils({ connectionString: tdb.url });
       const t0 = performance.now();
-      await utils.addJobs(small.flatMap((t) => Array.from({ length: s.small }, () => ({ identifier: "work", payload: { t } }))));
+      await utils.addJobs(
+        small.flatMap((t) => Array.from({ length: s.small }, () => ({ identifier: "work", payload: { t } }))),
+      );
       await utils.release();
-      await waitUntil(() => small.every((t) => (ends.get(t)?.n ?? 0) >= s.small), 300_000, "graphile small tenants done");
+      await waitUntil(
+        () => small.every((t) => (ends.get(t)?.n ?? 0) >= s.small),
+        300_000,
+        "graphile small tenants done",
+      );
       return small.map((t) => ends.get(t)!.last - t0);
     } finally {
       await runner.stop();
@@ -93,10 +103,14 @@ export const noisy: Scenario = {
     const s: Sizes = ctx.quick ? { noisy: 3_000, small: 20 } : { noisy: 20_000, small: 100 };
     const alone = await fairwayRun(s, false);
     const mixed = await fairwayRun(s, true);
-    ctx.log(`fairway small p99 alone ${Math.round(percentile(alone, 99))} ms, with A ${Math.round(percentile(mixed, 99))} ms`);
+    ctx.log(
+      `fairway small p99 alone ${Math.round(percentile(alone, 99))} ms, with A ${Math.round(percentile(mixed, 99))} ms`,
+    );
     const gAlone = await graphileRun(s, false);
     const gMixed = await graphileRun(s, true);
-    ctx.log(`graphile small p99 alone ${Math.round(percentile(gAlone, 99))} ms, with A ${Math.round(percentile(gMixed, 99))} ms`);
+    ctx.log(
+      `graphile small p99 alone ${Math.round(percentile(gAlone, 99))} ms, with A ${Math.round(percentile(gMixed, 99))} ms`,
+    );
     return {
       small_p50_ms: percentile(mixed, 50),
       small_p99_ms: percentile(mixed, 99),

@@ -46,10 +46,18 @@ async function claimTicks(db: Db, ticks: number): Promise<number[]> {
     const got = await claim(db, { type: "work", budget: 100, owner: "bench", leaseMs: 60_000 });
     times.push(performance.now() - t0);
     const now = new Date();
-    await settle(db, got.map((t) => ({
-      id: t.id, leaseToken: t.leaseToken, attempt: t.attempt, status: "succeeded" as const,
-      startedAt: now, durationMs: 1, outcome: "success",
-    })));
+    await settle(
+      db,
+      got.map((t) => ({
+        id: t.id,
+        leaseToken: t.leaseToken,
+        attempt: t.attempt,
+        status: "succeeded" as const,
+        startedAt: now,
+        durationMs: 1,
+        outcome: "success",
+      })),
+    );
   }
   return times;
 }
@@ -72,7 +80,9 @@ export const scale: Scenario = {
 
       const ticks = await claimTicks(db, s.ticks);
 
-      await db.execute(sql`UPDATE jobs SET next_fire_at = now() WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT ${s.due})`);
+      await db.execute(
+        sql`UPDATE jobs SET next_fire_at = now() WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT ${s.due})`,
+      );
       const m0 = performance.now();
       let fired = 0;
       for (;;) {
@@ -89,7 +99,8 @@ export const scale: Scenario = {
         // Drained: nothing pending and nothing running. (Pending alone reached 0 while claimed triggers
         // still ran or waited in the prefetch queue; stopping then released those back to pending, and
         // executor_settled read short of what was due.)
-        const drained = async () => (await countStatus(db, "pending")) === 0 && (await countStatus(db, "running")) === 0;
+        const drained = async () =>
+          (await countStatus(db, "pending")) === 0 && (await countStatus(db, "running")) === 0;
         await waitUntil(drained, 300_000, "scale drain", 500);
         const stopped = nextMessage<ChildMessage>(child, (m) => m.kind === "stopped");
         await stopChild(child);

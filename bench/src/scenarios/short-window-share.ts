@@ -16,7 +16,13 @@ async function lag(executorCount: number): Promise<number> {
   const target = await startSlowTarget();
   const { executors, stop } = httpExecutors(tdb.store.db, executorCount);
   try {
-    const ids = await seedHttpTenants(tdb.store.db, target, 100, 10, WEIGHTS.map((w, i) => ({ prefix: `w${i}_`, weight: w, maxInFlight: 50, jobs: JOBS })));
+    const ids = await seedHttpTenants(
+      tdb.store.db,
+      target,
+      100,
+      10,
+      WEIGHTS.map((w, i) => ({ prefix: `w${i}_`, weight: w, maxInFlight: 50, jobs: JOBS })),
+    );
     for (const e of executors) e.start();
     await waitUntil(() => target.arrivals.length >= JOBS, 60_000, `${JOBS} starts`, 5);
     return maxPrefixLag(target.arrivals, ids, WEIGHTS, JOBS);
@@ -30,7 +36,8 @@ async function lag(executorCount: number): Promise<number> {
 
 export const shortWindowShare: Scenario = {
   name: "short-window-share",
-  title: "largest deviation from the weighted share (jobs) over every prefix of the first 120 starts, weights 1:2:5, a 10-slot pool",
+  title:
+    "largest deviation from the weighted share (jobs) over every prefix of the first 120 starts, weights 1:2:5, a 10-slot pool",
   headline: { label: "short-window-share", keys: ["max_prefix_lag_jobs", "max_prefix_lag_jobs_2_executors"] },
   async run(_ctx: BenchContext): Promise<Figures> {
     return { max_prefix_lag_jobs: await lag(1), max_prefix_lag_jobs_2_executors: await lag(2) };

@@ -23,7 +23,12 @@ async function fairway(n: number, open = benchDb): Promise<number> {
     await setPool(tdb.store.db, "noop", CONCURRENCY);
     await seedTriggers(tdb.store.db, tenants, n / TENANTS, "noop");
     await tdb.store.db.execute(sql`VACUUM ANALYZE`);
-    const { ms } = await runExecutorUntil({ db: tdb.store.db, handlers: { noop: async () => {} }, settled: n, timeoutMs: 300_000 });
+    const { ms } = await runExecutorUntil({
+      db: tdb.store.db,
+      handlers: { noop: async () => {} },
+      settled: n,
+      timeoutMs: 300_000,
+    });
     return (n / ms) * 1000;
   } finally {
     await tdb.drop();
@@ -33,7 +38,11 @@ async function fairway(n: number, open = benchDb): Promise<number> {
 async function graphile(n: number): Promise<number> {
   const tdb = await benchDb(1);
   try {
-    await graphileEnqueue(tdb.url, "noop", Array.from({ length: n }, (_, i) => ({ t: i % TENANTS })));
+    await graphileEnqueue(
+      tdb.url,
+      "noop",
+      Array.from({ length: n }, (_, i) => ({ t: i % TENANTS })),
+    );
     let done = 0;
     const t0 = performance.now();
     const runner = await graphileStart(tdb.url, { noop: async () => void done++ });

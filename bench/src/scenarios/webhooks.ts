@@ -21,7 +21,9 @@ export async function fairway(url: string, n: number, warm: number, window?: Tim
   try {
     const db = tdb.store.db;
     const tenants = await seedTenants(db, { prefix: "wh", count: TENANTS, maxInFlight: 1000 }, "webhook");
-    await db.execute(sql`UPDATE jobs SET target = ${JSON.stringify({ url })}::jsonb, payload = '{"hello":"world"}'::jsonb`);
+    await db.execute(
+      sql`UPDATE jobs SET target = ${JSON.stringify({ url })}::jsonb, payload = '{"hello":"world"}'::jsonb`,
+    );
     await setPool(db, "webhook", IN_FLIGHT);
     await seedTriggers(db, tenants, (n + warm) / TENANTS, "webhook");
     await db.execute(sql`VACUUM ANALYZE`);
@@ -44,7 +46,8 @@ export async function raw(url: string, n: number, warm: number, window?: TimedWi
 
 export const webhooks: Scenario = {
   name: "webhooks",
-  title: "signed webhook deliveries/s at concurrency 50 vs a bare keep-alive undici loop, signed or not, and raw durable delivery",
+  title:
+    "signed webhook deliveries/s at concurrency 50 vs a bare keep-alive undici loop, signed or not, and raw durable delivery",
   headline: { label: "webhooks", keys: ["per_s", "ratio_vs_limit", "ratio_vs_raw_delivery", "limit_per_s"] },
   async run(ctx: BenchContext) {
     const n = ctx.quick ? 2_000 : 20_000;
@@ -54,7 +57,14 @@ export const webhooks: Scenario = {
       const { port } = await nextMessage<{ kind: string; port: number }>(target, (m) => m.kind === "listening");
       const url = `http://127.0.0.1:${port}/hook`;
       // The same shape of body Fairway sends (ids, job name, timestamps, payload).
-      const body = JSON.stringify({ id: "trg_" + "x".repeat(26), jobId: "job_" + "x".repeat(26), jobName: "bench", scheduledFor: new Date(), attempt: 1, payload: { hello: "world" } });
+      const body = JSON.stringify({
+        id: "trg_" + "x".repeat(26),
+        jobId: "job_" + "x".repeat(26),
+        jobName: "bench",
+        scheduledFor: new Date(),
+        attempt: 1,
+        payload: { hello: "world" },
+      });
       const f = await inTurn(
         ctx,
         ["limit_per_s", "delivery limit", () => deliveryLimit(url, n, warm, postBare(body))],

@@ -65,8 +65,12 @@ function shareError(xs: number[]): { errPct: number; jain: number } {
 
 export const weights: Scenario = {
   name: "weighted-share",
-  title: "share of a backlogged pool for weights 1:2:5, by count (equal jobs) and by worker time (tenant 3's jobs 10× longer)",
-  headline: { label: "weights", keys: ["max_share_error_pct_count", "max_share_error_pct_time", "jain_count", "jain_time"] },
+  title:
+    "share of a backlogged pool for weights 1:2:5, by count (equal jobs) and by worker time (tenant 3's jobs 10× longer)",
+  headline: {
+    label: "weights",
+    keys: ["max_share_error_pct_count", "max_share_error_pct_time", "jain_count", "jain_time"],
+  },
   async run(ctx: BenchContext): Promise<Figures> {
     const equal = await window(ctx, 1);
     const long = await window(ctx, 10);

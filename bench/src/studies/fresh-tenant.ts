@@ -46,4 +46,10 @@ try {
   await tdb.drop();
 }
 waits.sort((a, b) => a - b);
-console.log(JSON.stringify({ p50_ms: Math.round(waits[waits.length >> 1]), max_ms: Math.round(waits[waits.length - 1]), all_ms: waits.map(Math.round) }));
+console.log(
+  JSON.stringify({
+    p50_ms: Math.round(waits[waits.length >> 1]),
+    max_ms: Math.round(waits[waits.length - 1]),
+    all_ms: waits.map(Math.round),
+  }),
+);

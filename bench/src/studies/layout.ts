@@ -24,8 +24,11 @@ const TENANTS = 100;
 const CLAIM = 2_000;
 const SETTLE = 1_000;
 const layout = process.env.LAYOUT ?? "current";
-const fillfactor = Number(process.env.FILLFACTOR ?? (layout === "current" ? 100 : layout.startsWith("split") ? 50 : 70));
-if (!["current", "inplace", "nullq", "split", "split2"].includes(layout)) throw new Error(`LAYOUT must be current, inplace, nullq, split or split2`);
+const fillfactor = Number(
+  process.env.FILLFACTOR ?? (layout === "current" ? 100 : layout.startsWith("split") ? 50 : 70),
+);
+if (!["current", "inplace", "nullq", "split", "split2"].includes(layout))
+  throw new Error(`LAYOUT must be current, inplace, nullq, split or split2`);
 
 const columns = `id text COLLATE "C" PRIMARY KEY, tenant_id text COLLATE "C" NOT NULL, job_id text COLLATE "C" NOT NULL,
   type text COLLATE "C" NOT NULL, kind text NOT NULL DEFAULT 'scheduled', scheduled_for timestamptz NOT NULL,
@@ -58,7 +61,8 @@ const schema: Record<string, string[]> = {
   ],
   split2: [
     // NODEAD=1: without the generated column and its index (the dead letters in a table of their own).
-    process.env.NODEAD ? `CREATE TABLE t (${columns}) WITH (fillfactor = ${fillfactor})`
+    process.env.NODEAD
+      ? `CREATE TABLE t (${columns}) WITH (fillfactor = ${fillfactor})`
       : `CREATE TABLE t (${columns}, dead boolean GENERATED ALWAYS AS (status = 'dead') STORED) WITH (fillfactor = ${fillfactor})`,
     process.env.NODEAD ? `SELECT 1` : `CREATE INDEX t_dead ON t (tenant_id, id) WHERE dead`,
     `CREATE TABLE q (id text COLLATE "C" PRIMARY KEY, tenant_id text COLLATE "C" NOT NULL, type text COLLATE "C" NOT NULL,
@@ -121,9 +125,10 @@ const claimSql: Record<string, string> = {
 
 const settleSet = `status = 'succeeded', lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, finished_at = now(),
   updated_at = now(), ok_started_at = now(), ok_duration_ms = 1`;
-const settleSql = layout === "current"
-  ? `UPDATE t SET ${settleSet} WHERE id = ANY ($1::text[]) AND (status = 'running') IS TRUE RETURNING id`
-  : `WITH settled AS (UPDATE t SET ${settleSet} WHERE id = ANY ($1::text[]) AND status = 'running' RETURNING id, tenant_id),
+const settleSql =
+  layout === "current"
+    ? `UPDATE t SET ${settleSet} WHERE id = ANY ($1::text[]) AND (status = 'running') IS TRUE RETURNING id`
+    : `WITH settled AS (UPDATE t SET ${settleSet} WHERE id = ANY ($1::text[]) AND status = 'running' RETURNING id, tenant_id),
        ${count("settled", "-")}
      SELECT id FROM settled`;
 
@@ -140,8 +145,12 @@ try {
            'job_' || lpad((g % ${TENANTS} + 1)::text, 27, '0'), 'noop',
            now() - interval '1 s' + g * interval '1 microsecond', now() - interval '1 s'
       FROM generate_series(1, ${ROWS}) g`);
-  if (layout === "nullq") { await db.unsafe(`UPDATE t SET due = next_attempt_at`); await db.unsafe(`VACUUM FULL t`); }
-  if (layout.startsWith("split")) await db.unsafe(`INSERT INTO q SELECT id, tenant_id, type, priority, next_attempt_at FROM t`);
+  if (layout === "nullq") {
+    await db.unsafe(`UPDATE t SET due = next_attempt_at`);
+    await db.unsafe(`VACUUM FULL t`);
+  }
+  if (layout.startsWith("split"))
+    await db.unsafe(`INSERT INTO q SELECT id, tenant_id, type, priority, next_attempt_at FROM t`);
   if (layout !== "current") {
     await db.unsafe(`CREATE TABLE running (tenant_id text COLLATE "C" PRIMARY KEY, n int NOT NULL DEFAULT 0)`);
     await db.unsafe(`INSERT INTO running (tenant_id) ${tenantIds}`);
@@ -176,11 +185,19 @@ try {
     SELECT n_tup_hot_upd::int AS hot, n_tup_upd::int AS updates FROM pg_stat_user_tables WHERE relname = 't'`;
   const claim = total.claimUs / total.claimed;
   const settle = total.settleUs / total.settled;
-  console.log(JSON.stringify({
-    layout, fillfactor,
-    claim_us_per_row: +claim.toFixed(1), settle_us_per_row: +settle.toFixed(1), sum: +(claim + settle).toFixed(1),
-    claimed: total.claimed, settled: total.settled, hot_updates: stats.hot, updates: stats.updates,
-  }));
+  console.log(
+    JSON.stringify({
+      layout,
+      fillfactor,
+      claim_us_per_row: +claim.toFixed(1),
+      settle_us_per_row: +settle.toFixed(1),
+      sum: +(claim + settle).toFixed(1),
+      claimed: total.claimed,
+      settled: total.settled,
+      hot_updates: stats.hot,
+      updates: stats.updates,
+    }),
+  );
 } finally {
   await db.end();
   await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

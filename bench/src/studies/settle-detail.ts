@@ -7,12 +7,32 @@ import { seedTenants, seedTriggers, setPool } from "../lib/seed.ts";
 
 const detailFor = (id: string) => ({
   request: {
-    method: "POST", url: "http://127.0.0.1:40000/hook",
-    headers: { "user-agent": "Fairway-Webhooks/1", "webhook-id": id, "webhook-timestamp": "1764180000",
-      "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=", "fairway-attempt": "1", "content-type": "application/json" },
-    body: JSON.stringify({ id, jobId: "job_01KB0000000000000000000000", jobName: "bench", scheduledFor: new Date().toISOString(), attempt: 1, payload: { hello: "world" } }),
+    method: "POST",
+    url: "http://127.0.0.1:40000/hook",
+    headers: {
+      "user-agent": "Fairway-Webhooks/1",
+      "webhook-id": id,
+      "webhook-timestamp": "1764180000",
+      "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+      "fairway-attempt": "1",
+      "content-type": "application/json",
+    },
+    body: JSON.stringify({
+      id,
+      jobId: "job_01KB0000000000000000000000",
+      jobName: "bench",
+      scheduledFor: new Date().toISOString(),
+      attempt: 1,
+      payload: { hello: "world" },
+    }),
   },
-  responseHeaders: { "content-type": "text/plain", "content-length": "2", date: new Date().toUTCString(), connection: "keep-alive", "keep-alive": "timeout=5" },
+  responseHeaders: {
+    "content-type": "text/plain",
+    "content-length": "2",
+    date: new Date().toUTCString(),
+    connection: "keep-alive",
+    "keep-alive": "timeout=5",
+  },
   responseTruncated: false,
 });
 
@@ -20,7 +40,8 @@ const tdb = await benchDb(4);
 const db = tdb.store.db;
 const tenants = await seedTenants(db, { prefix: "sd", count: 50, maxInFlight: 100000 }, "webhook");
 await setPool(db, "webhook", 2000);
-const ROUNDS = 8, N = 1000;
+const ROUNDS = 8,
+  N = 1000;
 await seedTriggers(db, tenants, (ROUNDS * 2 * N + 2 * N) / 50, "webhook");
 await db.execute(sql`VACUUM ANALYZE`);
 const times: Record<string, number[]> = { plain: [], detail: [] };
@@ -28,8 +49,16 @@ for (let r = 0; r < ROUNDS * 2 + 2; r++) {
   const arm = r % 2 === 0 ? "plain" : "detail";
   const got = await claim(db, { type: "webhook", budget: N, owner: "s", leaseMs: 60_000 });
   const items: Settlement[] = got.map((t) => ({
-    id: t.id, leaseToken: t.leaseToken, attempt: t.attempt, status: "succeeded", startedAt: new Date(), durationMs: 1.2,
-    outcome: "success", httpStatus: 200, responseBody: "ok", detail: arm === "detail" ? detailFor(t.id) : null,
+    id: t.id,
+    leaseToken: t.leaseToken,
+    attempt: t.attempt,
+    status: "succeeded",
+    startedAt: new Date(),
+    durationMs: 1.2,
+    outcome: "success",
+    httpStatus: 200,
+    responseBody: "ok",
+    detail: arm === "detail" ? detailFor(t.id) : null,
   }));
   const t0 = performance.now();
   await settle(db, items);

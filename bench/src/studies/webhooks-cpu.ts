@@ -31,8 +31,29 @@ if (TLS && !process.env.TARGET_TLS_CERT) {
   const dir = mkdtempSync(join(tmpdir(), "fairway-tls-"));
   const [key, cert] = [join(dir, "key.pem"), join(dir, "cert.pem")];
   try {
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-      "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+      ],
+      { stdio: "ignore" },
+    );
     const again = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
       stdio: "inherit",
       env: { ...process.env, NODE_EXTRA_CA_CERTS: cert, TARGET_TLS_KEY: key, TARGET_TLS_CERT: cert },
@@ -52,7 +73,8 @@ const WARM = N / 4;
 /** Minor GC (scavenge) pauses, as perf_hooks reports them. */
 let scavenges: number[] = [];
 new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) if ((e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === 1) scavenges.push(e.duration);
+  for (const e of list.getEntries())
+    if ((e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === 1) scavenges.push(e.duration);
 }).observe({ entryTypes: ["gc"] });
 
 type Figures = Record<string, number | string>;
@@ -62,7 +84,14 @@ function measured(targetPid: number, arm: string) {
   let from: ReturnType<typeof read> | null = null;
   let delay: ReturnType<typeof monitorEventLoopDelay> | null = null;
   const figures: Figures = { arm };
-  const read = () => ({ t: performance.now(), self: process.cpuUsage(), target: processCpuUs(targetPid), pg: postgresCpuUs(), machine: machineTicks(), elu: performance.eventLoopUtilization() });
+  const read = () => ({
+    t: performance.now(),
+    self: process.cpuUsage(),
+    target: processCpuUs(targetPid),
+    pg: postgresCpuUs(),
+    machine: machineTicks(),
+    elu: performance.eventLoopUtilization(),
+  });
   const window: TimedWindow = {
     start() {
       scavenges = [];
@@ -78,7 +107,10 @@ function measured(targetPid: number, arm: string) {
       figures.self_us = to.self.user + to.self.system - from!.self.user - from!.self.system;
       figures.target_us = to.target - from!.target;
       figures.postgres_us = to.pg - from!.pg;
-      figures.busy_cores = +(((to.machine.busy - from!.machine.busy) / (to.machine.total - from!.machine.total)) * cpus().length).toFixed(2);
+      figures.busy_cores = +(
+        ((to.machine.busy - from!.machine.busy) / (to.machine.total - from!.machine.total)) *
+        cpus().length
+      ).toFixed(2);
       figures.loop_utilisation = +performance.eventLoopUtilization(to.elu, from!.elu).utilization.toFixed(3);
       figures.loop_delay_p90_ms = +(delay!.percentile(90) / 1e6).toFixed(2);
       figures.loop_delay_p99_ms = +(delay!.percentile(99) / 1e6).toFixed(2);
@@ -91,7 +123,13 @@ function measured(targetPid: number, arm: string) {
     const count = rate * (figures.seconds as number);
     const perDelivery = (k: string) => +((figures[k] as number) / count).toFixed(1);
     const { seconds: _, ...rest } = figures;
-    return { ...rest, per_s: Math.round(rate), self_us: perDelivery("self_us"), target_us: perDelivery("target_us"), postgres_us: perDelivery("postgres_us") };
+    return {
+      ...rest,
+      per_s: Math.round(rate),
+      self_us: perDelivery("self_us"),
+      target_us: perDelivery("target_us"),
+      postgres_us: perDelivery("postgres_us"),
+    };
   };
   return { window, done };
 }
@@ -103,7 +141,14 @@ try {
   const url = `${TLS ? "https" : "http"}://127.0.0.1:${port}/hook`;
   const pid = target.pid!;
   // The scenario's body for the bare loop (webhooks.ts).
-  const body = JSON.stringify({ id: "trg_" + "x".repeat(26), jobId: "job_" + "x".repeat(26), jobName: "bench", scheduledFor: new Date(), attempt: 1, payload: { hello: "world" } });
+  const body = JSON.stringify({
+    id: "trg_" + "x".repeat(26),
+    jobId: "job_" + "x".repeat(26),
+    jobName: "bench",
+    scheduledFor: new Date(),
+    attempt: 1,
+    payload: { hello: "world" },
+  });
   const arms: Record<string, () => Promise<Figures>> = {
     bare: async () => {
       const m = measured(pid, "bare");
@@ -119,7 +164,8 @@ try {
     },
   };
   const unknown = ARMS.filter((a) => !(a in arms));
-  if (unknown.length > 0) throw new Error(`ARMS: no arm ${unknown.join(", ")} (there are ${Object.keys(arms).join(", ")})`);
+  if (unknown.length > 0)
+    throw new Error(`ARMS: no arm ${unknown.join(", ")} (there are ${Object.keys(arms).join(", ")})`);
   for (let i = 0; i < PAIRS; i++) {
     for (const arm of [...ARMS.slice(i % ARMS.length), ...ARMS.slice(0, i % ARMS.length)]) {
       const r = await arms[arm]();
@@ -133,5 +179,19 @@ try {
 for (const arm of ARMS) {
   const mine = runs.filter((r) => r.arm === arm);
   const keys = Object.keys(mine[0]).filter((k) => k !== "arm");
-  console.log(JSON.stringify({ arm, median: true, ...Object.fromEntries(keys.map((k) => [k, percentile(mine.map((r) => r[k] as number), 50)])) }));
+  console.log(
+    JSON.stringify({
+      arm,
+      median: true,
+      ...Object.fromEntries(
+        keys.map((k) => [
+          k,
+          percentile(
+            mine.map((r) => r[k] as number),
+            50,
+          ),
+        ]),
+      ),
+    }),
+  );
 }

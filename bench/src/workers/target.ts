@@ -15,7 +15,8 @@ const answer: RequestListener = (req, res) => {
   });
 };
 const { TARGET_TLS_KEY: key, TARGET_TLS_CERT: cert } = process.env;
-const server = key && cert ? createTlsServer({ key: readFileSync(key), cert: readFileSync(cert) }, answer) : createServer(answer);
+const server =
+  key && cert ? createTlsServer({ key: readFileSync(key), cert: readFileSync(cert) }, answer) : createServer(answer);
 server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => {
   const addr = server.address();

@@ -4,7 +4,12 @@
 import type { Logger } from "@fairway/core";
 import type { ApiCoordinator } from "./app.ts";
 
-export function announceWork(coord: ApiCoordinator, log: Logger, work: { type: string; tenantId: string; dueAt: Date | null }, now: number): void {
+export function announceWork(
+  coord: ApiCoordinator,
+  log: Logger,
+  work: { type: string; tenantId: string; dueAt: Date | null },
+  now: number,
+): void {
   const due = work.dueAt?.getTime() ?? now;
   coord.markReady(work.type, work.tenantId, due).catch((err) => log.warn("ready index unavailable", { err }));
   if (due <= now + 1000) coord.wake().catch(() => {});

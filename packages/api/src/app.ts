@@ -18,7 +18,11 @@ import { dashboardApp, loggablePath } from "@fairway/dashboard";
 
 /** What the API needs from coordination (the full Coordinator satisfies it). */
 export interface ApiCoordinator {
-  limit(key: string, limit: number, windowMs: number): Promise<{ allowed: boolean; remaining: number; retryAfterMs: number }>;
+  limit(
+    key: string,
+    limit: number,
+    windowMs: number,
+  ): Promise<{ allowed: boolean; remaining: number; retryAfterMs: number }>;
   wake(): Promise<void>;
   /** Ready-tenant index: the tenant has work due in pool `type` at dueAtMs. */
   markReady(type: string, tenantId: string, dueAtMs: number): Promise<void>;

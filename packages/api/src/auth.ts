@@ -22,7 +22,8 @@ export function safeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-const unauthorized = () => new ApiError(401, "unauthorized", "missing or invalid API key", undefined, { "www-authenticate": "Bearer" });
+const unauthorized = () =>
+  new ApiError(401, "unauthorized", "missing or invalid API key", undefined, { "www-authenticate": "Bearer" });
 
 export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = bearer(c.req.header("authorization"));
@@ -44,7 +45,11 @@ export const requireTenant: MiddlewareHandler<AppEnv> = async (c, next) => {
   const found = await authenticateKey(c.var.deps.db, await sha256Hex(token));
   if (!found) throw unauthorized();
   if (found.tenant.status !== "active") {
-    throw new ApiError(403, "tenant_suspended", "this tenant is suspended; its jobs wait and its API calls are refused");
+    throw new ApiError(
+      403,
+      "tenant_suspended",
+      "this tenant is suspended; its jobs wait and its API calls are refused",
+    );
   }
   c.set("tenant", found.tenant);
   c.set("log", c.var.log.child({ tenantId: found.tenant.id }));
@@ -54,7 +59,11 @@ export const requireTenant: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /** Per-tenant API request rate limit via the coordinator. Fails open: Redis is never needed for
  *  correctness, so a coordinator error lets the request through (and is logged). */
-async function enforceRequestRate(deps: AppEnv["Variables"]["deps"], tenant: TenantRow, header: (k: string, v: string) => void) {
+async function enforceRequestRate(
+  deps: AppEnv["Variables"]["deps"],
+  tenant: TenantRow,
+  header: (k: string, v: string) => void,
+) {
   const perSecond = deps.apiRatePerSecond;
   if (!perSecond) return;
   let r;
@@ -67,6 +76,8 @@ async function enforceRequestRate(deps: AppEnv["Variables"]["deps"], tenant: Ten
   header("ratelimit-remaining", String(r.remaining));
   if (!r.allowed) {
     const retryAfter = String(Math.max(1, Math.ceil(r.retryAfterMs / 1000)));
-    throw new ApiError(429, "rate_limited", `too many requests; retry after ${retryAfter} s`, undefined, { "retry-after": retryAfter });
+    throw new ApiError(429, "rate_limited", `too many requests; retry after ${retryAfter} s`, undefined, {
+      "retry-after": retryAfter,
+    });
   }
 }

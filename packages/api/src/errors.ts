@@ -40,7 +40,11 @@ export function loggableError(err: unknown): Record<string, unknown> {
   const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
   const query = (err as { query?: unknown }).query;
   if (typeof query === "string") {
-    return { err: typeof cause?.message === "string" ? cause.message : "query failed", dbCode: cause?.code, query: query.slice(0, 500) };
+    return {
+      err: typeof cause?.message === "string" ? cause.message : "query failed",
+      dbCode: cause?.code,
+      query: query.slice(0, 500),
+    };
   }
   return { err: err.message.slice(0, 500), errName: err.name };
 }

@@ -6,7 +6,11 @@ import { handlerPoolTypes, type Db } from "@fairway/store";
 const known = new WeakMap<Db, Set<string>>();
 
 /** `inProcess`, plus `type` when a worker has registered it. */
-export async function handlerTypesFor(db: Db, inProcess: ReadonlySet<string>, type: string): Promise<ReadonlySet<string>> {
+export async function handlerTypesFor(
+  db: Db,
+  inProcess: ReadonlySet<string>,
+  type: string,
+): Promise<ReadonlySet<string>> {
   if (inProcess.has(type)) return inProcess;
   let served = known.get(db);
   if (!served?.has(type)) {

@@ -1,16 +1,31 @@
 // Turns a validated request body into a job row: semantic checks zod cannot do (strict cron, IANA
 // zone, SSRF-safe target, payload size) and defaults from the job's pool.
 import { checkTargetUrl, nextFires, parseCron, targetSecretRefs, validateTimezone } from "@fairway/core";
-import { missingSecrets, type Db, type JobPatch, type JobRow, type NewJob, type PoolConfig, type TenantRow } from "@fairway/store";
+import {
+  missingSecrets,
+  type Db,
+  type JobPatch,
+  type JobRow,
+  type NewJob,
+  type PoolConfig,
+  type TenantRow,
+} from "@fairway/store";
 import { ApiError } from "./errors.ts";
 import type { CreateJobBody, Schedule } from "./schemas.ts";
 
-export function resolveSchedule(s: Schedule, now: Date): { cron: string | null; timezone: string | null; runAt: Date | null; nextFireAt: Date } {
+export function resolveSchedule(
+  s: Schedule,
+  now: Date,
+): { cron: string | null; timezone: string | null; runAt: Date | null; nextFireAt: Date } {
   if ("cron" in s) {
     const parsed = parseCron(s.cron);
     if (!parsed.ok) throw new ApiError(400, "invalid_cron", `schedule.cron: ${parsed.message}`);
     if (!validateTimezone(s.timezone)) {
-      throw new ApiError(400, "invalid_timezone", `schedule.timezone: "${s.timezone}" is not an IANA time zone (e.g. "Europe/Berlin")`);
+      throw new ApiError(
+        400,
+        "invalid_timezone",
+        `schedule.timezone: "${s.timezone}" is not an IANA time zone (e.g. "Europe/Berlin")`,
+      );
     }
     const [next] = nextFires(parsed.expr, s.timezone, now, 1);
     if (!next) throw new ApiError(400, "invalid_cron", "schedule.cron: the expression never fires");
@@ -25,10 +40,20 @@ export function checkTarget(target: CreateJobBody["target"], allowPrivate: boole
   const url = checkUrl(target.url, allowPrivate);
   if (target.body !== undefined) {
     if (target.method === "GET" || target.method === "HEAD") {
-      throw new ApiError(400, "body_not_allowed", `target.body: a ${target.method} request carries no body; remove target.body, or use POST, PUT, PATCH or DELETE`);
+      throw new ApiError(
+        400,
+        "body_not_allowed",
+        `target.body: a ${target.method} request carries no body; remove target.body, or use POST, PUT, PATCH or DELETE`,
+      );
     }
-    const size = typeof target.body === "string" ? new TextEncoder().encode(target.body).byteLength : payloadBytes(target.body);
-    if (size > maxBodyBytes) throw new ApiError(413, "payload_too_large", `target.body is ${size} bytes; this tenant's limit is ${maxBodyBytes}`);
+    const size =
+      typeof target.body === "string" ? new TextEncoder().encode(target.body).byteLength : payloadBytes(target.body);
+    if (size > maxBodyBytes)
+      throw new ApiError(
+        413,
+        "payload_too_large",
+        `target.body is ${size} bytes; this tenant's limit is ${maxBodyBytes}`,
+      );
   }
   return {
     url,
@@ -46,22 +71,31 @@ function checkUrl(raw: string, allowPrivate: boolean): string {
   if (named && raw.startsWith("${secrets.")) return raw;
   const r = checkTargetUrl(named ? raw.replace(/\$\{secrets\.[A-Z][A-Z0-9_]*\}/g, "x") : raw, { allowPrivate });
   if (!r.ok) {
-    const hint = r.code === "forbidden_target"
-      ? "; use a public address, or for local testing start the server with FAIRWAY_ALLOW_PRIVATE_TARGETS=true"
-      : "";
+    const hint =
+      r.code === "forbidden_target"
+        ? "; use a public address, or for local testing start the server with FAIRWAY_ALLOW_PRIVATE_TARGETS=true"
+        : "";
     throw new ApiError(400, r.code, `target.url: ${r.message}${hint}`);
   }
   return named ? raw : r.url.toString();
 }
 
 /** Every `${secrets.NAME}` a target names must exist when the job is saved. */
-export async function checkSecretRefs(db: Db, tenantId: string, target: { url: string; headers?: Record<string, string>; body?: unknown } | null): Promise<void> {
+export async function checkSecretRefs(
+  db: Db,
+  tenantId: string,
+  target: { url: string; headers?: Record<string, string>; body?: unknown } | null,
+): Promise<void> {
   if (!target) return;
   const names = targetSecretRefs(target);
   if (names.size === 0) return;
   const missing = await missingSecrets(db, tenantId, [...names]);
   if (missing.length > 0) {
-    throw new ApiError(400, "unknown_secret", `target names secret ${missing.join(", ")}, which this tenant does not have; create it first with PUT /v1/secrets/${missing[0]}`);
+    throw new ApiError(
+      400,
+      "unknown_secret",
+      `target names secret ${missing.join(", ")}, which this tenant does not have; create it first with PUT /v1/secrets/${missing[0]}`,
+    );
   }
 }
 
@@ -72,7 +106,11 @@ export function payloadBytes(payload: unknown): number {
 export function checkPayload(payload: unknown, tenant: TenantRow): void {
   const size = payloadBytes(payload);
   if (size > tenant.maxPayloadBytes) {
-    throw new ApiError(413, "payload_too_large", `payload is ${size} bytes; this tenant's limit is ${tenant.maxPayloadBytes}`);
+    throw new ApiError(
+      413,
+      "payload_too_large",
+      `payload is ${size} bytes; this tenant's limit is ${tenant.maxPayloadBytes}`,
+    );
   }
 }
 
@@ -85,7 +123,11 @@ export function buildJob(
 ): NewJob {
   const target = checkTarget(body.target, opts.allowPrivate, tenant.maxPayloadBytes);
   if (!target && !opts.handlerTypes.has(body.type)) {
-    throw new ApiError(400, "validation_error", `target: required (no in-process handler is registered for type "${body.type}")`);
+    throw new ApiError(
+      400,
+      "validation_error",
+      `target: required (no in-process handler is registered for type "${body.type}")`,
+    );
   }
   checkPayload(body.payload, tenant);
   const when = resolveSchedule(body.schedule, opts.now);
@@ -118,7 +160,13 @@ export function jobAsBody(j: JobRow): Record<string, unknown> {
     name: j.name,
     type: j.type,
     schedule: j.cron ? { cron: j.cron, timezone: j.timezone ?? "UTC" } : { at: j.runAt!.toISOString() },
-    retry: { maxAttempts: j.maxAttempts, initialDelayMs: j.initialDelayMs, maxDelayMs: j.maxDelayMs, backoff: j.backoff, jitter: j.jitter },
+    retry: {
+      maxAttempts: j.maxAttempts,
+      initialDelayMs: j.initialDelayMs,
+      maxDelayMs: j.maxDelayMs,
+      backoff: j.backoff,
+      jitter: j.jitter,
+    },
     priority: j.priority,
     overlap: j.overlap,
     misfire: j.misfire,
@@ -151,7 +199,9 @@ export function jobPatchOf(built: NewJob, fields: string[]): JobPatch {
   for (const f of fields) {
     if (f === "schedule") take("cron", "timezone", "runAt", "nextFireAt");
     else if (f === "retry") take("maxAttempts", "initialDelayMs", "maxDelayMs", "backoff", "jitter");
-    else if (["name", "target", "payload", "timeoutMs", "priority", "overlap", "misfire", "catchupWindowMs"].includes(f)) {
+    else if (
+      ["name", "target", "payload", "timeoutMs", "priority", "overlap", "misfire", "catchupWindowMs"].includes(f)
+    ) {
       take(f as keyof JobPatch);
     }
   }
@@ -161,9 +211,17 @@ export function jobPatchOf(built: NewJob, fields: string[]): JobPatch {
 /** 409 for a job that exists but can no longer change: the code names why. */
 export function notLive(j: Pick<JobRow, "id" | "status">, action: string): ApiError {
   if (j.status === "completed") {
-    return new ApiError(409, "job_completed", `job ${j.id} is completed (a one-time job that has fired) and cannot be ${action}; create a new job instead`);
+    return new ApiError(
+      409,
+      "job_completed",
+      `job ${j.id} is completed (a one-time job that has fired) and cannot be ${action}; create a new job instead`,
+    );
   }
-  return new ApiError(409, "job_cancelled", `job ${j.id} was cancelled (DELETE) and cannot be ${action}; create a new job instead`);
+  return new ApiError(
+    409,
+    "job_cancelled",
+    `job ${j.id} was cancelled (DELETE) and cannot be ${action}; create a new job instead`,
+  );
 }
 
 export const isLive = (j: Pick<JobRow, "status">) => j.status === "active" || j.status === "paused";

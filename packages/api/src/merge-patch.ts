@@ -13,7 +13,11 @@ export type Patch = Record<string, unknown>;
 export async function mergePatchBody(c: Context): Promise<Patch> {
   const raw = await rawJsonBody(c);
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-    throw new ApiError(400, "validation_error", "the body must be a JSON object of the fields to change (JSON Merge Patch: absent fields keep their value, null clears one)");
+    throw new ApiError(
+      400,
+      "validation_error",
+      "the body must be a JSON object of the fields to change (JSON Merge Patch: absent fields keep their value, null clears one)",
+    );
   }
   return raw as Patch;
 }

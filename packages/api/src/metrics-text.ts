@@ -3,7 +3,7 @@
 // series are kept to the busiest N tenants (bounded cardinality).
 import type { MetricsSnapshot } from "@fairway/store";
 
-const escape = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 
 type Labels = Record<string, string>;
 
@@ -13,7 +13,9 @@ export class TextMetrics {
   gauge(name: string, help: string, samples: Array<[Labels, number]>): this {
     this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
     for (const [labels, value] of samples) {
-      const l = Object.entries(labels).map(([k, v]) => `${k}="${escape(v)}"`).join(",");
+      const l = Object.entries(labels)
+        .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+        .join(",");
       this.lines.push(`${name}${l ? `{${l}}` : ""} ${Number.isFinite(value) ? value : 0}`);
     }
     return this;
@@ -29,8 +31,16 @@ export function renderSnapshot(s: MetricsSnapshot, scope: "fleet" | "tenant"): s
   const m = new TextMetrics();
   const pool = (pick: (p: MetricsSnapshot["pools"][number]) => number): Array<[Labels, number]> =>
     s.pools.map((p) => [{ pool: p.type }, pick(p)]);
-  m.gauge("fairway_triggers_due", "Pending triggers that are due now, by pool.", pool((p) => p.due));
-  m.gauge("fairway_triggers_running", "Triggers running (claimed, not yet settled or reaped), by pool.", pool((p) => p.running));
+  m.gauge(
+    "fairway_triggers_due",
+    "Pending triggers that are due now, by pool.",
+    pool((p) => p.due),
+  );
+  m.gauge(
+    "fairway_triggers_running",
+    "Triggers running (claimed, not yet settled or reaped), by pool.",
+    pool((p) => p.running),
+  );
   if (scope === "tenant") {
     const t = s.tenants[0];
     if (t) {
@@ -39,15 +49,43 @@ export function renderSnapshot(s: MetricsSnapshot, scope: "fleet" | "tenant"): s
     }
     return m.toString();
   }
-  m.gauge("fairway_pool_paused", "1 while the pool is paused (no claims of its type).", pool((p) => (p.paused ? 1 : 0)));
-  m.gauge("fairway_pool_capacity", "Slots of the pool over the live executors.", pool((p) => p.capacity));
-  m.gauge("fairway_pool_saturation", "Running triggers over the live executors' slots, by pool (0 with none).", pool((p) => (p.capacity > 0 ? p.running / p.capacity : 0)));
+  m.gauge(
+    "fairway_pool_paused",
+    "1 while the pool is paused (no claims of its type).",
+    pool((p) => (p.paused ? 1 : 0)),
+  );
+  m.gauge(
+    "fairway_pool_capacity",
+    "Slots of the pool over the live executors.",
+    pool((p) => p.capacity),
+  );
+  m.gauge(
+    "fairway_pool_saturation",
+    "Running triggers over the live executors' slots, by pool (0 with none).",
+    pool((p) => (p.capacity > 0 ? p.running / p.capacity : 0)),
+  );
   m.gauge("fairway_executors", "Live executors (heartbeat within their timeout).", [[{}, s.executors]]);
   const tenant = (pick: (t: MetricsSnapshot["tenants"][number]) => number): Array<[Labels, number]> =>
     s.tenants.map((t) => [{ tenant: t.tenantId }, pick(t)]);
-  m.gauge("fairway_tenant_running", "Running triggers of the busiest tenants.", tenant((t) => t.running));
-  m.gauge("fairway_tenant_due", "Due triggers of the busiest tenants.", tenant((t) => t.due));
-  m.gauge("fairway_tenant_dead", "Dead-lettered triggers of the busiest tenants.", tenant((t) => t.dead));
-  m.gauge("fairway_tenant_max_in_flight", "The in-flight cap of the busiest tenants.", tenant((t) => t.maxInFlight));
+  m.gauge(
+    "fairway_tenant_running",
+    "Running triggers of the busiest tenants.",
+    tenant((t) => t.running),
+  );
+  m.gauge(
+    "fairway_tenant_due",
+    "Due triggers of the busiest tenants.",
+    tenant((t) => t.due),
+  );
+  m.gauge(
+    "fairway_tenant_dead",
+    "Dead-lettered triggers of the busiest tenants.",
+    tenant((t) => t.dead),
+  );
+  m.gauge(
+    "fairway_tenant_max_in_flight",
+    "The in-flight cap of the busiest tenants.",
+    tenant((t) => t.maxInFlight),
+  );
   return m.toString();
 }

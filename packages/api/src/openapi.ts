@@ -2,11 +2,38 @@
 // and that describe every response (responses.ts). test/packages/contract.test.ts validates live
 // responses against it.
 import { z } from "zod";
-import { createJobBody, createTenantBody, JOB_STATUSES, pageQuery, putPoolBody, putSecretBody, updateJobBody, updateTenantBody } from "./schemas.ts";
 import {
-  apiKeyResponse, createdTenantResponse, deadLetterResponse, errorResponse, executorListResponse, healthResponse, jobResponse, pageOf,
-  poolListResponse, poolResponse, portalLinkResponse, quotaResponse, reencryptResponse, revokedKeyResponse, rotatedSecretResponse, secretListResponse,
-  secretResponse, signingSecretResponse, statsResponse, tenantResponse, triggerResponse,
+  createJobBody,
+  createTenantBody,
+  JOB_STATUSES,
+  pageQuery,
+  putPoolBody,
+  putSecretBody,
+  updateJobBody,
+  updateTenantBody,
+} from "./schemas.ts";
+import {
+  apiKeyResponse,
+  createdTenantResponse,
+  deadLetterResponse,
+  errorResponse,
+  executorListResponse,
+  healthResponse,
+  jobResponse,
+  pageOf,
+  poolListResponse,
+  poolResponse,
+  portalLinkResponse,
+  quotaResponse,
+  reencryptResponse,
+  revokedKeyResponse,
+  rotatedSecretResponse,
+  secretListResponse,
+  secretResponse,
+  signingSecretResponse,
+  statsResponse,
+  tenantResponse,
+  triggerResponse,
 } from "./responses.ts";
 
 const schema = (s: z.ZodType, io: "input" | "output") => {
@@ -47,10 +74,17 @@ const body = (s: z.ZodType) => ({ required: true, content: { "application/json":
 /** PATCH bodies are JSON Merge Patch (RFC 7396); plain application/json is accepted too. */
 const mergePatch = (s: z.ZodType) => ({
   required: true,
-  content: { "application/merge-patch+json": { schema: schema(s, "input") }, "application/json": { schema: schema(s, "input") } },
+  content: {
+    "application/merge-patch+json": { schema: schema(s, "input") },
+    "application/json": { schema: schema(s, "input") },
+  },
 });
 const inQuery = (name: string, description: string, values?: readonly string[]) => ({
-  name, in: "query", required: false, description, schema: values ? { type: "string", enum: values } : { type: "string" },
+  name,
+  in: "query",
+  required: false,
+  description,
+  schema: values ? { type: "string", enum: values } : { type: "string" },
 });
 
 const ERRORS: Record<number, string> = {
@@ -68,14 +102,28 @@ const ERRORS: Record<number, string> = {
 function responses(status: number, description: string, name: SchemaName, errors: number[]) {
   const out: Record<string, unknown> = { [status]: { description, content: jsonContent(name) } };
   for (const code of errors) out[code] = { description: ERRORS[code], content: jsonContent("Error") };
-  out.default = { description: "Any other failure (internal_error, …): the error envelope", content: jsonContent("Error") };
+  out.default = {
+    description: "Any other failure (internal_error, …): the error envelope",
+    content: jsonContent("Error"),
+  };
   return out;
 }
 
-const pathParam = (name: string, description: string) => ({ name, in: "path", required: true, schema: { type: "string" }, description });
+const pathParam = (name: string, description: string) => ({
+  name,
+  in: "path",
+  required: true,
+  schema: { type: "string" },
+  description,
+});
 const pageParams = (withJobId = false) => {
   const props = (schema(pageQuery, "input") as { properties: Record<string, unknown> }).properties;
-  return ["limit", "cursor", ...(withJobId ? ["jobId"] : [])].map((name) => ({ name, in: "query", required: false, schema: props[name] }));
+  return ["limit", "cursor", ...(withJobId ? ["jobId"] : [])].map((name) => ({
+    name,
+    in: "query",
+    required: false,
+    schema: props[name],
+  }));
 };
 
 const TENANT = [401, 403, 429];
@@ -94,9 +142,13 @@ function build() {
       title: "Fairway",
       version: "1",
       description:
-        "Multi-tenant, fairness-first job scheduler. Every failure answers `{ \"error\": { \"code\", \"message\", \"details\"? } }` with a stable code.",
+        'Multi-tenant, fairness-first job scheduler. Every failure answers `{ "error": { "code", "message", "details"? } }` with a stable code.',
     },
-    tags: [{ name: "Jobs and triggers", description: "With a tenant API key (fw_…)" }, { name: "Admin", description: "With the admin token" }, { name: "Operations" }],
+    tags: [
+      { name: "Jobs and triggers", description: "With a tenant API key (fw_…)" },
+      { name: "Admin", description: "With the admin token" },
+      { name: "Operations" },
+    ],
     components: {
       securitySchemes: {
         tenantKey: { type: "http", scheme: "bearer", description: "A tenant API key (fw_…)" },
@@ -108,9 +160,21 @@ function build() {
       "/v1/jobs": {
         post: tenantOp({
           summary: "Create a job (honours Idempotency-Key)",
-          parameters: [{ name: "idempotency-key", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 200 } }],
+          parameters: [
+            {
+              name: "idempotency-key",
+              in: "header",
+              required: false,
+              schema: { type: "string", minLength: 1, maxLength: 200 },
+            },
+          ],
           requestBody: body(createJobBody),
-          responses: responses(201, "The job (a replay of an Idempotency-Key answers the same, with Idempotent-Replayed: true)", "Job", [...TENANT, 400, 409, 413]),
+          responses: responses(
+            201,
+            "The job (a replay of an Idempotency-Key answers the same, with Idempotent-Replayed: true)",
+            "Job",
+            [...TENANT, 400, 409, 413],
+          ),
         }),
         get: tenantOp({
           summary: "List jobs (cursor pagination; cancelled jobs only with ?status=cancelled)",
@@ -124,24 +188,64 @@ function build() {
         }),
       },
       "/v1/jobs/{id}": {
-        get: tenantOp({ summary: "A job with its next 5 fires", parameters: jobId, responses: responses(200, "The job", "Job", [...TENANT, 404]) }),
+        get: tenantOp({
+          summary: "A job with its next 5 fires",
+          parameters: jobId,
+          responses: responses(200, "The job", "Job", [...TENANT, 404]),
+        }),
         patch: tenantOp({
           summary: "Update a job (JSON Merge Patch; from its next fire)",
           parameters: jobId,
           requestBody: mergePatch(updateJobBody),
           responses: responses(200, "The job", "Job", [...TENANT, 400, 404, 409, 413]),
         }),
-        delete: tenantOp({ summary: "Cancel a job and its pending triggers (idempotent)", parameters: jobId, responses: responses(200, "The job", "Job", [...TENANT, 404]) }),
+        delete: tenantOp({
+          summary: "Cancel a job and its pending triggers (idempotent)",
+          parameters: jobId,
+          responses: responses(200, "The job", "Job", [...TENANT, 404]),
+        }),
       },
-      "/v1/jobs/{id}/pause": { post: tenantOp({ summary: "Pause", parameters: jobId, responses: responses(200, "The job", "Job", [...TENANT, 404, 409]) }) },
-      "/v1/jobs/{id}/resume": { post: tenantOp({ summary: "Resume", parameters: jobId, responses: responses(200, "The job", "Job", [...TENANT, 404]) }) },
-      "/v1/jobs/{id}/run": { post: tenantOp({ summary: "Fire now", parameters: jobId, responses: responses(201, "The new trigger", "Trigger", [...TENANT, 404]) }) },
+      "/v1/jobs/{id}/pause": {
+        post: tenantOp({
+          summary: "Pause",
+          parameters: jobId,
+          responses: responses(200, "The job", "Job", [...TENANT, 404, 409]),
+        }),
+      },
+      "/v1/jobs/{id}/resume": {
+        post: tenantOp({
+          summary: "Resume",
+          parameters: jobId,
+          responses: responses(200, "The job", "Job", [...TENANT, 404]),
+        }),
+      },
+      "/v1/jobs/{id}/run": {
+        post: tenantOp({
+          summary: "Fire now",
+          parameters: jobId,
+          responses: responses(201, "The new trigger", "Trigger", [...TENANT, 404]),
+        }),
+      },
       "/v1/jobs/{id}/triggers": {
-        get: tenantOp({ summary: "A job's triggers, newest first", parameters: [...jobId, ...pageParams()], responses: responses(200, "A page of triggers", "TriggerPage", [...TENANT, 400, 404]) }),
+        get: tenantOp({
+          summary: "A job's triggers, newest first",
+          parameters: [...jobId, ...pageParams()],
+          responses: responses(200, "A page of triggers", "TriggerPage", [...TENANT, 400, 404]),
+        }),
       },
-      "/v1/triggers/{id}": { get: tenantOp({ summary: "A trigger with its attempts", parameters: triggerId, responses: responses(200, "The trigger", "Trigger", [...TENANT, 404]) }) },
+      "/v1/triggers/{id}": {
+        get: tenantOp({
+          summary: "A trigger with its attempts",
+          parameters: triggerId,
+          responses: responses(200, "The trigger", "Trigger", [...TENANT, 404]),
+        }),
+      },
       "/v1/triggers/{id}/replay": {
-        post: tenantOp({ summary: "Replay a dead letter", parameters: triggerId, responses: responses(200, "The trigger, pending again", "Trigger", [...TENANT, 404, 409]) }),
+        post: tenantOp({
+          summary: "Replay a dead letter",
+          parameters: triggerId,
+          responses: responses(200, "The trigger, pending again", "Trigger", [...TENANT, 404, 409]),
+        }),
       },
       "/v1/dead-letters": {
         get: tenantOp({
@@ -150,10 +254,15 @@ function build() {
           responses: responses(200, "A page of dead letters", "DeadLetterPage", [...TENANT, 400]),
         }),
       },
-      "/v1/secrets": { get: tenantOp({ summary: "The tenant's secrets: names and times, never values", responses: responses(200, "The secrets", "SecretList", TENANT) }) },
+      "/v1/secrets": {
+        get: tenantOp({
+          summary: "The tenant's secrets: names and times, never values",
+          responses: responses(200, "The secrets", "SecretList", TENANT),
+        }),
+      },
       "/v1/secrets/{name}": {
         put: tenantOp({
-          summary: "Create or replace a secret (name [A-Z][A-Z0-9_]{0,63}); targets use it as ${secrets.NAME}",
+          summary: "Create or replace a secret (name [A-Z][A-Z0-9_]{0,63}); targets use it as $" + "{secrets.NAME}",
           parameters: [pathParam("name", "The secret's name")],
           requestBody: body(putSecretBody),
           responses: responses(200, "The secret (never its value)", "Secret", [...TENANT, 400, 503]),
@@ -165,28 +274,72 @@ function build() {
         }),
       },
       "/v1/metrics": {
-        get: tenantOp({ summary: "The tenant's own series, Prometheus text", responses: { 200: { description: "Text exposition format", content: { "text/plain": { schema: { type: "string" } } } } } }),
+        get: tenantOp({
+          summary: "The tenant's own series, Prometheus text",
+          responses: {
+            200: { description: "Text exposition format", content: { "text/plain": { schema: { type: "string" } } } },
+          },
+        }),
       },
-      "/v1/quota": { get: tenantOp({ summary: "Limits and live usage", responses: responses(200, "Quota", "Quota", TENANT) }) },
+      "/v1/quota": {
+        get: tenantOp({ summary: "Limits and live usage", responses: responses(200, "Quota", "Quota", TENANT) }),
+      },
       "/v1/admin/tenants": {
-        post: adminOp({ summary: "Create a tenant", requestBody: body(createTenantBody), responses: responses(201, "The tenant and its signing secret (shown once)", "CreatedTenant", [...ADMIN, 400, 409]) }),
-        get: adminOp({ summary: "List tenants", parameters: pageParams(), responses: responses(200, "A page of tenants", "TenantPage", [...ADMIN, 400]) }),
+        post: adminOp({
+          summary: "Create a tenant",
+          requestBody: body(createTenantBody),
+          responses: responses(201, "The tenant and its signing secret (shown once)", "CreatedTenant", [
+            ...ADMIN,
+            400,
+            409,
+          ]),
+        }),
+        get: adminOp({
+          summary: "List tenants",
+          parameters: pageParams(),
+          responses: responses(200, "A page of tenants", "TenantPage", [...ADMIN, 400]),
+        }),
       },
       "/v1/admin/tenants/{id}": {
-        get: adminOp({ summary: "A tenant", parameters: tenantId, responses: responses(200, "The tenant", "Tenant", [...ADMIN, 404]) }),
-        patch: adminOp({ summary: "Update quotas or status (JSON Merge Patch)", parameters: tenantId, requestBody: mergePatch(updateTenantBody), responses: responses(200, "The tenant", "Tenant", [...ADMIN, 400, 404]) }),
+        get: adminOp({
+          summary: "A tenant",
+          parameters: tenantId,
+          responses: responses(200, "The tenant", "Tenant", [...ADMIN, 404]),
+        }),
+        patch: adminOp({
+          summary: "Update quotas or status (JSON Merge Patch)",
+          parameters: tenantId,
+          requestBody: mergePatch(updateTenantBody),
+          responses: responses(200, "The tenant", "Tenant", [...ADMIN, 400, 404]),
+        }),
       },
       "/v1/admin/tenants/{id}/keys": {
-        post: adminOp({ summary: "Issue an API key (shown once)", parameters: tenantId, responses: responses(201, "The key", "ApiKey", [...ADMIN, 404]) }),
+        post: adminOp({
+          summary: "Issue an API key (shown once)",
+          parameters: tenantId,
+          responses: responses(201, "The key", "ApiKey", [...ADMIN, 404]),
+        }),
       },
       "/v1/admin/tenants/{id}/keys/{keyId}": {
-        delete: adminOp({ summary: "Revoke a key", parameters: [...tenantId, pathParam("keyId", "The key id")], responses: responses(200, "Revoked", "RevokedKey", [...ADMIN, 404]) }),
+        delete: adminOp({
+          summary: "Revoke a key",
+          parameters: [...tenantId, pathParam("keyId", "The key id")],
+          responses: responses(200, "Revoked", "RevokedKey", [...ADMIN, 404]),
+        }),
       },
       "/v1/admin/tenants/{id}/signing-secret": {
-        get: adminOp({ summary: "The signing secret (and the previous one during a rotation)", parameters: tenantId, responses: responses(200, "The secret", "SigningSecret", [...ADMIN, 404]) }),
+        get: adminOp({
+          summary: "The signing secret (and the previous one during a rotation)",
+          parameters: tenantId,
+          responses: responses(200, "The secret", "SigningSecret", [...ADMIN, 404]),
+        }),
       },
       "/v1/admin/tenants/{id}/signing-secret/rotate": {
-        post: adminOp({ summary: "Rotate the signing secret (the old one keeps signing for 24 h)", parameters: tenantId, responses: responses(200, "The new secret", "RotatedSecret", [...ADMIN, 404]) }),
+        post: adminOp({
+          summary: "Rotate the signing secret (the old one keeps signing for 24 h)",
+          parameters: tenantId,
+          responses: responses(200, "The new secret", "RotatedSecret", [...ADMIN, 404]),
+        }),
       },
       "/v1/admin/tenants/{id}/portal-link": {
         post: adminOp({
@@ -195,38 +348,94 @@ function build() {
           responses: responses(201, "The link", "PortalLink", [...ADMIN, 400, 404]),
         }),
       },
-      "/v1/admin/pools": { get: adminOp({ summary: "Every pool's config", responses: responses(200, "The pools", "PoolList", ADMIN) }) },
+      "/v1/admin/pools": {
+        get: adminOp({ summary: "Every pool's config", responses: responses(200, "The pools", "PoolList", ADMIN) }),
+      },
       "/v1/admin/pools/{type}": {
-        get: adminOp({ summary: "Pool config (defaults if never set)", parameters: poolType, responses: responses(200, "The pool", "Pool", [...ADMIN, 400]) }),
-        put: adminOp({ summary: "Set pool config", parameters: poolType, requestBody: body(putPoolBody), responses: responses(200, "The pool", "Pool", [...ADMIN, 400]) }),
-        patch: adminOp({ summary: "Change pool config (JSON Merge Patch)", parameters: poolType, requestBody: mergePatch(putPoolBody.partial()), responses: responses(200, "The pool", "Pool", [...ADMIN, 400]) }),
+        get: adminOp({
+          summary: "Pool config (defaults if never set)",
+          parameters: poolType,
+          responses: responses(200, "The pool", "Pool", [...ADMIN, 400]),
+        }),
+        put: adminOp({
+          summary: "Set pool config",
+          parameters: poolType,
+          requestBody: body(putPoolBody),
+          responses: responses(200, "The pool", "Pool", [...ADMIN, 400]),
+        }),
+        patch: adminOp({
+          summary: "Change pool config (JSON Merge Patch)",
+          parameters: poolType,
+          requestBody: mergePatch(putPoolBody.partial()),
+          responses: responses(200, "The pool", "Pool", [...ADMIN, 400]),
+        }),
       },
       "/v1/admin/pools/{type}/pause": {
-        post: adminOp({ summary: "Stop claiming this type (running work finishes, nothing is lost)", parameters: poolType, responses: responses(200, "The pool", "Pool", [...ADMIN, 400]) }),
+        post: adminOp({
+          summary: "Stop claiming this type (running work finishes, nothing is lost)",
+          parameters: poolType,
+          responses: responses(200, "The pool", "Pool", [...ADMIN, 400]),
+        }),
       },
       "/v1/admin/pools/{type}/resume": {
-        post: adminOp({ summary: "Claim this type again", parameters: poolType, responses: responses(200, "The pool", "Pool", [...ADMIN, 400]) }),
+        post: adminOp({
+          summary: "Claim this type again",
+          parameters: poolType,
+          responses: responses(200, "The pool", "Pool", [...ADMIN, 400]),
+        }),
       },
-      "/v1/admin/executors": { get: adminOp({ summary: "Live executors, and those lost or stopped in the last hour", responses: responses(200, "The executors", "ExecutorList", ADMIN) }) },
+      "/v1/admin/executors": {
+        get: adminOp({
+          summary: "Live executors, and those lost or stopped in the last hour",
+          responses: responses(200, "The executors", "ExecutorList", ADMIN),
+        }),
+      },
       "/v1/admin/secrets/reencrypt": {
-        post: adminOp({ summary: "Re-seal every secret under FAIRWAY_SECRETS_KEY (after a rotation)", responses: responses(200, "Counts", "Reencrypted", [...ADMIN, 503]) }),
+        post: adminOp({
+          summary: "Re-seal every secret under FAIRWAY_SECRETS_KEY (after a rotation)",
+          responses: responses(200, "Counts", "Reencrypted", [...ADMIN, 503]),
+        }),
       },
-      "/v1/admin/stats": { get: adminOp({ summary: "Per-tenant figures, and handler pools", responses: responses(200, "Stats", "Stats", ADMIN) }) },
+      "/v1/admin/stats": {
+        get: adminOp({
+          summary: "Per-tenant figures, and handler pools",
+          responses: responses(200, "Stats", "Stats", ADMIN),
+        }),
+      },
       "/healthz": {
         get: {
           tags: ["Operations"],
           summary: "Liveness and database reachability",
-          responses: { 200: { description: "Healthy", content: jsonContent("Health") }, 503: { description: "Database unreachable", content: jsonContent("Health") } },
+          responses: {
+            200: { description: "Healthy", content: jsonContent("Health") },
+            503: { description: "Database unreachable", content: jsonContent("Health") },
+          },
         },
       },
       "/metrics": {
-        get: { tags: ["Operations"], summary: "Prometheus metrics (admin token or FAIRWAY_METRICS_TOKEN)", responses: { 200: { description: "Text exposition format", content: { "text/plain": { schema: { type: "string" } } } } } },
+        get: {
+          tags: ["Operations"],
+          summary: "Prometheus metrics (admin token or FAIRWAY_METRICS_TOKEN)",
+          responses: {
+            200: { description: "Text exposition format", content: { "text/plain": { schema: { type: "string" } } } },
+          },
+        },
       },
       "/openapi.json": {
-        get: { tags: ["Operations"], summary: "This document", responses: { 200: { description: "OpenAPI 3.1", content: { "application/json": { schema: { type: "object" } } } } } },
+        get: {
+          tags: ["Operations"],
+          summary: "This document",
+          responses: {
+            200: { description: "OpenAPI 3.1", content: { "application/json": { schema: { type: "object" } } } },
+          },
+        },
       },
       "/docs": {
-        get: { tags: ["Operations"], summary: "Interactive reference for this document", responses: { 200: { description: "HTML", content: { "text/html": { schema: { type: "string" } } } } } },
+        get: {
+          tags: ["Operations"],
+          summary: "Interactive reference for this document",
+          responses: { 200: { description: "HTML", content: { "text/html": { schema: { type: "string" } } } } },
+        },
       },
     },
   };

@@ -53,7 +53,11 @@ export const portalLinkResponse = z.strictObject({ url: z.string(), expiresAt: i
 
 export const secretResponse = z.strictObject({ name: z.string(), createdAt: iso, updatedAt: iso });
 export const secretListResponse = z.strictObject({ data: z.array(secretResponse) });
-export const reencryptResponse = z.strictObject({ keyId: z.string(), reencrypted: z.number().int(), unreadable: z.number().int() });
+export const reencryptResponse = z.strictObject({
+  keyId: z.string(),
+  reencrypted: z.number().int(),
+  unreadable: z.number().int(),
+});
 
 export const executorListResponse = z.strictObject({
   data: z.array(
@@ -114,7 +118,9 @@ export const statsResponse = z.strictObject({
     }),
   ),
   /** Pools served by handler workers; served: false = no worker seen lately, `due` waits for one. */
-  handlerPools: z.array(z.strictObject({ type: z.string(), served: z.boolean(), lastSeenAt: iso, due: z.number().int() })),
+  handlerPools: z.array(
+    z.strictObject({ type: z.string(), served: z.boolean(), lastSeenAt: iso, due: z.number().int() }),
+  ),
 });
 
 export const jobResponse = z.strictObject({
@@ -159,7 +165,15 @@ export const attemptResponse = z.strictObject({
   attempt: z.number().int(),
   startedAt: iso,
   durationMs: z.number(),
-  outcome: z.enum(["success", "http_error", "network_error", "timeout", "handler_error", "lease_expired", "secret_missing"]),
+  outcome: z.enum([
+    "success",
+    "http_error",
+    "network_error",
+    "timeout",
+    "handler_error",
+    "lease_expired",
+    "secret_missing",
+  ]),
   httpStatus: z.number().int().nullable(),
   error: z.string().nullable(),
   responseBody: z.string().nullable(),
@@ -174,7 +188,12 @@ export const attemptResponse = z.strictObject({
     })
     .nullable(),
   response: z
-    .strictObject({ status: z.number().int(), headers: z.record(z.string(), z.string()), body: z.string(), truncated: z.boolean() })
+    .strictObject({
+      status: z.number().int(),
+      headers: z.record(z.string(), z.string()),
+      body: z.string(),
+      truncated: z.boolean(),
+    })
     .nullable(),
 });
 
@@ -198,10 +217,13 @@ export const triggerResponse = z.strictObject({
 export const deadLetterResponse = triggerResponse.extend({
   jobName: z.string(),
   jobType: z.string(),
-  lastAttempt: z.strictObject({ outcome: z.string(), httpStatus: z.number().int().nullable(), error: z.string().nullable() }).nullable(),
+  lastAttempt: z
+    .strictObject({ outcome: z.string(), httpStatus: z.number().int().nullable(), error: z.string().nullable() })
+    .nullable(),
 });
 
-export const pageOf = <T extends z.ZodType>(item: T) => z.strictObject({ data: z.array(item), nextCursor: z.string().nullable() });
+export const pageOf = <T extends z.ZodType>(item: T) =>
+  z.strictObject({ data: z.array(item), nextCursor: z.string().nullable() });
 
 export const quotaResponse = z.strictObject({
   limits: z.strictObject(quotaFields),

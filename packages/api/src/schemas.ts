@@ -3,8 +3,12 @@
 import { z } from "zod";
 
 const DAY = 86_400_000;
-export const slug = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be 1-63 characters: a-z, 0-9, _ or -, starting with a letter or digit");
-export const poolType = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/, "must be 1-63 characters: letters, digits, _ . or -");
+export const slug = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be 1-63 characters: a-z, 0-9, _ or -, starting with a letter or digit");
+export const poolType = z
+  .string()
+  .regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/, "must be 1-63 characters: letters, digits, _ . or -");
 
 /** zod's default wording for a missing or mistyped value, replaced by what to send. */
 const expected = (what: string) => ({
@@ -25,7 +29,10 @@ const strict = <S extends z.ZodRawShape>(shape: S, what = "an object") =>
 
 /** Headers Fairway sets itself, and why each may not be overridden. */
 const RESERVED_HEADERS: Array<[RegExp, string]> = [
-  [/^(webhook-id|webhook-timestamp|webhook-signature)$/i, "it carries the Standard Webhooks signature Fairway computes"],
+  [
+    /^(webhook-id|webhook-timestamp|webhook-signature)$/i,
+    "it carries the Standard Webhooks signature Fairway computes",
+  ],
   [/^webhook-/i, "the webhook- prefix is reserved for Standard Webhooks headers"],
   [/^fairway-/i, "the fairway- prefix is reserved for Fairway's delivery headers"],
   [/^(host|content-length|connection|transfer-encoding)$/i, "it is set by the HTTP client from the URL and the body"],
@@ -36,21 +43,33 @@ export function reservedHeaderReason(name: string): string | null {
   return RESERVED_HEADERS.find(([re]) => re.test(name))?.[1] ?? null;
 }
 
-const headerName = z.string().min(1).max(100).regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be a valid header name (letters, digits and !#$%&'*+.^_`|~-)");
+const headerName = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be a valid header name (letters, digits and !#$%&'*+.^_`|~-)");
 const headers = z
   .record(
     z.string(),
     // What Node and undici accept in a header value (no line breaks, NUL or other control characters):
     // anything else would be a delivery that can never be sent.
-    text("a header value string").max(1000).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "must not contain line breaks or control characters"),
+    text("a header value string")
+      .max(1000)
+      .regex(/^[\t\x20-\x7e\x80-\xff]*$/, "must not contain line breaks or control characters"),
     expected('an object of header names to values, e.g. {"authorization": "Bearer …"}'),
   )
   .superRefine((h, ctx) => {
     for (const name of Object.keys(h)) {
       const bad = headerName.safeParse(name);
-      if (!bad.success) ctx.addIssue({ code: "custom", path: [name], message: `header name ${bad.error.issues[0].message}` });
+      if (!bad.success)
+        ctx.addIssue({ code: "custom", path: [name], message: `header name ${bad.error.issues[0].message}` });
       const why = reservedHeaderReason(name);
-      if (why) ctx.addIssue({ code: "custom", path: [name], message: `"${name}" is reserved and cannot be set: ${why}; remove it` });
+      if (why)
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `"${name}" is reserved and cannot be set: ${why}; remove it`,
+        });
     }
     if (Object.keys(h).length > 20) ctx.addIssue({ code: "custom", message: "at most 20 headers" });
   });
@@ -65,12 +84,20 @@ export const target = strict({
 });
 
 const SCHEDULE_KINDS = "give exactly one of cron, at or delayMs";
-const scheduleFields = strict({
-  cron: text('a cron expression, e.g. "*/5 * * * *"').max(200).optional(),
-  timezone: text('an IANA time zone, e.g. "Europe/Berlin"').max(64).optional(),
-  at: z.iso.datetime({ offset: true, error: 'must be an ISO-8601 date-time with a zone, e.g. "2030-01-01T09:00:00Z"' }).optional(),
-  delayMs: int("a number of milliseconds, e.g. 5000 (not a string)").min(0).max(366 * DAY, "at most 366 days").optional(),
-}, `an object: ${SCHEDULE_KINDS}, e.g. {"cron": "0 9 * * *", "timezone": "Europe/Berlin"}`);
+const scheduleFields = strict(
+  {
+    cron: text('a cron expression, e.g. "*/5 * * * *"').max(200).optional(),
+    timezone: text('an IANA time zone, e.g. "Europe/Berlin"').max(64).optional(),
+    at: z.iso
+      .datetime({ offset: true, error: 'must be an ISO-8601 date-time with a zone, e.g. "2030-01-01T09:00:00Z"' })
+      .optional(),
+    delayMs: int("a number of milliseconds, e.g. 5000 (not a string)")
+      .min(0)
+      .max(366 * DAY, "at most 366 days")
+      .optional(),
+  },
+  `an object: ${SCHEDULE_KINDS}, e.g. {"cron": "0 9 * * *", "timezone": "Europe/Berlin"}`,
+);
 
 export const backoff = z.enum(["exponential", "linear", "fixed"], { error: "must be exponential, linear or fixed" });
 export const jitter = z.enum(["full", "none"], { error: "must be full or none" });
@@ -86,7 +113,11 @@ export const schedule = scheduleFields
       const got = given.length === 0 ? "none" : given.join(" and ");
       ctx.addIssue({ code: "custom", message: `${SCHEDULE_KINDS} (got ${got})` });
     } else if (s.timezone !== undefined && given[0] !== "cron") {
-      ctx.addIssue({ code: "custom", path: ["timezone"], message: `only goes with cron; ${given[0]} is an absolute instant, so remove timezone` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["timezone"],
+        message: `only goes with cron; ${given[0]} is an absolute instant, so remove timezone`,
+      });
     }
   })
   .transform((s): Schedule => {
@@ -98,7 +129,10 @@ export const schedule = scheduleFields
 export const retry = strict({
   maxAttempts: int("a number of attempts, 1-100").min(1).max(100).optional(),
   initialDelayMs: int("a delay in milliseconds").min(0).max(DAY).optional(),
-  maxDelayMs: int("a delay in milliseconds").min(0).max(7 * DAY).optional(),
+  maxDelayMs: int("a delay in milliseconds")
+    .min(0)
+    .max(7 * DAY)
+    .optional(),
   backoff: backoff.optional(),
   jitter: jitter.optional(),
 });
@@ -108,7 +142,10 @@ const policies = {
   priority: int("an integer from -100 to 100").min(-100).max(100).optional(),
   overlap: z.enum(["allow", "skip", "buffer_one"], { error: "must be one of allow, skip, buffer_one" }).optional(),
   misfire: z.enum(["fire_once", "skip", "fire_all"], { error: "must be one of fire_once, skip, fire_all" }).optional(),
-  catchupWindowMs: int("a window in milliseconds").min(0).max(31 * DAY).optional(),
+  catchupWindowMs: int("a window in milliseconds")
+    .min(0)
+    .max(31 * DAY)
+    .optional(),
   /** at_most_once: never sent twice; a delivery that may have reached the target ends `unknown`. */
   delivery: z.enum(["at_least_once", "at_most_once"], { error: "must be at_least_once or at_most_once" }).optional(),
 };
@@ -149,11 +186,13 @@ export const createTenantBody = strict({
 });
 
 /** PATCH /v1/admin/tenants/:id, for the OpenAPI document (a merge patch; see tenantState). */
-export const updateTenantBody = z.object({
-  name: z.string().min(1).max(200),
-  status: z.enum(["active", "suspended"]),
-  ...quota,
-}).partial();
+export const updateTenantBody = z
+  .object({
+    name: z.string().min(1).max(200),
+    status: z.enum(["active", "suspended"]),
+    ...quota,
+  })
+  .partial();
 
 /** A whole tenant as PATCH sees it after merging: every field present, nullable ones may be null. */
 export const tenantState = strict({
@@ -170,16 +209,25 @@ export const putPoolBody = strict({
   leaseMs: int("a lease in milliseconds, 1000-3600000").min(1000).max(3_600_000).optional(),
   maxAttempts: int("a number of attempts, 1-100").min(1).max(100).optional(),
   initialDelayMs: int("a delay in milliseconds").min(0).max(DAY).optional(),
-  maxDelayMs: int("a delay in milliseconds").min(0).max(7 * DAY).optional(),
+  maxDelayMs: int("a delay in milliseconds")
+    .min(0)
+    .max(7 * DAY)
+    .optional(),
   backoff: backoff.optional(),
   jitter: jitter.optional(),
   /** Response bytes kept per attempt. Default 64 KiB, at most 1 MiB. */
   maxResponseBytes: int("a number of bytes, 0-1048576").min(0).max(1_048_576).optional(),
 });
 
-export const secretName = z.string().regex(/^[A-Z][A-Z0-9_]{0,63}$/, "must be 1-64 characters: A-Z, 0-9 or _, starting with a letter A-Z");
+export const secretName = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9_]{0,63}$/, "must be 1-64 characters: A-Z, 0-9 or _, starting with a letter A-Z");
 export const putSecretBody = z.strictObject({
-  value: z.string().min(1).max(8192).regex(/^[^\0]*$/, "must not contain NUL characters"),
+  value: z
+    .string()
+    .min(1)
+    .max(8192)
+    .regex(/^[^\0]*$/, "must not contain NUL characters"),
 });
 
 const page = {

@@ -31,7 +31,13 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     schedule,
     target: j.target,
     payload: j.payload,
-    retry: { maxAttempts: j.maxAttempts, initialDelayMs: j.initialDelayMs, maxDelayMs: j.maxDelayMs, backoff: j.backoff, jitter: j.jitter },
+    retry: {
+      maxAttempts: j.maxAttempts,
+      initialDelayMs: j.initialDelayMs,
+      maxDelayMs: j.maxDelayMs,
+      backoff: j.backoff,
+      jitter: j.jitter,
+    },
     timeoutMs: j.timeoutMs,
     priority: j.priority,
     overlap: j.overlap,
@@ -63,9 +69,15 @@ export function attemptJson(a: AttemptRow) {
     // As sent, with `${secrets.NAME}` where a secret's value went; null for a handler or a delivery
     // that failed before sending.
     request: detail?.request ?? null,
-    response: a.httpStatus === null
-      ? null
-      : { status: a.httpStatus, headers: detail?.responseHeaders ?? {}, body: a.responseBody ?? "", truncated: detail?.responseTruncated ?? false },
+    response:
+      a.httpStatus === null
+        ? null
+        : {
+            status: a.httpStatus,
+            headers: detail?.responseHeaders ?? {},
+            body: a.responseBody ?? "",
+            truncated: detail?.responseTruncated ?? false,
+          },
   };
 }
 
@@ -93,12 +105,21 @@ export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
 }
 
 /** A dead letter: the trigger, its job's name and type, and how its last attempt ended. */
-export function deadLetterJson(d: TriggerRow & { jobName: string; jobType: string; lastOutcome: string | null; lastHttpStatus: number | null; lastError: string | null }) {
+export function deadLetterJson(
+  d: TriggerRow & {
+    jobName: string;
+    jobType: string;
+    lastOutcome: string | null;
+    lastHttpStatus: number | null;
+    lastError: string | null;
+  },
+) {
   return {
     ...triggerJson(d),
     jobName: d.jobName,
     jobType: d.jobType,
-    lastAttempt: d.lastOutcome === null ? null : { outcome: d.lastOutcome, httpStatus: d.lastHttpStatus, error: d.lastError },
+    lastAttempt:
+      d.lastOutcome === null ? null : { outcome: d.lastOutcome, httpStatus: d.lastHttpStatus, error: d.lastError },
   };
 }
 

@@ -27,7 +27,11 @@ function findBadJson(v: unknown, depth: number, path: string): ApiError | null {
 }
 
 function badText(path: string) {
-  return new ApiError(400, "invalid_text", `${path || "body"}: text must not contain NUL characters or unpaired surrogates`);
+  return new ApiError(
+    400,
+    "invalid_text",
+    `${path || "body"}: text must not contain NUL characters or unpaired surrogates`,
+  );
 }
 
 /** The parsed JSON body, checked for what Postgres refuses; an empty body is {}. */

@@ -14,9 +14,9 @@ const digests = new Map<string, Promise<string>>();
 function sha1Hex(script: string): Promise<string> {
   let digest = digests.get(script);
   if (!digest) {
-    digest = crypto.subtle.digest("SHA-1", new TextEncoder().encode(script)).then((buf) =>
-      Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, "0")).join(""),
-    );
+    digest = crypto.subtle
+      .digest("SHA-1", new TextEncoder().encode(script))
+      .then((buf) => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, "0")).join(""));
     digests.set(script, digest);
   }
   return digest;

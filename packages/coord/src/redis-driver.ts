@@ -73,7 +73,12 @@ export function createRedisCoordinator(opts: RedisCoordinatorOptions): Coordinat
     // use. It queues SUBSCRIBE until connected and re-subscribes after every reconnect (ioredis'
     // autoResubscribe), so a Redis restart costs wake hints only while it is down.
     subscribe(channel, onMessage) {
-      const sub = client.duplicate({ lazyConnect: false, enableOfflineQueue: true, commandTimeout: undefined, maxRetriesPerRequest: null });
+      const sub = client.duplicate({
+        lazyConnect: false,
+        enableOfflineQueue: true,
+        commandTimeout: undefined,
+        maxRetriesPerRequest: null,
+      });
       subscriber = sub;
       sub.on("error", onError);
       sub.on("message", (ch: string) => {

@@ -41,11 +41,12 @@ export function createScriptedCoordinator(opts: ScriptedCoordinatorOptions): Coo
 
     async limit(key, limit, windowMs, nowMs = Date.now()) {
       checkLimitArgs(limit, windowMs);
-      const reply = (await runScript(redis, LIMIT_SCRIPT, [keys.limiter(key)], [
-        String(limit),
-        String(windowMs),
-        String(nowMs),
-      ])) as [number, number, number];
+      const reply = (await runScript(
+        redis,
+        LIMIT_SCRIPT,
+        [keys.limiter(key)],
+        [String(limit), String(windowMs), String(nowMs)],
+      )) as [number, number, number];
       return { allowed: Number(reply[0]) === 1, remaining: Number(reply[1]), retryAfterMs: Number(reply[2]) };
     },
 
@@ -55,21 +56,24 @@ export function createScriptedCoordinator(opts: ScriptedCoordinatorOptions): Coo
 
     async readyTenants(type, nowMs, limit) {
       if (limit <= 0) return [];
-      const flat = (await runScript(redis, READY_TENANTS_SCRIPT, [keys.ready(type)], [
-        String(nowMs),
-        String(Math.floor(limit)),
-      ])) as string[];
+      const flat = (await runScript(
+        redis,
+        READY_TENANTS_SCRIPT,
+        [keys.ready(type)],
+        [String(nowMs), String(Math.floor(limit))],
+      )) as string[];
       const out: ReadyEntry[] = [];
       for (let i = 0; i < flat.length; i += 2) out.push({ tenantId: String(flat[i]), dueAtMs: Number(flat[i + 1]) });
       return out;
     },
 
     async reschedule(type, tenantId, expectedDueAtMs, nextDueAtMs) {
-      const reply = await runScript(redis, RESCHEDULE_SCRIPT, [keys.ready(type)], [
-        tenantId,
-        String(expectedDueAtMs),
-        nextDueAtMs === null ? "" : String(nextDueAtMs),
-      ]);
+      const reply = await runScript(
+        redis,
+        RESCHEDULE_SCRIPT,
+        [keys.ready(type)],
+        [tenantId, String(expectedDueAtMs), nextDueAtMs === null ? "" : String(nextDueAtMs)],
+      );
       return Number(reply) === 1;
     },
 

@@ -2,7 +2,12 @@
 // through test/support/upstash-shim.ts), all on the real Redis at 127.0.0.1:6379 under this file's
 // own key prefix.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryCoordinator, createRedisCoordinator, createUpstashCoordinator, type Coordinator } from "../src/index.ts";
+import {
+  createMemoryCoordinator,
+  createRedisCoordinator,
+  createUpstashCoordinator,
+  type Coordinator,
+} from "../src/index.ts";
 import { deletePrefix, REDIS_URL, testPrefix } from "../../../test/support/redis.ts";
 import { startUpstashShim, type UpstashShim } from "../../../test/support/upstash-shim.ts";
 
@@ -91,7 +96,11 @@ describe.each(drivers)("$name coordinator", (driver) => {
       // 3 tokens per 60 s = one per 20 s.
       expect(seen[3]).toEqual({ allowed: false, remaining: 0, retryAfterMs: 20_000 });
       // Half way, the wait shrinks; once it has passed, exactly one more request fits.
-      expect(await coord.limit(key, 3, 60_000, T + 10_000)).toEqual({ allowed: false, remaining: 0, retryAfterMs: 10_000 });
+      expect(await coord.limit(key, 3, 60_000, T + 10_000)).toEqual({
+        allowed: false,
+        remaining: 0,
+        retryAfterMs: 10_000,
+      });
       expect(await coord.limit(key, 3, 60_000, T + 20_000)).toMatchObject({ allowed: true, remaining: 0 });
       expect((await coord.limit(key, 3, 60_000, T + 20_001)).allowed).toBe(false);
     });
@@ -99,7 +108,11 @@ describe.each(drivers)("$name coordinator", (driver) => {
     it("refills to capacity, never beyond", async () => {
       const key = fresh("tenant");
       for (let i = 0; i < 3; i++) await coord.limit(key, 3, 60_000, T);
-      expect(await coord.limit(key, 3, 60_000, T + 10 * 60_000)).toEqual({ allowed: true, remaining: 2, retryAfterMs: 0 });
+      expect(await coord.limit(key, 3, 60_000, T + 10 * 60_000)).toEqual({
+        allowed: true,
+        remaining: 2,
+        retryAfterMs: 0,
+      });
     });
 
     it("keeps keys independent, and a clock that runs behind refills nothing", async () => {
@@ -240,29 +253,30 @@ describe.each(drivers)("$name coordinator", (driver) => {
   });
 
   describe("wake hints", () => {
-    if (driver.hasPush) it("wake reaches onWake listeners; unsubscribing stops them", async () => {
-      let calls = 0;
-      const off = coord.onWake(() => calls++);
-      // Pub/sub is best-effort and the subscriber connects lazily: publish until one arrives.
-      for (let i = 0; i < 100 && calls === 0; i++) {
+    if (driver.hasPush)
+      it("wake reaches onWake listeners; unsubscribing stops them", async () => {
+        let calls = 0;
+        const off = coord.onWake(() => calls++);
+        // Pub/sub is best-effort and the subscriber connects lazily: publish until one arrives.
+        for (let i = 0; i < 100 && calls === 0; i++) {
+          await coord.wake();
+          await new Promise((r) => setTimeout(r, 30));
+        }
+        expect(calls).toBeGreaterThan(0);
+        off();
+        await new Promise((r) => setTimeout(r, 50));
+        const before = calls;
         await coord.wake();
-        await new Promise((r) => setTimeout(r, 30));
-      }
-      expect(calls).toBeGreaterThan(0);
-      off();
-      await new Promise((r) => setTimeout(r, 50));
-      const before = calls;
-      await coord.wake();
-      await new Promise((r) => setTimeout(r, 100));
-      expect(calls).toBe(before);
-    });
-
-    else it("onWake is a documented no-op without push; wake still publishes", async () => {
-      let calls = 0;
-      const off = coord.onWake(() => calls++);
-      await expect(coord.wake()).resolves.toBeUndefined();
-      off();
-      expect(calls).toBe(0);
-    });
+        await new Promise((r) => setTimeout(r, 100));
+        expect(calls).toBe(before);
+      });
+    else
+      it("onWake is a documented no-op without push; wake still publishes", async () => {
+        let calls = 0;
+        const off = coord.onWake(() => calls++);
+        await expect(coord.wake()).resolves.toBeUndefined();
+        off();
+        expect(calls).toBe(0);
+      });
   });
 });

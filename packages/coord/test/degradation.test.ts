@@ -33,7 +33,11 @@ async function expectFastRejections(c: Coordinator, withinMs: number) {
 describe("redis:// coordinator with nothing listening", () => {
   it("rejects every call quickly, and keeps rejecting while it reconnects in the background", async () => {
     const errors: Error[] = [];
-    const c = createRedisCoordinator({ url: "redis://127.0.0.1:1", commandTimeoutMs: 200, onError: (e) => errors.push(e) });
+    const c = createRedisCoordinator({
+      url: "redis://127.0.0.1:1",
+      commandTimeoutMs: 200,
+      onError: (e) => errors.push(e),
+    });
     started.push(c);
     await expectFastRejections(c, 1000);
     // The subscriber connection fails too, in the background, without an unhandled error.
@@ -69,7 +73,9 @@ describe("redis:// coordinator across an outage", () => {
         client.pipe(upstream).pipe(client);
       });
     const listen = (server: Server, port = 0) =>
-      new Promise<number>((resolve) => server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
+      new Promise<number>((resolve) =>
+        server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
+      );
     const stop = (server: Server) => {
       for (const s of sockets) s.destroy();
       return new Promise((resolve) => server.close(resolve));

@@ -88,7 +88,12 @@ describe("EVALSHA with NOSCRIPT fallback", () => {
 
   it("over @upstash/redis through the shim: same", async () => {
     const s = script();
-    const client = new Upstash({ url: shim.url, token: shim.token, automaticDeserialization: false, enableTelemetry: false });
+    const client = new Upstash({
+      url: shim.url,
+      token: shim.token,
+      automaticDeserialization: false,
+      enableTelemetry: false,
+    });
     const { calls, wrapped } = counting({
       evalsha: (sha, keys, args) => client.evalsha(sha, keys, args),
       eval: (src, keys, args) => client.eval(src, keys, args),

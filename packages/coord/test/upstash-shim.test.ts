@@ -17,8 +17,16 @@ afterAll(async () => {
   await deletePrefix(prefix);
 });
 
-async function post(path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }) {
-  const res = await fetch(`${shim.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+async function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` },
+) {
+  const res = await fetch(`${shim.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as any, headers: res.headers };
 }
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
@@ -64,24 +72,46 @@ describe("POST /", () => {
     expect((await post("/", ["GET", `${prefix}none`], enc)).body).toEqual({ result: null });
     expect((await post("/", ["INCR", `${prefix}c`], enc)).body).toEqual({ result: 1 });
     await post("/", ["ZADD", `${prefix}z`, 1, "m1", 2, "OK"]);
-    expect((await post("/", ["ZRANGE", `${prefix}z`, 0, -1, "WITHSCORES"], enc)).body).toEqual({ result: [b64("m1"), b64("1"), b64("OK"), b64("2")] });
+    expect((await post("/", ["ZRANGE", `${prefix}z`, 0, -1, "WITHSCORES"], enc)).body).toEqual({
+      result: [b64("m1"), b64("1"), b64("OK"), b64("2")],
+    });
     // Nested arrays (a Lua table of tables) are encoded all the way down.
-    expect((await post("/", ["EVAL", "return {{'x', 7}, 'y'}", 0], enc)).body).toEqual({ result: [[b64("x"), 7], b64("y")] });
+    expect((await post("/", ["EVAL", "return {{'x', 7}, 'y'}", 0], enc)).body).toEqual({
+      result: [[b64("x"), 7], b64("y")],
+    });
   });
 });
 
 describe("POST /pipeline and /multi-exec", () => {
   it("a pipeline answers one {result}|{error} per command, in order", async () => {
     const k = `${prefix}p`;
-    const res = await post("/pipeline", [["SET", k, "1"], ["INCR", k], ["HGET", k, "f"], ["GET", k]]);
+    const res = await post("/pipeline", [
+      ["SET", k, "1"],
+      ["INCR", k],
+      ["HGET", k, "f"],
+      ["GET", k],
+    ]);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual([{ result: "OK" }, { result: 2 }, { error: expect.stringMatching(/^WRONGTYPE/) }, { result: "2" }]);
+    expect(res.body).toEqual([
+      { result: "OK" },
+      { result: 2 },
+      { error: expect.stringMatching(/^WRONGTYPE/) },
+      { result: "2" },
+    ]);
   });
 
   it("multi-exec runs in one transaction (base64 too) and rejects a transaction with a bad command", async () => {
     const k = `${prefix}m`;
     const enc = { authorization: `Bearer ${TOKEN}`, "upstash-encoding": "base64" };
-    const res = await post("/multi-exec", [["SET", k, "x"], ["APPEND", k, "y"], ["GET", k]], enc);
+    const res = await post(
+      "/multi-exec",
+      [
+        ["SET", k, "x"],
+        ["APPEND", k, "y"],
+        ["GET", k],
+      ],
+      enc,
+    );
     expect(res.body).toEqual([{ result: "OK" }, { result: 2 }, { result: b64("xy") }]);
     const aborted = await post("/multi-exec", [["SET", k, "z"], ["NOSUCHCMD"]]);
     expect(aborted.status).toBe(400);
@@ -100,7 +130,13 @@ describe("the real @upstash/redis client through the shim", () => {
   // Default settings on purpose: base64 responses, auto-pipelining (/pipeline), read-your-writes.
   const clients = () => [
     new Upstash({ url: shim.url, token: TOKEN, enableTelemetry: false }),
-    new Upstash({ url: shim.url, token: TOKEN, enableTelemetry: false, enableAutoPipelining: false, responseEncoding: false }),
+    new Upstash({
+      url: shim.url,
+      token: TOKEN,
+      enableTelemetry: false,
+      enableAutoPipelining: false,
+      responseEncoding: false,
+    }),
   ];
 
   it("set/get, with the client's JSON (de)serialisation", async () => {

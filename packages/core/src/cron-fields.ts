@@ -83,7 +83,8 @@ function checkField(raw: string, spec: FieldSpec): string | null {
     if (step !== undefined) {
       if (!/^\d+$/.test(step)) return `${spec.name} field "${raw}": step "${step}" is not a number`;
       const s = Number(step);
-      if (s < 1 || s > spec.max - spec.min + 1) return `${spec.name} field "${raw}": step ${s} is out of range 1-${spec.max - spec.min + 1}`;
+      if (s < 1 || s > spec.max - spec.min + 1)
+        return `${spec.name} field "${raw}": step ${s} is out of range 1-${spec.max - spec.min + 1}`;
     }
     if (base === "*") continue;
     if (base === "?") {
@@ -103,10 +104,19 @@ function checkField(raw: string, spec: FieldSpec): string | null {
   return null;
 }
 
-function expand(fields: string[]): { second: number[]; minute: number[]; hour: number[]; dom: number[]; month: number[]; dow: number[] } {
+function expand(fields: string[]): {
+  second: number[];
+  minute: number[];
+  hour: number[];
+  dom: number[];
+  month: number[];
+  dow: number[];
+} {
   // Month is parsed separately: cron-parser rejects "31" with month "4" itself, but we want to
   // report impossible dates with our own "can never fire" message.
-  const main = CronExpressionParser.parse([fields[0], fields[1], fields[2], fields[3], "*", fields[5]].join(" ")).fields;
+  const main = CronExpressionParser.parse(
+    [fields[0], fields[1], fields[2], fields[3], "*", fields[5]].join(" "),
+  ).fields;
   const mon = CronExpressionParser.parse(`0 0 0 * ${fields[4]} *`).fields;
   return {
     second: [...main.second.values] as number[],
@@ -135,7 +145,10 @@ export function compileFields(fields: string[]): CompiledCron | string {
     for (const x of vals) arr[x] = true;
     return arr;
   };
-  const dow = flags(v.dow.map((d) => d % 7), 7);
+  const dow = flags(
+    v.dow.map((d) => d % 7),
+    7,
+  );
   const sorted = (a: number[]) => [...new Set(a)].sort((x, y) => x - y);
   return {
     seconds: sorted(v.second),

@@ -47,7 +47,10 @@ export function parseCron(expr: string): ParsedCron {
   for (let day = start; day < start + HORIZON_DAYS; day++) {
     if (dayMatches(c.compiled, day)) return { ok: true, expr: c.normalized, hasSeconds: c.hasSeconds };
   }
-  return { ok: false, message: `cron expression "${expr.trim()}" can never fire: no date matches its day-of-month, month and day-of-week fields (e.g. February 30)` };
+  return {
+    ok: false,
+    message: `cron expression "${expr.trim()}" can never fire: no date matches its day-of-month, month and day-of-week fields (e.g. February 30)`,
+  };
 }
 
 /**
@@ -83,7 +86,13 @@ export function nextFires(expr: string, timezone: string, after: Date, count: nu
 }
 
 /** Fires in (afterExclusive, untilInclusive], at most `limit`. */
-export function firesBetween(expr: string, timezone: string, afterExclusive: Date, untilInclusive: Date, limit: number): Date[] {
+export function firesBetween(
+  expr: string,
+  timezone: string,
+  afterExclusive: Date,
+  untilInclusive: Date,
+  limit: number,
+): Date[] {
   const out: Date[] = [];
   let cursor = afterExclusive;
   const until = untilInclusive.getTime();

@@ -26,7 +26,8 @@ interface Slot {
   tenant: number; // index into the tenants array
 }
 
-const before = (a: Slot, b: Slot) => a.start < b.start || (a.start === b.start && (a.id < b.id || (a.id === b.id && a.k < b.k)));
+const before = (a: Slot, b: Slot) =>
+  a.start < b.start || (a.start === b.start && (a.id < b.id || (a.id === b.id && a.k < b.k)));
 
 /** Minimal binary heap: one entry per tenant (its next untaken slot), so size ≤ n. */
 class SlotHeap {
@@ -94,7 +95,8 @@ export function allocate(budget: number, tenants: FairTenant[]): Map<string, num
     result.set(t.id, (result.get(t.id) ?? 0) + 1);
     left--;
     // Computed from k rather than accumulated, so float error does not drift over many slots.
-    if (s.k < rooms[s.tenant]) heap.push({ start: t.vtime + (s.k * t.costMs) / t.weight, id: t.id, k: s.k + 1, tenant: s.tenant });
+    if (s.k < rooms[s.tenant])
+      heap.push({ start: t.vtime + (s.k * t.costMs) / t.weight, id: t.id, k: s.k + 1, tenant: s.tenant });
   }
   return result;
 }

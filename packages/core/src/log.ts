@@ -35,4 +35,10 @@ export function createLogger(
 const nothing = () => {};
 /** Logs nothing and costs nothing: no line is built, and a child is the same logger (a logger with a
  *  no-op writer would still build the access line and two child loggers per API request). */
-export const silentLogger: Logger = { debug: nothing, info: nothing, warn: nothing, error: nothing, child: () => silentLogger };
+export const silentLogger: Logger = {
+  debug: nothing,
+  info: nothing,
+  warn: nothing,
+  error: nothing,
+  child: () => silentLogger,
+};

@@ -63,11 +63,13 @@ export function decideRetry(input: RetryInput, random: () => number = Math.rando
 export function backoffCeiling(attempt: number, policy: RetryPolicy): number {
   const n = Math.max(1, attempt);
   const grown =
-    policy.backoff === "fixed" ? policy.initialDelayMs
-    : policy.backoff === "linear" ? policy.initialDelayMs * n
-    : policy.initialDelayMs * 2 ** Math.min(n - 1, 1023); // 2^1024 = Infinity; min() below handles it
+    policy.backoff === "fixed"
+      ? policy.initialDelayMs
+      : policy.backoff === "linear"
+        ? policy.initialDelayMs * n
+        : policy.initialDelayMs * 2 ** Math.min(n - 1, 1023); // 2^1024 = Infinity; min() below handles it
   const ceiling = Math.min(policy.maxDelayMs, grown);
-  return ceiling > 0 ? ceiling : 0;
+  return Math.max(ceiling, 0);
 }
 
 /**

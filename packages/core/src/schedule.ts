@@ -55,7 +55,8 @@ export function planFires(job: CronJobState, now: Date, lookaheadMs: number): Fi
   // misfire rather than taking the rest for ordinary lag.
   const graceStart = now.getTime() - MISFIRE_GRACE_MS;
   while (
-    next && next.getTime() <= horizon &&
+    next &&
+    next.getTime() <= horizon &&
     (due.length < MAX_FIRES_PER_PASS || (next.getTime() >= graceStart && next.getTime() <= now.getTime()))
   ) {
     due.push(next);

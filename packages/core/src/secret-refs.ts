@@ -14,7 +14,11 @@ export function secretRefs(text: string, into: Set<string> = new Set()): Set<str
 }
 
 /** The names a target refers to, in its URL, header values and the string parts of its body. */
-export function targetSecretRefs(target: { url: string; headers?: Record<string, string>; body?: unknown }): Set<string> {
+export function targetSecretRefs(target: {
+  url: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+}): Set<string> {
   const names = secretRefs(target.url);
   for (const v of Object.values(target.headers ?? {})) secretRefs(v, names);
   walkStrings(target.body, (s) => secretRefs(s, names));

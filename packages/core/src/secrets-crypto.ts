@@ -29,7 +29,10 @@ export async function importSecretsKey(base64: string, name = "FAIRWAY_SECRETS_K
   } catch {
     throw new SecretsKeyError(`${name} is not base64; make one with: openssl rand -base64 32`);
   }
-  if (raw.byteLength !== 32) throw new SecretsKeyError(`${name} must be 32 bytes, base64 (got ${raw.byteLength}); make one with: openssl rand -base64 32`);
+  if (raw.byteLength !== 32)
+    throw new SecretsKeyError(
+      `${name} must be 32 bytes, base64 (got ${raw.byteLength}); make one with: openssl rand -base64 32`,
+    );
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", raw));
   const id = [...digest.slice(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join("");
   const key = await crypto.subtle.importKey("raw", raw, { name: "AES-GCM" }, false, ["encrypt", "decrypt"]);
@@ -50,9 +53,18 @@ export function generateSecretsKey(): string {
 
 const aad = (tenantId: string, name: string) => encoder.encode(`${tenantId}/${name}`);
 
-export async function encryptSecret(ring: SecretsKeyring, tenantId: string, name: string, value: string): Promise<string> {
+export async function encryptSecret(
+  ring: SecretsKeyring,
+  tenantId: string,
+  name: string,
+  value: string,
+): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: aad(tenantId, name) }, ring.current.key, encoder.encode(value));
+  const sealed = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv, additionalData: aad(tenantId, name) },
+    ring.current.key,
+    encoder.encode(value),
+  );
   return `v1.${ring.current.id}.${bytesToBase64(iv)}.${bytesToBase64(new Uint8Array(sealed))}`;
 }
 
@@ -62,14 +74,25 @@ export function sealedKeyId(stored: string): string {
 }
 
 /** Opens a stored value; throws SecretsKeyError (naming no value) when no key in the ring opens it. */
-export async function decryptSecret(ring: SecretsKeyring, tenantId: string, name: string, stored: string): Promise<string> {
+export async function decryptSecret(
+  ring: SecretsKeyring,
+  tenantId: string,
+  name: string,
+  stored: string,
+): Promise<string> {
   const [version, keyId, iv, data] = stored.split(".");
   const key = ring.current.id === keyId ? ring.current : ring.previous?.id === keyId ? ring.previous : null;
   if (version !== "v1" || !key || !iv || !data) {
-    throw new SecretsKeyError(`secret ${name} was sealed with key ${keyId}, which is neither FAIRWAY_SECRETS_KEY nor FAIRWAY_SECRETS_KEY_PREVIOUS`);
+    throw new SecretsKeyError(
+      `secret ${name} was sealed with key ${keyId}, which is neither FAIRWAY_SECRETS_KEY nor FAIRWAY_SECRETS_KEY_PREVIOUS`,
+    );
   }
   try {
-    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: base64ToBytes(iv), additionalData: aad(tenantId, name) }, key.key, base64ToBytes(data));
+    const plain = await crypto.subtle.decrypt(
+      { name: "AES-GCM", iv: base64ToBytes(iv), additionalData: aad(tenantId, name) },
+      key.key,
+      base64ToBytes(data),
+    );
     return decoder.decode(plain);
   } catch {
     throw new SecretsKeyError(`secret ${name} does not decrypt with key ${keyId}`);

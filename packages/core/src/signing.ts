@@ -42,7 +42,12 @@ function keyBytes(secret: string): Uint8Array {
 }
 
 /** The `webhook-signature` header value: one `v1,<sig>` per secret (two during rotation). */
-export async function signWebhook(opts: { secrets: string[]; id: string; timestampSec: number; body: string }): Promise<string> {
+export async function signWebhook(opts: {
+  secrets: string[];
+  id: string;
+  timestampSec: number;
+  body: string;
+}): Promise<string> {
   const now = signWebhookSync(opts);
   if (now !== undefined) return now;
   const content = `${opts.id}.${opts.timestampSec}.${opts.body}`;
@@ -52,7 +57,12 @@ export async function signWebhook(opts: { secrets: string[]; id: string; timesta
 
 /** signWebhook without a promise, where node:crypto is at hand; undefined elsewhere (use signWebhook).
  *  Every delivery signs, so it uses node:crypto's own base64 and no promise per secret. */
-export function signWebhookSync(opts: { secrets: string[]; id: string; timestampSec: number; body: string }): string | undefined {
+export function signWebhookSync(opts: {
+  secrets: string[];
+  id: string;
+  timestampSec: number;
+  body: string;
+}): string | undefined {
   if (!nodeCrypto) return undefined;
   const content = `${opts.id}.${opts.timestampSec}.${opts.body}`;
   let out = "";
@@ -111,13 +121,20 @@ export async function verifyWebhook(opts: {
   const id = header(opts.headers, "webhook-id");
   const ts = header(opts.headers, "webhook-timestamp");
   const sigHeader = header(opts.headers, "webhook-signature");
-  if (!id || !ts || !sigHeader) throw new WebhookVerificationError("missing_headers", "missing webhook-id, webhook-timestamp or webhook-signature header");
+  if (!id || !ts || !sigHeader)
+    throw new WebhookVerificationError(
+      "missing_headers",
+      "missing webhook-id, webhook-timestamp or webhook-signature header",
+    );
 
   const timestampSec = /^\d+$/.test(ts.trim()) ? Number(ts.trim()) : Number.NaN;
   const now = opts.nowSec ?? Math.floor(Date.now() / 1000);
   const tolerance = opts.toleranceSec ?? 300;
   if (!Number.isFinite(timestampSec) || Math.abs(now - timestampSec) > tolerance) {
-    throw new WebhookVerificationError("timestamp_out_of_tolerance", "webhook-timestamp is missing, malformed or too far from now");
+    throw new WebhookVerificationError(
+      "timestamp_out_of_tolerance",
+      "webhook-timestamp is missing, malformed or too far from now",
+    );
   }
 
   const candidates = sigHeader

@@ -74,8 +74,10 @@ function isForbiddenName(host: string): boolean {
 }
 
 export function checkTargetUrl(raw: string, opts: { allowPrivate: boolean }): TargetCheck {
-  if (typeof raw !== "string" || raw.length === 0) return { ok: false, code: "invalid_url", message: "target URL is empty" };
-  if (raw.length > MAX_URL_LENGTH) return { ok: false, code: "invalid_url", message: `target URL is longer than ${MAX_URL_LENGTH} characters` };
+  if (typeof raw !== "string" || raw.length === 0)
+    return { ok: false, code: "invalid_url", message: "target URL is empty" };
+  if (raw.length > MAX_URL_LENGTH)
+    return { ok: false, code: "invalid_url", message: `target URL is longer than ${MAX_URL_LENGTH} characters` };
   let url: URL;
   try {
     url = new URL(raw);
@@ -83,18 +85,30 @@ export function checkTargetUrl(raw: string, opts: { allowPrivate: boolean }): Ta
     return { ok: false, code: "invalid_url", message: "target URL is not a valid absolute URL" };
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, code: "forbidden_scheme", message: `target URL scheme ${url.protocol.replace(/:$/, "")} is not allowed; use http or https` };
+    return {
+      ok: false,
+      code: "forbidden_scheme",
+      message: `target URL scheme ${url.protocol.replace(/:$/, "")} is not allowed; use http or https`,
+    };
   }
   // Credentials in the URL would be logged and shown back in the API; headers are the place for them.
   if (url.username !== "" || url.password !== "") {
-    return { ok: false, code: "invalid_url", message: "target URL must not contain credentials (user:pass@); send them as headers" };
+    return {
+      ok: false,
+      code: "invalid_url",
+      message: "target URL must not contain credentials (user:pass@); send them as headers",
+    };
   }
   if (opts.allowPrivate) return { ok: true, url };
 
   // The WHATWG parser has already normalised IPv4 in any encoding (127.1, 2130706433, 0x7f.1,
   // 0177.0.0.1) to dotted decimal and IPv6 to its bracketed canonical form.
   const host = url.hostname.toLowerCase().replace(/\.+$/, "");
-  const forbidden = () => ({ ok: false as const, code: "forbidden_target" as const, message: `target host ${url.hostname} is a private, loopback, link-local or metadata address` });
+  const forbidden = () => ({
+    ok: false as const,
+    code: "forbidden_target" as const,
+    message: `target host ${url.hostname} is a private, loopback, link-local or metadata address`,
+  });
   if (host.startsWith("[")) return isForbiddenAddress(host) ? forbidden() : { ok: true, url };
   if (ipaddr.IPv4.isValidFourPartDecimal(host)) return isForbiddenAddress(host) ? forbidden() : { ok: true, url };
   if (isForbiddenName(host)) return forbidden();

@@ -10,7 +10,10 @@ test("holds at most max entries, evicting the oldest added", () => {
 test("setting a key it holds replaces the value and evicts nothing", () => {
   const m = new BoundedMap<string, number>(2);
   m.set("a", 1).set("b", 2).set("a", 10);
-  expect([...m.entries()]).toEqual([["a", 10], ["b", 2]]);
+  expect([...m.entries()]).toEqual([
+    ["a", 10],
+    ["b", 2],
+  ]);
 });
 
 test("getOrSet makes a value once per key and keeps it", () => {

@@ -41,7 +41,10 @@ describe("America/New_York (spring 2025-03-09 02:00→03:00, fall 2025-11-02 02:
     ]);
   });
   test("fall back: a fixed hour fires only at the first occurrence", () => {
-    expect(fires("30 1 * * *", tz, "2025-11-01T12:00:00Z", 2)).toEqual(["2025-11-02T05:30:00Z", "2025-11-03T06:30:00Z"]);
+    expect(fires("30 1 * * *", tz, "2025-11-01T12:00:00Z", 2)).toEqual([
+      "2025-11-02T05:30:00Z",
+      "2025-11-03T06:30:00Z",
+    ]);
     expect(fires("*/30 1 * * *", tz, "2025-11-01T12:00:00Z", 3)).toEqual([
       "2025-11-02T05:00:00Z", // 01:00 EDT
       "2025-11-02T05:30:00Z", // 01:30 EDT
@@ -65,10 +68,16 @@ describe("America/New_York (spring 2025-03-09 02:00→03:00, fall 2025-11-02 02:
 describe("Europe/Berlin (spring 2025-03-30 02:00→03:00, fall 2025-10-26 03:00→02:00)", () => {
   const tz = "Europe/Berlin";
   test("spring gap", () => {
-    expect(fires("30 2 * * *", tz, "2025-03-29T12:00:00Z", 2)).toEqual(["2025-03-30T01:00:00Z", "2025-03-31T00:30:00Z"]);
+    expect(fires("30 2 * * *", tz, "2025-03-29T12:00:00Z", 2)).toEqual([
+      "2025-03-30T01:00:00Z",
+      "2025-03-31T00:30:00Z",
+    ]);
   });
   test("fall back, fixed hour 2", () => {
-    expect(fires("30 2 * * *", tz, "2025-10-25T12:00:00Z", 2)).toEqual(["2025-10-26T00:30:00Z", "2025-10-27T01:30:00Z"]);
+    expect(fires("30 2 * * *", tz, "2025-10-25T12:00:00Z", 2)).toEqual([
+      "2025-10-26T00:30:00Z",
+      "2025-10-27T01:30:00Z",
+    ]);
     expect(fires("*/30 2 * * *", tz, "2025-10-25T12:00:00Z", 3)).toEqual([
       "2025-10-26T00:00:00Z", // 02:00 CEST
       "2025-10-26T00:30:00Z", // 02:30 CEST
@@ -113,7 +122,10 @@ describe("Australia/Sydney (southern hemisphere: spring 2025-10-05, fall 2025-04
 
 describe("Asia/Kolkata (+05:30, no DST)", () => {
   test("daily and half-hour offset", () => {
-    expect(fires("0 9 * * *", "Asia/Kolkata", "2025-03-01T00:00:00Z", 2)).toEqual(["2025-03-01T03:30:00Z", "2025-03-02T03:30:00Z"]);
+    expect(fires("0 9 * * *", "Asia/Kolkata", "2025-03-01T00:00:00Z", 2)).toEqual([
+      "2025-03-01T03:30:00Z",
+      "2025-03-02T03:30:00Z",
+    ]);
     expect(fires("30 2 * * *", "Asia/Kolkata", "2025-03-08T12:00:00Z", 1)).toEqual(["2025-03-08T21:00:00Z"]);
   });
 });
@@ -127,7 +139,10 @@ describe("transitions at midnight and 30-minute DST", () => {
     ]);
   });
   test("America/Santiago: 23:xx on 2025-04-05 repeats (fall back at midnight)", () => {
-    expect(fires("30 23 * * *", "America/Santiago", "2025-04-05T12:00:00Z", 2)).toEqual(["2025-04-06T02:30:00Z", "2025-04-07T03:30:00Z"]);
+    expect(fires("30 23 * * *", "America/Santiago", "2025-04-05T12:00:00Z", 2)).toEqual([
+      "2025-04-06T02:30:00Z",
+      "2025-04-07T03:30:00Z",
+    ]);
     expect(fires("0 * * * *", "America/Santiago", "2025-04-06T01:30:00Z", 3)).toEqual([
       "2025-04-06T02:00:00Z", // 23:00 -03
       "2025-04-06T03:00:00Z", // 23:00 -04
@@ -135,8 +150,14 @@ describe("transitions at midnight and 30-minute DST", () => {
     ]);
   });
   test("Australia/Lord_Howe: half-hour shifts", () => {
-    expect(fires("15 2 * * *", "Australia/Lord_Howe", "2025-10-04T00:00:00Z", 2)).toEqual(["2025-10-04T15:30:00Z", "2025-10-05T15:15:00Z"]);
-    expect(fires("45 1 * * *", "Australia/Lord_Howe", "2025-04-05T00:00:00Z", 2)).toEqual(["2025-04-05T14:45:00Z", "2025-04-06T15:15:00Z"]);
+    expect(fires("15 2 * * *", "Australia/Lord_Howe", "2025-10-04T00:00:00Z", 2)).toEqual([
+      "2025-10-04T15:30:00Z",
+      "2025-10-05T15:15:00Z",
+    ]);
+    expect(fires("45 1 * * *", "Australia/Lord_Howe", "2025-04-05T00:00:00Z", 2)).toEqual([
+      "2025-04-05T14:45:00Z",
+      "2025-04-06T15:15:00Z",
+    ]);
   });
 });
 
@@ -150,7 +171,10 @@ describe("general", () => {
     expect(fires("15 30 9 * * 1", "Europe/Berlin", "2025-01-01T00:00:00Z", 1)).toEqual(["2025-01-06T08:30:15Z"]);
   });
   test("strictly after, even with sub-second `after`", () => {
-    expect(fires("* * * * * *", "UTC", "2025-01-01T00:00:00.500Z", 2)).toEqual(["2025-01-01T00:00:01Z", "2025-01-01T00:00:02Z"]);
+    expect(fires("* * * * * *", "UTC", "2025-01-01T00:00:00.500Z", 2)).toEqual([
+      "2025-01-01T00:00:01Z",
+      "2025-01-01T00:00:02Z",
+    ]);
     expect(fires("0 9 * * *", "UTC", "2025-01-01T09:00:00Z", 1)).toEqual(["2025-01-02T09:00:00Z"]);
   });
   test("aliases", () => {
@@ -161,7 +185,10 @@ describe("general", () => {
     expect(fires("@yearly", "UTC", "2025-06-01T12:00:00Z", 1)).toEqual(["2026-01-01T00:00:00Z"]);
   });
   test("leap day", () => {
-    expect(fires("0 0 29 2 *", "UTC", "2025-01-01T00:00:00Z", 2)).toEqual(["2028-02-29T00:00:00Z", "2032-02-29T00:00:00Z"]);
+    expect(fires("0 0 29 2 *", "UTC", "2025-01-01T00:00:00Z", 2)).toEqual([
+      "2028-02-29T00:00:00Z",
+      "2032-02-29T00:00:00Z",
+    ]);
   });
   test("day-of-month OR day-of-week when both restricted", () => {
     // 2025-06-13 is a Friday; the 15th a Sunday.

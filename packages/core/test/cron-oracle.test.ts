@@ -6,7 +6,15 @@ import { expect, test } from "vitest";
 import { nextFires } from "../src/cron.ts";
 import { offsetAt } from "../src/tz.ts";
 
-const ZONES = ["UTC", "America/New_York", "Europe/Berlin", "Australia/Sydney", "Asia/Kolkata", "America/Sao_Paulo", "Pacific/Auckland"];
+const ZONES = [
+  "UTC",
+  "America/New_York",
+  "Europe/Berlin",
+  "Australia/Sydney",
+  "Asia/Kolkata",
+  "America/Sao_Paulo",
+  "Pacific/Auckland",
+];
 
 const minute = fc.oneof(
   fc.integer({ min: 0, max: 59 }).map(String),
@@ -21,7 +29,9 @@ const days = fc.oneof(
   fc.integer({ min: 1, max: 12 }).map((m) => `1 ${m} *`),
 );
 const expr = fc.tuple(minute, hour, days).map(([m, h, d]) => `${m} ${h} ${d}`);
-const start = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }).map((ms) => new Date(Math.floor(ms / 1000) * 1000));
+const start = fc
+  .integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) })
+  .map((ms) => new Date(Math.floor(ms / 1000) * 1000));
 
 /** Within 36 h of an offset change: the window where the documented rules may differ from croner. */
 const nearTransition = (tz: string, t: number) => offsetAt(tz, t - 36 * 3_600_000) !== offsetAt(tz, t + 36 * 3_600_000);
@@ -50,6 +60,8 @@ test("differences near transitions are only the documented ones (New York 2025)"
   const spring = nextFires("30 2 * * *", "America/New_York", new Date("2025-03-08T12:00:00Z"), 1)[0];
   expect(spring.toISOString()).toBe("2025-03-09T07:00:00.000Z");
   // Fall: interval-like fires in both passes of 01:xx; ours keeps both, fixed-hour keeps the first.
-  const interval = nextFires("0 * * * *", "America/New_York", new Date("2025-11-02T04:30:00Z"), 3).map((d) => d.toISOString());
+  const interval = nextFires("0 * * * *", "America/New_York", new Date("2025-11-02T04:30:00Z"), 3).map((d) =>
+    d.toISOString(),
+  );
   expect(interval).toEqual(["2025-11-02T05:00:00.000Z", "2025-11-02T06:00:00.000Z", "2025-11-02T07:00:00.000Z"]);
 });

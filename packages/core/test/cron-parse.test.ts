@@ -31,9 +31,12 @@ describe("parseCron accepts", () => {
     expect(parseCron("  0   9 *\t* *  ")).toEqual({ ok: true, expr: "0 9 * * *", hasSeconds: false });
   });
 
-  test.each(["@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly", "@DAILY"])("alias %s", (a) => {
-    expect(parseCron(a)).toEqual({ ok: true, expr: a.toLowerCase(), hasSeconds: false });
-  });
+  test.each(["@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly", "@DAILY"])(
+    "alias %s",
+    (a) => {
+      expect(parseCron(a)).toEqual({ ok: true, expr: a.toLowerCase(), hasSeconds: false });
+    },
+  );
 });
 
 describe("parseCron rejects with a message saying what is wrong", () => {

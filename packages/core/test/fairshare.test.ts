@@ -4,17 +4,16 @@ import { allocate, chargeFor, correctionFor, effectiveVtime, ewma, type FairTena
 
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
-const tenantsArb = fc
-  .uniqueArray(
-    fc.record({
-      id: fc.string({ minLength: 1, maxLength: 4 }),
-      weight: fc.integer({ min: 1, max: 20 }),
-      vtime: fc.integer({ min: 0, max: 10_000 }),
-      costMs: fc.integer({ min: 1, max: 1000 }),
-      room: fc.integer({ min: 0, max: 50 }),
-    }),
-    { selector: (t) => t.id, minLength: 1, maxLength: 12 },
-  );
+const tenantsArb = fc.uniqueArray(
+  fc.record({
+    id: fc.string({ minLength: 1, maxLength: 4 }),
+    weight: fc.integer({ min: 1, max: 20 }),
+    vtime: fc.integer({ min: 0, max: 10_000 }),
+    costMs: fc.integer({ min: 1, max: 1000 }),
+    room: fc.integer({ min: 0, max: 50 }),
+  }),
+  { selector: (t) => t.id, minLength: 1, maxLength: 12 },
+);
 
 /** Seeded PRNG (mulberry32) so the simulations are reproducible. */
 function rng(seed: number) {
@@ -64,7 +63,9 @@ describe("allocate properties", () => {
             const nj = a.get(j.id) as number;
             if (nj >= j.room) continue; // j is limited by its room, not by fairness
             // i's last taken slot started no later than j's first untaken one.
-            expect(i.vtime + ((ni - 1) * i.costMs) / i.weight).toBeLessThanOrEqual(j.vtime + (nj * j.costMs) / j.weight + 1e-9);
+            expect(i.vtime + ((ni - 1) * i.costMs) / i.weight).toBeLessThanOrEqual(
+              j.vtime + (nj * j.costMs) / j.weight + 1e-9,
+            );
           }
         }
       }),
@@ -77,30 +78,54 @@ describe("allocate properties", () => {
     // 16 gets 0 of an ideal 1.04), and no tenant exceeds its ideal by more than 1. With equal weights
     // that is exactly ±1. vtime carries the difference into the next round (simulations below).
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 3000 }), fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 10 }), (budget, weights) => {
-        const ts: FairTenant[] = weights.map((w, i) => ({ id: `t${i}`, weight: w, vtime: 0, costMs: 100, room: 1_000_000 }));
-        const a = allocate(budget, ts);
-        const W = weights.reduce((s, w) => s + w, 0);
-        for (const t of ts) {
-          const err = (a.get(t.id) as number) - (budget * t.weight) / W;
-          expect(err).toBeLessThanOrEqual(1 + 1e-9);
-          expect(err).toBeGreaterThanOrEqual(-(ts.length * t.weight) / W - 1e-9);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 3000 }),
+        fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 10 }),
+        (budget, weights) => {
+          const ts: FairTenant[] = weights.map((w, i) => ({
+            id: `t${i}`,
+            weight: w,
+            vtime: 0,
+            costMs: 100,
+            room: 1_000_000,
+          }));
+          const a = allocate(budget, ts);
+          const W = weights.reduce((s, w) => s + w, 0);
+          for (const t of ts) {
+            const err = (a.get(t.id) as number) - (budget * t.weight) / W;
+            expect(err).toBeLessThanOrEqual(1 + 1e-9);
+            expect(err).toBeGreaterThanOrEqual(-(ts.length * t.weight) / W - 1e-9);
+          }
+        },
+      ),
     );
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 9 }), (budget, n, w) => {
-        const ts: FairTenant[] = Array.from({ length: n }, (_, i) => ({ id: `t${i}`, weight: w, vtime: 0, costMs: 7, room: 1_000_000 }));
-        const a = allocate(budget, ts);
-        for (const t of ts) expect(Math.abs((a.get(t.id) as number) - budget / n)).toBeLessThanOrEqual(1);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 3000 }),
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 1, max: 9 }),
+        (budget, n, w) => {
+          const ts: FairTenant[] = Array.from({ length: n }, (_, i) => ({
+            id: `t${i}`,
+            weight: w,
+            vtime: 0,
+            costMs: 7,
+            room: 1_000_000,
+          }));
+          const a = allocate(budget, ts);
+          for (const t of ts) expect(Math.abs((a.get(t.id) as number) - budget / n)).toBeLessThanOrEqual(1);
+        },
+      ),
     );
   });
 
   test("no starvation: every backlogged tenant is served within a bounded number of rounds", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ weight: fc.integer({ min: 1, max: 10 }), costMs: fc.integer({ min: 1, max: 100 }) }), { minLength: 2, maxLength: 8 }),
+        fc.array(fc.record({ weight: fc.integer({ min: 1, max: 10 }), costMs: fc.integer({ min: 1, max: 100 }) }), {
+          minLength: 2,
+          maxLength: 8,
+        }),
         fc.integer({ min: 1, max: 10 }),
         fc.integer(),
         (specs, budget, seed) => {
@@ -114,7 +139,10 @@ describe("allocate properties", () => {
             for (const t of ts) t.room = 1 + Math.floor(rand() * 5); // always backlogged
             ts.forEach((t, i) => {
               if (deadline[i] !== Number.POSITIVE_INFINITY) return;
-              const ahead = ts.reduce((s, j) => (j === t ? s : s + Math.floor(Math.max(0, t.vtime - j.vtime) / slot(j) + 1e-6) + 1), 0);
+              const ahead = ts.reduce(
+                (s, j) => (j === t ? s : s + Math.floor(Math.max(0, t.vtime - j.vtime) / slot(j) + 1e-6) + 1),
+                0,
+              );
               deadline[i] = round + Math.floor(ahead / budget);
             });
             const a = allocate(budget, ts);
@@ -134,7 +162,11 @@ describe("allocate properties", () => {
 describe("allocate examples", () => {
   test("ties: tenant id, then k", () => {
     const ts = ["b", "a", "c"].map((id) => ({ id, weight: 1, vtime: 0, costMs: 1, room: 5 }));
-    expect([...allocate(1, ts)]).toEqual([["b", 0], ["a", 1], ["c", 0]]);
+    expect([...allocate(1, ts)]).toEqual([
+      ["b", 0],
+      ["a", 1],
+      ["c", 0],
+    ]);
     expect(allocate(4, ts).get("a")).toBe(2);
   });
   test("lower vtime goes first; zero room gets nothing; budget 0 gives nothing", () => {
@@ -148,7 +180,13 @@ describe("allocate examples", () => {
     expect(sum(allocate(0, ts))).toBe(0);
   });
   test("large budget with many tenants is fast (heap, not budget×n slots)", () => {
-    const ts = Array.from({ length: 2000 }, (_, i) => ({ id: `t${i}`, weight: 1 + (i % 7), vtime: i % 13, costMs: 50 + (i % 5), room: 100 }));
+    const ts = Array.from({ length: 2000 }, (_, i) => ({
+      id: `t${i}`,
+      weight: 1 + (i % 7),
+      vtime: i % 13,
+      costMs: 50 + (i % 5),
+      room: 100,
+    }));
     const t0 = performance.now();
     const a = allocate(10_000, ts);
     expect(sum(a)).toBe(10_000);

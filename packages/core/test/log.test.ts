@@ -7,7 +7,13 @@ it("writes one JSON line per call at or above its level, with the child's fields
   log.debug("hidden");
   log.info("request", { status: 201, err: new Error("boom") });
   expect(lines).toHaveLength(1);
-  expect(JSON.parse(lines[0])).toMatchObject({ level: "info", msg: "request", requestId: "req_1", status: 201, err: "boom" });
+  expect(JSON.parse(lines[0])).toMatchObject({
+    level: "info",
+    msg: "request",
+    requestId: "req_1",
+    status: 201,
+    err: "boom",
+  });
 });
 
 it("the silent logger builds nothing: its children are itself", () => {

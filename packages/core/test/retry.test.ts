@@ -11,7 +11,9 @@ const http = (status: number, attempt = 1, retryAfterMs: number | null = null) =
 
 describe("decideRetry classification", () => {
   test("success is done", () => {
-    expect(decideRetry({ outcome: "success", httpStatus: 200, retryAfterMs: null, attempt: 5, policy })).toEqual({ kind: "done" });
+    expect(decideRetry({ outcome: "success", httpStatus: 200, retryAfterMs: null, attempt: 5, policy })).toEqual({
+      kind: "done",
+    });
   });
   test.each([408, 429, 500, 502, 503, 504, 599])("http %i retries", (s) => {
     expect(http(s).kind).toBe("retry");
@@ -23,7 +25,10 @@ describe("decideRetry classification", () => {
     expect(http(s)).toEqual({ kind: "dead", reason: `http_${s}`, pauseJob: false });
   });
   test.each<AttemptOutcome>(["timeout", "network_error", "handler_error", "lease_expired"])("%s retries", (o) => {
-    expect(decideRetry({ outcome: o, httpStatus: null, retryAfterMs: null, attempt: 1, policy }, half)).toEqual({ kind: "retry", delayMs: 500 });
+    expect(decideRetry({ outcome: o, httpStatus: null, retryAfterMs: null, attempt: 1, policy }, half)).toEqual({
+      kind: "retry",
+      delayMs: 500,
+    });
   });
   test("retryable at the last attempt is dead: attempts_exhausted", () => {
     expect(http(503, 5)).toEqual({ kind: "dead", reason: "attempts_exhausted", pauseJob: false });
@@ -38,7 +43,15 @@ describe("decideRetry classification", () => {
     expect(http(404, 5)).toEqual({ kind: "dead", reason: "http_404", pauseJob: false });
   });
   test("maxAttempts 1 means no retries", () => {
-    expect(decideRetry({ outcome: "timeout", httpStatus: null, retryAfterMs: null, attempt: 1, policy: { ...policy, maxAttempts: 1 } }).kind).toBe("dead");
+    expect(
+      decideRetry({
+        outcome: "timeout",
+        httpStatus: null,
+        retryAfterMs: null,
+        attempt: 1,
+        policy: { ...policy, maxAttempts: 1 },
+      }).kind,
+    ).toBe("dead");
   });
 });
 
@@ -65,12 +78,11 @@ describe("backoffDelay", () => {
   });
 });
 
-const policyArb = fc
-  .record({
-    maxAttempts: fc.integer({ min: 1, max: 20 }),
-    initialDelayMs: fc.integer({ min: 0, max: 100_000 }),
-    maxDelayMs: fc.integer({ min: 0, max: 86_400_000 }),
-  });
+const policyArb = fc.record({
+  maxAttempts: fc.integer({ min: 1, max: 20 }),
+  initialDelayMs: fc.integer({ min: 0, max: 100_000 }),
+  maxDelayMs: fc.integer({ min: 0, max: 86_400_000 }),
+});
 
 test("property: 0 ≤ delay ≤ cap, and Retry-After is honoured up to the cap", () => {
   fc.assert(
@@ -84,7 +96,10 @@ test("property: 0 ≤ delay ≤ cap, and Retry-After is honoured up to the cap",
         expect(d).toBeGreaterThanOrEqual(0);
         expect(d).toBeLessThanOrEqual(p.maxDelayMs);
         expect(Number.isInteger(d)).toBe(true);
-        const decision = decideRetry({ outcome: "http_error", httpStatus: 503, retryAfterMs, attempt, policy: p }, () => r);
+        const decision = decideRetry(
+          { outcome: "http_error", httpStatus: 503, retryAfterMs, attempt, policy: p },
+          () => r,
+        );
         if (attempt >= p.maxAttempts) {
           expect(decision.kind).toBe("dead");
           return;
@@ -131,17 +146,31 @@ describe("backoff strategies", () => {
     expect(seq({ ...base, backoff: "fixed", initialDelayMs: 9000 })).toEqual([5000, 5000, 5000, 5000, 5000, 5000]);
   });
   test("full jitter is a fraction of the same ceilings", () => {
-    expect([1, 2, 3].map((a) => backoffDelay(a, { ...base, backoff: "linear", jitter: "full" }, () => 0.5))).toEqual([500, 1000, 1500]);
+    expect([1, 2, 3].map((a) => backoffDelay(a, { ...base, backoff: "linear", jitter: "full" }, () => 0.5))).toEqual([
+      500, 1000, 1500,
+    ]);
   });
   test("decideRetry uses the job's strategy; Retry-After still wins up to the cap", () => {
     const p: RetryPolicy = { ...base, backoff: "fixed" };
-    expect(decideRetry({ outcome: "timeout", httpStatus: null, retryAfterMs: null, attempt: 4, policy: p })).toEqual({ kind: "retry", delayMs: 1000 });
-    expect(decideRetry({ outcome: "http_error", httpStatus: 429, retryAfterMs: 3000, attempt: 4, policy: p })).toEqual({ kind: "retry", delayMs: 3000 });
-    expect(decideRetry({ outcome: "http_error", httpStatus: 429, retryAfterMs: 60_000, attempt: 4, policy: p })).toEqual({ kind: "retry", delayMs: 5000 });
+    expect(decideRetry({ outcome: "timeout", httpStatus: null, retryAfterMs: null, attempt: 4, policy: p })).toEqual({
+      kind: "retry",
+      delayMs: 1000,
+    });
+    expect(decideRetry({ outcome: "http_error", httpStatus: 429, retryAfterMs: 3000, attempt: 4, policy: p })).toEqual({
+      kind: "retry",
+      delayMs: 3000,
+    });
+    expect(
+      decideRetry({ outcome: "http_error", httpStatus: 429, retryAfterMs: 60_000, attempt: 4, policy: p }),
+    ).toEqual({ kind: "retry", delayMs: 5000 });
   });
   test("secret_missing is dead at once", () => {
-    expect(decideRetry({ outcome: "secret_missing", httpStatus: null, retryAfterMs: null, attempt: 1, policy: base })).toEqual({
-      kind: "dead", reason: "secret_missing", pauseJob: false,
+    expect(
+      decideRetry({ outcome: "secret_missing", httpStatus: null, retryAfterMs: null, attempt: 1, policy: base }),
+    ).toEqual({
+      kind: "dead",
+      reason: "secret_missing",
+      pauseJob: false,
     });
   });
 
@@ -155,15 +184,20 @@ describe("backoff strategies", () => {
 
   test("property: every strategy stays within [0, maxDelayMs], never shrinks without jitter, and full jitter stays under the no-jitter delay", () => {
     fc.assert(
-      fc.property(strategyArb, fc.integer({ min: 1, max: 100_000 }), fc.double({ min: 0, max: 1, noNaN: true }), (p, attempt, r) => {
-        const d = backoffDelay(attempt, p, () => r);
-        expect(d).toBeGreaterThanOrEqual(0);
-        expect(d).toBeLessThanOrEqual(p.maxDelayMs);
-        expect(Number.isInteger(d)).toBe(true);
-        const plain = { ...p, jitter: "none" as const };
-        expect(backoffDelay(attempt + 1, plain)).toBeGreaterThanOrEqual(backoffDelay(attempt, plain));
-        if (p.jitter === "full") expect(d).toBeLessThanOrEqual(backoffDelay(attempt, plain));
-      }),
+      fc.property(
+        strategyArb,
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (p, attempt, r) => {
+          const d = backoffDelay(attempt, p, () => r);
+          expect(d).toBeGreaterThanOrEqual(0);
+          expect(d).toBeLessThanOrEqual(p.maxDelayMs);
+          expect(Number.isInteger(d)).toBe(true);
+          const plain = { ...p, jitter: "none" as const };
+          expect(backoffDelay(attempt + 1, plain)).toBeGreaterThanOrEqual(backoffDelay(attempt, plain));
+          if (p.jitter === "full") expect(d).toBeLessThanOrEqual(backoffDelay(attempt, plain));
+        },
+      ),
     );
   });
 
@@ -171,7 +205,8 @@ describe("backoff strategies", () => {
     fc.assert(
       fc.property(strategyArb, fc.integer({ min: 1, max: 1000 }), (p, attempt) => {
         const lin = { ...p, backoff: "linear" as const, jitter: "none" as const };
-        const a = backoffDelay(attempt, lin), b = backoffDelay(attempt + 1, lin);
+        const a = backoffDelay(attempt, lin),
+          b = backoffDelay(attempt + 1, lin);
         expect(b).toBe(Math.min(p.maxDelayMs, a + p.initialDelayMs));
         const fix = { ...p, backoff: "fixed" as const, jitter: "none" as const };
         expect(backoffDelay(attempt, fix)).toBe(Math.min(p.maxDelayMs, p.initialDelayMs));

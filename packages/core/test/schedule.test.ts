@@ -16,7 +16,8 @@ const job = (over: Partial<CronJobState> = {}): CronJobState => ({
   catchupWindowMs: 30 * MIN,
   ...over,
 });
-const skips = (p: ReturnType<typeof planFires>) => p.skipped.map((s) => `${s.at.toISOString().slice(11, 19)} ${s.reason}`);
+const skips = (p: ReturnType<typeof planFires>) =>
+  p.skipped.map((s) => `${s.at.toISOString().slice(11, 19)} ${s.reason}`);
 
 describe("on time", () => {
   test("fires due within the lookahead, nextFireAt is the first one after it", () => {
@@ -52,7 +53,11 @@ describe("misfire after an hour down (13 fires missed: 10:00 … 11:00, now 11:0
   test("fire_all: every missed fire inside catchupWindowMs, oldest first; older ones skipped outside the window", () => {
     const p = planFires(job({ misfire: "fire_all" }), now, 1000);
     expect(iso(p.fire)).toEqual(["10:35:00", "10:40:00", "10:45:00", "10:50:00", "10:55:00", "11:00:00"]);
-    expect(skips(p)).toEqual(["10:00:00", "10:05:00", "10:10:00", "10:15:00", "10:20:00", "10:25:00", "10:30:00"].map((t) => `${t} misfire_outside_window`));
+    expect(skips(p)).toEqual(
+      ["10:00:00", "10:05:00", "10:10:00", "10:15:00", "10:20:00", "10:25:00", "10:30:00"].map(
+        (t) => `${t} misfire_outside_window`,
+      ),
+    );
   });
   test("fire_all with an exclusive overlap policy: the catch-up fires cannot all wait, the latest runs", () => {
     const p = planFires(job({ misfire: "fire_all", overlap: "skip" }), now, 1000);
@@ -139,7 +144,8 @@ describe("a long lookahead", () => {
     const state = job({ cron: "*/1 * * * *", timezone: "Europe/Berlin", nextFireAt: start });
     const p = planFires(state, start, 3 * 3_600_000);
     const stepped = [start];
-    while (stepped.length < p.fire.length + 1) stepped.push(nextFires(state.cron, state.timezone, stepped[stepped.length - 1], 1)[0]);
+    while (stepped.length < p.fire.length + 1)
+      stepped.push(nextFires(state.cron, state.timezone, stepped[stepped.length - 1], 1)[0]);
     expect(p.fire).toEqual(stepped.slice(0, -1));
     expect(p.nextFireAt).toEqual(stepped[stepped.length - 1]);
     expect(p.fire).toHaveLength(181);

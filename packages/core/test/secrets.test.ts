@@ -1,10 +1,27 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { redactSecrets, secretRefs, substituteInJson, substituteSecrets, targetSecretRefs } from "../src/secret-refs.ts";
-import { decryptSecret, encryptSecret, generateSecretsKey, importSecretsKey, loadSecretsKeyring, SecretsKeyError, sealedKeyId } from "../src/secrets-crypto.ts";
+import {
+  redactSecrets,
+  secretRefs,
+  substituteInJson,
+  substituteSecrets,
+  targetSecretRefs,
+} from "../src/secret-refs.ts";
+import {
+  decryptSecret,
+  encryptSecret,
+  generateSecretsKey,
+  importSecretsKey,
+  loadSecretsKeyring,
+  SecretsKeyError,
+  sealedKeyId,
+} from "../src/secrets-crypto.ts";
 
 describe("placeholders", () => {
-  const values = new Map([["API_KEY", "s3cr3t"], ["B", "b$&'value"]]);
+  const values = new Map([
+    ["API_KEY", "s3cr3t"],
+    ["B", "b$&'value"],
+  ]);
   test("found in url, header values and the string parts of a body (not its keys)", () => {
     const names = targetSecretRefs({
       url: "https://x.test/${secrets.A}?k=${secrets.B}",
@@ -15,18 +32,25 @@ describe("placeholders", () => {
     expect([...secretRefs("${secrets.lower} ${secrets.} $secrets.X ${secrets.OK}")]).toEqual(["OK"]);
   });
   test("substituted literally (no $& expansion), unknown names left as written", () => {
-    expect(substituteSecrets("a ${secrets.B} ${secrets.API_KEY} ${secrets.NOPE}", values)).toBe("a b$&'value s3cr3t ${secrets.NOPE}");
+    expect(substituteSecrets("a ${secrets.B} ${secrets.API_KEY} ${secrets.NOPE}", values)).toBe(
+      "a b$&'value s3cr3t ${secrets.NOPE}",
+    );
     expect(substituteInJson({ t: ["${secrets.API_KEY}", 2], n: null }, values)).toEqual({ t: ["s3cr3t", 2], n: null });
   });
   test("redaction puts the placeholder back wherever a value appears", () => {
-    expect(redactSecrets("echo s3cr3t and s3cr3ts3cr3t", values)).toBe("echo ${secrets.API_KEY} and ${secrets.API_KEY}${secrets.API_KEY}");
+    expect(redactSecrets("echo s3cr3t and s3cr3ts3cr3t", values)).toBe(
+      "echo ${secrets.API_KEY} and ${secrets.API_KEY}${secrets.API_KEY}",
+    );
   });
   test("property: redact(substitute(text)) never contains a value", () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.string(), fc.constant("${secrets.API_KEY}"), fc.constant("${secrets.B}"))), (parts) => {
-        const out = redactSecrets(substituteSecrets(parts.join(""), values), values);
-        for (const v of values.values()) expect(out).not.toContain(v);
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.string(), fc.constant("${secrets.API_KEY}"), fc.constant("${secrets.B}"))),
+        (parts) => {
+          const out = redactSecrets(substituteSecrets(parts.join(""), values), values);
+          for (const v of values.values()) expect(out).not.toContain(v);
+        },
+      ),
     );
   });
 });

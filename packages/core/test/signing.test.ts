@@ -1,7 +1,13 @@
 // Cross-checked against the official Standard Webhooks implementation, both directions.
 import { Webhook } from "standardwebhooks";
 import { describe, expect, test } from "vitest";
-import { generateSigningSecret, signWebhook, signWebhookSync, verifyWebhook, WebhookVerificationError } from "../src/signing.ts";
+import {
+  generateSigningSecret,
+  signWebhook,
+  signWebhookSync,
+  verifyWebhook,
+  WebhookVerificationError,
+} from "../src/signing.ts";
 
 const now = () => Math.floor(Date.now() / 1000);
 const body = JSON.stringify({ job: "daily-report", n: 1, text: "héllo ✓" });
@@ -54,8 +60,15 @@ describe("interop with the standardwebhooks package", () => {
     const secret = generateSigningSecret();
     const ts = new Date();
     const sig = new Webhook(secret).sign("msg_1", ts, body);
-    const headers = { "Webhook-Id": "msg_1", "Webhook-Timestamp": String(Math.floor(ts.getTime() / 1000)), "Webhook-Signature": sig };
-    expect(await verifyWebhook({ secret, headers, body })).toEqual({ id: "msg_1", timestampSec: Math.floor(ts.getTime() / 1000) });
+    const headers = {
+      "Webhook-Id": "msg_1",
+      "Webhook-Timestamp": String(Math.floor(ts.getTime() / 1000)),
+      "Webhook-Signature": sig,
+    };
+    expect(await verifyWebhook({ secret, headers, body })).toEqual({
+      id: "msg_1",
+      timestampSec: Math.floor(ts.getTime() / 1000),
+    });
   });
 
   test("rotation: two signatures, the official verifier accepts with either secret", async () => {
@@ -74,7 +87,11 @@ describe("interop with the standardwebhooks package", () => {
     const [a, b] = [generateSigningSecret(), generateSigningSecret()];
     const ts = new Date();
     const sig = `${new Webhook(a).sign("msg_2", ts, body)} ${new Webhook(b).sign("msg_2", ts, body)}`;
-    const headers = new Headers({ "webhook-id": "msg_2", "webhook-timestamp": String(Math.floor(ts.getTime() / 1000)), "webhook-signature": sig });
+    const headers = new Headers({
+      "webhook-id": "msg_2",
+      "webhook-timestamp": String(Math.floor(ts.getTime() / 1000)),
+      "webhook-signature": sig,
+    });
     expect(await code(verifyWebhook({ secret: b, headers, body }))).toBe("resolved");
   });
 });
@@ -96,16 +113,24 @@ describe("verifyWebhook failures", () => {
     expect(await code(verifyWebhook({ secret, headers: old, body, toleranceSec: 600 }))).toBe("resolved");
     const h = await signed([secret], "trg_1", 1_700_000_000);
     expect(await code(verifyWebhook({ secret, headers: h, body, nowSec: 1_700_000_100 }))).toBe("resolved");
-    expect(await code(verifyWebhook({ secret, headers: { ...h, "webhook-timestamp": "soon" }, body }))).toBe("timestamp_out_of_tolerance");
+    expect(await code(verifyWebhook({ secret, headers: { ...h, "webhook-timestamp": "soon" }, body }))).toBe(
+      "timestamp_out_of_tolerance",
+    );
   });
   test("tampered body, id, wrong secret, wrong version, garbage signature", async () => {
     const h = await signed([secret]);
     expect(await code(verifyWebhook({ secret, headers: h, body: body + " " }))).toBe("invalid_signature");
-    expect(await code(verifyWebhook({ secret, headers: { ...h, "webhook-id": "trg_other" }, body }))).toBe("invalid_signature");
+    expect(await code(verifyWebhook({ secret, headers: { ...h, "webhook-id": "trg_other" }, body }))).toBe(
+      "invalid_signature",
+    );
     expect(await code(verifyWebhook({ secret: generateSigningSecret(), headers: h, body }))).toBe("invalid_signature");
     const v2 = h["webhook-signature"].replace("v1,", "v2,");
-    expect(await code(verifyWebhook({ secret, headers: { ...h, "webhook-signature": v2 }, body }))).toBe("invalid_signature");
-    expect(await code(verifyWebhook({ secret, headers: { ...h, "webhook-signature": "v1,@@@ nonsense" }, body }))).toBe("invalid_signature");
+    expect(await code(verifyWebhook({ secret, headers: { ...h, "webhook-signature": v2 }, body }))).toBe(
+      "invalid_signature",
+    );
+    expect(await code(verifyWebhook({ secret, headers: { ...h, "webhook-signature": "v1,@@@ nonsense" }, body }))).toBe(
+      "invalid_signature",
+    );
   });
 });
 

@@ -3,8 +3,15 @@
 // status, pools, dead letters across tenants, and fire lag and throughput from attempt history.
 import { Hono, type Context } from "hono";
 import {
-  activityWindow, COUNT_CAP, deadLettersByType, DEFAULT_POOL, listDeadLetterSummaries, poolOverview, tenantOverview,
-  updateTenant, type TenantOverview,
+  activityWindow,
+  COUNT_CAP,
+  deadLettersByType,
+  DEFAULT_POOL,
+  listDeadLetterSummaries,
+  poolOverview,
+  tenantOverview,
+  updateTenant,
+  type TenantOverview,
 } from "@fairway/store";
 import { BarChart, fillMinutes, MinuteChart } from "./charts.tsx";
 import type { DashEnv } from "./deps.ts";
@@ -40,12 +47,16 @@ adminPages.get("/", async (c) => {
     activityWindow(d.db, { windowMs: SHARE_WINDOW_MIN * 60_000, nowMs: d.now() }),
   ]);
   const total = activity.workerMs.reduce((s, x) => s + x.ms, 0);
-  const bars = activity.workerMs.slice(0, 15).map((x) => ({ label: x.tenantId, value: x.ms, text: `${pct(x.ms / total)} · ${fmtMs(x.ms)}` }));
+  const bars = activity.workerMs
+    .slice(0, 15)
+    .map((x) => ({ label: x.tenantId, value: x.ms, text: `${pct(x.ms / total)} · ${fmtMs(x.ms)}` }));
   const live = `/dashboard/admin/live/tenants${after ? `?after=${encodeURIComponent(after)}` : ""}`;
   return c.html(
     <Page title="Tenants" scope={c.var.scope} nav={adminNav()} current="/dashboard/admin" flash={flashOf(c)}>
       <h1>Tenants</h1>
-      <p class="sub">Live figures, refreshed every few seconds. Running counts triggers whose lease has not been reaped yet.</p>
+      <p class="sub">
+        Live figures, refreshed every few seconds. Running counts triggers whose lease has not been reaped yet.
+      </p>
       <div data-live={live} data-every="3000">
         <TenantTable rows={rows} after={after} />
       </div>
@@ -60,16 +71,44 @@ adminPages.get("/", async (c) => {
         <div class="table-wrap">
           <table class="stack">
             <caption class="sr">Attempts by tenant, last {SHARE_WINDOW_MIN} minutes</caption>
-            <thead><tr><th scope="col">Tenant</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Retries</th><th scope="col" class="num">Worker time</th></tr></thead>
-            <tbody>{activity.workerMs.slice(0, PAGE_SIZE).map((w) => (
+            <thead>
               <tr>
-                <td data-label="Tenant"><a href={`/dashboard/admin/tenants/${encodeURIComponent(w.tenantId)}`}>{w.tenantId}</a></td>
-                <td data-label="Attempts" class="num">{w.attempts}</td>
-                <td data-label="Failed" class="num">{w.failures}</td>
-                <td data-label="Retries" class="num">{w.retries}</td>
-                <td data-label="Worker time" class="num">{fmtMs(w.ms)}</td>
+                <th scope="col">Tenant</th>
+                <th scope="col" class="num">
+                  Attempts
+                </th>
+                <th scope="col" class="num">
+                  Failed
+                </th>
+                <th scope="col" class="num">
+                  Retries
+                </th>
+                <th scope="col" class="num">
+                  Worker time
+                </th>
               </tr>
-            ))}</tbody>
+            </thead>
+            <tbody>
+              {activity.workerMs.slice(0, PAGE_SIZE).map((w) => (
+                <tr>
+                  <td data-label="Tenant">
+                    <a href={`/dashboard/admin/tenants/${encodeURIComponent(w.tenantId)}`}>{w.tenantId}</a>
+                  </td>
+                  <td data-label="Attempts" class="num">
+                    {w.attempts}
+                  </td>
+                  <td data-label="Failed" class="num">
+                    {w.failures}
+                  </td>
+                  <td data-label="Retries" class="num">
+                    {w.retries}
+                  </td>
+                  <td data-label="Worker time" class="num">
+                    {fmtMs(w.ms)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       )}
@@ -85,8 +124,10 @@ adminPages.get("/live/tenants", async (c) => {
 
 function TenantTable(props: { rows: TenantOverview[]; after: string | null }) {
   const rows = props.rows.slice(0, PAGE_SIZE);
-  const next = props.rows.length > PAGE_SIZE ? `/dashboard/admin?after=${encodeURIComponent(rows[rows.length - 1].id)}` : null;
-  if (rows.length === 0) return <p class="card empty">No tenants yet. Create one with POST /v1/admin/tenants or the SDK.</p>;
+  const next =
+    props.rows.length > PAGE_SIZE ? `/dashboard/admin?after=${encodeURIComponent(rows[rows.length - 1].id)}` : null;
+  if (rows.length === 0)
+    return <p class="card empty">No tenants yet. Create one with POST /v1/admin/tenants or the SDK.</p>;
   return (
     <>
       <div class="table-wrap">
@@ -94,21 +135,50 @@ function TenantTable(props: { rows: TenantOverview[]; after: string | null }) {
           <caption class="sr">Tenants</caption>
           <thead>
             <tr>
-              <th scope="col">Tenant</th><th scope="col">Status</th><th scope="col" class="num">Running / cap</th>
-              <th scope="col" class="num">Due</th><th scope="col" class="num">Oldest lag</th><th scope="col" class="num">Weight</th>
-              <th scope="col" class="num">Dead</th>
+              <th scope="col">Tenant</th>
+              <th scope="col">Status</th>
+              <th scope="col" class="num">
+                Running / cap
+              </th>
+              <th scope="col" class="num">
+                Due
+              </th>
+              <th scope="col" class="num">
+                Oldest lag
+              </th>
+              <th scope="col" class="num">
+                Weight
+              </th>
+              <th scope="col" class="num">
+                Dead
+              </th>
             </tr>
           </thead>
           <tbody>
             {rows.map((t) => (
               <tr>
-                <td data-label="Tenant"><a href={`/dashboard/admin/tenants/${encodeURIComponent(t.id)}`}>{t.name}</a> <span class="mono">{t.id}</span></td>
-                <td data-label="Status"><StatusChip status={t.status} /></td>
-                <td data-label="Running / cap" class="num">{t.running} / {t.maxInFlight}</td>
-                <td data-label="Due" class="num">{fmtCount(t.due, COUNT_CAP)}</td>
-                <td data-label="Oldest lag" class="num">{fmtMs(t.oldestDueLagMs)}</td>
-                <td data-label="Weight" class="num">{t.weight}</td>
-                <td data-label="Dead" class="num">{fmtCount(t.dead, COUNT_CAP)}</td>
+                <td data-label="Tenant">
+                  <a href={`/dashboard/admin/tenants/${encodeURIComponent(t.id)}`}>{t.name}</a>{" "}
+                  <span class="mono">{t.id}</span>
+                </td>
+                <td data-label="Status">
+                  <StatusChip status={t.status} />
+                </td>
+                <td data-label="Running / cap" class="num">
+                  {t.running} / {t.maxInFlight}
+                </td>
+                <td data-label="Due" class="num">
+                  {fmtCount(t.due, COUNT_CAP)}
+                </td>
+                <td data-label="Oldest lag" class="num">
+                  {fmtMs(t.oldestDueLagMs)}
+                </td>
+                <td data-label="Weight" class="num">
+                  {t.weight}
+                </td>
+                <td data-label="Dead" class="num">
+                  {fmtCount(t.dead, COUNT_CAP)}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -126,47 +196,97 @@ adminPages.get("/tenants/:id", async (c) => {
   return c.html(<TenantDetail c={c} t={t} flash={flashOf(c)} />);
 });
 
-function TenantDetail(props: { c: Context<DashEnv>; t: TenantOverview; flash?: { kind: "ok" | "err"; text: string } | null; link?: { url: string; expiresAt: string } }) {
+function TenantDetail(props: {
+  c: Context<DashEnv>;
+  t: TenantOverview;
+  flash?: { kind: "ok" | "err"; text: string } | null;
+  link?: { url: string; expiresAt: string };
+}) {
   const { c, t } = props;
   const csrf = c.var.csrf;
   const base = `/dashboard/admin/tenants/${encodeURIComponent(t.id)}`;
   return (
     <Page title={t.name} scope={c.var.scope} nav={adminNav()} current="/dashboard/admin" flash={props.flash}>
-      <h1>{t.name} <StatusChip status={t.status} /></h1>
+      <h1>
+        {t.name} <StatusChip status={t.status} />
+      </h1>
       <p class="sub mono">{t.id}</p>
       <div class="actions">
-        <a class="button" href={`/dashboard/admin/t/${encodeURIComponent(t.id)}/jobs`}>Open tenant view</a>
+        <a class="button" href={`/dashboard/admin/t/${encodeURIComponent(t.id)}/jobs`}>
+          Open tenant view
+        </a>
         <PostForm action={`${base}/portal-link`} csrf={csrf} class="inline" label="Create portal link">
-          <button type="submit" class="secondary">Create portal link</button>
+          <button type="submit" class="secondary">
+            Create portal link
+          </button>
         </PostForm>
-        <PostForm action={`${base}/status`} csrf={csrf} class="inline" label={t.status === "active" ? "Suspend tenant" : "Resume tenant"}>
+        <PostForm
+          action={`${base}/status`}
+          csrf={csrf}
+          class="inline"
+          label={t.status === "active" ? "Suspend tenant" : "Resume tenant"}
+        >
           <input type="hidden" name="status" value={t.status === "active" ? "suspended" : "active"} />
-          <button type="submit" class={t.status === "active" ? "danger" : ""}>{t.status === "active" ? "Suspend" : "Resume"}</button>
+          <button type="submit" class={t.status === "active" ? "danger" : ""}>
+            {t.status === "active" ? "Suspend" : "Resume"}
+          </button>
         </PostForm>
       </div>
       {props.link && (
         <div class="card" role="status">
-          <p><strong>Portal link</strong> (opens this tenant's view only; expires {fmtTime(props.link.expiresAt)}):</p>
-          <p class="mono"><a href={props.link.url}>{props.link.url}</a></p>
+          <p>
+            <strong>Portal link</strong> (opens this tenant's view only; expires {fmtTime(props.link.expiresAt)}):
+          </p>
+          <p class="mono">
+            <a href={props.link.url}>{props.link.url}</a>
+          </p>
         </div>
       )}
       <div class="grid">
         <section class="card" aria-labelledby="usage-h">
           <h2 id="usage-h">Now</h2>
           <dl class="kv">
-            <dt>Running / cap</dt><dd>{t.running} / {t.maxInFlight}</dd>
-            <dt>Due</dt><dd>{fmtCount(t.due, COUNT_CAP)}</dd>
-            <dt>Oldest lag</dt><dd>{fmtMs(t.oldestDueLagMs)}</dd>
-            <dt>Dead letters</dt><dd>{fmtCount(t.dead, COUNT_CAP)}</dd>
+            <dt>Running / cap</dt>
+            <dd>
+              {t.running} / {t.maxInFlight}
+            </dd>
+            <dt>Due</dt>
+            <dd>{fmtCount(t.due, COUNT_CAP)}</dd>
+            <dt>Oldest lag</dt>
+            <dd>{fmtMs(t.oldestDueLagMs)}</dd>
+            <dt>Dead letters</dt>
+            <dd>{fmtCount(t.dead, COUNT_CAP)}</dd>
           </dl>
         </section>
         <section class="card" aria-labelledby="quota-h">
           <h2 id="quota-h">Quotas</h2>
           <PostForm action={`${base}/quota`} csrf={csrf} label="Quotas">
-            <NumberField name="maxInFlight" label="In-flight cap" value={t.maxInFlight} hint="Most triggers running at once, across all executors." />
-            <NumberField name="weight" label="Weight" value={t.weight} step="any" hint="Share of each pool's worker time relative to other tenants." />
-            <NumberField name="ratePerSecond" label="Rate per second" value={t.ratePerSecond} step="any" hint="Empty: unlimited." />
-            <NumberField name="burst" label="Burst" value={t.burst} hint="Token bucket size. Empty: the rate, at least 1." />
+            <NumberField
+              name="maxInFlight"
+              label="In-flight cap"
+              value={t.maxInFlight}
+              hint="Most triggers running at once, across all executors."
+            />
+            <NumberField
+              name="weight"
+              label="Weight"
+              value={t.weight}
+              step="any"
+              hint="Share of each pool's worker time relative to other tenants."
+            />
+            <NumberField
+              name="ratePerSecond"
+              label="Rate per second"
+              value={t.ratePerSecond}
+              step="any"
+              hint="Empty: unlimited."
+            />
+            <NumberField
+              name="burst"
+              label="Burst"
+              value={t.burst}
+              hint="Token bucket size. Empty: the rate, at least 1."
+            />
             <NumberField name="maxJobs" label="Max live jobs" value={t.maxJobs} />
             <NumberField name="maxPayloadBytes" label="Max payload bytes" value={t.maxPayloadBytes} />
             <button type="submit">Save quotas</button>
@@ -182,8 +302,20 @@ function NumberField(props: { name: string; label: string; value: number | null;
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
-      <input id={id} name={props.name} type="number" inputmode="decimal" step={props.step ?? "1"} value={props.value == null ? "" : String(props.value)} aria-describedby={props.hint ? `${id}-hint` : undefined} />
-      {props.hint && <p class="hint" id={`${id}-hint`}>{props.hint}</p>}
+      <input
+        id={id}
+        name={props.name}
+        type="number"
+        inputmode="decimal"
+        step={props.step ?? "1"}
+        value={props.value == null ? "" : String(props.value)}
+        aria-describedby={props.hint ? `${id}-hint` : undefined}
+      />
+      {props.hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {props.hint}
+        </p>
+      )}
     </div>
   );
 }
@@ -195,7 +327,10 @@ adminPages.post("/tenants/:id/quota", async (c) => {
   if (!parsed.success) {
     const [t] = await tenantOverview(d.db, { after: null, limit: 1, ids: [id] });
     if (!t) throw notFound("tenant");
-    return c.html(<TenantDetail c={c} t={t} flash={{ kind: "err", text: `Not saved. ${firstIssue(parsed.error)}` }} />, 400);
+    return c.html(
+      <TenantDetail c={c} t={t} flash={{ kind: "err", text: `Not saved. ${firstIssue(parsed.error)}` }} />,
+      400,
+    );
   }
   const t = await updateTenant(d.db, id, parsed.data);
   if (!t) throw notFound("tenant");
@@ -219,7 +354,11 @@ adminPages.post("/tenants/:id/portal-link", async (c) => {
   const [t] = await tenantOverview(d.db, { after: null, limit: 1, ids: [c.req.param("id")] });
   if (!t) throw notFound("tenant");
   const link = await createPortalLink({
-    secret: d.adminToken, origin: publicOrigin(c), tenantId: t.id, ttlSeconds: PORTAL_LINK_DEFAULT_TTL_S, nowMs: d.now(),
+    secret: d.adminToken,
+    origin: publicOrigin(c),
+    tenantId: t.id,
+    ttlSeconds: PORTAL_LINK_DEFAULT_TTL_S,
+    nowMs: d.now(),
   });
   return c.html(<TenantDetail c={c} t={t} link={link} />);
 });
@@ -229,7 +368,9 @@ adminPages.get("/pools", async (c) => {
   return c.html(
     <Page title="Pools" scope={c.var.scope} nav={adminNav()} current="/dashboard/admin/pools">
       <h1>Pools</h1>
-      <p class="sub">One pool per job type. Concurrency is per executor; saturation is running ÷ concurrency of one executor.</p>
+      <p class="sub">
+        One pool per job type. Concurrency is per executor; saturation is running ÷ concurrency of one executor.
+      </p>
       <div data-live="/dashboard/admin/live/pools" data-every="3000">
         <PoolTable pools={pools} />
       </div>
@@ -237,25 +378,64 @@ adminPages.get("/pools", async (c) => {
   );
 });
 
-adminPages.get("/live/pools", async (c) => c.html(<PoolTable pools={await poolOverview(c.var.dash.db, DEFAULT_POOL)} />));
+adminPages.get("/live/pools", async (c) =>
+  c.html(<PoolTable pools={await poolOverview(c.var.dash.db, DEFAULT_POOL)} />),
+);
 
 function PoolTable(props: { pools: Awaited<ReturnType<typeof poolOverview>> }) {
-  if (props.pools.length === 0) return <p class="card empty">No pools yet: a pool appears with its first job or PUT /v1/admin/pools/:type.</p>;
+  if (props.pools.length === 0)
+    return <p class="card empty">No pools yet: a pool appears with its first job or PUT /v1/admin/pools/:type.</p>;
   return (
     <div class="table-wrap">
       <table class="stack">
         <caption class="sr">Pools</caption>
-        <thead><tr><th scope="col">Type</th><th scope="col" class="num">Concurrency</th><th scope="col" class="num">Running</th><th scope="col" class="num">Saturation</th><th scope="col" class="num">Due</th><th scope="col" class="num">Timeout</th><th scope="col" class="num">Max attempts</th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">Type</th>
+            <th scope="col" class="num">
+              Concurrency
+            </th>
+            <th scope="col" class="num">
+              Running
+            </th>
+            <th scope="col" class="num">
+              Saturation
+            </th>
+            <th scope="col" class="num">
+              Due
+            </th>
+            <th scope="col" class="num">
+              Timeout
+            </th>
+            <th scope="col" class="num">
+              Max attempts
+            </th>
+          </tr>
+        </thead>
         <tbody>
           {props.pools.map((p) => (
             <tr>
-              <td data-label="Type" class="mono">{p.type}</td>
-              <td data-label="Concurrency" class="num">{p.concurrency}</td>
-              <td data-label="Running" class="num">{p.running}</td>
-              <td data-label="Saturation" class="num">{pct(p.running / Math.max(1, p.concurrency))}</td>
-              <td data-label="Due" class="num">{fmtCount(p.due, COUNT_CAP)}</td>
-              <td data-label="Timeout" class="num">{fmtMs(p.timeoutMs)}</td>
-              <td data-label="Max attempts" class="num">{p.maxAttempts}</td>
+              <td data-label="Type" class="mono">
+                {p.type}
+              </td>
+              <td data-label="Concurrency" class="num">
+                {p.concurrency}
+              </td>
+              <td data-label="Running" class="num">
+                {p.running}
+              </td>
+              <td data-label="Saturation" class="num">
+                {pct(p.running / Math.max(1, p.concurrency))}
+              </td>
+              <td data-label="Due" class="num">
+                {fmtCount(p.due, COUNT_CAP)}
+              </td>
+              <td data-label="Timeout" class="num">
+                {fmtMs(p.timeoutMs)}
+              </td>
+              <td data-label="Max attempts" class="num">
+                {p.maxAttempts}
+              </td>
             </tr>
           ))}
         </tbody>
@@ -267,23 +447,53 @@ function PoolTable(props: { pools: Awaited<ReturnType<typeof poolOverview>> }) {
 adminPages.get("/dead-letters", async (c) => {
   const d = c.var.dash;
   const cursor = parseCursor(c.req.query("after"));
-  const [byType, rows] = await Promise.all([deadLettersByType(d.db), listDeadLetterSummaries(d.db, { after: cursor, limit: PAGE_SIZE + 1 })]);
+  const [byType, rows] = await Promise.all([
+    deadLettersByType(d.db),
+    listDeadLetterSummaries(d.db, { after: cursor, limit: PAGE_SIZE + 1 }),
+  ]);
   const page = rows.slice(0, PAGE_SIZE);
   const last = page[page.length - 1];
-  const next = rows.length > PAGE_SIZE ? `/dashboard/admin/dead-letters?after=${encodeURIComponent(`${last.tenantId}/${last.id}`)}` : null;
+  const next =
+    rows.length > PAGE_SIZE
+      ? `/dashboard/admin/dead-letters?after=${encodeURIComponent(`${last.tenantId}/${last.id}`)}`
+      : null;
   return c.html(
     <Page title="Dead letters" scope={c.var.scope} nav={adminNav()} current="/dashboard/admin/dead-letters">
       <h1>Dead letters</h1>
-      <p class="sub">Triggers that used up their attempts or were refused for good. Replay them from the tenant's view.</p>
+      <p class="sub">
+        Triggers that used up their attempts or were refused for good. Replay them from the tenant's view.
+      </p>
       <h2>By type and tenant{byType.capped ? ` (first ${COUNT_CAP.toLocaleString("en")})` : ""}</h2>
-      {byType.rows.length === 0 ? <p class="card empty">No dead letters.</p> : (
+      {byType.rows.length === 0 ? (
+        <p class="card empty">No dead letters.</p>
+      ) : (
         <div class="table-wrap">
           <table class="stack">
             <caption class="sr">Dead letters by type and tenant</caption>
-            <thead><tr><th scope="col">Type</th><th scope="col">Tenant</th><th scope="col" class="num">Dead letters</th></tr></thead>
-            <tbody>{byType.rows.map((r) => (
-              <tr><td data-label="Type" class="mono">{r.type}</td><td data-label="Tenant"><a href={`/dashboard/admin/t/${encodeURIComponent(r.tenantId)}/dead-letters`}>{r.tenantId}</a></td><td data-label="Dead letters" class="num">{r.count}</td></tr>
-            ))}</tbody>
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Tenant</th>
+                <th scope="col" class="num">
+                  Dead letters
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {byType.rows.map((r) => (
+                <tr>
+                  <td data-label="Type" class="mono">
+                    {r.type}
+                  </td>
+                  <td data-label="Tenant">
+                    <a href={`/dashboard/admin/t/${encodeURIComponent(r.tenantId)}/dead-letters`}>{r.tenantId}</a>
+                  </td>
+                  <td data-label="Dead letters" class="num">
+                    {r.count}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       )}
@@ -292,17 +502,41 @@ adminPages.get("/dead-letters", async (c) => {
         <div class="table-wrap">
           <table class="stack">
             <caption class="sr">Dead letters across tenants</caption>
-            <thead><tr><th scope="col">Tenant</th><th scope="col">Job</th><th scope="col">Trigger</th><th scope="col">Reason</th><th scope="col" class="num">Attempts</th><th scope="col">Finished</th></tr></thead>
-            <tbody>{page.map((r) => (
+            <thead>
               <tr>
-                <td data-label="Tenant">{r.tenantId}</td>
-                <td data-label="Job">{r.jobName}</td>
-                <td data-label="Trigger"><a class="mono" href={`/dashboard/admin/t/${encodeURIComponent(r.tenantId)}/triggers/${encodeURIComponent(r.id)}`}>{r.id}</a></td>
-                <td data-label="Reason" class="mono">{r.reason ?? "—"}</td>
-                <td data-label="Attempts" class="num">{r.attemptCount}</td>
-                <td data-label="Finished">{fmtTime(r.finishedAt)}</td>
+                <th scope="col">Tenant</th>
+                <th scope="col">Job</th>
+                <th scope="col">Trigger</th>
+                <th scope="col">Reason</th>
+                <th scope="col" class="num">
+                  Attempts
+                </th>
+                <th scope="col">Finished</th>
               </tr>
-            ))}</tbody>
+            </thead>
+            <tbody>
+              {page.map((r) => (
+                <tr>
+                  <td data-label="Tenant">{r.tenantId}</td>
+                  <td data-label="Job">{r.jobName}</td>
+                  <td data-label="Trigger">
+                    <a
+                      class="mono"
+                      href={`/dashboard/admin/t/${encodeURIComponent(r.tenantId)}/triggers/${encodeURIComponent(r.id)}`}
+                    >
+                      {r.id}
+                    </a>
+                  </td>
+                  <td data-label="Reason" class="mono">
+                    {r.reason ?? "—"}
+                  </td>
+                  <td data-label="Attempts" class="num">
+                    {r.attemptCount}
+                  </td>
+                  <td data-label="Finished">{fmtTime(r.finishedAt)}</td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       )}
@@ -320,23 +554,37 @@ adminPages.get("/activity", async (c) => {
   const d = c.var.dash;
   const now = d.now();
   const a = await activityWindow(d.db, { windowMs: ACTIVITY_WINDOW_MIN * 60_000, nowMs: now });
-  const minutes = fillMinutes(a.minutes, now, ACTIVITY_WINDOW_MIN, (m) => ({ minute: m, attempts: 0, failures: 0, lagP50Ms: null, lagMaxMs: null }));
+  const minutes = fillMinutes(a.minutes, now, ACTIVITY_WINDOW_MIN, (m) => ({
+    minute: m,
+    attempts: 0,
+    failures: 0,
+    lagP50Ms: null,
+    lagMaxMs: null,
+  }));
   return c.html(
     <Page title="Activity" scope={c.var.scope} nav={adminNav()} current="/dashboard/admin/activity">
       <h1>Activity, last {ACTIVITY_WINDOW_MIN} minutes</h1>
-      <p class="sub">From attempt history{a.truncated ? " (the newest triggers of the window only)" : ""}. Times in UTC.</p>
+      <p class="sub">
+        From attempt history{a.truncated ? " (the newest triggers of the window only)" : ""}. Times in UTC.
+      </p>
       <div class="grid">
         <MinuteChart
           title="Throughput: attempts per minute"
           caption="Attempts that started in each minute; failures stacked on successes."
           points={minutes.map((m) => ({ minute: m.minute, a: m.attempts - m.failures, b: m.failures }))}
-          aLabel="Succeeded" bLabel="Failed" stacked format={(v) => String(Math.round(v))}
+          aLabel="Succeeded"
+          bLabel="Failed"
+          stacked
+          format={(v) => String(Math.round(v))}
         />
         <MinuteChart
           title="Fire lag: scheduled time to first attempt"
           caption="Median per minute (columns) and the worst (marks), scheduled fires only."
           points={minutes.map((m) => ({ minute: m.minute, a: m.lagP50Ms ?? 0, b: m.lagMaxMs ?? 0 }))}
-          aLabel="Median lag" bLabel="Worst lag" stacked={false} format={(v) => fmtMs(v)}
+          aLabel="Median lag"
+          bLabel="Worst lag"
+          stacked={false}
+          format={(v) => fmtMs(v)}
         />
       </div>
     </Page>,

@@ -42,10 +42,14 @@ export function dashboardApp(deps: DashboardDeps) {
     // Counted before the comparison, so a guess past the limit is never compared. Fails open: the
     // limiter is Redis when there is one, and Redis is never needed to sign in.
     const r = await deps.coordinator.limit("dashboard:login", LOGIN_ATTEMPTS_PER_MINUTE, 60_000).catch(() => null);
-    if (r && !r.allowed) return c.html(<LoginPage error="Too many sign-in attempts. Wait a minute, then try again." />, 429);
+    if (r && !r.allowed)
+      return c.html(<LoginPage error="Too many sign-in attempts. Wait a minute, then try again." />, 429);
     if (!constantTimeEqual(parsed.data.token, deps.adminToken)) {
       deps.log.warn("dashboard sign-in refused");
-      return c.html(<LoginPage error="That is not the admin token. Paste the token the server printed on first start (or FAIRWAY_ADMIN_TOKEN)." />, 401);
+      return c.html(
+        <LoginPage error="That is not the admin token. Paste the token the server printed on first start (or FAIRWAY_ADMIN_TOKEN)." />,
+        401,
+      );
     }
     await startAdminSession(c, deps.adminToken, deps.now());
     return c.redirect("/dashboard/admin", 303);
@@ -87,7 +91,14 @@ export function dashboardApp(deps: DashboardDeps) {
     c.set("csrf", csrf);
     return next();
   });
-  app.use("/admin/t/:tenantId/*", tenantScope((c) => c.req.param("tenantId")!, (c) => `/dashboard/admin/t/${c.req.param("tenantId")}`, false));
+  app.use(
+    "/admin/t/:tenantId/*",
+    tenantScope(
+      (c) => c.req.param("tenantId")!,
+      (c) => `/dashboard/admin/t/${c.req.param("tenantId")}`,
+      false,
+    ),
+  );
 
   app.use("/portal/:session/*", async (c, next) => {
     const v = await verifyPortalSession(deps.adminToken, c.req.param("session")!, deps.now());
@@ -103,10 +114,23 @@ export function dashboardApp(deps: DashboardDeps) {
     const csrf = await csrfFor(deps.adminToken, v.claims.n);
     if (c.req.method === "POST") await requireCsrf(c, csrf);
     c.set("csrf", csrf);
-    c.set("scope", { kind: "tenant", tenantId: v.claims.t, csrf, portal: true, base: `/dashboard/portal/${c.req.param("session")}` });
+    c.set("scope", {
+      kind: "tenant",
+      tenantId: v.claims.t,
+      csrf,
+      portal: true,
+      base: `/dashboard/portal/${c.req.param("session")}`,
+    });
     return next();
   });
-  app.use("/portal/:session/*", tenantScope((c) => (c.var.scope as { tenantId: string }).tenantId, (c) => `/dashboard/portal/${c.req.param("session")}`, true));
+  app.use(
+    "/portal/:session/*",
+    tenantScope(
+      (c) => (c.var.scope as { tenantId: string }).tenantId,
+      (c) => `/dashboard/portal/${c.req.param("session")}`,
+      true,
+    ),
+  );
 
   app.route("/admin", adminPages);
   app.route("/admin/t/:tenantId", tenantPages);
@@ -118,14 +142,21 @@ export function dashboardApp(deps: DashboardDeps) {
   });
   app.onError((err, c) => {
     const e = err instanceof DashboardError ? err : null;
-    if (!e) deps.log.error("dashboard error", { err: err instanceof Error ? err.message.slice(0, 300) : String(err), path: loggablePath(c.req.path) });
+    if (!e)
+      deps.log.error("dashboard error", {
+        err: err instanceof Error ? err.message.slice(0, 300) : String(err),
+        path: loggablePath(c.req.path),
+      });
     const status = e?.status ?? 500;
-    const message = e?.message ?? "Something went wrong on the server. Try again; if it keeps happening, check the server log.";
+    const message =
+      e?.message ?? "Something went wrong on the server. Try again; if it keeps happening, check the server log.";
     if (c.req.header("x-fairway-fragment")) return c.text(message, status);
     const res = c.html(
       <Page title="Not available" scope={null} nav={[]}>
         <div class="card" role="alert">
-          <h1>{status === 410 ? "Expired" : status === 403 ? "Refused" : status === 404 ? "Not found" : "Not available"}</h1>
+          <h1>
+            {status === 410 ? "Expired" : status === 403 ? "Refused" : status === 404 ? "Not found" : "Not available"}
+          </h1>
           <p>{message}</p>
           <p class="sub mono">code: {e?.code ?? "internal_error"}</p>
         </div>
@@ -138,13 +169,21 @@ export function dashboardApp(deps: DashboardDeps) {
 }
 
 /** Resolve the tenant a tenant page is about, and refuse an unknown one. */
-function tenantScope(tenantOf: (c: Context<DashEnv>) => string, baseOf: (c: Context<DashEnv>) => string, portal: boolean): MiddlewareHandler<DashEnv> {
+function tenantScope(
+  tenantOf: (c: Context<DashEnv>) => string,
+  baseOf: (c: Context<DashEnv>) => string,
+  portal: boolean,
+): MiddlewareHandler<DashEnv> {
   return async (c, next) => {
     const tenantId = tenantOf(c);
     const tenant = await getTenant(c.var.dash.db, tenantId);
     if (!tenant) throw notFound("tenant");
     if (portal && tenant.status !== "active") {
-      throw new DashboardError(403, "tenant_suspended", "This account is suspended, so its portal is closed. Contact the application that gave you this link.");
+      throw new DashboardError(
+        403,
+        "tenant_suspended",
+        "This account is suspended, so its portal is closed. Contact the application that gave you this link.",
+      );
     }
     const base = baseOf(c);
     c.set("tenantId", tenant.id);
@@ -167,7 +206,11 @@ async function requireCsrf(c: Context<DashEnv>, expected: string | null): Promis
   const body = await c.req.parseBody();
   const got = typeof body.csrf === "string" ? body.csrf : "";
   if (!expected || !constantTimeEqual(got, expected)) {
-    throw new DashboardError(403, "csrf_failed", "This form has expired or did not come from this dashboard. Reload the page and submit it again.");
+    throw new DashboardError(
+      403,
+      "csrf_failed",
+      "This form has expired or did not come from this dashboard. Reload the page and submit it again.",
+    );
   }
 }
 

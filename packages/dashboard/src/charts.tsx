@@ -13,7 +13,14 @@ export interface Bar {
 
 /** Horizontal bars, e.g. each tenant's share of worker time. */
 export function BarChart(props: { title: string; bars: Bar[]; caption: string; empty: string }) {
-  if (props.bars.length === 0) return <figure class="chart card"><figcaption>{props.title}: {props.empty}</figcaption></figure>;
+  if (props.bars.length === 0)
+    return (
+      <figure class="chart card">
+        <figcaption>
+          {props.title}: {props.empty}
+        </figcaption>
+      </figure>
+    );
   const w0 = 1000;
   const rowH = 26;
   const labelW = 170;
@@ -28,9 +35,13 @@ export function BarChart(props: { title: string; bars: Bar[]; caption: string; e
           const w = Math.max(2, ((w0 - labelW - 200) * b.value) / max);
           return (
             <g>
-              <text x={labelW - 8} y={y + 16} text-anchor="end" font-size="13" fill={PALETTE.text}>{clip(b.label, 22)}</text>
+              <text x={labelW - 8} y={y + 16} text-anchor="end" font-size="13" fill={PALETTE.text}>
+                {clip(b.label, 22)}
+              </text>
               <rect x={labelW} y={y + 3} width={w} height={rowH - 8} rx="3" fill={PALETTE.a} />
-              <text x={labelW + w + 6} y={y + 16} font-size="13" fill="#15171a">{b.text}</text>
+              <text x={labelW + w + 6} y={y + 16} font-size="13" fill="#15171a">
+                {b.text}
+              </text>
             </g>
           );
         })}
@@ -38,7 +49,14 @@ export function BarChart(props: { title: string; bars: Bar[]; caption: string; e
       <figcaption>{props.caption}</figcaption>
       <table class="sr">
         <caption>{props.title}</caption>
-        <tbody>{props.bars.map((b) => <tr><th scope="row">{b.label}</th><td>{b.text}</td></tr>)}</tbody>
+        <tbody>
+          {props.bars.map((b) => (
+            <tr>
+              <th scope="row">{b.label}</th>
+              <td>{b.text}</td>
+            </tr>
+          ))}
+        </tbody>
       </table>
     </figure>
   );
@@ -76,7 +94,9 @@ export function MinuteChart(props: {
         {ticks.map((t) => (
           <g>
             <line x1={left} x2={W - 8} y1={y(t)} y2={y(t)} stroke={PALETTE.grid} />
-            <text x={left - 6} y={y(t) + 4} text-anchor="end" font-size="11" fill={PALETTE.text}>{props.format(t)}</text>
+            <text x={left - 6} y={y(t) + 4} text-anchor="end" font-size="11" fill={PALETTE.text}>
+              {props.format(t)}
+            </text>
           </g>
         ))}
         {props.points.map((p, i) => {
@@ -92,22 +112,42 @@ export function MinuteChart(props: {
               ) : (
                 p.b > 0 && <rect x={x} y={y(p.b) - 2} width={bw} height="4" fill={PALETTE.b} />
               )}
-              {showLabel && <text x={x + bw / 2} y={h - 6} text-anchor="middle" font-size="11" fill={PALETTE.text}>{label}</text>}
+              {showLabel && (
+                <text x={x + bw / 2} y={h - 6} text-anchor="middle" font-size="11" fill={PALETTE.text}>
+                  {label}
+                </text>
+              )}
             </g>
           );
         })}
       </svg>
       <div class="legend" aria-hidden="true">
-        <span><i class="a"></i>{props.aLabel}</span>
-        <span><i class="b"></i>{props.bLabel}</span>
+        <span>
+          <i class="a"></i>
+          {props.aLabel}
+        </span>
+        <span>
+          <i class="b"></i>
+          {props.bLabel}
+        </span>
       </div>
       <figcaption>{props.caption}</figcaption>
       <table class="sr">
         <caption>{props.title}</caption>
-        <thead><tr><th>Minute (UTC)</th><th>{props.aLabel}</th><th>{props.bLabel}</th></tr></thead>
+        <thead>
+          <tr>
+            <th>Minute (UTC)</th>
+            <th>{props.aLabel}</th>
+            <th>{props.bLabel}</th>
+          </tr>
+        </thead>
         <tbody>
           {props.points.map((p) => (
-            <tr><td>{new Date(p.minute).toISOString().slice(11, 16)}</td><td>{props.format(p.a)}</td><td>{props.format(p.b)}</td></tr>
+            <tr>
+              <td>{new Date(p.minute).toISOString().slice(11, 16)}</td>
+              <td>{props.format(p.a)}</td>
+              <td>{props.format(p.b)}</td>
+            </tr>
           ))}
         </tbody>
       </table>
@@ -116,7 +156,12 @@ export function MinuteChart(props: {
 }
 
 /** Minute buckets from the window's start to now, zero where nothing happened. */
-export function fillMinutes<T extends { minute: number }>(rows: T[], nowMs: number, minutes: number, empty: (m: number) => T): T[] {
+export function fillMinutes<T extends { minute: number }>(
+  rows: T[],
+  nowMs: number,
+  minutes: number,
+  empty: (m: number) => T,
+): T[] {
   const byMinute = new Map(rows.map((r) => [r.minute, r]));
   const end = Math.floor(nowMs / 60_000) * 60_000;
   const out: T[] = [];

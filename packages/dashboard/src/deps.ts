@@ -5,7 +5,11 @@ import type { Db } from "@fairway/store";
 export interface DashboardDeps {
   db: Db;
   coordinator: {
-    limit(key: string, limit: number, windowMs: number): Promise<{ allowed: boolean; remaining: number; retryAfterMs: number }>;
+    limit(
+      key: string,
+      limit: number,
+      windowMs: number,
+    ): Promise<{ allowed: boolean; remaining: number; retryAfterMs: number }>;
     wake(): Promise<void>;
     markReady(type: string, tenantId: string, dueAtMs: number): Promise<void>;
   };

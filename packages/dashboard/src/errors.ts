@@ -11,4 +11,5 @@ export class DashboardError extends Error {
   }
 }
 
-export const notFound = (what: string) => new DashboardError(404, "not_found", `${what} not found: check the link, or go back to the list`);
+export const notFound = (what: string) =>
+  new DashboardError(404, "not_found", `${what} not found: check the link, or go back to the list`);

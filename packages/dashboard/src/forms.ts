@@ -3,7 +3,10 @@
 import { z } from "zod";
 
 const optionalNumber = <T extends z.ZodType>(inner: T) =>
-  z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? null : typeof v === "string" ? Number(v) : v), inner.nullable());
+  z.preprocess(
+    (v) => (typeof v === "string" && v.trim() === "" ? null : typeof v === "string" ? Number(v) : v),
+    inner.nullable(),
+  );
 
 export const quotaForm = z.object({
   maxInFlight: z.coerce.number().int().min(1).max(100_000),
@@ -24,7 +27,12 @@ export const scheduleForm = z.object({
 export const loginForm = z.object({ token: z.string().min(1, "enter the admin token").max(500) });
 
 export const jobsQuery = z.object({
-  q: z.string().trim().max(200).optional().transform((v) => v || undefined),
+  q: z
+    .string()
+    .trim()
+    .max(200)
+    .optional()
+    .transform((v) => v || undefined),
   status: z
     .enum(["", "active", "paused", "completed", "cancelled"])
     .optional()

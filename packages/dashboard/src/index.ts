@@ -3,7 +3,11 @@
 export { dashboardApp } from "./app.tsx";
 export type { DashboardDeps } from "./deps.ts";
 export {
-  createPortalLink, PORTAL_LINK_DEFAULT_TTL_S, PORTAL_LINK_MAX_TTL_S, PORTAL_LINK_MIN_TTL_S, PORTAL_SESSION_MS,
+  createPortalLink,
+  PORTAL_LINK_DEFAULT_TTL_S,
+  PORTAL_LINK_MAX_TTL_S,
+  PORTAL_LINK_MIN_TTL_S,
+  PORTAL_SESSION_MS,
 } from "./portal-link.ts";
 export { parsePortalOrigins } from "./portal-origins.ts";
 export { publicOrigin } from "./public-origin.ts";

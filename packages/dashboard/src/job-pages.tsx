@@ -3,7 +3,16 @@
 // its actions (run now, pause, resume, edit schedule).
 import { Hono, type Context } from "hono";
 import { nextFires, parseCron, validateTimezone } from "@fairway/core";
-import { getJob, listTriggers, pauseJob, resumeJob, runJobNow, searchJobs, updateJob, type TriggerRow } from "@fairway/store";
+import {
+  getJob,
+  listTriggers,
+  pauseJob,
+  resumeJob,
+  runJobNow,
+  searchJobs,
+  updateJob,
+  type TriggerRow,
+} from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { DashboardError, notFound } from "./errors.ts";
 import { fmtInZone, fmtMs, fmtTime } from "./format.ts";
@@ -16,19 +25,37 @@ export const jobPages = new Hono<DashEnv>();
 
 jobPages.get("/jobs", async (c) => {
   const parsed = jobsQuery.safeParse(c.req.query());
-  if (!parsed.success) throw new DashboardError(400, "validation_error", `${firstIssue(parsed.error)}; status is one of active, paused, completed, cancelled`);
+  if (!parsed.success)
+    throw new DashboardError(
+      400,
+      "validation_error",
+      `${firstIssue(parsed.error)}; status is one of active, paused, completed, cancelled`,
+    );
   const q = parsed.data;
   const base = c.var.base;
-  const rows = await searchJobs(c.var.dash.db, c.var.tenantId, { q: q.q, status: q.status, after: q.after ?? null, limit: PAGE_SIZE + 1 });
+  const rows = await searchJobs(c.var.dash.db, c.var.tenantId, {
+    q: q.q,
+    status: q.status,
+    after: q.after ?? null,
+    limit: PAGE_SIZE + 1,
+  });
   const jobs = rows.slice(0, PAGE_SIZE);
   const keep = new URLSearchParams({ ...(q.q ? { q: q.q } : {}), ...(q.status ? { status: q.status } : {}) });
-  const next = rows.length > PAGE_SIZE ? `${base}/jobs?${new URLSearchParams({ ...Object.fromEntries(keep), after: jobs[jobs.length - 1].id })}` : null;
+  const next =
+    rows.length > PAGE_SIZE
+      ? `${base}/jobs?${new URLSearchParams({ ...Object.fromEntries(keep), after: jobs[jobs.length - 1].id })}`
+      : null;
   const now = new Date(c.var.dash.now());
-  return page(c, "Jobs", "/jobs", (
+  return page(
+    c,
+    "Jobs",
+    "/jobs",
     <>
       <h1>Jobs</h1>
-      <p class="sub">Tenant <span class="mono">{c.var.tenantId}</span></p>
-      <form class="filters" method="get" action={`${base}/jobs`} role="search">
+      <p class="sub">
+        Tenant <span class="mono">{c.var.tenantId}</span>
+      </p>
+      <form class="filters" method="get" action={`${base}/jobs`} aria-label="Search jobs">
         <div>
           <label for="q">Search</label>
           <input id="q" name="q" type="search" value={q.q ?? ""} placeholder="Name or job id" />
@@ -37,27 +64,56 @@ jobPages.get("/jobs", async (c) => {
           <label for="status">Status</label>
           <select id="status" name="status">
             {["", "active", "paused", "completed", "cancelled"].map((s) => (
-              <option value={s} selected={(q.status ?? "") === s}>{s === "" ? "Any" : s}</option>
+              <option value={s} selected={(q.status ?? "") === s}>
+                {s === "" ? "Any" : s}
+              </option>
             ))}
           </select>
         </div>
-        <div><button type="submit">Filter</button></div>
+        <div>
+          <button type="submit">Filter</button>
+        </div>
       </form>
-      {jobs.length === 0 ? <p class="card empty">No jobs match.</p> : (
+      {jobs.length === 0 ? (
+        <p class="card empty">No jobs match.</p>
+      ) : (
         <div class="table-wrap">
           <table class="stack">
             <caption class="sr">Jobs</caption>
-            <thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Schedule</th><th scope="col">Next fire</th><th scope="col">Type</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Job</th>
+                <th scope="col">Status</th>
+                <th scope="col">Schedule</th>
+                <th scope="col">Next fire</th>
+                <th scope="col">Type</th>
+              </tr>
+            </thead>
             <tbody>
               {jobs.map((j) => {
-                const next = j.status === "active" ? (j.cron ? upcomingFires(j.cron, j.timezone, now, 1)[0] ?? null : j.nextFireAt) : null;
+                const next =
+                  j.status === "active"
+                    ? j.cron
+                      ? (upcomingFires(j.cron, j.timezone, now, 1)[0] ?? null)
+                      : j.nextFireAt
+                    : null;
                 return (
                   <tr>
-                    <td data-label="Job"><a href={`${base}/jobs/${encodeURIComponent(j.id)}`}>{j.name}</a><br /><span class="mono">{j.id}</span></td>
-                    <td data-label="Status"><StatusChip status={j.status} /></td>
+                    <td data-label="Job">
+                      <a href={`${base}/jobs/${encodeURIComponent(j.id)}`}>{j.name}</a>
+                      <br />
+                      <span class="mono">{j.id}</span>
+                    </td>
+                    <td data-label="Status">
+                      <StatusChip status={j.status} />
+                    </td>
                     <td data-label="Schedule">{scheduleInWords(j.cron, j.timezone, j.runAt)}</td>
-                    <td data-label="Next fire">{next ? (j.timezone ? fmtInZone(next, j.timezone) : fmtTime(next)) : "—"}</td>
-                    <td data-label="Type" class="mono">{j.type}</td>
+                    <td data-label="Next fire">
+                      {next ? (j.timezone ? fmtInZone(next, j.timezone) : fmtTime(next)) : "—"}
+                    </td>
+                    <td data-label="Type" class="mono">
+                      {j.type}
+                    </td>
                   </tr>
                 );
               })}
@@ -66,8 +122,8 @@ jobPages.get("/jobs", async (c) => {
         </div>
       )}
       <Pager next={next} first={q.after ? `${base}/jobs?${keep}` : null} label="Job pages" />
-    </>
-  ));
+    </>,
+  );
 });
 
 jobPages.get("/jobs/:id", async (c) => {
@@ -89,7 +145,13 @@ jobPages.get("/jobs/:id/live/triggers", async (c) => {
 
 type JobRow = NonNullable<Awaited<ReturnType<typeof getJob>>>;
 
-function JobDetail(props: { c: Context<DashEnv>; job: JobRow; triggers: TriggerRow[]; before: string | null; scheduleError?: string }) {
+function JobDetail(props: {
+  c: Context<DashEnv>;
+  job: JobRow;
+  triggers: TriggerRow[];
+  before: string | null;
+  scheduleError?: string;
+}) {
   const { c, job } = props;
   const base = c.var.base;
   const csrf = c.var.csrf;
@@ -99,15 +161,27 @@ function JobDetail(props: { c: Context<DashEnv>; job: JobRow; triggers: TriggerR
   const live = job.status === "active" || job.status === "paused";
   return (
     <>
-      <h1>{job.name} <StatusChip status={job.status} /></h1>
+      <h1>
+        {job.name} <StatusChip status={job.status} />
+      </h1>
       <p class="sub mono">{job.id}</p>
       {live && (
         <div class="actions">
-          <PostForm action={`${jobUrl}/run`} csrf={csrf} class="inline" label="Run now"><button type="submit">Run now</button></PostForm>
+          <PostForm action={`${jobUrl}/run`} csrf={csrf} class="inline" label="Run now">
+            <button type="submit">Run now</button>
+          </PostForm>
           {job.status === "active" ? (
-            <PostForm action={`${jobUrl}/pause`} csrf={csrf} class="inline" label="Pause"><button type="submit" class="secondary">Pause</button></PostForm>
+            <PostForm action={`${jobUrl}/pause`} csrf={csrf} class="inline" label="Pause">
+              <button type="submit" class="secondary">
+                Pause
+              </button>
+            </PostForm>
           ) : (
-            <PostForm action={`${jobUrl}/resume`} csrf={csrf} class="inline" label="Resume"><button type="submit" class="secondary">Resume</button></PostForm>
+            <PostForm action={`${jobUrl}/resume`} csrf={csrf} class="inline" label="Resume">
+              <button type="submit" class="secondary">
+                Resume
+              </button>
+            </PostForm>
           )}
         </div>
       )}
@@ -115,35 +189,85 @@ function JobDetail(props: { c: Context<DashEnv>; job: JobRow; triggers: TriggerR
         <section class="card" aria-labelledby="sched-h">
           <h2 id="sched-h">Schedule</h2>
           <dl class="kv">
-            <dt>In words</dt><dd>{scheduleInWords(job.cron, job.timezone, job.runAt)}</dd>
-            {job.cron && <><dt>Cron</dt><dd class="mono">{job.cron}</dd><dt>Time zone</dt><dd>{job.timezone}</dd></>}
-            {!job.cron && <><dt>Runs at</dt><dd>{fmtTime(job.runAt)}</dd></>}
-            <dt>Type</dt><dd class="mono">{job.type}</dd>
-            <dt>Target</dt><dd class="mono">{targetText(job.target)}</dd>
-            <dt>Overlap / misfire</dt><dd>{job.overlap} / {job.misfire}</dd>
-            <dt>Retries</dt><dd>up to {job.maxAttempts} attempts, {fmtMs(job.initialDelayMs)} → {fmtMs(job.maxDelayMs)}</dd>
+            <dt>In words</dt>
+            <dd>{scheduleInWords(job.cron, job.timezone, job.runAt)}</dd>
+            {job.cron && (
+              <>
+                <dt>Cron</dt>
+                <dd class="mono">{job.cron}</dd>
+                <dt>Time zone</dt>
+                <dd>{job.timezone}</dd>
+              </>
+            )}
+            {!job.cron && (
+              <>
+                <dt>Runs at</dt>
+                <dd>{fmtTime(job.runAt)}</dd>
+              </>
+            )}
+            <dt>Type</dt>
+            <dd class="mono">{job.type}</dd>
+            <dt>Target</dt>
+            <dd class="mono">{targetText(job.target)}</dd>
+            <dt>Overlap / misfire</dt>
+            <dd>
+              {job.overlap} / {job.misfire}
+            </dd>
+            <dt>Retries</dt>
+            <dd>
+              up to {job.maxAttempts} attempts, {fmtMs(job.initialDelayMs)} → {fmtMs(job.maxDelayMs)}
+            </dd>
           </dl>
           {fires.length > 0 && (
             <>
-              <h3>Next {fires.length} fires ({job.timezone})</h3>
-              <ol class="fires">{fires.map((f) => <li><time datetime={f.toISOString()}>{fmtInZone(f, job.timezone ?? "UTC")}</time></li>)}</ol>
+              <h3>
+                Next {fires.length} fires ({job.timezone})
+              </h3>
+              <ol class="fires">
+                {fires.map((f) => (
+                  <li>
+                    <time datetime={f.toISOString()}>{fmtInZone(f, job.timezone ?? "UTC")}</time>
+                  </li>
+                ))}
+              </ol>
             </>
           )}
         </section>
         {live && (
           <section class="card" aria-labelledby="edit-h">
             <h2 id="edit-h">Edit schedule</h2>
-            {props.scheduleError && <p class="flash err" role="alert">{props.scheduleError}</p>}
+            {props.scheduleError && (
+              <p class="flash err" role="alert">
+                {props.scheduleError}
+              </p>
+            )}
             <PostForm action={`${jobUrl}/schedule`} csrf={csrf} label="Edit schedule">
               <div class="field">
                 <label for="cron">Cron expression</label>
-                <input id="cron" name="cron" class="mono" value={job.cron ?? ""} required aria-describedby="cron-hint" />
-                <p class="hint" id="cron-hint">5 fields (minute hour day month weekday) or 6 with seconds first, e.g. 0 9 * * 1-5.</p>
+                <input
+                  id="cron"
+                  name="cron"
+                  class="mono"
+                  value={job.cron ?? ""}
+                  required
+                  aria-describedby="cron-hint"
+                />
+                <p class="hint" id="cron-hint">
+                  5 fields (minute hour day month weekday) or 6 with seconds first, e.g. 0 9 * * 1-5.
+                </p>
               </div>
               <div class="field">
                 <label for="timezone">Time zone</label>
-                <input id="timezone" name="timezone" value={job.timezone ?? "UTC"} required aria-describedby="tz-hint" />
-                <p class="hint" id="tz-hint">An IANA name, e.g. Europe/Berlin.</p>
+                <input
+                  id="timezone"
+                  name="timezone"
+                  value={job.timezone ?? "UTC"}
+                  required
+                  aria-describedby="tz-hint"
+                />
+                <p class="hint" id="tz-hint">
+                  An IANA name, e.g. Europe/Berlin.
+                </p>
               </div>
               <button type="submit">Save schedule</button>
             </PostForm>
@@ -162,23 +286,45 @@ function TriggerTable(props: { c: Context<DashEnv>; jobId: string; triggers: Tri
   const base = props.c.var.base;
   const rows = props.triggers.slice(0, PAGE_SIZE);
   const jobUrl = `${base}/jobs/${encodeURIComponent(props.jobId)}`;
-  const next = props.triggers.length > PAGE_SIZE ? `${jobUrl}?before=${encodeURIComponent(rows[rows.length - 1].id)}` : null;
+  const next =
+    props.triggers.length > PAGE_SIZE ? `${jobUrl}?before=${encodeURIComponent(rows[rows.length - 1].id)}` : null;
   if (rows.length === 0) return <p class="card empty">No triggers yet.</p>;
   return (
     <>
       <div class="table-wrap">
         <table class="stack">
           <caption class="sr">Triggers, newest first</caption>
-          <thead><tr><th scope="col">Trigger</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Scheduled for</th><th scope="col" class="num">Attempts</th><th scope="col">Reason</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Trigger</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Status</th>
+              <th scope="col">Scheduled for</th>
+              <th scope="col" class="num">
+                Attempts
+              </th>
+              <th scope="col">Reason</th>
+            </tr>
+          </thead>
           <tbody>
             {rows.map((t) => (
               <tr>
-                <td data-label="Trigger"><a class="mono" href={`${base}/triggers/${encodeURIComponent(t.id)}`}>{t.id}</a></td>
+                <td data-label="Trigger">
+                  <a class="mono" href={`${base}/triggers/${encodeURIComponent(t.id)}`}>
+                    {t.id}
+                  </a>
+                </td>
                 <td data-label="Kind">{t.kind}</td>
-                <td data-label="Status"><StatusChip status={t.status} /></td>
+                <td data-label="Status">
+                  <StatusChip status={t.status} />
+                </td>
                 <td data-label="Scheduled for">{fmtTime(t.scheduledFor)}</td>
-                <td data-label="Attempts" class="num">{t.attemptCount}</td>
-                <td data-label="Reason" class="mono">{t.reason ?? "—"}</td>
+                <td data-label="Attempts" class="num">
+                  {t.attemptCount}
+                </td>
+                <td data-label="Reason" class="mono">
+                  {t.reason ?? "—"}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -192,7 +338,12 @@ function TriggerTable(props: { c: Context<DashEnv>; jobId: string; triggers: Tri
 jobPages.post("/jobs/:id/run", async (c) => {
   const d = c.var.dash;
   const trigger = await runJobNow(d.db, c.var.tenantId, c.req.param("id"), new Date(d.now()));
-  if (!trigger) throw new DashboardError(404, "not_found", "job not found, or it is completed or cancelled: only active and paused jobs can run now");
+  if (!trigger)
+    throw new DashboardError(
+      404,
+      "not_found",
+      "job not found, or it is completed or cancelled: only active and paused jobs can run now",
+    );
   announce(c, trigger.type, d.now());
   return c.redirect(`${c.var.base}/triggers/${encodeURIComponent(trigger.id)}?done=run`, 303);
 });
@@ -217,17 +368,31 @@ jobPages.post("/jobs/:id/schedule", async (c) => {
   if (!existing) throw notFound("job");
   const refuse = async (message: string) => {
     const triggers = await listTriggers(d.db, c.var.tenantId, existing.id, null, PAGE_SIZE + 1);
-    return page(c, existing.name, "/jobs", <JobDetail c={c} job={existing} triggers={triggers} before={null} scheduleError={message} />, { kind: "err", text: "Schedule not saved." }, 400);
+    return page(
+      c,
+      existing.name,
+      "/jobs",
+      <JobDetail c={c} job={existing} triggers={triggers} before={null} scheduleError={message} />,
+      { kind: "err", text: "Schedule not saved." },
+      400,
+    );
   };
   const parsed = scheduleForm.safeParse(await c.req.parseBody());
   if (!parsed.success) return refuse(firstIssue(parsed.error));
   const cron = parseCron(parsed.data.cron);
   if (!cron.ok) return refuse(`cron: ${cron.message}`);
-  if (!validateTimezone(parsed.data.timezone)) return refuse(`timezone: "${parsed.data.timezone}" is not an IANA time zone; use e.g. Europe/Berlin`);
+  if (!validateTimezone(parsed.data.timezone))
+    return refuse(`timezone: "${parsed.data.timezone}" is not an IANA time zone; use e.g. Europe/Berlin`);
   const now = new Date(d.now());
   const [next] = nextFires(cron.expr, parsed.data.timezone, now, 1);
   if (!next) return refuse("cron: the expression never fires");
-  const job = await updateJob(d.db, c.var.tenantId, existing.id, { cron: cron.expr, timezone: parsed.data.timezone, runAt: null, nextFireAt: next }, now);
+  const job = await updateJob(
+    d.db,
+    c.var.tenantId,
+    existing.id,
+    { cron: cron.expr, timezone: parsed.data.timezone, runAt: null, nextFireAt: next },
+    now,
+  );
   if (!job) throw notFound("job");
   d.log.info("job schedule updated", { tenantId: c.var.tenantId, jobId: job.id, via: "dashboard" });
   return c.redirect(`${c.var.base}/jobs/${encodeURIComponent(job.id)}?done=schedule`, 303);

@@ -36,54 +36,60 @@ export function Page(props: {
   children?: Child;
 }) {
   const who =
-    props.scope?.kind === "admin" ? "Operator" : props.scope?.kind === "tenant" ? `Tenant ${props.scope.tenantId}` : null;
+    props.scope?.kind === "admin"
+      ? "Operator"
+      : props.scope?.kind === "tenant"
+        ? `Tenant ${props.scope.tenantId}`
+        : null;
   return (
     <>
-    {raw("<!DOCTYPE html>")}
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="same-origin" />
-        <title>{`${props.title} · Fairway`}</title>
-        <link rel="stylesheet" href="/dashboard/assets/style.css" />
-        <script src="/dashboard/assets/live.js" defer></script>
-      </head>
-      <body>
-        <a class="skip" href="#main">Skip to content</a>
-        <header class="top">
-          <span class="brand">Fairway</span>
-          {props.nav.length > 0 && (
-            <nav aria-label="Main">
-              {props.nav.map((n) => (
-                <a href={n.href} aria-current={props.current === n.href ? "page" : undefined}>
-                  {n.label}
-                </a>
-              ))}
-            </nav>
-          )}
-          {who && (
-            <div class="who">
-              <span>{who}</span>
-              {props.scope?.kind === "admin" && (
-                <form method="post" action="/dashboard/logout" class="inline">
-                  <input type="hidden" name="csrf" value={props.scope.csrf} />
-                  <button type="submit">Sign out</button>
-                </form>
-              )}
-            </div>
-          )}
-        </header>
-        <main id="main" tabindex={-1}>
-          {props.flash && (
-            <p class={`flash ${props.flash.kind}`} role={props.flash.kind === "err" ? "alert" : "status"}>
-              {props.flash.text}
-            </p>
-          )}
-          {props.children}
-        </main>
-      </body>
-    </html>
+      {raw("<!DOCTYPE html>")}
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <meta name="referrer" content="same-origin" />
+          <title>{`${props.title} · Fairway`}</title>
+          <link rel="stylesheet" href="/dashboard/assets/style.css" />
+          <script src="/dashboard/assets/live.js" defer></script>
+        </head>
+        <body>
+          <a class="skip" href="#main">
+            Skip to content
+          </a>
+          <header class="top">
+            <span class="brand">Fairway</span>
+            {props.nav.length > 0 && (
+              <nav aria-label="Main">
+                {props.nav.map((n) => (
+                  <a href={n.href} aria-current={props.current === n.href ? "page" : undefined}>
+                    {n.label}
+                  </a>
+                ))}
+              </nav>
+            )}
+            {who && (
+              <div class="who">
+                <span>{who}</span>
+                {props.scope?.kind === "admin" && (
+                  <form method="post" action="/dashboard/logout" class="inline">
+                    <input type="hidden" name="csrf" value={props.scope.csrf} />
+                    <button type="submit">Sign out</button>
+                  </form>
+                )}
+              </div>
+            )}
+          </header>
+          <main id="main" tabindex={-1}>
+            {props.flash && (
+              <p class={`flash ${props.flash.kind}`} role={props.flash.kind === "err" ? "alert" : "status"}>
+                {props.flash.text}
+              </p>
+            )}
+            {props.children}
+          </main>
+        </body>
+      </html>
     </>
   );
 }

@@ -20,7 +20,13 @@ export interface PortalClaims {
   n: string;
 }
 
-export async function createPortalLink(opts: { secret: string; origin: string; tenantId: string; ttlSeconds: number; nowMs: number }) {
+export async function createPortalLink(opts: {
+  secret: string;
+  origin: string;
+  tenantId: string;
+  ttlSeconds: number;
+  nowMs: number;
+}) {
   const exp = opts.nowMs + opts.ttlSeconds * 1000;
   const token = await signToken(opts.secret, LINK, { t: opts.tenantId, exp, n: randomToken(9) });
   return { url: `${opts.origin}/dashboard/open/${token}`, expiresAt: new Date(exp).toISOString() };

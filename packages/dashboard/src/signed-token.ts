@@ -14,7 +14,13 @@ function keyFor(secret: string, purpose: string): Promise<CryptoKey> {
   let k = keys.get(id);
   if (!k) {
     k = (async () => {
-      const root = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+      const root = await crypto.subtle.importKey(
+        "raw",
+        encoder.encode(secret),
+        { name: "HMAC", hash: "SHA-256" },
+        false,
+        ["sign"],
+      );
       const derived = await crypto.subtle.sign("HMAC", root, encoder.encode(`fairway-dashboard:${purpose}`));
       return crypto.subtle.importKey("raw", derived, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
     })();
@@ -30,12 +36,21 @@ export async function mac(secret: string, purpose: string, text: string): Promis
 }
 
 /** Claims must carry `exp` (epoch ms). */
-export async function signToken(secret: string, purpose: string, claims: { exp: number } & Record<string, unknown>): Promise<string> {
+export async function signToken(
+  secret: string,
+  purpose: string,
+  claims: { exp: number } & Record<string, unknown>,
+): Promise<string> {
   const body = base64url(encoder.encode(JSON.stringify(claims)));
   return `${body}.${await mac(secret, purpose, body)}`;
 }
 
-export async function verifyToken<T extends { exp: number }>(secret: string, purpose: string, token: string, nowMs: number): Promise<Verified<T>> {
+export async function verifyToken<T extends { exp: number }>(
+  secret: string,
+  purpose: string,
+  token: string,
+  nowMs: number,
+): Promise<Verified<T>> {
   const m = /^([A-Za-z0-9_-]{1,2000})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!m) return { ok: false, reason: "malformed" };
   const expected = await mac(secret, purpose, m[1]);

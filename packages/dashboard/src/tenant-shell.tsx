@@ -20,11 +20,24 @@ export function flashOf(c: Context): Flash {
   return done && DONE[done] ? { kind: "ok", text: DONE[done] } : null;
 }
 
-export function page(c: Context<DashEnv>, title: string, current: string, body: unknown, flash: Flash = flashOf(c), status: 200 | 400 = 200) {
+export function page(
+  c: Context<DashEnv>,
+  title: string,
+  current: string,
+  body: unknown,
+  flash: Flash = flashOf(c),
+  status: 200 | 400 = 200,
+) {
   const base = c.var.base;
   return c.html(
     <Page title={title} scope={c.var.scope} nav={tenantNav(base)} current={`${base}${current}`} flash={flash}>
-      {c.var.portal ? null : <p class="sub"><a href={`/dashboard/admin/tenants/${encodeURIComponent(c.var.tenantId)}`}>← Operator view of {c.var.tenantId}</a></p>}
+      {c.var.portal ? null : (
+        <p class="sub">
+          <a href={`/dashboard/admin/tenants/${encodeURIComponent(c.var.tenantId)}`}>
+            ← Operator view of {c.var.tenantId}
+          </a>
+        </p>
+      )}
       {body as never}
     </Page>,
     status,

@@ -1,7 +1,14 @@
 /** @jsxImportSource hono/jsx */
 // A tenant's triggers: one trigger with its attempts and what was sent, replay, and the dead letters.
 import { Hono, type Context } from "hono";
-import { getJob, getTrigger, listDeadLetterSummaries, replayTrigger, type AttemptRow, type TriggerRow } from "@fairway/store";
+import {
+  getJob,
+  getTrigger,
+  listDeadLetterSummaries,
+  replayTrigger,
+  type AttemptRow,
+  type TriggerRow,
+} from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { DashboardError, notFound } from "./errors.ts";
 import { fmtMs, fmtTime } from "./format.ts";
@@ -19,25 +26,35 @@ triggerPages.get("/triggers/:id", async (c) => {
   const base = c.var.base;
   const triggerUrl = `${base}/triggers/${encodeURIComponent(t.id)}`;
   const open = t.status === "pending" || t.status === "running";
-  return page(c, `Trigger ${t.id}`, "/jobs", (
+  return page(
+    c,
+    `Trigger ${t.id}`,
+    "/jobs",
     <>
-      <h1>Trigger <span class="mono">{t.id}</span></h1>
-      <p class="sub">Job <a href={`${base}/jobs/${encodeURIComponent(t.jobId)}`}>{job?.name ?? t.jobId}</a> · the webhook-id of every delivery of this trigger is its id.</p>
+      <h1>
+        Trigger <span class="mono">{t.id}</span>
+      </h1>
+      <p class="sub">
+        Job <a href={`${base}/jobs/${encodeURIComponent(t.jobId)}`}>{job?.name ?? t.jobId}</a> · the webhook-id of every
+        delivery of this trigger is its id.
+      </p>
       <div data-live={open ? `${triggerUrl}/live` : undefined} data-every="1500">
         <TriggerBody c={c} t={t} />
       </div>
       <section class="card" aria-labelledby="req-h">
         <h2 id="req-h">Request</h2>
         <dl class="kv">
-          <dt>Target</dt><dd class="mono">{targetText(job?.target)}</dd>
-          <dt>Header names</dt><dd class="mono">{headerNames(job?.target)}</dd>
+          <dt>Target</dt>
+          <dd class="mono">{targetText(job?.target)}</dd>
+          <dt>Header names</dt>
+          <dd class="mono">{headerNames(job?.target)}</dd>
         </dl>
         <h3>Payload</h3>
         <pre>{JSON.stringify(job?.payload ?? null, null, 2)}</pre>
         <p class="hint">The job's current target and payload. Header values are not shown.</p>
       </section>
-    </>
-  ));
+    </>,
+  );
 });
 
 triggerPages.get("/triggers/:id/live", async (c) => {
@@ -51,37 +68,70 @@ function TriggerBody(props: { c: Context<DashEnv>; t: TriggerRow & { attempts: A
   return (
     <>
       <section class="card" aria-labelledby="trg-h">
-        <h2 id="trg-h">Status <StatusChip status={t.status} /></h2>
+        <h2 id="trg-h">
+          Status <StatusChip status={t.status} />
+        </h2>
         <dl class="kv">
-          <dt>Kind</dt><dd>{t.kind}</dd>
-          <dt>Scheduled for</dt><dd>{fmtTime(t.scheduledFor)}</dd>
-          <dt>Attempts</dt><dd>{t.attemptCount} of {t.maxAttempts}</dd>
-          {t.status === "pending" && <><dt>Next attempt</dt><dd>{fmtTime(t.nextAttemptAt)}</dd></>}
-          <dt>Reason</dt><dd class="mono">{t.reason ?? "—"}</dd>
-          <dt>Finished</dt><dd>{fmtTime(t.finishedAt)}</dd>
+          <dt>Kind</dt>
+          <dd>{t.kind}</dd>
+          <dt>Scheduled for</dt>
+          <dd>{fmtTime(t.scheduledFor)}</dd>
+          <dt>Attempts</dt>
+          <dd>
+            {t.attemptCount} of {t.maxAttempts}
+          </dd>
+          {t.status === "pending" && (
+            <>
+              <dt>Next attempt</dt>
+              <dd>{fmtTime(t.nextAttemptAt)}</dd>
+            </>
+          )}
+          <dt>Reason</dt>
+          <dd class="mono">{t.reason ?? "—"}</dd>
+          <dt>Finished</dt>
+          <dd>{fmtTime(t.finishedAt)}</dd>
         </dl>
         {t.status === "dead" && (
           <div class="actions">
-            <PostForm action={`${c.var.base}/triggers/${encodeURIComponent(t.id)}/replay`} csrf={c.var.csrf} class="inline" label="Replay">
+            <PostForm
+              action={`${c.var.base}/triggers/${encodeURIComponent(t.id)}/replay`}
+              csrf={c.var.csrf}
+              class="inline"
+              label="Replay"
+            >
               <button type="submit">Replay</button>
             </PostForm>
           </div>
         )}
       </section>
       <h2>Attempts</h2>
-      {t.attempts.length === 0 ? <p class="card empty">No finished attempt yet.</p> : t.attempts.map((a) => (
-        <section class="card attempt" aria-label={`Attempt ${a.attempt}`}>
-          <h3>Attempt {a.attempt} <StatusChip status={a.outcome} /></h3>
-          <dl class="kv">
-            <dt>HTTP status</dt><dd>{a.httpStatus ?? "—"}</dd>
-            <dt>Duration</dt><dd>{fmtMs(a.durationMs)}</dd>
-            <dt>Started</dt><dd>{fmtTime(a.startedAt)}</dd>
-            {a.error && <><dt>Error</dt><dd class="mono">{a.error}</dd></>}
-          </dl>
-          <h4>Response body</h4>
-          <pre class="response">{a.responseBody ?? "(none)"}</pre>
-        </section>
-      ))}
+      {t.attempts.length === 0 ? (
+        <p class="card empty">No finished attempt yet.</p>
+      ) : (
+        t.attempts.map((a) => (
+          <section class="card attempt" aria-label={`Attempt ${a.attempt}`}>
+            <h3>
+              Attempt {a.attempt} <StatusChip status={a.outcome} />
+            </h3>
+            <dl class="kv">
+              <dt>HTTP status</dt>
+              <dd>{a.httpStatus ?? "—"}</dd>
+              <dt>Duration</dt>
+              <dd>{fmtMs(a.durationMs)}</dd>
+              <dt>Started</dt>
+              <dd>{fmtTime(a.startedAt)}</dd>
+              {a.error && (
+                <>
+                  <dt>Error</dt>
+                  <dd class="mono">{a.error}</dd>
+                </>
+              )}
+            </dl>
+            <h4>Response body</h4>
+            <pre class="response">{a.responseBody ?? "(none)"}</pre>
+          </section>
+        ))
+      )}
     </>
   );
 }
@@ -104,36 +154,81 @@ triggerPages.get("/dead-letters", async (c) => {
   const d = c.var.dash;
   const after = c.req.query("after")?.slice(0, 100) ?? null;
   const base = c.var.base;
-  const rows = await listDeadLetterSummaries(d.db, { tenantId: c.var.tenantId, after: after ? { tenantId: c.var.tenantId, triggerId: after } : null, limit: PAGE_SIZE + 1 });
+  const rows = await listDeadLetterSummaries(d.db, {
+    tenantId: c.var.tenantId,
+    after: after ? { tenantId: c.var.tenantId, triggerId: after } : null,
+    limit: PAGE_SIZE + 1,
+  });
   const list = rows.slice(0, PAGE_SIZE);
-  const next = rows.length > PAGE_SIZE ? `${base}/dead-letters?after=${encodeURIComponent(list[list.length - 1].id)}` : null;
-  return page(c, "Dead letters", "/dead-letters", (
+  const next =
+    rows.length > PAGE_SIZE ? `${base}/dead-letters?after=${encodeURIComponent(list[list.length - 1].id)}` : null;
+  return page(
+    c,
+    "Dead letters",
+    "/dead-letters",
     <>
       <h1>Dead letters</h1>
-      <p class="sub">Triggers that used up their attempts or were refused for good. Replay sends the same trigger again, with the same webhook-id.</p>
-      {list.length === 0 ? <p class="card empty">No dead letters.</p> : (
+      <p class="sub">
+        Triggers that used up their attempts or were refused for good. Replay sends the same trigger again, with the
+        same webhook-id.
+      </p>
+      {list.length === 0 ? (
+        <p class="card empty">No dead letters.</p>
+      ) : (
         <div class="table-wrap">
           <table class="stack">
             <caption class="sr">Dead letters</caption>
-            <thead><tr><th scope="col">Trigger</th><th scope="col">Job</th><th scope="col">Reason</th><th scope="col" class="num">Attempts</th><th scope="col">Finished</th><th scope="col"><span class="sr">Action</span></th></tr></thead>
-            <tbody>{list.map((r) => (
+            <thead>
               <tr>
-                <td data-label="Trigger"><a class="mono" href={`${base}/triggers/${encodeURIComponent(r.id)}`}>{r.id}</a></td>
-                <td data-label="Job"><a href={`${base}/jobs/${encodeURIComponent(r.jobId)}`}>{r.jobName}</a></td>
-                <td data-label="Reason" class="mono">{r.reason ?? "—"}</td>
-                <td data-label="Attempts" class="num">{r.attemptCount}</td>
-                <td data-label="Finished">{fmtTime(r.finishedAt)}</td>
-                <td data-label="Action">
-                  <PostForm action={`${base}/triggers/${encodeURIComponent(r.id)}/replay`} csrf={c.var.csrf} class="inline" label={`Replay ${r.id}`}>
-                    <button type="submit" class="secondary" aria-label={`Replay ${r.id}`}>Replay</button>
-                  </PostForm>
-                </td>
+                <th scope="col">Trigger</th>
+                <th scope="col">Job</th>
+                <th scope="col">Reason</th>
+                <th scope="col" class="num">
+                  Attempts
+                </th>
+                <th scope="col">Finished</th>
+                <th scope="col">
+                  <span class="sr">Action</span>
+                </th>
               </tr>
-            ))}</tbody>
+            </thead>
+            <tbody>
+              {list.map((r) => (
+                <tr>
+                  <td data-label="Trigger">
+                    <a class="mono" href={`${base}/triggers/${encodeURIComponent(r.id)}`}>
+                      {r.id}
+                    </a>
+                  </td>
+                  <td data-label="Job">
+                    <a href={`${base}/jobs/${encodeURIComponent(r.jobId)}`}>{r.jobName}</a>
+                  </td>
+                  <td data-label="Reason" class="mono">
+                    {r.reason ?? "—"}
+                  </td>
+                  <td data-label="Attempts" class="num">
+                    {r.attemptCount}
+                  </td>
+                  <td data-label="Finished">{fmtTime(r.finishedAt)}</td>
+                  <td data-label="Action">
+                    <PostForm
+                      action={`${base}/triggers/${encodeURIComponent(r.id)}/replay`}
+                      csrf={c.var.csrf}
+                      class="inline"
+                      label={`Replay ${r.id}`}
+                    >
+                      <button type="submit" class="secondary" aria-label={`Replay ${r.id}`}>
+                        Replay
+                      </button>
+                    </PostForm>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       )}
       <Pager next={next} first={after ? `${base}/dead-letters` : null} label="Dead letter pages" />
-    </>
-  ));
+    </>,
+  );
 });

@@ -13,22 +13,36 @@ usagePage.get("/usage", async (c) => {
   const d = c.var.dash;
   const [tenant, usage] = await Promise.all([getTenant(d.db, c.var.tenantId), tenantUsage(d.db, c.var.tenantId)]);
   if (!tenant) throw notFound("tenant");
-  return page(c, "Quota & usage", "/usage", (
+  return page(
+    c,
+    "Quota & usage",
+    "/usage",
     <>
       <h1>Quota &amp; usage</h1>
       <div class="grid">
         <section class="card" aria-labelledby="use-h">
           <h2 id="use-h">Usage now</h2>
-          <div data-live={`${c.var.base}/live/usage`} data-every="3000"><UsageList usage={usage} maxInFlight={tenant.maxInFlight} maxJobs={tenant.maxJobs} /></div>
+          <div data-live={`${c.var.base}/live/usage`} data-every="3000">
+            <UsageList usage={usage} maxInFlight={tenant.maxInFlight} maxJobs={tenant.maxJobs} />
+          </div>
         </section>
         <section class="card" aria-labelledby="quota-h">
           <h2 id="quota-h">Quota</h2>
           <dl class="kv">
-            <dt>In-flight cap</dt><dd>{tenant.maxInFlight}</dd>
-            <dt>Weight</dt><dd>{tenant.weight}</dd>
-            <dt>Rate</dt><dd>{tenant.ratePerSecond == null ? "unlimited" : `${tenant.ratePerSecond}/s, burst ${tenant.burst ?? Math.max(1, tenant.ratePerSecond)}`}</dd>
-            <dt>Max live jobs</dt><dd>{tenant.maxJobs}</dd>
-            <dt>Max payload</dt><dd>{tenant.maxPayloadBytes.toLocaleString("en")} bytes</dd>
+            <dt>In-flight cap</dt>
+            <dd>{tenant.maxInFlight}</dd>
+            <dt>Weight</dt>
+            <dd>{tenant.weight}</dd>
+            <dt>Rate</dt>
+            <dd>
+              {tenant.ratePerSecond == null
+                ? "unlimited"
+                : `${tenant.ratePerSecond}/s, burst ${tenant.burst ?? Math.max(1, tenant.ratePerSecond)}`}
+            </dd>
+            <dt>Max live jobs</dt>
+            <dd>{tenant.maxJobs}</dd>
+            <dt>Max payload</dt>
+            <dd>{tenant.maxPayloadBytes.toLocaleString("en")} bytes</dd>
           </dl>
         </section>
       </div>
@@ -36,8 +50,8 @@ usagePage.get("/usage", async (c) => {
       <section class="card reserved" aria-label="Secrets and notification channels">
         <p>Not available on this server yet. Secrets (names only) and notification channels will be listed here.</p>
       </section>
-    </>
-  ));
+    </>,
+  );
 });
 
 usagePage.get("/live/usage", async (c) => {
@@ -51,12 +65,22 @@ function UsageList(props: { usage: Awaited<ReturnType<typeof tenantUsage>>; maxI
   const u = props.usage;
   return (
     <dl class="kv">
-      <dt>Running</dt><dd>{u.running} of {props.maxInFlight}</dd>
-      <dt>Due now</dt><dd>{u.due}</dd>
-      <dt>Pending</dt><dd>{u.pending}</dd>
-      <dt>Oldest lag</dt><dd>{fmtMs(u.oldestDueLagMs)}</dd>
-      <dt>Live jobs</dt><dd>{u.jobs} of {props.maxJobs}</dd>
-      <dt>Dead letters</dt><dd>{u.dead}</dd>
+      <dt>Running</dt>
+      <dd>
+        {u.running} of {props.maxInFlight}
+      </dd>
+      <dt>Due now</dt>
+      <dd>{u.due}</dd>
+      <dt>Pending</dt>
+      <dd>{u.pending}</dd>
+      <dt>Oldest lag</dt>
+      <dd>{fmtMs(u.oldestDueLagMs)}</dd>
+      <dt>Live jobs</dt>
+      <dd>
+        {u.jobs} of {props.maxJobs}
+      </dd>
+      <dt>Dead letters</dt>
+      <dd>{u.dead}</dd>
     </dl>
   );
 }

@@ -32,7 +32,13 @@ describe("signed tokens", () => {
 
 describe("portal links", () => {
   it("a link is not a session and a session is not a link", async () => {
-    const link = await createPortalLink({ secret, origin: "https://fw.example", tenantId: "acme", ttlSeconds: 900, nowMs: now });
+    const link = await createPortalLink({
+      secret,
+      origin: "https://fw.example",
+      tenantId: "acme",
+      ttlSeconds: 900,
+      nowMs: now,
+    });
     expect(link.url).toMatch(/^https:\/\/fw\.example\/dashboard\/open\/[\w-]+\.[\w-]{43}$/);
     expect(link.expiresAt).toBe(new Date(now + 900_000).toISOString());
     const token = link.url.split("/dashboard/open/")[1];
@@ -50,7 +56,14 @@ describe("FAIRWAY_PORTAL_ORIGINS", () => {
       ok: true,
       origins: ["https://a.example", "http://localhost:3000", "https://b.example"],
     });
-    for (const bad of ["https://a.example/path", "a.example", "*", "'self'", "javascript:alert(1)", "https://a.example;"]) {
+    for (const bad of [
+      "https://a.example/path",
+      "a.example",
+      "*",
+      "'self'",
+      "javascript:alert(1)",
+      "https://a.example;",
+    ]) {
       expect(parsePortalOrigins(bad).ok, bad).toBe(false);
     }
   });

@@ -15,6 +15,7 @@ export function neverReached(r: DeliveryResult): boolean {
 /** The settlement of an at-most-once attempt, from the at-least-once one decideSettlement() made. */
 export function atMostOnce(s: Settlement, r: DeliveryResult): Settlement {
   if (s.status !== "pending" || neverReached(r)) return s;
-  if (r.outcome === "http_error") return { ...s, status: "dead", nextAttemptAt: null, reason: "at_most_once_not_retried" };
+  if (r.outcome === "http_error")
+    return { ...s, status: "dead", nextAttemptAt: null, reason: "at_most_once_not_retried" };
   return { ...s, status: "unknown", nextAttemptAt: null, reason: "no_response" };
 }

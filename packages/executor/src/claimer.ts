@@ -41,7 +41,14 @@ export class Claimer {
       const pool = this.deps.pools.get(type);
       const n = [...tenants.values()].reduce((a, b) => a + b, 0);
       const budget = Math.min(n, pool?.claimable ?? 0);
-      if (pool && budget > 0) inputs.push({ type, budget, owner: this.deps.owner, leaseMs: pool.config.leaseMs, candidates: [...tenants.keys()] });
+      if (pool && budget > 0)
+        inputs.push({
+          type,
+          budget,
+          owner: this.deps.owner,
+          leaseMs: pool.config.leaseMs,
+          candidates: [...tenants.keys()],
+        });
     }
     return inputs;
   }
@@ -75,7 +82,12 @@ export class Claimer {
   }
 
   /** Claim up to `budget` for `pool` and dispatch what was claimed. */
-  private async claimFor(type: string, pool: Pool, now: number, budget: number): Promise<{ claimed: ClaimedTrigger[]; busy: string[] }> {
+  private async claimFor(
+    type: string,
+    pool: Pool,
+    now: number,
+    budget: number,
+  ): Promise<{ claimed: ClaimedTrigger[]; busy: string[] }> {
     const { db, ready } = this.deps;
     const candidates = ready ? await ready.candidates(type, now, budget) : undefined;
     if (candidates && candidates.length === 0) return { claimed: [], busy: [] }; // nothing due: no query at all

@@ -4,7 +4,15 @@
 // logged) and never spin (they sleep, interruptibly, when there is nothing to do). Every claimed
 // trigger is settled or released, whatever happens.
 import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
-import { handlerPoolTypes, listPools, markSending, releaseLeases, renewLeases, type ClaimedTrigger, type Db } from "@fairway/store";
+import {
+  handlerPoolTypes,
+  listPools,
+  markSending,
+  releaseLeases,
+  renewLeases,
+  type ClaimedTrigger,
+  type Db,
+} from "@fairway/store";
 import { atMostOnce } from "./at-most-once.ts";
 import { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
 import { reportAttempt, type ExecutorObserver } from "./observe.ts";
@@ -113,11 +121,22 @@ export class Executor {
       secrets: opts.secretsKey ? secretResolver(opts.db, opts.secretsKey) : undefined,
       maxResponseBytes: (type) => this.pools.get(type)?.config.maxResponseBytes ?? MAX_RESPONSE_BYTES,
     };
-    this.heartbeat = new Heartbeat({
-      db: opts.db, owner: this.owner, log: this.log,
-      load: () => Object.fromEntries([...this.pools].map(([type, p]) => [type, { concurrency: p.config.concurrency, inFlight: p.inFlight }])),
-      reapNow: () => ((this.last.reap = 0), this.waker.wake()),
-    }, opts.heartbeat);
+    this.heartbeat = new Heartbeat(
+      {
+        db: opts.db,
+        owner: this.owner,
+        log: this.log,
+        load: () =>
+          Object.fromEntries(
+            [...this.pools].map(([type, p]) => [type, { concurrency: p.config.concurrency, inFlight: p.inFlight }]),
+          ),
+        reapNow: () => {
+          this.last.reap = 0;
+          this.waker.wake();
+        },
+      },
+      opts.heartbeat,
+    );
     this.retention = new Retention({ db: opts.db, now: this.now, log: this.log }, opts.retention);
     this.settler = new Settler({
       db: opts.db,
@@ -204,7 +223,10 @@ export class Executor {
     await this.settler.flush();
     const unfinished = [...this.held.values()];
     if (unfinished.length > 0) {
-      const n = await releaseLeases(this.opts.db, unfinished.map((h) => h.t)).catch((err) => {
+      const n = await releaseLeases(
+        this.opts.db,
+        unfinished.map((h) => h.t),
+      ).catch((err) => {
         this.log.error("release failed; leases will expire and be reaped", { err });
         return 0;
       });
@@ -229,7 +251,9 @@ export class Executor {
       const reaped = await reapExpired(this.opts.db, now);
       this.stats.reaped += reaped.length;
       this.last.reap = now;
-      await this.ready?.mark(reaped.filter((r) => r.status === "pending").map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })));
+      await this.ready?.mark(
+        reaped.filter((r) => r.status === "pending").map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })),
+      );
     }
     if (!this.stopping) work += await this.claimer.pass(now);
     return work;
@@ -276,7 +300,8 @@ export class Executor {
    *  other executors are asked to claim. */
   private slotsFreed(freed: Array<{ type: string }>): void {
     if (this.stopping) return;
-    if (freed.some((r) => (this.pools.get(r.type)?.claimable ?? 0) === 0)) void this.opts.wake?.wake?.().catch(() => {});
+    if (freed.some((r) => (this.pools.get(r.type)?.claimable ?? 0) === 0))
+      void this.opts.wake?.wake?.().catch(() => {});
   }
 
   private allPoolsFull(): boolean {
@@ -305,7 +330,8 @@ export class Executor {
     pool.run(async () => {
       if (this.stopping) return; // not started before stop(): released by stop(), never run
       // At-most-once: recorded as sending before the request leaves, or not sent (at-most-once.ts).
-      if (t.delivery === "at_most_once" && !(await markSending(this.opts.db, t).catch(() => false))) return void this.held.delete(t.id);
+      if (t.delivery === "at_most_once" && !(await markSending(this.opts.db, t).catch(() => false)))
+        return void this.held.delete(t.id);
       h.started = true;
       const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
       const timer = setTimeout(() => h.abort.abort("timeout"), timeoutMs);
@@ -333,10 +359,13 @@ export class Executor {
   private scheduleRenew(): void {
     let every = this.pools.size === 0 ? 250 : 5_000;
     for (const p of this.pools.values()) every = Math.min(every, p.config.leaseMs / 3);
-    this.renewTimer = setTimeout(async () => {
-      await this.renew();
-      if (this.renewTimer) this.scheduleRenew();
-    }, Math.max(50, every));
+    this.renewTimer = setTimeout(
+      async () => {
+        await this.renew();
+        if (this.renewTimer) this.scheduleRenew();
+      },
+      Math.max(50, every),
+    );
   }
 
   /** Extend the lease of every trigger still running here; forget the ones that were lost (reaped while we stalled). */
@@ -350,7 +379,8 @@ export class Executor {
     for (const [leaseMs, leases] of byLease) {
       try {
         const kept = await renewLeases(this.opts.db, leases, leaseMs);
-        for (const l of leases) if (!kept.has(l.id) && this.held.has(l.id)) this.log.warn("lease lost", { triggerId: l.id });
+        for (const l of leases)
+          if (!kept.has(l.id) && this.held.has(l.id)) this.log.warn("lease lost", { triggerId: l.id });
       } catch (err) {
         this.log.error("lease renewal failed", { err });
         this.opts.observer?.leaseRenewalFailed?.(leases.length);

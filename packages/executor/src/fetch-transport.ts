@@ -17,7 +17,9 @@ export function createFetchTransport(fetchImpl: typeof fetch = fetch): Transport
       header: (n) => res.headers.get(n),
       headers: () => {
         const all: Record<string, string> = {};
-        res.headers.forEach((v, k) => (all[k] = v));
+        res.headers.forEach((v, k) => {
+          all[k] = v;
+        });
         return all;
       },
       body: text,

@@ -4,7 +4,14 @@
 // `kill -9`'d executor's triggers are re-run after about the heartbeat timeout, not the pool's lease
 // (test/faults/kill9-heartbeat.test.ts). Any live executor does this for all; the work is idempotent.
 import type { Logger } from "@fairway/core";
-import { dropOldExecutors, expireLostExecutors, heartbeat, markExecutorStopped, type Db, type ExecutorPoolLoad } from "@fairway/store";
+import {
+  dropOldExecutors,
+  expireLostExecutors,
+  heartbeat,
+  markExecutorStopped,
+  type Db,
+  type ExecutorPoolLoad,
+} from "@fairway/store";
 import { Waker } from "./sleep.ts";
 
 /** Kept equal to the packages' version (package.json). */
@@ -39,7 +46,10 @@ export class Heartbeat {
   private readonly startedAt = new Date();
   private passes = 0;
 
-  constructor(private readonly deps: HeartbeatDeps, private readonly opts: HeartbeatOptions = {}) {}
+  constructor(
+    private readonly deps: HeartbeatDeps,
+    private readonly opts: HeartbeatOptions = {},
+  ) {}
 
   start(): void {
     this.done ??= this.loop();
@@ -49,7 +59,9 @@ export class Heartbeat {
     this.stopping = true;
     this.waker.wake();
     await this.done;
-    await markExecutorStopped(this.deps.db, this.deps.owner).catch((err) => this.deps.log.warn("marking the executor stopped failed", { err }));
+    await markExecutorStopped(this.deps.db, this.deps.owner).catch((err) =>
+      this.deps.log.warn("marking the executor stopped failed", { err }),
+    );
   }
 
   /** One beat: write this executor's row, then expire lost ones. */
@@ -65,7 +77,8 @@ export class Heartbeat {
       pools: this.deps.load(),
     });
     const { lost, cut } = await expireLostExecutors(db);
-    for (const id of lost) this.deps.log.warn("executor lost: no heartbeat within its timeout; its leases are reaped", { executor: id });
+    for (const id of lost)
+      this.deps.log.warn("executor lost: no heartbeat within its timeout; its leases are reaped", { executor: id });
     if (cut > 0) this.deps.reapNow();
     if (++this.passes % 100 === 0) await dropOldExecutors(db);
   }

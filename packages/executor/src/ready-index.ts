@@ -10,7 +10,10 @@ import type { Coordinator } from "@fairway/coord";
 import type { Logger } from "@fairway/core";
 import { pendingByTenant, type ClaimedTrigger, type Db } from "@fairway/store";
 
-export type ReadyIndexCoordinator = Pick<Coordinator, "markReady" | "readyTenants" | "reschedule" | "rebuildReady" | "hasReadyIndex">;
+export type ReadyIndexCoordinator = Pick<
+  Coordinator,
+  "markReady" | "readyTenants" | "reschedule" | "rebuildReady" | "hasReadyIndex"
+>;
 
 export class ReadyIndex {
   private checked = new Map<string, number>();
@@ -27,7 +30,11 @@ export class ReadyIndex {
   ) {}
 
   /** Candidate tenants for a claim in `type`, or undefined when the claim should find them in Postgres. */
-  async candidates(type: string, now: number, budget: number): Promise<Array<{ tenantId: string; dueAtMs: number }> | undefined> {
+  async candidates(
+    type: string,
+    now: number,
+    budget: number,
+  ): Promise<Array<{ tenantId: string; dueAtMs: number }> | undefined> {
     if (now - (this.lastSweep.get(type) ?? 0) >= this.sweepMs) {
       this.lastSweep.set(type, now);
       return undefined;
@@ -46,13 +53,28 @@ export class ReadyIndex {
    *  whole budget: then the unserved ones may simply have had later WFQ slots than those served, and
    *  setting them aside would hand the next claims to the others (a weight-1 tenant among 1:2:5 went
    *  without starts for a whole claim cycle). */
-  async afterClaim(type: string, now: number, candidates: Array<{ tenantId: string; dueAtMs: number }>, claimed: ClaimedTrigger[], budget: number, busy: string[]) {
+  async afterClaim(
+    type: string,
+    now: number,
+    candidates: Array<{ tenantId: string; dueAtMs: number }>,
+    claimed: ClaimedTrigger[],
+    budget: number,
+    busy: string[],
+  ) {
     if (claimed.length >= budget) return;
     const kept = new Set([...claimed.map((c) => c.tenantId), ...busy]);
     const idle = candidates.filter((c) => !kept.has(c.tenantId));
     if (idle.length === 0) return;
     try {
-      const next = new Map((await pendingByTenant(this.db, type, idle.map((c) => c.tenantId))).map((d) => [d.tenantId, d.dueAtMs]));
+      const next = new Map(
+        (
+          await pendingByTenant(
+            this.db,
+            type,
+            idle.map((c) => c.tenantId),
+          )
+        ).map((d) => [d.tenantId, d.dueAtMs]),
+      );
       await Promise.all(
         idle.map((c) => {
           const due = next.get(c.tenantId) ?? null;
@@ -87,7 +109,10 @@ export class ReadyIndex {
     if (now - (this.checked.get(type) ?? 0) < 1000) return;
     this.checked.set(type, now);
     if (await this.coord.hasReadyIndex(type)) return;
-    const entries = (await pendingByTenant(this.db, type)).filter((d) => d.dueAtMs !== null) as Array<{ tenantId: string; dueAtMs: number }>;
+    const entries = (await pendingByTenant(this.db, type)).filter((d) => d.dueAtMs !== null) as Array<{
+      tenantId: string;
+      dueAtMs: number;
+    }>;
     await this.coord.rebuildReady(type, entries);
     this.log.info("ready index rebuilt from Postgres", { type, tenants: entries.length });
   }

@@ -39,7 +39,10 @@ export class Retention {
   async pass(): Promise<{ triggers: number; jobs: number }> {
     const batch = this.opts.batch ?? 1000;
     const out = { triggers: 0, jobs: 0 };
-    for (const [what, del] of [["triggers", deleteExpiredTriggers], ["jobs", deleteExpiredJobs]] as const) {
+    for (const [what, del] of [
+      ["triggers", deleteExpiredTriggers],
+      ["jobs", deleteExpiredJobs],
+    ] as const) {
       for (;;) {
         const n = await del(this.deps.db, new Date(this.deps.now()), batch);
         out[what] += n.deleted;

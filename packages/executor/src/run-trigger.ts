@@ -1,8 +1,16 @@
 // Run one claimed trigger: a signed webhook (Standard Webhooks) or an in-process handler. Expected
 // outcomes are values: this never throws; the attempt's record stores what it returns.
 import {
-  BoundedMap, checkTargetUrl, parseRetryAfter, redactSecrets, signWebhook, signWebhookSync, substituteSecrets, targetSecretRefs,
-  type AttemptRequest, type DeliveryResult,
+  BoundedMap,
+  checkTargetUrl,
+  parseRetryAfter,
+  redactSecrets,
+  signWebhook,
+  signWebhookSync,
+  substituteSecrets,
+  targetSecretRefs,
+  type AttemptRequest,
+  type DeliveryResult,
 } from "@fairway/core";
 import type { ClaimedTrigger } from "@fairway/store";
 import type { RunAbort, Transport } from "./transport.ts";
@@ -22,7 +30,10 @@ export interface HandlerContext {
 export type Handler = (ctx: HandlerContext) => Promise<unknown> | unknown;
 
 /** A tenant's secrets by name, decrypted; `missing` lists the names it does not have. */
-export type SecretResolver = (tenantId: string, names: string[]) => Promise<{ values: Map<string, string>; missing: string[] }>;
+export type SecretResolver = (
+  tenantId: string,
+  names: string[],
+) => Promise<{ values: Map<string, string>; missing: string[] }>;
 
 export interface RunDeps {
   transport: Transport;
@@ -62,7 +73,9 @@ export async function runTrigger(t: ClaimedTrigger, abort: RunAbort, deps: RunDe
       }
     }
   } catch (err) {
-    r = abort.aborted ? fail("timeout", "timed out") : fail(t.target ? "network_error" : "handler_error", errorText(err));
+    r = abort.aborted
+      ? fail("timeout", "timed out")
+      : fail(t.target ? "network_error" : "handler_error", errorText(err));
   }
   r.durationMs = performance.now() - started;
   return r;
@@ -74,11 +87,15 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
   if (mayReferSecrets(target)) {
     const names = targetSecretRefs(target);
     if (names.size > 0) {
-      if (!deps.secrets) return fail("secret_missing", "this executor has no secrets store (FAIRWAY_SECRETS_KEY is not set)");
+      if (!deps.secrets)
+        return fail("secret_missing", "this executor has no secrets store (FAIRWAY_SECRETS_KEY is not set)");
       const found = await deps.secrets(t.tenantId, [...names]);
       if (found.missing.length > 0) {
         const list = found.missing.join(", ");
-        return fail("secret_missing", `secret ${list} does not exist (deleted after the job was saved): PUT /v1/secrets/${found.missing[0]}, then replay this trigger`);
+        return fail(
+          "secret_missing",
+          `secret ${list} does not exist (deleted after the job was saved): PUT /v1/secrets/${found.missing[0]}, then replay this trigger`,
+        );
       }
       values = found.values;
     }
@@ -86,7 +103,8 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
   const url = values ? substituteSecrets(target.url, values) : target.url;
   // Checked again at delivery time: the rules (or the job, or a secret in the URL) may have changed.
   const checked = checkTarget(url, deps.allowPrivateTargets);
-  if (checked.href === null) return fail("network_error", values ? redactSecrets(checked.message, values) : checked.message);
+  if (checked.href === null)
+    return fail("network_error", values ? redactSecrets(checked.message, values) : checked.message);
   const method = methodOf(t);
   const body = bodyOf(t, values);
   const own = userHeaders(t, values);
@@ -105,7 +123,14 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
   const request = recordRequest(method, target, headers, body?.recorded ?? null, values);
   let res;
   try {
-    res = await deps.transport({ url: checked.href, method, headers, body: body?.sent ?? null, signal, maxResponseBytes: deps.maxResponseBytes?.(t.type) });
+    res = await deps.transport({
+      url: checked.href,
+      method,
+      headers,
+      body: body?.sent ?? null,
+      signal,
+      maxResponseBytes: deps.maxResponseBytes?.(t.type),
+    });
   } catch (err) {
     const r = signal.aborted ? fail("timeout", "timed out") : fail("network_error", errorText(err));
     if (values && r.error) r.error = redactSecrets(r.error, values);
@@ -116,7 +141,14 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
   let r: DeliveryResult;
   if (res.status >= 200 && res.status < 300) r = answer("success", res.status, null, responseBody || null, null);
   // Retry-After matters only to a failed attempt's retry.
-  else r = answer("http_error", res.status, `HTTP ${res.status}`, responseBody || null, parseRetryAfter(res.header("retry-after"), deps.now()));
+  else
+    r = answer(
+      "http_error",
+      res.status,
+      `HTTP ${res.status}`,
+      responseBody || null,
+      parseRetryAfter(res.header("retry-after"), deps.now()),
+    );
   r.request = request;
   r.responseHeaders = values ? redactHeaders(res.headers(), values) : res.headers();
   r.responseTruncated = res.truncated;
@@ -159,7 +191,17 @@ function answer(
   responseBody: string | null,
   retryAfterMs: number | null,
 ): DeliveryResult {
-  return { outcome, httpStatus, durationMs: 0, error, responseBody, retryAfterMs, request: null, responseHeaders: null, responseTruncated: false };
+  return {
+    outcome,
+    httpStatus,
+    durationMs: 0,
+    error,
+    responseBody,
+    retryAfterMs,
+    request: null,
+    responseHeaders: null,
+    responseTruncated: false,
+  };
 }
 
 function fail(outcome: DeliveryResult["outcome"], error: string): DeliveryResult {

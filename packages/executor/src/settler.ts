@@ -4,7 +4,16 @@
 // A batch with at-cap results in it also claims for their tenants, in the same transaction (handOff):
 // the settle is what frees their slots (docs/decisions/0022-settle-batching-and-hand-off.md).
 import { decideRetry, type DeliveryResult } from "@fairway/core";
-import { settle, settleAndClaim, type ClaimedTrigger, type ClaimInput, type ClaimReport, type Db, type Settled, type Settlement } from "@fairway/store";
+import {
+  settle,
+  settleAndClaim,
+  type ClaimedTrigger,
+  type ClaimInput,
+  type ClaimReport,
+  type Db,
+  type Settled,
+  type Settlement,
+} from "@fairway/store";
 
 export interface SettlerOptions {
   db: Db;
@@ -42,17 +51,32 @@ interface Pending {
 }
 
 /** What the claim stamped on a trigger, and its retry policy: all a settlement needs. */
-export type LeaseHeld = Pick<ClaimedTrigger, "id" | "leaseToken" | "attempt" | "maxAttempts" | "initialDelayMs" | "maxDelayMs"> &
+export type LeaseHeld = Pick<
+  ClaimedTrigger,
+  "id" | "leaseToken" | "attempt" | "maxAttempts" | "initialDelayMs" | "maxDelayMs"
+> &
   Partial<Pick<ClaimedTrigger, "backoff" | "jitter">>;
 
-export function decideSettlement(t: LeaseHeld, r: DeliveryResult, startedAt: Date, now: number, random = Math.random): Settlement {
+export function decideSettlement(
+  t: LeaseHeld,
+  r: DeliveryResult,
+  startedAt: Date,
+  now: number,
+  random = Math.random,
+): Settlement {
   const decision = decideRetry(
     {
       outcome: r.outcome,
       httpStatus: r.httpStatus,
       retryAfterMs: r.retryAfterMs,
       attempt: t.attempt,
-      policy: { maxAttempts: t.maxAttempts, initialDelayMs: t.initialDelayMs, maxDelayMs: t.maxDelayMs, backoff: t.backoff, jitter: t.jitter },
+      policy: {
+        maxAttempts: t.maxAttempts,
+        initialDelayMs: t.initialDelayMs,
+        maxDelayMs: t.maxDelayMs,
+        backoff: t.backoff,
+        jitter: t.jitter,
+      },
     },
     random,
   );
@@ -70,7 +94,14 @@ export function decideSettlement(t: LeaseHeld, r: DeliveryResult, startedAt: Dat
     httpStatus: r.httpStatus,
     error: r.error,
     responseBody: r.responseBody,
-    detail: r.request || r.responseHeaders ? { request: r.request ?? null, responseHeaders: r.responseHeaders ?? null, responseTruncated: r.responseTruncated ?? false } : null,
+    detail:
+      r.request || r.responseHeaders
+        ? {
+            request: r.request ?? null,
+            responseHeaders: r.responseHeaders ?? null,
+            responseTruncated: r.responseTruncated ?? false,
+          }
+        : null,
     pauseJob: false,
   };
   if (decision.kind === "retry") {
@@ -153,9 +184,19 @@ export class Settler {
   private async settle(batch: Pending[]): Promise<Settled[]> {
     const freed = batch.flatMap((p) => (p.atCap && p.by ? [p.by] : []));
     const claims = freed.length > 0 && this.opts.handOff ? this.opts.handOff(freed) : [];
-    if (claims.length === 0) return settle(this.opts.db, batch.map((p) => p.s));
-    const r = await settleAndClaim(this.opts.db, batch.map((p) => p.s), claims);
-    claims.forEach((c, i) => this.opts.onHandedOff?.(c, r.claims[i]));
+    if (claims.length === 0)
+      return settle(
+        this.opts.db,
+        batch.map((p) => p.s),
+      );
+    const r = await settleAndClaim(
+      this.opts.db,
+      batch.map((p) => p.s),
+      claims,
+    );
+    claims.forEach((c, i) => {
+      this.opts.onHandedOff?.(c, r.claims[i]);
+    });
     return r.settled;
   }
 

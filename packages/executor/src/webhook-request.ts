@@ -17,7 +17,10 @@ export function methodOf(t: ClaimedTrigger): HttpMethod {
 
 /** The body as it will be sent (`values` substituted) and as it is recorded (placeholders), with the
  *  content type it goes with; null for GET and HEAD. */
-export function bodyOf(t: ClaimedTrigger, values: ReadonlyMap<string, string> | null): { sent: string; recorded: string; contentType: string } | null {
+export function bodyOf(
+  t: ClaimedTrigger,
+  values: ReadonlyMap<string, string> | null,
+): { sent: string; recorded: string; contentType: string } | null {
   const target = t.target!;
   if (BODYLESS.has(methodOf(t))) return null;
   const body = target.body;
@@ -33,14 +36,25 @@ export function bodyOf(t: ClaimedTrigger, values: ReadonlyMap<string, string> | 
     return { sent: envelope, recorded: envelope, contentType: "application/json" };
   }
   if (typeof body === "string") {
-    return { sent: values ? substituteSecrets(body, values) : body, recorded: body, contentType: "text/plain; charset=utf-8" };
+    return {
+      sent: values ? substituteSecrets(body, values) : body,
+      recorded: body,
+      contentType: "text/plain; charset=utf-8",
+    };
   }
   const recorded = JSON.stringify(body);
-  return { sent: values ? JSON.stringify(substituteInJson(body, values)) : recorded, recorded, contentType: "application/json" };
+  return {
+    sent: values ? JSON.stringify(substituteInJson(body, values)) : recorded,
+    recorded,
+    contentType: "application/json",
+  };
 }
 
 /** The target's own headers, values substituted; and whether one of them is content-type. */
-export function userHeaders(t: ClaimedTrigger, values: ReadonlyMap<string, string> | null): { headers: Record<string, string>; contentType: boolean } {
+export function userHeaders(
+  t: ClaimedTrigger,
+  values: ReadonlyMap<string, string> | null,
+): { headers: Record<string, string>; contentType: boolean } {
   const own = t.target!.headers;
   if (!own) return { headers: {}, contentType: false };
   const headers: Record<string, string> = {};
@@ -52,7 +66,10 @@ export function userHeaders(t: ClaimedTrigger, values: ReadonlyMap<string, strin
   return { headers, contentType };
 }
 
-export function truncateRecorded(text: string | null, max = RECORDED_BODY_BYTES): { body: string | null; truncated: boolean } {
+export function truncateRecorded(
+  text: string | null,
+  max = RECORDED_BODY_BYTES,
+): { body: string | null; truncated: boolean } {
   if (text === null || text.length <= max / 4) return { body: text, truncated: false };
   const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength <= max) return { body: text, truncated: false };

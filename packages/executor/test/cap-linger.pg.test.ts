@@ -12,10 +12,12 @@ const pg = useTestDb();
 
 const statuses = async () =>
   Object.fromEntries(
-    (await query<{ tenant_id: string; status: string; n: number }>(
-      pg.db,
-      sql`SELECT tenant_id, status, count(*)::int AS n FROM triggers GROUP BY tenant_id, status`,
-    )).map((r) => [`${r.tenant_id}:${r.status}`, r.n]),
+    (
+      await query<{ tenant_id: string; status: string; n: number }>(
+        pg.db,
+        sql`SELECT tenant_id, status, count(*)::int AS n FROM triggers GROUP BY tenant_id, status`,
+      )
+    ).map((r) => [`${r.tenant_id}:${r.status}`, r.n]),
   );
 
 it("a tenant capped at 1 works through its backlog under a linger no run reaches", async () => {

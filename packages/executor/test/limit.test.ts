@@ -42,7 +42,15 @@ describe("Limit", () => {
     const t = tasks(limit);
     expect(limit.lastStartedKey).toBeNull();
     t.add(0, 5); // starts at once: a slot is free
-    for (const [i, key] of [[1, 9], [2, 3], [3, 7], [4, 3], [5, 9], [6, 1]] as const) t.add(i, key);
+    for (const [i, key] of [
+      [1, 9],
+      [2, 3],
+      [3, 7],
+      [4, 3],
+      [5, 9],
+      [6, 1],
+    ] as const)
+      t.add(i, key);
     expect(limit.lastStartedKey).toBe(5);
     for (let i = 0; i < 7; i++) {
       t.finish.get(t.started[i])!.ok();

@@ -111,10 +111,13 @@ describe("the order a pool starts what it has queued", () => {
     const ends: Array<() => void> = [];
     // As the executor dispatches a claim: each trigger keyed by startKey() against the slot in service.
     const add = (name: string, slot: { vt: number; vclock: number | null }) =>
-      p.run(() => {
-        started.push(name);
-        return new Promise<void>((r) => ends.push(r));
-      }, startKey(slot.vt, slot.vclock, p.lastStarted));
+      p.run(
+        () => {
+          started.push(name);
+          return new Promise<void>((r) => ends.push(r));
+        },
+        startKey(slot.vt, slot.vclock, p.lastStarted),
+      );
     const next = async () => {
       ends.shift()!();
       await tick();

@@ -31,7 +31,14 @@ it("writes a full batch at once, holds a short remainder for its linger, and flu
     onSettled: (rows) => void (settled += rows.length),
     onError: (err) => errors.push(err),
   });
-  const ok: DeliveryResult = { outcome: "success", httpStatus: 200, durationMs: 1, error: null, responseBody: null, retryAfterMs: null };
+  const ok: DeliveryResult = {
+    outcome: "success",
+    httpStatus: 200,
+    durationMs: 1,
+    error: null,
+    responseBody: null,
+    retryAfterMs: null,
+  };
   for (const c of claimed) settler.add(decideSettlement(c, ok, new Date(), Date.now()), Date.now() + 60_000);
 
   // Two full batches went out as they filled; the fifth settlement waits for its linger.
@@ -62,9 +69,23 @@ it("a result whose tenant is at its cap brings the write forward, and the others
 
   let settled = 0;
   // The plain linger is one no test run reaches: whatever is written went with an at-cap result.
-  const settler = new Settler({ db: pg.db, lingerMs: 600_000, atCapLingerMs: 20, now: Date.now, onSettled: (rows) => void (settled += rows.length) });
-  const ok: DeliveryResult = { outcome: "success", httpStatus: 200, durationMs: 1, error: null, responseBody: null, retryAfterMs: null };
-  const add = (c: (typeof claimed)[number]) => settler.add(decideSettlement(c, ok, new Date(), Date.now()), Date.now() + 60_000, c.atCap);
+  const settler = new Settler({
+    db: pg.db,
+    lingerMs: 600_000,
+    atCapLingerMs: 20,
+    now: Date.now,
+    onSettled: (rows) => void (settled += rows.length),
+  });
+  const ok: DeliveryResult = {
+    outcome: "success",
+    httpStatus: 200,
+    durationMs: 1,
+    error: null,
+    responseBody: null,
+    retryAfterMs: null,
+  };
+  const add = (c: (typeof claimed)[number]) =>
+    settler.add(decideSettlement(c, ok, new Date(), Date.now()), Date.now() + 60_000, c.atCap);
   free.forEach(add);
   // Not written after many at-cap lingers: these two wait for the plain one.
   await new Promise((r) => setTimeout(r, 300));

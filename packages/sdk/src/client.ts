@@ -1,7 +1,19 @@
 // createClient (tenant key) and createAdminClient (admin token): typed wrappers over the HTTP API.
 import { paginate, qs, requester, type HttpOptions } from "./http.ts";
 import type {
-  ApiKey, CreateJobInput, DeadLetter, Job, ListJobsOptions, Page, PoolConfig, Quota, Secret, Stats, Tenant, TenantQuotas, Trigger,
+  ApiKey,
+  CreateJobInput,
+  DeadLetter,
+  Job,
+  ListJobsOptions,
+  Page,
+  PoolConfig,
+  Quota,
+  Secret,
+  Stats,
+  Tenant,
+  TenantQuotas,
+  Trigger,
   UpdateJobInput,
 } from "./types.ts";
 
@@ -33,13 +45,20 @@ export interface PageOptions {
 
 const enc = encodeURIComponent;
 const http = (o: CommonOptions, token: string): HttpOptions => ({
-  baseUrl: o.baseUrl, token, fetch: o.fetch, maxRetries: o.maxRetries, maxRetryDelayMs: o.maxRetryDelayMs,
+  baseUrl: o.baseUrl,
+  token,
+  fetch: o.fetch,
+  maxRetries: o.maxRetries,
+  maxRetryDelayMs: o.maxRetryDelayMs,
 });
 
 export function createClient(opts: ClientOptions) {
   const req = requester(http(opts, opts.apiKey));
   const listJobs = (o: ListJobsOptions = {}) =>
-    req<Page<Job>>("GET", `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name })}`);
+    req<Page<Job>>(
+      "GET",
+      `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name })}`,
+    );
   const jobTriggers = (id: string, o: PageOptions = {}) =>
     req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor })}`);
   const deadLetters = (o: PageOptions & { jobId?: string } = {}) =>
@@ -47,27 +66,35 @@ export function createClient(opts: ClientOptions) {
   return {
     jobs: {
       create: <P>(input: CreateJobInput<P>, o: { idempotencyKey?: string } = {}) =>
-        req<Job<P>>("POST", "/v1/jobs", normalise(input), o.idempotencyKey ? { "idempotency-key": o.idempotencyKey } : {}),
+        req<Job<P>>(
+          "POST",
+          "/v1/jobs",
+          normalise(input),
+          o.idempotencyKey ? { "idempotency-key": o.idempotencyKey } : {},
+        ),
       list: listJobs,
       /** Every job, page by page: `for await (const job of client.jobs.all()) …` */
       all: (o: Omit<ListJobsOptions, "cursor"> = {}) => paginate((cursor) => listJobs({ ...o, cursor })),
       get: (id: string) => req<Job>("GET", `/v1/jobs/${enc(id)}`),
       /** JSON Merge Patch: only the fields given change; null clears one. */
-      update: <P>(id: string, patch: UpdateJobInput<P>) => req<Job<P>>("PATCH", `/v1/jobs/${enc(id)}`, normalise(patch)),
+      update: <P>(id: string, patch: UpdateJobInput<P>) =>
+        req<Job<P>>("PATCH", `/v1/jobs/${enc(id)}`, normalise(patch)),
       /** Cancels the job; idempotent (a second call returns the same cancelled job). */
       delete: (id: string) => req<Job>("DELETE", `/v1/jobs/${enc(id)}`),
       pause: (id: string) => req<Job>("POST", `/v1/jobs/${enc(id)}/pause`),
       resume: (id: string) => req<Job>("POST", `/v1/jobs/${enc(id)}/resume`),
       run: (id: string) => req<Trigger>("POST", `/v1/jobs/${enc(id)}/run`),
       triggers: jobTriggers,
-      allTriggers: (id: string, o: Omit<PageOptions, "cursor"> = {}) => paginate((cursor) => jobTriggers(id, { ...o, cursor })),
+      allTriggers: (id: string, o: Omit<PageOptions, "cursor"> = {}) =>
+        paginate((cursor) => jobTriggers(id, { ...o, cursor })),
     },
     triggers: {
       get: (id: string) => req<Trigger>("GET", `/v1/triggers/${enc(id)}`),
       replay: (id: string) => req<Trigger>("POST", `/v1/triggers/${enc(id)}/replay`),
     },
     deadLetters,
-    allDeadLetters: (o: Omit<PageOptions, "cursor"> & { jobId?: string } = {}) => paginate((cursor) => deadLetters({ ...o, cursor })),
+    allDeadLetters: (o: Omit<PageOptions, "cursor"> & { jobId?: string } = {}) =>
+      paginate((cursor) => deadLetters({ ...o, cursor })),
     quota: () => req<Quota>("GET", "/v1/quota"),
     secrets: {
       /** Create or replace; the value is never returned. */
@@ -80,7 +107,8 @@ export function createClient(opts: ClientOptions) {
 
 export function createAdminClient(opts: AdminClientOptions) {
   const req = requester(http(opts, opts.adminToken));
-  const listTenants = (o: PageOptions = {}) => req<Page<Tenant>>("GET", `/v1/admin/tenants${qs({ limit: o.limit, cursor: o.cursor })}`);
+  const listTenants = (o: PageOptions = {}) =>
+    req<Page<Tenant>>("GET", `/v1/admin/tenants${qs({ limit: o.limit, cursor: o.cursor })}`);
   return {
     tenants: {
       create: (input: { id?: string; name: string } & TenantQuotas) =>
@@ -92,12 +120,19 @@ export function createAdminClient(opts: AdminClientOptions) {
       update: (id: string, patch: TenantQuotas & { name?: string; status?: "active" | "suspended" }) =>
         req<Tenant>("PATCH", `/v1/admin/tenants/${enc(id)}`, patch),
       createKey: (id: string) => req<ApiKey>("POST", `/v1/admin/tenants/${enc(id)}/keys`),
-      revokeKey: (id: string, keyId: string) => req<{ id: string; revoked: true }>("DELETE", `/v1/admin/tenants/${enc(id)}/keys/${enc(keyId)}`),
+      revokeKey: (id: string, keyId: string) =>
+        req<{ id: string; revoked: true }>("DELETE", `/v1/admin/tenants/${enc(id)}/keys/${enc(keyId)}`),
       rotateSigningSecret: (id: string) =>
-        req<{ signingSecret: string; previousSecretExpiresAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/signing-secret/rotate`),
+        req<{ signingSecret: string; previousSecretExpiresAt: string }>(
+          "POST",
+          `/v1/admin/tenants/${enc(id)}/signing-secret/rotate`,
+        ),
       /** The secret deliveries are signed with (and the previous one during a rotation's overlap). */
       signingSecret: (id: string) =>
-        req<{ signingSecret: string; previousSigningSecret?: string; previousSecretExpiresAt?: string }>("GET", `/v1/admin/tenants/${enc(id)}/signing-secret`),
+        req<{ signingSecret: string; previousSigningSecret?: string; previousSecretExpiresAt?: string }>(
+          "GET",
+          `/v1/admin/tenants/${enc(id)}/signing-secret`,
+        ),
       /** A signed, short-lived link to this tenant's dashboard view (default 15 minutes). */
       portalLink: (id: string, o: { ttlSeconds?: number } = {}) =>
         req<{ url: string; expiresAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/portal-link`, o),
@@ -105,8 +140,10 @@ export function createAdminClient(opts: AdminClientOptions) {
     pools: {
       list: () => req<{ data: PoolConfig[] }>("GET", "/v1/admin/pools"),
       get: (type: string) => req<PoolConfig>("GET", `/v1/admin/pools/${enc(type)}`),
-      put: (type: string, cfg: Pick<PoolConfig, "concurrency" | "timeoutMs"> & Partial<Omit<PoolConfig, "type" | "paused">>) =>
-        req<PoolConfig>("PUT", `/v1/admin/pools/${enc(type)}`, cfg),
+      put: (
+        type: string,
+        cfg: Pick<PoolConfig, "concurrency" | "timeoutMs"> & Partial<Omit<PoolConfig, "type" | "paused">>,
+      ) => req<PoolConfig>("PUT", `/v1/admin/pools/${enc(type)}`, cfg),
       /** JSON Merge Patch of the pool's config; null resets a field to its default. */
       patch: (type: string, patch: { [K in keyof Omit<PoolConfig, "type" | "paused">]?: PoolConfig[K] | null }) =>
         req<PoolConfig>("PATCH", `/v1/admin/pools/${enc(type)}`, patch),
@@ -117,7 +154,8 @@ export function createAdminClient(opts: AdminClientOptions) {
     stats: () => req<Stats>("GET", "/v1/admin/stats"),
     executors: () => req<{ data: Array<Record<string, unknown>> }>("GET", "/v1/admin/executors"),
     /** After a key rotation: re-seal every secret under FAIRWAY_SECRETS_KEY. */
-    reencryptSecrets: () => req<{ keyId: string; reencrypted: number; unreadable: number }>("POST", "/v1/admin/secrets/reencrypt"),
+    reencryptSecrets: () =>
+      req<{ keyId: string; reencrypted: number; unreadable: number }>("POST", "/v1/admin/secrets/reencrypt"),
   };
 }
 

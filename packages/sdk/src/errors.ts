@@ -3,9 +3,24 @@
 
 /** Codes the API answers with (see /openapi.json); others may be added, so `string` stays possible. */
 export type FairwayErrorCode =
-  | "validation_error" | "invalid_json" | "invalid_text" | "too_deep" | "invalid_cron" | "invalid_timezone"
-  | "unauthorized" | "forbidden" | "not_found" | "tenant_exists" | "idempotency_conflict" | "max_jobs_exceeded"
-  | "not_dead" | "payload_too_large" | "rate_limited" | "internal_error" | "network_error" | "http_error"
+  | "validation_error"
+  | "invalid_json"
+  | "invalid_text"
+  | "too_deep"
+  | "invalid_cron"
+  | "invalid_timezone"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "tenant_exists"
+  | "idempotency_conflict"
+  | "max_jobs_exceeded"
+  | "not_dead"
+  | "payload_too_large"
+  | "rate_limited"
+  | "internal_error"
+  | "network_error"
+  | "http_error"
   | (string & {});
 
 export class FairwayError extends Error {
@@ -37,15 +52,27 @@ export class FairwayRateLimitError extends FairwayError {
 /** The server could not be reached (status 0). */
 export class FairwayNetworkError extends FairwayError {}
 
-export function errorFor(status: number, code: string, message: string, details?: unknown, requestId?: string): FairwayError {
+export function errorFor(
+  status: number,
+  code: string,
+  message: string,
+  details?: unknown,
+  requestId?: string,
+): FairwayError {
   const Cls =
-    status === 0 ? FairwayNetworkError
-    : status === 400 ? FairwayValidationError
-    : status === 401 || status === 403 ? FairwayAuthError
-    : status === 404 ? FairwayNotFoundError
-    : status === 409 ? FairwayConflictError
-    : status === 429 ? FairwayRateLimitError
-    : FairwayError;
+    status === 0
+      ? FairwayNetworkError
+      : status === 400
+        ? FairwayValidationError
+        : status === 401 || status === 403
+          ? FairwayAuthError
+          : status === 404
+            ? FairwayNotFoundError
+            : status === 409
+              ? FairwayConflictError
+              : status === 429
+                ? FairwayRateLimitError
+                : FairwayError;
   const e = new Cls(status, code, message, details, requestId);
   e.name = Cls.name;
   return e;

@@ -13,7 +13,12 @@ export interface HttpOptions {
   maxRetryDelayMs?: number;
 }
 
-export type Requester = <T>(method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<T>;
+export type Requester = <T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<T>;
 
 const RETRIED = new Set([429, 503]);
 
@@ -60,7 +65,13 @@ export function requester(opts: HttpOptions): Requester {
         continue;
       }
       const e = (json as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
-      const err = errorFor(res.status, e?.code ?? "http_error", e?.message ?? `HTTP ${res.status}`, e?.details, res.headers.get("x-request-id") ?? undefined);
+      const err = errorFor(
+        res.status,
+        e?.code ?? "http_error",
+        e?.message ?? `HTTP ${res.status}`,
+        e?.details,
+        res.headers.get("x-request-id") ?? undefined,
+      );
       if (err instanceof FairwayRateLimitError) err.retryAfterMs = wait;
       throw err;
     }

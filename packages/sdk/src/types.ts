@@ -6,7 +6,14 @@ export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skip
 export type OverlapPolicy = "allow" | "skip" | "buffer_one";
 export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
 export type TenantStatus = "active" | "suspended";
-export type AttemptOutcome = "success" | "http_error" | "network_error" | "timeout" | "handler_error" | "lease_expired" | "secret_missing";
+export type AttemptOutcome =
+  | "success"
+  | "http_error"
+  | "network_error"
+  | "timeout"
+  | "handler_error"
+  | "lease_expired"
+  | "secret_missing";
 
 /** Any JSON value. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };

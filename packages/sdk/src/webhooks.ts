@@ -55,7 +55,9 @@ function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 async function hmac(secret: string, content: string): Promise<Uint8Array> {
   const raw = base64ToBytes(secret.startsWith("whsec_") ? secret.slice(6) : secret);
-  const key = await crypto.subtle.importKey("raw", raw as BufferSource, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey("raw", raw as BufferSource, { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(content)));
 }
 
@@ -65,12 +67,18 @@ export async function verifyWebhook(opts: VerifyWebhookOptions): Promise<{ id: s
   const ts = header(opts.headers, "webhook-timestamp")?.trim();
   const sigHeader = header(opts.headers, "webhook-signature");
   if (!id || !ts || !sigHeader) {
-    throw new WebhookVerificationError("missing_headers", "missing webhook-id, webhook-timestamp or webhook-signature header");
+    throw new WebhookVerificationError(
+      "missing_headers",
+      "missing webhook-id, webhook-timestamp or webhook-signature header",
+    );
   }
   const timestampSec = /^\d+$/.test(ts) ? Number(ts) : Number.NaN;
   const now = opts.nowSec ?? Math.floor(Date.now() / 1000);
   if (!Number.isFinite(timestampSec) || Math.abs(now - timestampSec) > (opts.toleranceSec ?? 300)) {
-    throw new WebhookVerificationError("timestamp_out_of_tolerance", "webhook-timestamp is missing, malformed or too far from now");
+    throw new WebhookVerificationError(
+      "timestamp_out_of_tolerance",
+      "webhook-timestamp is missing, malformed or too far from now",
+    );
   }
   const candidates: Uint8Array[] = [];
   for (const part of sigHeader.split(" ")) {

@@ -55,7 +55,10 @@ export async function pipelineTx(db: Db, statements: SQL[]): Promise<unknown[][]
   const client = internals.session?.client;
   // A transaction's client (it has savepoint) must keep its statements in its own transaction.
   if (client && typeof client.reserve === "function" && !("savepoint" in client) && internals.dialect) {
-    return pipelineReserved(await client.reserve(), statements.map((s) => internals.dialect!.sqlToQuery(s)));
+    return pipelineReserved(
+      await client.reserve(),
+      statements.map((s) => internals.dialect!.sqlToQuery(s)),
+    );
   }
   return db.transaction(async (tx) => {
     const out: unknown[][] = [];
@@ -64,7 +67,10 @@ export async function pipelineTx(db: Db, statements: SQL[]): Promise<unknown[][]
   });
 }
 
-async function pipelineReserved(conn: ReservedSql, queries: Array<{ sql: string; params: unknown[] }>): Promise<unknown[][]> {
+async function pipelineReserved(
+  conn: ReservedSql,
+  queries: Array<{ sql: string; params: unknown[] }>,
+): Promise<unknown[][]> {
   let closed: (err: unknown) => void = () => {};
   const whenClosed = new Promise<never>((_, reject) => (closed = reject));
   whenClosed.catch(() => {}); // raced below, and never settled when all goes well
@@ -82,7 +88,11 @@ async function pipelineReserved(conn: ReservedSql, queries: Array<{ sql: string;
       return true;
     },
   });
-  const pending = [begin, ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true })), conn.unsafe("commit", [], { prepare: false })];
+  const pending = [
+    begin,
+    ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true })),
+    conn.unsafe("commit", [], { prepare: false }),
+  ];
   // postgres.js queries are lazy: started here, in order, so they are written in order.
   for (const q of pending) (q as unknown as { execute(): unknown }).execute();
   try {

@@ -2,7 +2,16 @@
 // the migrator lives in "@fairway/store/node".
 export { connectPostgres, pipelineTx, query, rowsOf, sql, type Db, type Store } from "./db.ts";
 export * as schema from "./schema.ts";
-export { claim, claimReport, claimStatements, dueScanCap, fairOrder, type ClaimedTrigger, type ClaimInput, type ClaimReport } from "./sql/claim.ts";
+export {
+  claim,
+  claimReport,
+  claimStatements,
+  dueScanCap,
+  fairOrder,
+  type ClaimedTrigger,
+  type ClaimInput,
+  type ClaimReport,
+} from "./sql/claim.ts";
 export { settle, type AttemptDetail, type Settled, type Settlement } from "./sql/settle.ts";
 export { renewLeases } from "./sql/renew.ts";
 export { releaseLeases } from "./sql/release.ts";

@@ -37,35 +37,41 @@ const key = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' })
  *  nothing else, but a row written past the API must not be able to break that either. */
 const printable = (name: string, column: AnyPgColumn) => check(name, sql`${column} !~ '[[:cntrl:]]'`);
 
-export const tenants = pgTable("tenants", {
-  id: key("id").primaryKey(),
-  name: text("name").notNull(),
-  status: text("status").notNull().default("active"), // active | suspended
-  maxInFlight: integer("max_in_flight").notNull().default(10),
-  weight: doublePrecision("weight").notNull().default(1),
-  ratePerSecond: doublePrecision("rate_per_second"), // null = unlimited
-  burst: integer("burst"), // bucket capacity; null = max(1, ratePerSecond)
-  rateTokens: doublePrecision("rate_tokens"), // token bucket, refilled lazily by the claimer
-  rateUpdatedAt: ts("rate_updated_at"),
-  maxJobs: integer("max_jobs").notNull().default(10000),
-  maxPayloadBytes: integer("max_payload_bytes").notNull().default(262144),
-  signingSecret: text("signing_secret").notNull(),
-  // During rotation the previous secret still signs deliveries until it expires.
-  previousSigningSecret: text("previous_signing_secret"),
-  previousSecretExpiresAt: ts("previous_secret_expires_at"),
-  // History retention (executor retention.ts): finished triggers, their attempts and finished one-time
-  // jobs are deleted this many days after they finished; dead ones after deadRetentionDays.
-  historyRetentionDays: integer("history_retention_days").notNull().default(30),
-  deadRetentionDays: integer("dead_retention_days").notNull().default(90),
-  createdAt: ts("created_at").notNull().defaultNow(),
-  updatedAt: ts("updated_at").notNull().defaultNow(),
-}, (t) => [printable("tenants_id_printable", t.id)]);
+export const tenants = pgTable(
+  "tenants",
+  {
+    id: key("id").primaryKey(),
+    name: text("name").notNull(),
+    status: text("status").notNull().default("active"), // active | suspended
+    maxInFlight: integer("max_in_flight").notNull().default(10),
+    weight: doublePrecision("weight").notNull().default(1),
+    ratePerSecond: doublePrecision("rate_per_second"), // null = unlimited
+    burst: integer("burst"), // bucket capacity; null = max(1, ratePerSecond)
+    rateTokens: doublePrecision("rate_tokens"), // token bucket, refilled lazily by the claimer
+    rateUpdatedAt: ts("rate_updated_at"),
+    maxJobs: integer("max_jobs").notNull().default(10000),
+    maxPayloadBytes: integer("max_payload_bytes").notNull().default(262144),
+    signingSecret: text("signing_secret").notNull(),
+    // During rotation the previous secret still signs deliveries until it expires.
+    previousSigningSecret: text("previous_signing_secret"),
+    previousSecretExpiresAt: ts("previous_secret_expires_at"),
+    // History retention (executor retention.ts): finished triggers, their attempts and finished one-time
+    // jobs are deleted this many days after they finished; dead ones after deadRetentionDays.
+    historyRetentionDays: integer("history_retention_days").notNull().default(30),
+    deadRetentionDays: integer("dead_retention_days").notNull().default(90),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [printable("tenants_id_printable", t.id)],
+);
 
 export const apiKeys = pgTable(
   "api_keys",
   {
     id: key("id").primaryKey(),
-    tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: key("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     prefix: text("prefix").notNull(), // first characters, to recognise a key in lists
     hash: key("hash").notNull(), // sha256 of the key; the key itself is never stored
     createdAt: ts("created_at").notNull().defaultNow(),
@@ -111,7 +117,9 @@ export const tenantCounters = pgTable("tenant_counters", {
 export const tenantPools = pgTable(
   "tenant_pools",
   {
-    tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: key("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     type: key("type").notNull(),
     vtime: doublePrecision("vtime").notNull().default(0), // worker-ms received ÷ weight
     costMs: doublePrecision("cost_ms").notNull().default(DEFAULT_COST_MS), // EWMA of real durations
@@ -130,7 +138,9 @@ export const jobs = pgTable(
   "jobs",
   {
     id: key("id").primaryKey(),
-    tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: key("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     type: key("type").notNull(),
     cron: text("cron"), // null for one-time jobs
@@ -184,8 +194,12 @@ export const triggers = pgTable(
   "triggers",
   {
     id: key("id").primaryKey(),
-    tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
-    jobId: key("job_id").notNull().references(() => jobs.id, { onDelete: "cascade" }),
+    tenantId: key("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    jobId: key("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
     type: key("type").notNull(), // the pool; copied from the job so the claim needs no join
     kind: text("kind").notNull().default("scheduled"), // scheduled | manual
     scheduledFor: ts("scheduled_for").notNull(),
@@ -347,7 +361,9 @@ export const attempts = pgView("attempts", attemptColumns()).as(sql`
 export const secrets = pgTable(
   "secrets",
   {
-    tenantId: key("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: key("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     name: key("name").notNull(),
     sealed: text("sealed").notNull(),
     keyId: text("key_id").notNull(),

@@ -28,7 +28,9 @@ it("a tenant whose due triggers wait on a running one of their job takes no slot
   expect(got.map((g) => g.tenantId)).toEqual(["b-free", "b-free", "b-free", "b-free"]);
   expect(triggerIds).toEqual(expect.arrayContaining(got.map((g) => g.id)));
   const [{ waiting }] = await query<{ waiting: number }>(
-    pg.db, sql`SELECT count(*)::int AS waiting FROM trigger_queue WHERE job_id = ${jobId}`);
+    pg.db,
+    sql`SELECT count(*)::int AS waiting FROM trigger_queue WHERE job_id = ${jobId}`,
+  );
   expect(waiting).toBe(4);
   expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
 });
@@ -49,7 +51,9 @@ it("a tenant is a candidate by its earliest queued trigger, whatever the priorit
   expect(got.map((g) => g.id).sort()).toEqual([...mixedDue.triggerIds, ...nowDue.triggerIds].sort());
   expect(await claimOf("due", 50)).toEqual([]);
   const [{ queued }] = await query<{ queued: number }>(
-    pg.db, sql`SELECT count(*)::int AS queued FROM trigger_queue WHERE type = 'due'`);
+    pg.db,
+    sql`SELECT count(*)::int AS queued FROM trigger_queue WHERE type = 'due'`,
+  );
   expect(queued).toBe(5);
   expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
 });
@@ -86,7 +90,10 @@ it("racing claims never start two triggers of one exclusive job, and every trigg
       }
       await new Promise((r) => setTimeout(r, 2));
       for (const g of got) running.delete(g.jobId);
-      await settle(pg.db, got.map((g) => succeeded(g)));
+      await settle(
+        pg.db,
+        got.map((g) => succeeded(g)),
+      );
     }
   };
   await Promise.all(["c1", "c2", "c3", "c4"].map(claimer));

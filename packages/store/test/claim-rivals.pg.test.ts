@@ -44,7 +44,10 @@ it("a claim racing another over a heavier tenant takes only the light tenant's s
   expect(count("heavy")).toBeGreaterThan(count("light"));
   expect(next.claimed.length).toBe(12);
 
-  const [{ running }] = await query<{ running: number }>(pg.db, sql`SELECT sum(running)::int AS running FROM tenant_pools`);
+  const [{ running }] = await query<{ running: number }>(
+    pg.db,
+    sql`SELECT sum(running)::int AS running FROM tenant_pools`,
+  );
   expect(running).toBe(14);
   expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
 });

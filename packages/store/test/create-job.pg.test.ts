@@ -3,7 +3,16 @@
 // At the limit the statement refuses without an error: Postgres counts no rolled-back transaction.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@fairway/core";
-import { connectPostgres, createJob, query, sql, type CreateJobResult, type Db, type NewJob, type Store } from "@fairway/store";
+import {
+  connectPostgres,
+  createJob,
+  query,
+  sql,
+  type CreateJobResult,
+  type Db,
+  type NewJob,
+  type Store,
+} from "@fairway/store";
 import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
 import { seedTenant } from "../../../test/support/seed.ts";
 
@@ -38,10 +47,13 @@ describe("createJob batches", () => {
   let other: Store;
   const counts = async (tenantId: string) =>
     (
-      await query<{ jobs: number; triggers: number; counter: number | null }>(db, sql`
+      await query<{ jobs: number; triggers: number; counter: number | null }>(
+        db,
+        sql`
         SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = ${tenantId} AND status IN ('active', 'paused')) AS jobs,
                (SELECT count(*)::int FROM triggers WHERE tenant_id = ${tenantId}) AS triggers,
-               (SELECT live_jobs FROM tenant_counters WHERE tenant_id = ${tenantId}) AS counter`)
+               (SELECT live_jobs FROM tenant_counters WHERE tenant_id = ${tenantId}) AS counter`,
+      )
     )[0];
 
   beforeAll(async () => {
@@ -59,7 +71,9 @@ describe("createJob batches", () => {
       await seedTenant(db, tenant);
       const limit = 25 + round * 7;
       const jobs = Array.from({ length: 80 }, (_, i) => newJob(tenant, i));
-      const results = await settled(jobs.map((j, i) => createJob(i % 2 ? other.db : db, j, { maxJobs: limit, poolKnown: true })));
+      const results = await settled(
+        jobs.map((j, i) => createJob(i % 2 ? other.db : db, j, { maxJobs: limit, poolKnown: true })),
+      );
       const k = kinds(results);
       expect(k.filter((x) => x === "created")).toHaveLength(limit);
       expect(k.filter((x) => x === "max_jobs")).toHaveLength(80 - limit);
@@ -80,25 +94,49 @@ describe("createJob batches", () => {
     const b = connectPostgres(own.url, { max: 1 });
     const rollbacks = async () => {
       for (const h of [a, b]) await h.db.execute(sql`SELECT pg_stat_force_next_flush()`);
-      return (await query<{ n: number }>(a.db, sql`SELECT xact_rollback::int AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n;
+      return (
+        await query<{ n: number }>(
+          a.db,
+          sql`SELECT xact_rollback::int AS n FROM pg_stat_database WHERE datname = current_database()`,
+        )
+      )[0].n;
     };
     const ownCounts = async () =>
-      (await query<{ jobs: number; counter: number }>(a.db, sql`
+      (
+        await query<{ jobs: number; counter: number }>(
+          a.db,
+          sql`
         SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = 'full') AS jobs,
-               (SELECT live_jobs FROM tenant_counters WHERE tenant_id = 'full') AS counter`))[0];
+               (SELECT live_jobs FROM tenant_counters WHERE tenant_id = 'full') AS counter`,
+        )
+      )[0];
     try {
       await seedTenant(a.db, "full");
-      for (let i = 0; i < 7; i++) expect((await createJob(a.db, newJob("full", i), { maxJobs: 10, poolKnown: true })).kind).toBe("created");
+      for (let i = 0; i < 7; i++)
+        expect((await createJob(a.db, newJob("full", i), { maxJobs: 10, poolKnown: true })).kind).toBe("created");
       const before = await rollbacks();
       // 3 slots left. The first goes alone; the next five wait and go as one batch, which has room for two.
       const first = createJob(a.db, newJob("full", 10), { maxJobs: 10, poolKnown: true });
-      const batch = Array.from({ length: 5 }, (_, i) => createJob(a.db, newJob("full", 11 + i), { maxJobs: 10, poolKnown: true }));
-      expect(kinds(await settled([first, ...batch]))).toEqual(["created", "created", "created", "max_jobs", "max_jobs", "max_jobs"]);
+      const batch = Array.from({ length: 5 }, (_, i) =>
+        createJob(a.db, newJob("full", 11 + i), { maxJobs: 10, poolKnown: true }),
+      );
+      expect(kinds(await settled([first, ...batch]))).toEqual([
+        "created",
+        "created",
+        "created",
+        "max_jobs",
+        "max_jobs",
+        "max_jobs",
+      ]);
       // A refused job writes nothing, not even the pool row of its new type.
-      expect((await createJob(b.db, newJob("full", 20, { type: "full-new-type" }), { maxJobs: 10 })).kind).toBe("max_jobs");
+      expect((await createJob(b.db, newJob("full", 20, { type: "full-new-type" }), { maxJobs: 10 })).kind).toBe(
+        "max_jobs",
+      );
       expect(await query(a.db, sql`SELECT type FROM pools WHERE type = 'full-new-type'`)).toEqual([]);
       // Two processes over the limit at once.
-      const race = Array.from({ length: 20 }, (_, i) => createJob(i % 2 ? b.db : a.db, newJob("full", 30 + i), { maxJobs: 12, poolKnown: true }));
+      const race = Array.from({ length: 20 }, (_, i) =>
+        createJob(i % 2 ? b.db : a.db, newJob("full", 30 + i), { maxJobs: 12, poolKnown: true }),
+      );
       expect(kinds(await settled(race)).filter((k) => k === "created")).toHaveLength(2);
       expect(await ownCounts()).toEqual({ jobs: 12, counter: 12 });
       expect(await rollbacks()).toBe(before);
@@ -148,8 +186,11 @@ describe("createJob batches", () => {
     const hold = connectPostgres(t.url, { max: 1 });
     const waiting = async (n: number) => {
       for (;;) {
-        const [w] = await query<{ n: number }>(db, sql`
-          SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        const [w] = await query<{ n: number }>(
+          db,
+          sql`
+          SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
         if (w.n === n) return;
         await new Promise((r) => setTimeout(r, 10));
       }
@@ -203,7 +244,9 @@ describe("createJob batches", () => {
     expect((await createJob(db, taken, { maxJobs: 100, poolKnown: true })).kind).toBe("created");
     // Submitted together: the first goes at once, the rest wait and go as one batch, which the reused
     // primary key fails; each is then tried alone.
-    const jobs = Array.from({ length: 10 }, (_, i) => (i === 5 ? { ...newJob("bad", i), id: taken.id } : newJob("bad", i)));
+    const jobs = Array.from({ length: 10 }, (_, i) =>
+      i === 5 ? { ...newJob("bad", i), id: taken.id } : newJob("bad", i),
+    );
     const results = await settled(jobs.map((j) => createJob(db, j, { maxJobs: 100, poolKnown: true })));
     expect(kinds(results)).toEqual(jobs.map((_, i) => (i === 5 ? "error" : "created")));
     expect(String((results[5] as PromiseRejectedResult).reason)).toMatch(/jobs_pkey/);
@@ -213,8 +256,14 @@ describe("createJob batches", () => {
   it("Idempotency-Keys within one batch: the first of a key inserts, later ones replay or conflict", async () => {
     await seedTenant(db, "idem");
     const existing = newJob("idem", 0);
-    expect((await createJob(db, existing, { maxJobs: 100, idempotencyKey: "a", requestHash: "ha" })).kind).toBe("created");
-    const opts = (key: string | undefined, hash: string | undefined) => ({ maxJobs: 100, idempotencyKey: key, requestHash: hash });
+    expect((await createJob(db, existing, { maxJobs: 100, idempotencyKey: "a", requestHash: "ha" })).kind).toBe(
+      "created",
+    );
+    const opts = (key: string | undefined, hash: string | undefined) => ({
+      maxJobs: 100,
+      idempotencyKey: key,
+      requestHash: hash,
+    });
     const calls: Array<[NewJob, ReturnType<typeof opts>]> = [
       [newJob("idem", 1), opts(undefined, undefined)], // goes alone, first
       [newJob("idem", 2), opts("b", "hb")],
@@ -225,7 +274,15 @@ describe("createJob batches", () => {
       [newJob("idem", 7), opts(undefined, undefined)],
     ];
     const results = await Promise.all(calls.map(([j, o]) => createJob(db, j, o)));
-    expect(results.map((r) => r.kind)).toEqual(["created", "created", "replayed", "idempotency_conflict", "replayed", "idempotency_conflict", "created"]);
+    expect(results.map((r) => r.kind)).toEqual([
+      "created",
+      "created",
+      "replayed",
+      "idempotency_conflict",
+      "replayed",
+      "idempotency_conflict",
+      "created",
+    ]);
     const job = (r: CreateJobResult) => ("job" in r ? r.job : null);
     expect(job(results[2])).toEqual(job(results[1]));
     expect(job(results[4])?.id).toBe(existing.id);
@@ -237,7 +294,9 @@ describe("createJob batches", () => {
     for (let i = 0; i < 3; i++) await createJob(db, newJob("fresh", i), { maxJobs: 100, poolKnown: true });
     await db.execute(sql`DELETE FROM tenant_counters WHERE tenant_id = 'fresh'`);
     const jobs = Array.from({ length: 12 }, (_, i) => newJob("fresh", 10 + i));
-    const results = await settled(jobs.map((j, i) => createJob(i % 2 ? other.db : db, j, { maxJobs: 8, poolKnown: true })));
+    const results = await settled(
+      jobs.map((j, i) => createJob(i % 2 ? other.db : db, j, { maxJobs: 8, poolKnown: true })),
+    );
     expect(kinds(results).filter((x) => x === "created")).toHaveLength(5);
     expect(kinds(results).filter((x) => x === "max_jobs")).toHaveLength(7);
     expect(await counts("fresh")).toMatchObject({ jobs: 8, counter: 8 });

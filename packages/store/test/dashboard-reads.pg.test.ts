@@ -11,9 +11,12 @@ const pg = useTestDb();
 
 async function insertJob(tenantId: string, name: string, status: string) {
   const id = newId("job");
-  await query(pg.db, sql`
+  await query(
+    pg.db,
+    sql`
     INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, status, max_attempts, initial_delay_ms, max_delay_ms)
-    VALUES (${id}, ${tenantId}, ${name}, 'webhook', '0 9 * * *', 'UTC', ${status}, 3, 1000, 60000)`);
+    VALUES (${id}, ${tenantId}, ${name}, 'webhook', '0 9 * * *', 'UTC', ${status}, 3, 1000, 60000)`,
+  );
   return id;
 }
 
@@ -36,7 +39,12 @@ describe("searchJobs", () => {
     const seen: string[] = [];
     let after: string | null = null;
     for (;;) {
-      const page: Awaited<ReturnType<typeof searchJobs>> = await searchJobs(pg.db, "dash_a", { q: "nightly", status: "active", after, limit: 7 });
+      const page: Awaited<ReturnType<typeof searchJobs>> = await searchJobs(pg.db, "dash_a", {
+        q: "nightly",
+        status: "active",
+        after,
+        limit: 7,
+      });
       seen.push(...page.map((j) => j.id));
       if (page.length < 7) break;
       after = page[page.length - 1].id;
@@ -45,7 +53,9 @@ describe("searchJobs", () => {
   });
 
   it("treats % and _ in the search as text", async () => {
-    expect((await searchJobs(pg.db, "dash_a", { q: "0%_", after: null, limit: 50 })).map((j) => j.name)).toEqual(["100%_literal"]);
+    expect((await searchJobs(pg.db, "dash_a", { q: "0%_", after: null, limit: 50 })).map((j) => j.name)).toEqual([
+      "100%_literal",
+    ]);
     expect(await searchJobs(pg.db, "dash_a", { q: "%", after: null, limit: 500 })).toHaveLength(1);
   });
 });
@@ -57,21 +67,39 @@ describe("dead letters and tenant figures", () => {
     const dead: string[] = [];
     for (const t of ["dash_c", "dash_d"]) {
       const { triggerIds } = await seedDue(pg.db, t, 5);
-      await query(pg.db, sql`UPDATE triggers SET status = 'dead', reason = 'http_400', finished_at = now()
-                              WHERE id IN (${sql.join(triggerIds.slice(0, 3).map((id) => sql`${id}`), sql`, `)})`);
-      dead.push(...triggerIds.slice(0, 3).sort().map((id) => `${t}/${id}`));
+      await query(
+        pg.db,
+        sql`UPDATE triggers SET status = 'dead', reason = 'http_400', finished_at = now()
+                              WHERE id IN (${sql.join(
+                                triggerIds.slice(0, 3).map((id) => sql`${id}`),
+                                sql`, `,
+                              )})`,
+      );
+      dead.push(
+        ...triggerIds
+          .slice(0, 3)
+          .sort()
+          .map((id) => `${t}/${id}`),
+      );
     }
     const seen: string[] = [];
     let after: { tenantId: string; triggerId: string } | null = null;
     for (;;) {
-      const page: Awaited<ReturnType<typeof listDeadLetterSummaries>> = await listDeadLetterSummaries(pg.db, { after, limit: 4 });
+      const page: Awaited<ReturnType<typeof listDeadLetterSummaries>> = await listDeadLetterSummaries(pg.db, {
+        after,
+        limit: 4,
+      });
       seen.push(...page.map((r) => `${r.tenantId}/${r.id}`));
       if (page.length < 4) break;
       const last = page[page.length - 1];
       after = { tenantId: last.tenantId, triggerId: last.id };
     }
     expect(seen.filter((s) => s.startsWith("dash_c/") || s.startsWith("dash_d/"))).toEqual(dead);
-    expect((await listDeadLetterSummaries(pg.db, { tenantId: "dash_d", after: null, limit: 50 })).map((r) => `dash_d/${r.id}`)).toEqual(dead.slice(3));
+    expect(
+      (await listDeadLetterSummaries(pg.db, { tenantId: "dash_d", after: null, limit: 50 })).map(
+        (r) => `dash_d/${r.id}`,
+      ),
+    ).toEqual(dead.slice(3));
     const [c] = await tenantOverview(pg.db, { after: null, limit: 1, ids: ["dash_c"] });
     expect(c).toMatchObject({ id: "dash_c", due: 2, dead: 3, running: 0 });
     expect(c.oldestDueLagMs).toBeGreaterThan(0);
@@ -86,14 +114,22 @@ describe("activityWindow", () => {
     const jobB = await insertJob("act_b", "b", "active");
     const now = Date.now();
     const at = (ms: number) => new Date(ms).toISOString();
-    const trigger = async (tenantId: string, jobId: string, createdMs: number, ok: { startedMs: number; durationMs: number } | null) => {
+    const trigger = async (
+      tenantId: string,
+      jobId: string,
+      createdMs: number,
+      ok: { startedMs: number; durationMs: number } | null,
+    ) => {
       const id = `trg_${ulid(createdMs)}`;
-      await query(pg.db, sql`
+      await query(
+        pg.db,
+        sql`
         INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts, status,
                               ok_started_at, ok_duration_ms, ok_http_status, finished_at)
         VALUES (${id}, ${tenantId}, ${jobId}, 'webhook', 'scheduled', ${at(createdMs)}::timestamptz, ${at(createdMs)}::timestamptz, 3,
                 ${ok ? "succeeded" : "dead"}, ${ok ? at(ok.startedMs) : null}::timestamptz, ${ok?.durationMs ?? null}, ${ok ? 200 : null},
-                ${at(createdMs + 1000)}::timestamptz)`);
+                ${at(createdMs + 1000)}::timestamptz)`,
+      );
       return id;
     };
     // In the window: two first-attempt successes of act_a (300 + 200 ms, 100 ms and 300 ms late).
@@ -101,16 +137,24 @@ describe("activityWindow", () => {
     await trigger("act_a", jobA, now - 60_000, { startedMs: now - 59_700, durationMs: 200 });
     // act_b: one trigger with two failed attempts in the log (50 + 70 ms).
     const failed = await trigger("act_b", jobB, now - 90_000, null);
-    for (const [n, ms] of [[1, 50], [2, 70]]) {
-      await query(pg.db, sql`
+    for (const [n, ms] of [
+      [1, 50],
+      [2, 70],
+    ]) {
+      await query(
+        pg.db,
+        sql`
         INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome, http_status)
-        VALUES (${failed}, 'act_b', ${n}, ${at(now - 89_000 + n * 1000)}::timestamptz, ${ms}, 'http_error', 500)`);
+        VALUES (${failed}, 'act_b', ${n}, ${at(now - 89_000 + n * 1000)}::timestamptz, ${ms}, 'http_error', 500)`,
+      );
     }
     // Before the window: not counted.
     await trigger("act_a", jobA, now - 20 * 60_000, { startedMs: now - 20 * 60_000, durationMs: 5000 });
 
     const a = await activityWindow(pg.db, { windowMs: 10 * 60_000, nowMs: now });
-    const byTenant = Object.fromEntries(a.workerMs.filter((w) => w.tenantId.startsWith("act_")).map((w) => [w.tenantId, w.ms]));
+    const byTenant = Object.fromEntries(
+      a.workerMs.filter((w) => w.tenantId.startsWith("act_")).map((w) => [w.tenantId, w.ms]),
+    );
     expect(byTenant).toEqual({ act_a: 500, act_b: 120 });
     const total = a.minutes.reduce((s, m) => s + m.attempts, 0);
     const failures = a.minutes.reduce((s, m) => s + m.failures, 0);

@@ -4,19 +4,37 @@ import { expect, it } from "vitest";
 import { fairOrder } from "@fairway/store";
 
 const rows = (tenant: string, n: number, priority = 0) =>
-  Array.from({ length: n }, (_, i) => ({ id: `${tenant}${i}`, tenantId: tenant, priority, vt: 0, vclock: null as number | null }));
+  Array.from({ length: n }, (_, i) => ({
+    id: `${tenant}${i}`,
+    tenantId: tenant,
+    priority,
+    vt: 0,
+    vclock: null as number | null,
+  }));
 
 it("orders a claim by its slots: each tenant's k-th at vstart + (k − 1) · cost ÷ weight", () => {
   // A claim returned 2 of a (weight 1), 4 of b (weight 2), 2 of c (weight 1), tenant by tenant; equal costs.
-  const out = fairOrder([...rows("a", 2), ...rows("b", 4), ...rows("c", 2)], { a: [10, 1], b: [10, 0.5], c: [10, 1] }, 10);
+  const out = fairOrder(
+    [...rows("a", 2), ...rows("b", 4), ...rows("c", 2)],
+    { a: [10, 1], b: [10, 0.5], c: [10, 1] },
+    10,
+  );
   expect(out.map((r) => r.tenantId).join("")).toBe("abcbabcb");
   expect(out.map((r) => r.vt)).toEqual([10, 10, 10, 10.5, 11, 11, 11, 11.5]);
   // Any prefix holds each tenant within two triggers of its weighted share (here 1.25 at most: at a
   // shared start, ties go by tenant).
-  const big = fairOrder([...rows("a", 10), ...rows("b", 20), ...rows("c", 50)], { a: [0, 5], b: [0, 2.5], c: [0, 1] }, 0);
+  const big = fairOrder(
+    [...rows("a", 10), ...rows("b", 20), ...rows("c", 50)],
+    { a: [0, 5], b: [0, 2.5], c: [0, 1] },
+    0,
+  );
   for (let n = 1; n <= big.length; n++) {
     const prefix = big.slice(0, n);
-    for (const [t, share] of [["a", 10 / 80], ["b", 20 / 80], ["c", 50 / 80]] as const) {
+    for (const [t, share] of [
+      ["a", 10 / 80],
+      ["b", 20 / 80],
+      ["c", 50 / 80],
+    ] as const) {
       expect(Math.abs(prefix.filter((r) => r.tenantId === t).length - share * n)).toBeLessThan(2);
     }
   }

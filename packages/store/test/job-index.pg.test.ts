@@ -15,10 +15,25 @@ const tenantId = "tn_jobidx";
 beforeAll(() => seedTenant(pg.db, tenantId));
 
 async function oneTimeJob(runAt: Date) {
-  const r = await createJob(pg.db, {
-    id: newId("job"), tenantId, name: "once", type: "webhook", cron: null, timezone: null, runAt, nextFireAt: runAt,
-    target: { url: "https://example.com/hook", method: "POST" }, payload: null, maxAttempts: 3, initialDelayMs: 1000, maxDelayMs: 60_000,
-  }, { maxJobs: 1000 });
+  const r = await createJob(
+    pg.db,
+    {
+      id: newId("job"),
+      tenantId,
+      name: "once",
+      type: "webhook",
+      cron: null,
+      timezone: null,
+      runAt,
+      nextFireAt: runAt,
+      target: { url: "https://example.com/hook", method: "POST" },
+      payload: null,
+      maxAttempts: 3,
+      initialDelayMs: 1000,
+      maxDelayMs: 60_000,
+    },
+    { maxJobs: 1000 },
+  );
   if (r.kind !== "created") throw new Error(r.kind);
   return r.job;
 }
@@ -30,15 +45,21 @@ const triggersOf = (jobId: string) =>
   );
 
 const insertTrigger = (jobId: string, kind: string, at: Date) =>
-  query(pg.db, sql`
+  query(
+    pg.db,
+    sql`
     INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts)
-    VALUES (${newId("trg")}, ${tenantId}, ${jobId}, 'webhook', ${kind}, ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz, 3)`);
+    VALUES (${newId("trg")}, ${tenantId}, ${jobId}, 'webhook', ${kind}, ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz, 3)`,
+  );
 
 it("refuses a second scheduled trigger of a job at the same instant, and lets manual runs share it", async () => {
   const at = new Date(Date.now() + 3_600_000);
   const job = await oneTimeJob(at);
   expect(await triggersOf(job.id)).toHaveLength(1);
-  await expect(insertTrigger(job.id, "scheduled", at)).rejects.toMatchObject({ code: "23505", constraint_name: "triggers_job_idx" });
+  await expect(insertTrigger(job.id, "scheduled", at)).rejects.toMatchObject({
+    code: "23505",
+    constraint_name: "triggers_job_idx",
+  });
   await insertTrigger(job.id, "manual", at);
   await insertTrigger(job.id, "manual", at);
   expect((await triggersOf(job.id)).map((r) => r.kind)).toEqual(["scheduled", "manual", "manual"]);
@@ -91,5 +112,8 @@ it("leaves room on the leaf pages of the two indexes that keep a trigger's key f
     sql`SELECT relname, reloptions AS opts FROM pg_class WHERE relname IN ('triggers_pkey', 'triggers_job_idx') ORDER BY relname`,
   );
   const want = [`fillfactor=${schema.TRIGGER_KEY_FILLFACTOR}`];
-  expect(rows).toEqual([{ relname: "triggers_job_idx", opts: want }, { relname: "triggers_pkey", opts: want }]);
+  expect(rows).toEqual([
+    { relname: "triggers_job_idx", opts: want },
+    { relname: "triggers_pkey", opts: want },
+  ]);
 });

@@ -9,7 +9,7 @@ import { useTestDb } from "../../../test/support/use-db.ts";
 
 const pg = useTestDb();
 
-it("every text column in an index or a foreign key is COLLATE \"C\"", async () => {
+it('every text column in an index or a foreign key is COLLATE "C"', async () => {
   const rows = await query<{ col: string; collation: string }>(
     pg.db,
     sql`
@@ -28,19 +28,30 @@ it("every text column in an index or a foreign key is COLLATE \"C\"", async () =
   );
   // The list itself guards against a schema change that drops keys from it unnoticed.
   expect(rows.map((r) => r.col)).toEqual([
-    "api_keys.hash", "api_keys.id", "api_keys.tenant_id",
+    "api_keys.hash",
+    "api_keys.id",
+    "api_keys.tenant_id",
     "attempt_log.trigger_id",
-    "dead_letters.tenant_id", "dead_letters.trigger_id",
+    "dead_letters.tenant_id",
+    "dead_letters.trigger_id",
     "executors.id",
-    "jobs.id", "jobs.idempotency_key", "jobs.tenant_id",
+    "jobs.id",
+    "jobs.idempotency_key",
+    "jobs.tenant_id",
     "leases.token",
     "pools.type",
-    "secrets.name", "secrets.tenant_id",
+    "secrets.name",
+    "secrets.tenant_id",
     "tenant_counters.tenant_id",
-    "tenant_pools.tenant_id", "tenant_pools.type",
+    "tenant_pools.tenant_id",
+    "tenant_pools.type",
     "tenants.id",
-    "trigger_queue.id", "trigger_queue.tenant_id", "trigger_queue.type",
-    "triggers.id", "triggers.job_id", "triggers.tenant_id",
+    "trigger_queue.id",
+    "trigger_queue.tenant_id",
+    "trigger_queue.type",
+    "triggers.id",
+    "triggers.job_id",
+    "triggers.tenant_id",
   ]);
   expect(rows.filter((r) => r.collation !== "C")).toEqual([]);
 });

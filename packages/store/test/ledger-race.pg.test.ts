@@ -13,13 +13,20 @@ import { until } from "../../../test/support/until.ts";
 const pg = useTestDb();
 
 const vtime = async (tenantId: string) =>
-  (await query<{ v: number }>(pg.db, sql`SELECT vtime AS v FROM tenant_pools WHERE tenant_id = ${tenantId} AND type = 'race'`))[0].v;
+  (
+    await query<{ v: number }>(
+      pg.db,
+      sql`SELECT vtime AS v FROM tenant_pools WHERE tenant_id = ${tenantId} AND type = 'race'`,
+    )
+  )[0].v;
 
 it("keeps a correction that commits while a claim of the same tenant is charging", async () => {
   await seedTenant(pg.db, "tn_race", { maxInFlight: 100, weight: 2 });
   await seedPool(pg.db, "race", 50);
   await seedDue(pg.db, "tn_race", 4, { type: "race" });
-  await pg.db.execute(sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES ('tn_race', 'race', 10, 100)`);
+  await pg.db.execute(
+    sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES ('tn_race', 'race', 10, 100)`,
+  );
 
   const other = postgres(pg.t.url, { max: 1, onnotice: () => {} });
   let commit!: () => void;
@@ -38,11 +45,13 @@ it("keeps a correction that commits while a claim of the same tenant is charging
     // matched by its start: pg_stat_activity keeps only the first 1 kB of a statement.)
     await until(
       async () =>
-        (await query<{ n: number }>(
-          pg.db,
-          sql`SELECT count(*)::int AS n FROM pg_stat_activity
+        (
+          await query<{ n: number }>(
+            pg.db,
+            sql`SELECT count(*)::int AS n FROM pg_stat_activity
                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%fairway.claim_tenants%'`,
-        ))[0].n,
+          )
+        )[0].n,
       (n) => n === 1,
       10_000,
     );
@@ -61,7 +70,9 @@ it("keeps a correction that commits while a claim of the same tenant is charging
 it("charges exactly as before when nothing races: from the pool clock for a tenant back from idle", async () => {
   await seedTenant(pg.db, "tn_idle", { maxInFlight: 100 });
   await seedDue(pg.db, "tn_idle", 3, { type: "race" });
-  await pg.db.execute(sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES ('tn_idle', 'race', 5, 100)`);
+  await pg.db.execute(
+    sql`INSERT INTO tenant_pools (tenant_id, type, vtime, cost_ms) VALUES ('tn_idle', 'race', 5, 100)`,
+  );
   await pg.db.execute(sql`UPDATE pools SET vclock = 500 WHERE type = 'race'`);
   const got = await claim(pg.db, { type: "race", budget: 10, owner: "race-test", leaseMs: 60_000 });
   expect(got).toHaveLength(3);

@@ -15,7 +15,10 @@ const drain = async (type: string) => {
   let n = 0;
   for (let got; (got = await claim(pg.db, { type, budget: 100, owner: "drain", leaseMs: 60_000 })).length; ) {
     n += got.length;
-    await settle(pg.db, got.map((g) => succeeded(g)));
+    await settle(
+      pg.db,
+      got.map((g) => succeeded(g)),
+    );
   }
   return n;
 };
@@ -48,7 +51,10 @@ it("a claim skips triggers another transaction holds, and they keep their place 
   expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
   // The four held triggers are still queued, and the next claim takes them.
   expect(await drain("held")).toBe(4);
-  const [{ n }] = await query<{ n: number }>(pg.db, sql`SELECT count(*)::int AS n FROM trigger_queue WHERE type = 'held'`);
+  const [{ n }] = await query<{ n: number }>(
+    pg.db,
+    sql`SELECT count(*)::int AS n FROM trigger_queue WHERE type = 'held'`,
+  );
   expect(n).toBe(0);
   expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
 });

@@ -1,8 +1,20 @@
 // The store's behaviour suite, on real Postgres: the only engine Fairway runs on.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  cancelJob, claim, findExpiredLeases, getTrigger, pauseJob, query, releaseLeases, renewLeases, resumeJob, settle, sql,
-  updateJob, type Db, type Store,
+  cancelJob,
+  claim,
+  findExpiredLeases,
+  getTrigger,
+  pauseJob,
+  query,
+  releaseLeases,
+  renewLeases,
+  resumeJob,
+  settle,
+  sql,
+  updateJob,
+  type Db,
+  type Store,
 } from "@fairway/store";
 import { NO_DRIFT, queueDrift } from "../../../test/support/queue.ts";
 import { seedDue, seedTenant, succeeded } from "../../../test/support/seed.ts";
@@ -31,7 +43,10 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(got.every((g) => g.scheduledFor instanceof Date && !Number.isNaN(g.scheduledFor.getTime()))).toBe(true);
       // Nothing left to claim: a second claimer gets nothing.
       expect(await claim(db, { type: "s1pool", budget: 10, owner: "b", leaseMs: 30_000 })).toHaveLength(0);
-      const settled = await settle(db, got.map((g) => succeeded(g)));
+      const settled = await settle(
+        db,
+        got.map((g) => succeeded(g)),
+      );
       expect(settled).toHaveLength(3);
       const rows = await query<{ status: string; n: number }>(
         db,
@@ -49,7 +64,10 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(await settle(db, [succeeded(c)])).toHaveLength(1);
       // Settling twice (a duplicate flush) changes nothing and adds no attempt.
       expect(await settle(db, [succeeded(c)])).toHaveLength(0);
-      const [{ n }] = await query<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM attempts WHERE trigger_id = ${c.id}`);
+      const [{ n }] = await query<{ n: number }>(
+        db,
+        sql`SELECT count(*)::int AS n FROM attempts WHERE trigger_id = ${c.id}`,
+      );
       expect(n).toBe(1);
     });
 
@@ -59,19 +77,37 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const got = await claim(db, { type: "s2cpool", budget: 2, owner: "a", leaseMs: 30_000 });
       const [once, twice] = triggerIds.map((id) => got.find((g) => g.id === id)!);
       const startedAt = new Date("2026-01-02T03:04:05.678Z");
-      const request = { method: "POST", url: "https://example.com/h?k=${secrets.K}", headers: { "webhook-id": once.id }, body: "{}" };
+      const request = {
+        method: "POST",
+        url: "https://example.com/h?k=${secrets.K}",
+        headers: { "webhook-id": once.id },
+        body: "{}",
+      };
       const okDetail = { request, responseHeaders: { "x-a": "1" }, responseTruncated: false };
-      const failDetail = { request: { ...request, body: null }, responseHeaders: { "retry-after": "5" }, responseTruncated: true };
+      const failDetail = {
+        request: { ...request, body: null },
+        responseHeaders: { "retry-after": "5" },
+        responseTruncated: true,
+      };
       // Attempt 1: one succeeds (kept in its trigger's row), the other fails and is retried (logged).
       await settle(db, [
         succeeded(once, { startedAt, durationMs: 12.4, httpStatus: 200, responseBody: "thanks", detail: okDetail }),
-        succeeded(twice, { status: "pending", outcome: "http_error", httpStatus: 503, error: "HTTP 503", nextAttemptAt: new Date(0), detail: failDetail }),
+        succeeded(twice, {
+          status: "pending",
+          outcome: "http_error",
+          httpStatus: 503,
+          error: "HTTP 503",
+          nextAttemptAt: new Date(0),
+          detail: failDetail,
+        }),
       ]);
       const [again] = await claim(db, { type: "s2cpool", budget: 2, owner: "a", leaseMs: 30_000 });
       expect([again.id, again.attempt]).toEqual([twice.id, 2]);
       // Many connections settle the retry's success at once: one wins, one attempt is recorded.
       const stores = [env.store, await env.more(), await env.more()];
-      const wins = await Promise.all(stores.map((s) => settle(s.db, [succeeded(again, { startedAt, durationMs: 3, httpStatus: 204 })])));
+      const wins = await Promise.all(
+        stores.map((s) => settle(s.db, [succeeded(again, { startedAt, durationMs: 3, httpStatus: 204 })])),
+      );
       expect(wins.flat()).toHaveLength(1);
       // A duplicate of the first success changes nothing either.
       expect(await settle(db, [succeeded(once, { durationMs: 99 })])).toHaveLength(0);
@@ -87,8 +123,17 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const first = await getTrigger(db, "s2c", once.id);
       expect(first?.attempts).toEqual([
         {
-          triggerId: once.id, tenantId: "s2c", attempt: 1, startedAt, durationMs: 12, outcome: "success", httpStatus: 200,
-          error: null, responseBody: "thanks", detail: okDetail, createdAt: first!.finishedAt,
+          triggerId: once.id,
+          tenantId: "s2c",
+          attempt: 1,
+          startedAt,
+          durationMs: 12,
+          outcome: "success",
+          httpStatus: 200,
+          error: null,
+          responseBody: "thanks",
+          detail: okDetail,
+          createdAt: first!.finishedAt,
         },
       ]);
       const second = await getTrigger(db, "s2c", twice.id);
@@ -111,7 +156,14 @@ export function storeSuite(name: string, harness: StoreHarness) {
         WHERE job_id = ${jobId}`);
       const got = await claim(db, { type: "s2dpool", budget: 2, owner: "a", leaseMs: 30_000 });
       const [first, second] = triggerIds.map((id) => got.find((g) => g.id === id)!);
-      const gone = { status: "dead" as const, reason: "http_410", outcome: "http_error", httpStatus: 410, error: "HTTP 410", pauseJob: true };
+      const gone = {
+        status: "dead" as const,
+        reason: "http_410",
+        outcome: "http_error",
+        httpStatus: 410,
+        error: "HTTP 410",
+        pauseJob: true,
+      };
       expect(await settle(db, [succeeded(first), succeeded(second, gone)])).toHaveLength(2);
       const [job] = await query<{ status: string }>(db, sql`SELECT status FROM jobs WHERE id = ${jobId}`);
       expect(job.status).toBe("paused");
@@ -127,7 +179,11 @@ export function storeSuite(name: string, harness: StoreHarness) {
       // One lease expires and is reaped back to pending, then claimed again: a new claim, a new token.
       const [lost, kept] = first;
       await renewLeases(db, [kept], 30_000);
-      expect(await settle(db, [succeeded(lost, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date(0) })])).toHaveLength(1);
+      expect(
+        await settle(db, [
+          succeeded(lost, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date(0) }),
+        ]),
+      ).toHaveLength(1);
       const [again] = await claim(db, { type: "s2bpool", budget: 2, owner: "b", leaseMs: 30_000 });
       expect(again.id).toBe(lost.id);
       expect(again.leaseToken).not.toBe(lost.leaseToken);
@@ -135,7 +191,9 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect((await renewLeases(db, [lost], 30_000)).size).toBe(0);
       expect(await settle(db, [succeeded(lost), succeeded({ ...again, leaseToken: lost.leaseToken })])).toHaveLength(0);
       // … while the trigger it still holds, and the new claim, settle normally.
-      expect((await settle(db, [succeeded(kept), succeeded(again)])).map((r) => r.id).sort()).toEqual([kept.id, again.id].sort());
+      expect((await settle(db, [succeeded(kept), succeeded(again)])).map((r) => r.id).sort()).toEqual(
+        [kept.id, again.id].sort(),
+      );
     });
 
     it("never runs more of a tenant's triggers than its cap", async () => {
@@ -144,7 +202,10 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const first = await claim(db, { type: "s3pool", budget: 50, owner: "a", leaseMs: 30_000 });
       expect(first).toHaveLength(4);
       expect(await claim(db, { type: "s3pool", budget: 50, owner: "b", leaseMs: 30_000 })).toHaveLength(0);
-      await settle(db, first.slice(0, 2).map((g) => succeeded(g)));
+      await settle(
+        db,
+        first.slice(0, 2).map((g) => succeeded(g)),
+      );
       expect(await claim(db, { type: "s3pool", budget: 50, owner: "b", leaseMs: 30_000 })).toHaveLength(2);
     });
 
@@ -164,7 +225,12 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(byTenant("s3b").some((g) => g.atCap)).toBe(false);
       expect(byTenant("s3c").every((g) => g.atCap)).toBe(true);
       // One settled: the next claim takes the freed slot, and the tenant is at its cap again.
-      await settle(db, byTenant("s3a").slice(0, 1).map((g) => succeeded(g)));
+      await settle(
+        db,
+        byTenant("s3a")
+          .slice(0, 1)
+          .map((g) => succeeded(g)),
+      );
       const again = await claim(db, { type: "s3cap", budget: 100, owner: "a", leaseMs: 30_000 });
       expect(again.map((g) => [g.tenantId, g.atCap])).toEqual([["s3a", true]]);
     });
@@ -178,10 +244,19 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const slots = (got: Awaited<ReturnType<typeof claim>>) => got.map((g) => [g.tenantId, g.vt, g.vclock]);
       // Both new, at the clock (0): a's slots 0, 100, …, b's 0, 50, …; the four smallest, in order.
       const first = await claim(db, { type: "s4vt", budget: 4, owner: "a", leaseMs: 30_000 });
-      expect(slots(first)).toEqual([["s4a", 0, 0], ["s4b", 0, 0], ["s4b", 50, 0], ["s4a", 100, 0]]);
+      expect(slots(first)).toEqual([
+        ["s4a", 0, 0],
+        ["s4b", 0, 0],
+        ["s4b", 50, 0],
+        ["s4a", 100, 0],
+      ]);
       // Both now have virtual time of their own ahead of the clock (a 200, b 100): no clock.
       const second = await claim(db, { type: "s4vt", budget: 3, owner: "a", leaseMs: 30_000 });
-      expect(slots(second)).toEqual([["s4b", 100, null], ["s4b", 150, null], ["s4a", 200, null]]);
+      expect(slots(second)).toEqual([
+        ["s4b", 100, null],
+        ["s4b", 150, null],
+        ["s4a", 200, null],
+      ]);
       // A tenant new to the pool starts at the clock, which the last claim moved to its least start (100).
       await seedTenant(db, "s4c", { maxInFlight: 100, weight: 1 });
       await seedDue(db, "s4c", 1, { type: "s4vt" });
@@ -200,7 +275,9 @@ export function storeSuite(name: string, harness: StoreHarness) {
       await renewLeases(db, [got[0]], 30_000);
       const reaped = await settle(
         db,
-        got.map((g) => succeeded(g, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date() })),
+        got.map((g) =>
+          succeeded(g, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date() }),
+        ),
       );
       expect(reaped.map((r) => r.id)).toEqual([got[1].id]);
       // The owner of the renewed lease settles normally.
@@ -234,8 +311,15 @@ export function storeSuite(name: string, harness: StoreHarness) {
           for (let round = 0; round < 200; round++) {
             const got = await claim(s.db, { type: "race", budget: 7, owner: `w${w}`, leaseMs: 30_000 });
             for (const g of got) seen.set(`${g.id}#${g.attempt}`, (seen.get(`${g.id}#${g.attempt}`) ?? 0) + 1);
-            if (got.length) await settle(s.db, got.map((g) => succeeded(g)));
-            const [{ left }] = await query<{ left: number }>(s.db, sql`SELECT count(*)::int AS left FROM triggers WHERE type = 'race' AND status <> 'succeeded'`);
+            if (got.length)
+              await settle(
+                s.db,
+                got.map((g) => succeeded(g)),
+              );
+            const [{ left }] = await query<{ left: number }>(
+              s.db,
+              sql`SELECT count(*)::int AS left FROM triggers WHERE type = 'race' AND status <> 'succeeded'`,
+            );
             if (left === 0) break;
           }
         }),
@@ -255,19 +339,22 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const jobs: Array<{ tenant: string; jobId: string }> = [];
       for (let t = 0; t < 8; t++) {
         await seedTenant(db, `x${t}`, { maxInFlight: 1000 });
-        for (let j = 0; j < 5; j++) jobs.push({ tenant: `x${t}`, jobId: (await seedDue(db, `x${t}`, 12, { type: "xrace" })).jobId });
+        for (let j = 0; j < 5; j++)
+          jobs.push({ tenant: `x${t}`, jobId: (await seedDue(db, `x${t}`, 12, { type: "xrace" })).jobId });
       }
       const stores = [env.store, await env.more(), await env.more()];
       const claimed = new Set<string>();
       let cancelling = true;
       const canceller = (async () => {
-        for (const { tenant, jobId } of jobs.filter((_, i) => i % 2 === 0)) await cancelJob(stores[2].db, tenant, jobId);
+        for (const { tenant, jobId } of jobs.filter((_, i) => i % 2 === 0))
+          await cancelJob(stores[2].db, tenant, jobId);
         cancelling = false;
       })();
       await Promise.all(
         stores.slice(0, 2).map(async (s, w) => {
           while (cancelling) {
-            for (const g of await claim(s.db, { type: "xrace", budget: 5, owner: `x${w}`, leaseMs: 30_000 })) claimed.add(g.id);
+            for (const g of await claim(s.db, { type: "xrace", budget: 5, owner: `x${w}`, leaseMs: 30_000 }))
+              claimed.add(g.id);
           }
         }),
       );
@@ -295,7 +382,8 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const jobs: Array<{ tenant: string; jobId: string }> = [];
       for (let t = 0; t < 6; t++) {
         await seedTenant(db, `q${t}`, { maxInFlight: 1000 });
-        for (let j = 0; j < 4; j++) jobs.push({ tenant: `q${t}`, jobId: (await seedDue(db, `q${t}`, 15, { type: "qrace" })).jobId });
+        for (let j = 0; j < 4; j++)
+          jobs.push({ tenant: `q${t}`, jobId: (await seedDue(db, `q${t}`, 15, { type: "qrace" })).jobId });
       }
       const stores = [env.store, await env.more(), await env.more()];
       let writing = true;
@@ -316,10 +404,16 @@ export function storeSuite(name: string, harness: StoreHarness) {
           while (writing) {
             const got = await claim(s.db, { type: "qrace", budget: 6, owner: `q${w}`, leaseMs: 30_000 });
             // A third go back unstarted, a third fail and wait for a retry, a third succeed.
-            const [back, retry, done] = [got.filter((_, i) => i % 3 === 0), got.filter((_, i) => i % 3 === 1), got.filter((_, i) => i % 3 === 2)];
+            const [back, retry, done] = [
+              got.filter((_, i) => i % 3 === 0),
+              got.filter((_, i) => i % 3 === 1),
+              got.filter((_, i) => i % 3 === 2),
+            ];
             await releaseLeases(s.db, back);
             await settle(s.db, [
-              ...retry.map((g) => succeeded(g, { status: "pending", outcome: "http_error", httpStatus: 500, nextAttemptAt: new Date() })),
+              ...retry.map((g) =>
+                succeeded(g, { status: "pending", outcome: "http_error", httpStatus: 500, nextAttemptAt: new Date() }),
+              ),
               ...done.map((g) => succeeded(g)),
             ]);
             claimed.push(...done);
@@ -329,11 +423,17 @@ export function storeSuite(name: string, harness: StoreHarness) {
       await writer;
       expect(await queueDrift(db)).toEqual(NO_DRIFT);
       // Drain: every trigger still pending is claimable.
-      const [{ pending }] = await query<{ pending: number }>(db, sql`SELECT count(*)::int AS pending FROM triggers WHERE type = 'qrace' AND status = 'pending'`);
+      const [{ pending }] = await query<{ pending: number }>(
+        db,
+        sql`SELECT count(*)::int AS pending FROM triggers WHERE type = 'qrace' AND status = 'pending'`,
+      );
       let drained = 0;
       for (let got; (got = await claim(db, { type: "qrace", budget: 500, owner: "drain", leaseMs: 30_000 })).length; ) {
         drained += got.length;
-        await settle(db, got.map((g) => succeeded(g)));
+        await settle(
+          db,
+          got.map((g) => succeeded(g)),
+        );
       }
       expect(drained).toBe(pending);
       expect(claimed.length).toBeGreaterThan(0);

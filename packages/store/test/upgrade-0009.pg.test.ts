@@ -50,7 +50,10 @@ it("pending, running and dead triggers written before 0009 are queued, counted a
     await migrate(drizzle(client), { migrationsFolder });
 
     expect(await queueDrift(db)).toEqual(NO_DRIFT);
-    const [{ running }] = await query<{ running: number }>(db, sql`SELECT running FROM tenant_pools WHERE tenant_id = 'up' AND type = 'up'`);
+    const [{ running }] = await query<{ running: number }>(
+      db,
+      sql`SELECT running FROM tenant_pools WHERE tenant_id = 'up' AND type = 'up'`,
+    );
     expect(running).toBe(2);
     // The expired lease is found by the reaper; the live one is not.
     expect((await findExpiredLeases(db)).map((e) => e.id)).toEqual(["trg_r1"]);
@@ -58,7 +61,10 @@ it("pending, running and dead triggers written before 0009 are queued, counted a
     // The pending ones are claimable, under the cap that counts the two running.
     const got = await claim(db, { type: "up", budget: 10, owner: "after", leaseMs: 60_000 });
     expect(got.map((g) => g.id).sort()).toEqual(["trg_p1", "trg_p2"]);
-    await settle(db, got.map((g) => succeeded(g)));
+    await settle(
+      db,
+      got.map((g) => succeeded(g)),
+    );
     expect(await queueDrift(db)).toEqual(NO_DRIFT);
   } finally {
     await client.end();

@@ -32,16 +32,25 @@ function boundByTimeout(handlers: Record<string, Handler>): Record<string, Handl
 
 const TYPE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
 
-export function createWorker<P extends Record<string, unknown> = Record<string, unknown>>(opts: WorkerOptions<P>): Worker {
+export function createWorker<P extends Record<string, unknown> = Record<string, unknown>>(
+  opts: WorkerOptions<P>,
+): Worker {
   const types = Object.keys(opts.handlers);
   if (types.length === 0) throw new TypeError("createWorker: handlers must name at least one pool type");
   for (const t of types) {
-    if (!TYPE.test(t)) throw new TypeError(`createWorker: "${t}" is not a pool type (1-63 characters: letters, digits, _ . or -)`);
-    if (t === "webhook") throw new TypeError(`createWorker: "webhook" is the server's webhook pool; name handler types otherwise (e.g. "email.send")`);
+    if (!TYPE.test(t))
+      throw new TypeError(`createWorker: "${t}" is not a pool type (1-63 characters: letters, digits, _ . or -)`);
+    if (t === "webhook")
+      throw new TypeError(
+        `createWorker: "webhook" is the server's webhook pool; name handler types otherwise (e.g. "email.send")`,
+      );
   }
-  if (!/^postgres(ql)?:\/\//.test(opts.databaseUrl)) throw new TypeError("createWorker: databaseUrl must be a postgres:// URL");
+  if (!/^postgres(ql)?:\/\//.test(opts.databaseUrl))
+    throw new TypeError("createWorker: databaseUrl must be a postgres:// URL");
 
-  const log = (opts.log as Logger | undefined) ?? createLogger({ level: opts.logLevel ?? "info", base: { component: "fairway-worker" } });
+  const log =
+    (opts.log as Logger | undefined) ??
+    createLogger({ level: opts.logLevel ?? "info", base: { component: "fairway-worker" } });
   let store: ReturnType<typeof connectPostgres> | null = null;
   let executor: Executor | null = null;
   let transport: ReturnType<typeof createUndiciTransport> | null = null;

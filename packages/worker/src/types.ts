@@ -21,7 +21,9 @@ export interface JobContext<P = unknown> {
 export type JobHandler<P = unknown> = (ctx: JobContext<P>) => Promise<unknown> | unknown;
 
 /** Pool type → handler. `P` maps each type to its payload's type. */
-export type Handlers<P extends Record<string, unknown> = Record<string, unknown>> = { [K in keyof P & string]: JobHandler<P[K]> };
+export type Handlers<P extends Record<string, unknown> = Record<string, unknown>> = {
+  [K in keyof P & string]: JobHandler<P[K]>;
+};
 
 /** The JSON-lines logger's interface; pass your own to route the worker's logs. */
 export interface WorkerLogger {

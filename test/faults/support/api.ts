@@ -5,7 +5,13 @@ export type App = ReturnType<typeof createApp>;
 
 export const ADMIN_TOKEN = "fwadmin_faults_test_token_0123456789";
 
-export async function call(app: App, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: any }> {
+export async function call(
+  app: App,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; json: any }> {
   const res = await app.request(path, {
     method,
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

@@ -57,7 +57,8 @@ export async function startHookReceiver(): Promise<HookReceiver> {
     async waitFor(pred, timeoutMs = 20_000, what = "condition") {
       const end = Date.now() + timeoutMs;
       while (!pred(r.hits)) {
-        if (Date.now() > end) throw new Error(`receiver: ${what} not met within ${timeoutMs} ms (${r.hits.length} hits)`);
+        if (Date.now() > end)
+          throw new Error(`receiver: ${what} not met within ${timeoutMs} ms (${r.hits.length} hits)`);
         await new Promise((res) => setTimeout(res, 20));
       }
     },
@@ -97,7 +98,8 @@ export async function startHookReceiver(): Promise<HookReceiver> {
       res.on("close", finish);
       const mode = r.mode;
       if (mode.kind === "hold") held.push(() => answer(200));
-      else if (mode.kind === "down") answer(503, mode.retryAfterSec ? { "retry-after": String(mode.retryAfterSec) } : {});
+      else if (mode.kind === "down")
+        answer(503, mode.retryAfterSec ? { "retry-after": String(mode.retryAfterSec) } : {});
       else if (r.delayMs > 0) setTimeout(() => answer(200), r.delayMs);
       else answer(200);
     });

@@ -5,13 +5,19 @@ import { query, sql, type Db } from "@fairway/store";
 import type { Hit } from "./hook-receiver.ts";
 
 export async function statusCounts(db: Db): Promise<Record<string, number>> {
-  const rows = await query<{ status: string; n: number }>(db, sql`SELECT status, count(*)::int AS n FROM triggers GROUP BY status`);
+  const rows = await query<{ status: string; n: number }>(
+    db,
+    sql`SELECT status, count(*)::int AS n FROM triggers GROUP BY status`,
+  );
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
 /** Triggers an executor still holds a lease on (running, or claimed ahead and queued). */
 export async function leasesHeld(db: Db, owner: string): Promise<number> {
-  const [{ n }] = await query<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM triggers WHERE status = 'running' AND lease_owner = ${owner}`);
+  const [{ n }] = await query<{ n: number }>(
+    db,
+    sql`SELECT count(*)::int AS n FROM triggers WHERE status = 'running' AND lease_owner = ${owner}`,
+  );
   return n;
 }
 

@@ -31,7 +31,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
-  const listen = (p: number) => new Promise<void>((res, rej) => server.once("error", rej).listen(p, "127.0.0.1", () => res()));
+  const listen = (p: number) =>
+    new Promise<void>((res, rej) => server.once("error", rej).listen(p, "127.0.0.1", () => res()));
   await listen(0);
   const port = (server.address() as { port: number }).port;
   return {

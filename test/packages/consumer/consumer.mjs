@@ -31,7 +31,12 @@ const receiver = createServer((req, res) => {
 await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
 const url = `http://127.0.0.1:${receiver.address().port}/hook`;
 
-const hookJob = await client.jobs.create({ name: "hook", schedule: { delayMs: 0 }, target: { url }, payload: { hello: "world" } });
+const hookJob = await client.jobs.create({
+  name: "hook",
+  schedule: { delayMs: 0 },
+  target: { url },
+  payload: { hello: "world" },
+});
 const delivery = await verified;
 
 const handled = [];
@@ -42,7 +47,12 @@ const worker = createWorker({
   handlers: { "email.send": async (ctx) => void handled.push(ctx.payload) },
 });
 await worker.start();
-const emailJob = await client.jobs.create({ name: "mail", type: "email.send", schedule: { delayMs: 0 }, payload: { to: "a@example.com" } });
+const emailJob = await client.jobs.create({
+  name: "mail",
+  type: "email.send",
+  schedule: { delayMs: 0 },
+  payload: { to: "a@example.com" },
+});
 let trigger;
 for (let i = 0; i < 300 && trigger?.status !== "succeeded"; i++) {
   await new Promise((r) => setTimeout(r, 50));
@@ -53,20 +63,29 @@ receiver.close();
 
 // A wrong secret must fail verification.
 let forged = "accepted";
-await verifyWebhook({ secret: "whsec_" + btoa("x".repeat(32)), headers: { "webhook-id": "a", "webhook-timestamp": String(Math.floor(Date.now() / 1000)), "webhook-signature": "v1,AAAA" }, body: "{}" })
-  .catch((e) => (forged = e.code));
+await verifyWebhook({
+  secret: "whsec_" + btoa("x".repeat(32)),
+  headers: {
+    "webhook-id": "a",
+    "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+    "webhook-signature": "v1,AAAA",
+  },
+  body: "{}",
+}).catch((e) => (forged = e.code));
 
 const jobs = [];
 for await (const j of client.jobs.all({ limit: 1 })) jobs.push(j.id);
 
-console.log(JSON.stringify({
-  tenant: tenant.id,
-  hookJob: hookJob.id,
-  deliveryId: delivery.id,
-  deliveredPayload: delivery.payload,
-  handled,
-  emailTrigger: trigger?.status,
-  forged,
-  jobs: jobs.sort(),
-  expectedJobs: [hookJob.id, emailJob.id].sort(),
-}));
+console.log(
+  JSON.stringify({
+    tenant: tenant.id,
+    hookJob: hookJob.id,
+    deliveryId: delivery.id,
+    deliveredPayload: delivery.payload,
+    handled,
+    emailTrigger: trigger?.status,
+    forged,
+    jobs: jobs.sort(),
+    expectedJobs: [hookJob.id, emailJob.id].sort(),
+  }),
+);

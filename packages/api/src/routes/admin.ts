@@ -2,8 +2,21 @@
 import { Hono } from "hono";
 import { generateSigningSecret, newId, randomToken, sha256Hex } from "@fairway/core";
 import {
-  allTenantUsage, handlerPoolStatus, poolStats, createApiKey, createTenant, getPool, getTenant, listPools, listTenants, putPool, revokeApiKey,
-  rotateSigningSecret, updateTenant, DEFAULT_POOL, type Db,
+  allTenantUsage,
+  handlerPoolStatus,
+  poolStats,
+  createApiKey,
+  createTenant,
+  getPool,
+  getTenant,
+  listPools,
+  listTenants,
+  putPool,
+  revokeApiKey,
+  rotateSigningSecret,
+  updateTenant,
+  DEFAULT_POOL,
+  type Db,
 } from "@fairway/store";
 import type { z } from "zod";
 import type { AppEnv } from "../app.ts";
@@ -81,9 +94,10 @@ adminRoutes.delete("/tenants/:id/keys/:keyId", async (c) => {
 adminRoutes.get("/tenants/:id/signing-secret", async (c) => {
   const t = await getTenant(c.var.deps.db, c.req.param("id"));
   if (!t) throw notFound("tenant");
-  const previous = t.previousSigningSecret && t.previousSecretExpiresAt && t.previousSecretExpiresAt > new Date()
-    ? { previousSigningSecret: t.previousSigningSecret, previousSecretExpiresAt: t.previousSecretExpiresAt }
-    : {};
+  const previous =
+    t.previousSigningSecret && t.previousSecretExpiresAt && t.previousSecretExpiresAt > new Date()
+      ? { previousSigningSecret: t.previousSigningSecret, previousSecretExpiresAt: t.previousSecretExpiresAt }
+      : {};
   return c.json({ signingSecret: t.signingSecret, ...previous });
 });
 
@@ -124,12 +138,20 @@ adminRoutes.patch("/pools/:type", async (c) => {
 async function savePool(db: Db, type: string, body: z.infer<typeof putPoolBody>) {
   const leaseMs = body.leaseMs ?? Math.max(DEFAULT_POOL.leaseMs, body.timeoutMs + 30_000);
   if (leaseMs < body.timeoutMs + 1000) {
-    throw new ApiError(400, "validation_error", "leaseMs must exceed timeoutMs by at least 1000 ms (a run must end before its lease)");
+    throw new ApiError(
+      400,
+      "validation_error",
+      "leaseMs must exceed timeoutMs by at least 1000 ms (a run must end before its lease)",
+    );
   }
   return putPool(db, { ...DEFAULT_POOL, ...body, leaseMs, type });
 }
 
 adminRoutes.get("/stats", async (c) => {
   const rows = await allTenantUsage(c.var.deps.db);
-  return c.json({ tenants: rows, pools: await poolStats(c.var.deps.db), handlerPools: await handlerPoolStatus(c.var.deps.db) });
+  return c.json({
+    tenants: rows,
+    pools: await poolStats(c.var.deps.db),
+    handlerPools: await handlerPoolStatus(c.var.deps.db),
+  });
 });

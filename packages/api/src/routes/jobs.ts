@@ -3,8 +3,20 @@
 import { Hono } from "hono";
 import { newId, sha256Hex, type WebhookTarget } from "@fairway/core";
 import {
-  cancelJob, createJob, DEFAULT_POOL, findPool, getJob, listJobs, listTriggers, pauseJob, resumeJob, runJobNow, updateJob,
-  type Db, type JobRow, type PoolConfig,
+  cancelJob,
+  createJob,
+  DEFAULT_POOL,
+  findPool,
+  getJob,
+  listJobs,
+  listTriggers,
+  pauseJob,
+  resumeJob,
+  runJobNow,
+  updateJob,
+  type Db,
+  type JobRow,
+  type PoolConfig,
 } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
@@ -65,7 +77,11 @@ jobRoutes.post("/", async (c) => {
     requestHash: idempotencyKey ? await sha256Hex(JSON.stringify(body)) : undefined,
   });
   if (result.kind === "idempotency_conflict") {
-    throw new ApiError(409, "idempotency_conflict", "this Idempotency-Key was already used with a different request body");
+    throw new ApiError(
+      409,
+      "idempotency_conflict",
+      "this Idempotency-Key was already used with a different request body",
+    );
   }
   if (result.kind === "max_jobs") {
     throw new ApiError(409, "max_jobs_exceeded", `this tenant may have at most ${result.limit} jobs`);
@@ -87,7 +103,11 @@ jobRoutes.post("/", async (c) => {
 jobRoutes.get("/", async (c) => {
   const q = queryOf(c, jobListQuery);
   const rows = await listJobs(c.var.deps.db, c.var.tenant.id, {
-    after: q.cursor ?? null, limit: q.limit, status: q.status, type: q.type, name: q.name,
+    after: q.cursor ?? null,
+    limit: q.limit,
+    status: q.status,
+    type: q.type,
+    name: q.name,
   });
   return c.json(page(rows, q.limit, (j) => jobJson(j)));
 });
@@ -118,7 +138,11 @@ jobRoutes.patch("/:id", async (c) => {
   const patch = await mergePatchBody(c);
   const current = await liveJob(deps.db, tenant.id, c.req.param("id"), "changed");
   if ("type" in patch && patch.type !== current.type) {
-    throw new ApiError(400, "validation_error", `type: a job's type cannot be changed (it is "${current.type}"); create a new job of the other type`);
+    throw new ApiError(
+      400,
+      "validation_error",
+      `type: a job's type cannot be changed (it is "${current.type}"); create a new job of the other type`,
+    );
   }
   const base = jobAsBody(current);
   const fresh = scheduleBase(current, patch.schedule);
@@ -162,7 +186,12 @@ jobRoutes.post("/:id/resume", async (c) => {
   await liveJob(db, c.var.tenant.id, c.req.param("id"), "resumed");
   const job = await resumeJob(db, c.var.tenant.id, c.req.param("id"), new Date(c.var.deps.now()));
   if (!job) return lostRace(db, c.var.tenant.id, c.req.param("id"), "resumed");
-  announceWork(c.var.deps.coordinator, c.var.log, { type: job.type, tenantId: job.tenantId, dueAt: null }, c.var.deps.now());
+  announceWork(
+    c.var.deps.coordinator,
+    c.var.log,
+    { type: job.type, tenantId: job.tenantId, dueAt: null },
+    c.var.deps.now(),
+  );
   return c.json(jobJson(job, { upcoming: 5 }));
 });
 
@@ -171,7 +200,12 @@ jobRoutes.post("/:id/run", async (c) => {
   await liveJob(db, c.var.tenant.id, c.req.param("id"), "run");
   const trigger = await runJobNow(db, c.var.tenant.id, c.req.param("id"), new Date(c.var.deps.now()));
   if (!trigger) return lostRace(db, c.var.tenant.id, c.req.param("id"), "run");
-  announceWork(c.var.deps.coordinator, c.var.log, { type: trigger.type, tenantId: trigger.tenantId, dueAt: null }, c.var.deps.now());
+  announceWork(
+    c.var.deps.coordinator,
+    c.var.log,
+    { type: trigger.type, tenantId: trigger.tenantId, dueAt: null },
+    c.var.deps.now(),
+  );
   return c.json(triggerJson(trigger), 201);
 });
 

@@ -16,7 +16,13 @@ const requireMetricsReader: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = m?.[1];
   const { adminToken, metricsToken } = c.var.deps;
   if (token && (safeEqual(token, adminToken) || (metricsToken && safeEqual(token, metricsToken)))) return next();
-  throw new ApiError(401, "unauthorized", "send the admin token or FAIRWAY_METRICS_TOKEN as a bearer token", undefined, { "www-authenticate": "Bearer" });
+  throw new ApiError(
+    401,
+    "unauthorized",
+    "send the admin token or FAIRWAY_METRICS_TOKEN as a bearer token",
+    undefined,
+    { "www-authenticate": "Bearer" },
+  );
 };
 
 export const fleetMetricsRoutes = new Hono<AppEnv>();

@@ -27,7 +27,9 @@ operationsRoutes.post("/pools/:type/resume", async (c) => {
   const type = poolTypeParam(c.req.param("type"));
   const cfg = await setPoolPaused(c.var.deps.db, type, false);
   c.var.log.info("pool resumed", { type });
-  await c.var.deps.coordinator.wake().catch((err) => c.var.log.warn("wake failed; executors reload pools within seconds", { err }));
+  await c.var.deps.coordinator
+    .wake()
+    .catch((err) => c.var.log.warn("wake failed; executors reload pools within seconds", { err }));
   return c.json(poolJson(cfg));
 });
 
@@ -37,8 +39,16 @@ operationsRoutes.get("/executors", async (c) => {
   const rows = await listExecutors(c.var.deps.db);
   return c.json({
     data: rows.map((r) => ({
-      id: r.id, status: r.status, host: r.host, pid: r.pid, version: r.version, startedAt: r.startedAt,
-      lastHeartbeatAt: r.heartbeatAt, heartbeatTimeoutMs: r.heartbeatTimeoutMs, stoppedAt: r.stoppedAt, lostAt: r.lostAt,
+      id: r.id,
+      status: r.status,
+      host: r.host,
+      pid: r.pid,
+      version: r.version,
+      startedAt: r.startedAt,
+      lastHeartbeatAt: r.heartbeatAt,
+      heartbeatTimeoutMs: r.heartbeatTimeoutMs,
+      stoppedAt: r.stoppedAt,
+      lostAt: r.lostAt,
       pools: Object.entries(r.pools).map(([type, p]) => ({ type, concurrency: p.concurrency, inFlight: p.inFlight })),
     })),
   });

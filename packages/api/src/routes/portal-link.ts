@@ -2,7 +2,13 @@
 // dashboard view (packages/dashboard), for a SaaS to hand to its customer or embed in an iframe.
 import type { Context } from "hono";
 import { z } from "zod";
-import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_S, PORTAL_LINK_MAX_TTL_S, PORTAL_LINK_MIN_TTL_S, publicOrigin } from "@fairway/dashboard";
+import {
+  createPortalLink,
+  PORTAL_LINK_DEFAULT_TTL_S,
+  PORTAL_LINK_MAX_TTL_S,
+  PORTAL_LINK_MIN_TTL_S,
+  publicOrigin,
+} from "@fairway/dashboard";
 import { getTenant } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { notFound } from "../errors.ts";
@@ -18,7 +24,11 @@ export async function createPortalLinkRoute(c: Context<AppEnv>) {
   const tenant = await getTenant(deps.db, c.req.param("id")!);
   if (!tenant) throw notFound("tenant");
   const link = await createPortalLink({
-    secret: deps.adminToken, origin: publicOrigin(c), tenantId: tenant.id, ttlSeconds: body.ttlSeconds, nowMs: deps.now(),
+    secret: deps.adminToken,
+    origin: publicOrigin(c),
+    tenantId: tenant.id,
+    ttlSeconds: body.ttlSeconds,
+    nowMs: deps.now(),
   });
   c.var.log.info("portal link created", { tenantId: tenant.id, ttlSeconds: body.ttlSeconds });
   return c.json(link, 201);

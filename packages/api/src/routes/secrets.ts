@@ -3,7 +3,14 @@
 // The admin route re-seals every secret under the current key after a key rotation.
 import { Hono } from "hono";
 import { encryptSecret, decryptSecret, type SecretsKeyring } from "@fairway/core";
-import { deleteSecret, listSecrets, putSecret, resealSecret, secretsNotSealedWith, type SecretInfo } from "@fairway/store";
+import {
+  deleteSecret,
+  listSecrets,
+  putSecret,
+  resealSecret,
+  secretsNotSealedWith,
+  type SecretInfo,
+} from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { putSecretBody, secretName } from "../schemas.ts";
@@ -13,7 +20,12 @@ export const secretRoutes = new Hono<AppEnv>();
 
 function keyring(c: { var: AppEnv["Variables"] }): SecretsKeyring {
   const ring = c.var.deps.secretsKey;
-  if (!ring) throw new ApiError(503, "secrets_unavailable", "this server has no FAIRWAY_SECRETS_KEY; set it (openssl rand -base64 32) and restart");
+  if (!ring)
+    throw new ApiError(
+      503,
+      "secrets_unavailable",
+      "this server has no FAIRWAY_SECRETS_KEY; set it (openssl rand -base64 32) and restart",
+    );
   return ring;
 }
 
@@ -69,7 +81,8 @@ secretAdminRoutes.post("/reencrypt", async (c) => {
         failed++; // sealed with a key we no longer have: reported, left as it is
         continue;
       }
-      if (await resealSecret(db, row, await encryptSecret(ring, row.tenantId, row.name, value), ring.current.id)) resealed++;
+      if (await resealSecret(db, row, await encryptSecret(ring, row.tenantId, row.name, value), ring.current.id))
+        resealed++;
     }
     if (rows.length < 100) break;
   }

@@ -31,7 +31,11 @@ triggerRoutes.post("/triggers/:id/replay", async (c) => {
 
 triggerRoutes.get("/dead-letters", async (c) => {
   const q = queryOf(c, deadLetterQuery);
-  const rows = await listDeadLetters(c.var.deps.db, c.var.tenant.id, { jobId: q.jobId, after: q.cursor ?? null, limit: q.limit });
+  const rows = await listDeadLetters(c.var.deps.db, c.var.tenant.id, {
+    jobId: q.jobId,
+    after: q.cursor ?? null,
+    limit: q.limit,
+  });
   return c.json(page(rows, q.limit, deadLetterJson));
 });
 
@@ -40,6 +44,13 @@ triggerRoutes.get("/quota", async (c) => {
   const usage = await tenantUsage(c.var.deps.db, t.id);
   return c.json({
     limits: quotaJson(t),
-    usage: { running: usage.running, due: usage.due, pending: usage.pending, jobs: usage.jobs, dead: usage.dead, oldestDueLagMs: usage.oldestDueLagMs },
+    usage: {
+      running: usage.running,
+      due: usage.due,
+      pending: usage.pending,
+      jobs: usage.jobs,
+      dead: usage.dead,
+      oldestDueLagMs: usage.oldestDueLagMs,
+    },
   });
 });

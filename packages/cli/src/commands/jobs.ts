@@ -6,7 +6,8 @@ import { int, json } from "../parse.ts";
 
 const jobColumns = ["id", "name", "type", "status", "schedule", "nextFireAt"];
 const jobLine = (j: Job) => table([j as never], jobColumns);
-const triggerLine = (t: Trigger) => table([t as never], ["id", "jobId", "status", "attemptCount", "scheduledFor", "finishedAt"]);
+const triggerLine = (t: Trigger) =>
+  table([t as never], ["id", "jobId", "status", "attemptCount", "scheduledFor", "finishedAt"]);
 
 interface CreateFlags {
   name: string;
@@ -25,7 +26,8 @@ interface CreateFlags {
 
 function schedule(o: CreateFlags): ScheduleInput {
   const given = [o.cron, o.at, o.delayMs].filter((v) => v !== undefined).length;
-  if (given !== 1) fail("give exactly one schedule: --cron '<expr>' [--timezone Europe/Berlin], --at <ISO-8601>, or --delay-ms <n>");
+  if (given !== 1)
+    fail("give exactly one schedule: --cron '<expr>' [--timezone Europe/Berlin], --at <ISO-8601>, or --delay-ms <n>");
   if (o.cron) return { cron: o.cron, ...(o.timezone ? { timezone: o.timezone } : {}) };
   if (o.at) return { at: o.at };
   return { delayMs: o.delayMs! };
@@ -52,11 +54,17 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .argument("<id>")
     .action(async (id: string) => {
       const g = globals();
-      print(g, await tenantClient(g).jobs.get(id), (j) => `${jobLine(j)}${j.nextFires ? `\nnext fires: ${j.nextFires.join(", ")}` : ""}`);
+      print(
+        g,
+        await tenantClient(g).jobs.get(id),
+        (j) => `${jobLine(j)}${j.nextFires ? `\nnext fires: ${j.nextFires.join(", ")}` : ""}`,
+      );
     });
   jobs
     .command("create")
-    .description("create a job: a webhook (--target <url>) or, for a type a worker serves, a handler job (--type, no --target)")
+    .description(
+      "create a job: a webhook (--target <url>) or, for a type a worker serves, a handler job (--type, no --target)",
+    )
     .requiredOption("--name <name>", "job name")
     .option("--type <type>", "pool type (default webhook)")
     .option("--cron <expr>", "cron schedule")
@@ -82,7 +90,11 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
       };
       print(g, await tenantClient(g).jobs.create(input, { idempotencyKey: o.idempotencyKey }), jobLine);
     });
-  for (const [verb, what] of [["pause", "pause a job"], ["resume", "resume a paused job"], ["delete", "cancel a job and its pending triggers"]] as const) {
+  for (const [verb, what] of [
+    ["pause", "pause a job"],
+    ["resume", "resume a paused job"],
+    ["delete", "cancel a job and its pending triggers"],
+  ] as const) {
     jobs
       .command(verb)
       .description(what)
@@ -101,15 +113,21 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
       print(g, await tenantClient(g).jobs.run(id), triggerLine);
     });
 
-  const triggers = program.command("triggers").description("triggers: one run of a job, with its attempts (tenant API key)");
+  const triggers = program
+    .command("triggers")
+    .description("triggers: one run of a job, with its attempts (tenant API key)");
   triggers
     .command("get")
     .description("a trigger with its attempts")
     .argument("<id>")
     .action(async (id: string) => {
       const g = globals();
-      print(g, await tenantClient(g).triggers.get(id), (t) =>
-        `${triggerLine(t)}\n\n${table((t.attempts ?? []) as never, ["attempt", "startedAt", "durationMs", "outcome", "httpStatus", "error"])}`);
+      print(
+        g,
+        await tenantClient(g).triggers.get(id),
+        (t) =>
+          `${triggerLine(t)}\n\n${table((t.attempts ?? []) as never, ["attempt", "startedAt", "durationMs", "outcome", "httpStatus", "error"])}`,
+      );
     });
   triggers
     .command("replay")

@@ -32,7 +32,10 @@ function env(flags: ServerFlags): Record<string, string | undefined> {
 const withServerFlags = (c: Command) =>
   c
     .option("--database-url <url>", "Postgres URL (env DATABASE_URL); unset = embedded PostgreSQL in the data dir")
-    .option("--data-dir <dir>", "embedded database and generated admin token (env FAIRWAY_DATA_DIR, default ./.fairway)");
+    .option(
+      "--data-dir <dir>",
+      "embedded database and generated admin token (env FAIRWAY_DATA_DIR, default ./.fairway)",
+    );
 
 export function serverCommands(program: Command): void {
   withServerFlags(
@@ -49,35 +52,39 @@ export function serverCommands(program: Command): void {
     await import("@fairway/server/src/main.ts");
   });
 
-  withServerFlags(program.command("migrate").description("apply the database migrations and exit (start also does this)")).action(
-    async (flags: ServerFlags) => {
-      try {
-        const cfg = loadConfig(env(flags));
-        if (cfg.DATABASE_URL) {
-          const store = connectPostgres(cfg.DATABASE_URL, { max: 1 });
-          await migrate(store).finally(() => store.close());
-          console.error("migrations applied (DATABASE_URL)");
-          return;
-        }
-        mkdirSync(cfg.FAIRWAY_DATA_DIR, { recursive: true });
-        const lock = lockDataDir(cfg.FAIRWAY_DATA_DIR);
-        try {
-          const pg = await startEmbeddedPostgres({ dataDir: cfg.FAIRWAY_DATA_DIR, port: cfg.FAIRWAY_EMBEDDED_PG_PORT, log: createLogger({ level: "warn" }) });
-          const store = connectPostgres(pg.url, { max: 1 });
-          try {
-            await migrate(store);
-          } finally {
-            await store.close();
-            await pg.stop();
-          }
-        } finally {
-          lock.release();
-        }
-        console.error(`migrations applied (embedded PostgreSQL in ${cfg.FAIRWAY_DATA_DIR})`);
-      } catch (err) {
-        console.error(`fairway: ${startupMessage(err)}`);
-        process.exitCode = 1;
+  withServerFlags(
+    program.command("migrate").description("apply the database migrations and exit (start also does this)"),
+  ).action(async (flags: ServerFlags) => {
+    try {
+      const cfg = loadConfig(env(flags));
+      if (cfg.DATABASE_URL) {
+        const store = connectPostgres(cfg.DATABASE_URL, { max: 1 });
+        await migrate(store).finally(() => store.close());
+        console.error("migrations applied (DATABASE_URL)");
+        return;
       }
-    },
-  );
+      mkdirSync(cfg.FAIRWAY_DATA_DIR, { recursive: true });
+      const lock = lockDataDir(cfg.FAIRWAY_DATA_DIR);
+      try {
+        const pg = await startEmbeddedPostgres({
+          dataDir: cfg.FAIRWAY_DATA_DIR,
+          port: cfg.FAIRWAY_EMBEDDED_PG_PORT,
+          log: createLogger({ level: "warn" }),
+        });
+        const store = connectPostgres(pg.url, { max: 1 });
+        try {
+          await migrate(store);
+        } finally {
+          await store.close();
+          await pg.stop();
+        }
+      } finally {
+        lock.release();
+      }
+      console.error(`migrations applied (embedded PostgreSQL in ${cfg.FAIRWAY_DATA_DIR})`);
+    } catch (err) {
+      console.error(`fairway: ${startupMessage(err)}`);
+      process.exitCode = 1;
+    }
+  });
 }

@@ -6,7 +6,13 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { Agent } from "undici";
 import { BoundedMap, isForbiddenAddress } from "@fairway/core";
-import { MAX_RESPONSE_BYTES, type CancelSignal, type Transport, type TransportRequest, type TransportResponse } from "../transport.ts";
+import {
+  MAX_RESPONSE_BYTES,
+  type CancelSignal,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from "../transport.ts";
 
 export interface UndiciTransportOptions {
   allowPrivate: boolean;
@@ -21,7 +27,11 @@ export function createUndiciTransport(opts: UndiciTransportOptions): Transport &
   const agent = new Agent({
     connections: opts.connections ?? 128,
     keepAliveTimeout: 30_000,
-    connect: opts.allowPrivate ? (opts.lookup ? { lookup: opts.lookup } : {}) : { lookup: safeLookup(opts.lookup ?? dnsLookup) },
+    connect: opts.allowPrivate
+      ? opts.lookup
+        ? { lookup: opts.lookup }
+        : {}
+      : { lookup: safeLookup(opts.lookup ?? dnsLookup) },
   });
   const targets = new BoundedMap<string, Target>(TARGET_CACHE_MAX);
   const transport = (req: TransportRequest) => {
@@ -41,7 +51,13 @@ export function createUndiciTransport(opts: UndiciTransportOptions): Transport &
       if (req.signal.aborted) return delivery.onError(abortError());
       req.signal.addEventListener("abort", delivery);
       agent.dispatch(
-        { origin: target.origin, path: target.path, method: req.method as "POST", headers: req.headers, body: req.body ?? undefined },
+        {
+          origin: target.origin,
+          path: target.path,
+          method: req.method as "POST",
+          headers: req.headers,
+          body: req.body ?? undefined,
+        },
         delivery,
       );
     });
@@ -61,7 +77,8 @@ const TARGET_CACHE_MAX = 1000;
 
 function parseTarget(raw: string, allowPrivate: boolean): Target {
   const url = new URL(raw);
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`invalid URL protocol ${url.protocol}`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new TypeError(`invalid URL protocol ${url.protocol}`);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   return {
     origin: url.origin,
@@ -143,7 +160,14 @@ class Delivery {
     const { chunks } = this;
     const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
     const truncated = all.length > this.max;
-    this.resolve(new DeliveryResponse(this.status, this.rawHeaders, (truncated ? all.subarray(0, this.max) : all).toString("utf8"), truncated));
+    this.resolve(
+      new DeliveryResponse(
+        this.status,
+        this.rawHeaders,
+        (truncated ? all.subarray(0, this.max) : all).toString("utf8"),
+        truncated,
+      ),
+    );
   }
 }
 
@@ -171,7 +195,8 @@ class DeliveryResponse implements TransportResponse {
     const raw = this.rawHeaders;
     const want = name.toLowerCase();
     for (let i = 0; i < raw.length; i += 2) {
-      if (raw[i].length === want.length && raw[i].toString("latin1").toLowerCase() === want) return raw[i + 1].toString("latin1");
+      if (raw[i].length === want.length && raw[i].toString("latin1").toLowerCase() === want)
+        return raw[i + 1].toString("latin1");
     }
     return null;
   }
@@ -188,14 +213,16 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
 
 /** Wraps a resolver so that no forbidden address ever reaches the socket: if any answer is
  *  forbidden the whole lookup fails (an attacker's name may mix public and private answers). */
-const safeLookup = (resolve: typeof dnsLookup) => (hostname: string, options: object, callback: LookupCallback): void => {
-  resolve(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, "");
-    const list = addresses as LookupAddress[];
-    const bad = list.find((a) => isForbiddenAddress(a.address));
-    if (bad) return callback(new ForbiddenAddressError(bad.address), "");
-    const all = (options as { all?: boolean }).all;
-    if (all) return callback(null, list);
-    callback(null, list[0].address, list[0].family);
-  });
-};
+const safeLookup =
+  (resolve: typeof dnsLookup) =>
+  (hostname: string, options: object, callback: LookupCallback): void => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, "");
+      const list = addresses as LookupAddress[];
+      const bad = list.find((a) => isForbiddenAddress(a.address));
+      if (bad) return callback(new ForbiddenAddressError(bad.address), "");
+      const all = (options as { all?: boolean }).all;
+      if (all) return callback(null, list);
+      callback(null, list[0].address, list[0].family);
+    });
+  };

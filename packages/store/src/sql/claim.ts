@@ -96,9 +96,11 @@ function lockCandidatesSql(input: ClaimInput) {
   const maxTenants = Math.min(1000, Math.max(16, input.budget));
   // Candidates from the ready index come without a due time: for them it is looked up.
   const [source, due] = input.candidates
-    ? [sql`SELECT jsonb_array_elements_text(${JSON.stringify(input.candidates)}::jsonb) AS tenant_id`,
-       sql`EXISTS (SELECT 1 FROM trigger_queue d
-                    WHERE d.tenant_id = t.id AND d.type = ${type} AND d.next_attempt_at <= now())`]
+    ? [
+        sql`SELECT jsonb_array_elements_text(${JSON.stringify(input.candidates)}::jsonb) AS tenant_id`,
+        sql`EXISTS (SELECT 1 FROM trigger_queue d
+                    WHERE d.tenant_id = t.id AND d.type = ${type} AND d.next_attempt_at <= now())`,
+      ]
     : [candidateScan(type), sql`c.first_due <= now()`];
   return sql`
     WITH c AS (${source}),
@@ -331,7 +333,17 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
 }
 
 type Json<T> = T | string;
-type JobTuple = [string, ClaimedTrigger["target"], unknown, number | null, number, number, ClaimedTrigger["backoff"], ClaimedTrigger["jitter"], ClaimedTrigger["delivery"]];
+type JobTuple = [
+  string,
+  ClaimedTrigger["target"],
+  unknown,
+  number | null,
+  number,
+  number,
+  ClaimedTrigger["backoff"],
+  ClaimedTrigger["jitter"],
+  ClaimedTrigger["delivery"],
+];
 interface ClaimResult {
   triggers: string | null;
   jobs: Json<Record<string, JobTuple>> | null;
@@ -344,22 +356,44 @@ interface ClaimResult {
 /** A tenant's WFQ slots in a claim: the first one's virtual start, and the step between them. */
 export type Slots = [vstart: number, step: number];
 
-function decodeClaim(r: ClaimResult, type: string, leaseToken: string): { claimed: ClaimedTrigger[]; slots: Record<string, Slots>; vclock: number } {
+function decodeClaim(
+  r: ClaimResult,
+  type: string,
+  leaseToken: string,
+): { claimed: ClaimedTrigger[]; slots: Record<string, Slots>; vclock: number } {
   const jobs = r.jobs == null ? {} : jsonColumn(r.jobs);
   const secrets = r.secrets == null ? {} : jsonColumn(r.secrets);
   const atCap = new Set(r.at_cap == null ? [] : jsonColumn(r.at_cap));
-  const claimed = unpackRows(r.triggers, 8).map(([id, tenantId, jobId, kind, priority, scheduledMs, attempt, maxAttempts]) => {
-    const j = jobs[jobId];
-    return {
-      id, tenantId, jobId, type, kind, priority: Number(priority), scheduledFor: new Date(Number(scheduledMs)),
-      attempt: Number(attempt), maxAttempts: Number(maxAttempts), leaseToken,
-      jobName: j[0], target: j[1], payload: j[2], timeoutMs: j[3], initialDelayMs: j[4], maxDelayMs: j[5], backoff: j[6], jitter: j[7], delivery: j[8],
-      secrets: secrets[tenantId] ?? [],
-      atCap: atCap.has(tenantId),
-      vt: 0, // fairOrder()
-      vclock: null,
-    };
-  });
+  const claimed = unpackRows(r.triggers, 8).map(
+    ([id, tenantId, jobId, kind, priority, scheduledMs, attempt, maxAttempts]) => {
+      const j = jobs[jobId];
+      return {
+        id,
+        tenantId,
+        jobId,
+        type,
+        kind,
+        priority: Number(priority),
+        scheduledFor: new Date(Number(scheduledMs)),
+        attempt: Number(attempt),
+        maxAttempts: Number(maxAttempts),
+        leaseToken,
+        jobName: j[0],
+        target: j[1],
+        payload: j[2],
+        timeoutMs: j[3],
+        initialDelayMs: j[4],
+        maxDelayMs: j[5],
+        backoff: j[6],
+        jitter: j[7],
+        delivery: j[8],
+        secrets: secrets[tenantId] ?? [],
+        atCap: atCap.has(tenantId),
+        vt: 0, // fairOrder()
+        vclock: null,
+      };
+    },
+  );
   return { claimed, slots: r.slots == null ? {} : jsonColumn(r.slots), vclock: Number(r.vclock) };
 }
 
@@ -430,6 +464,8 @@ export function fairOrder<T extends { tenantId: string; priority: number; vt: nu
     });
   }
   // Equal slots in the order the claim's allocation breaks ties: by tenant, then slot.
-  keyed.sort((a, b) => a.r.vt - b.r.vt || (a.r.tenantId < b.r.tenantId ? -1 : a.r.tenantId > b.r.tenantId ? 1 : a.k - b.k));
+  keyed.sort(
+    (a, b) => a.r.vt - b.r.vt || (a.r.tenantId < b.r.tenantId ? -1 : a.r.tenantId > b.r.tenantId ? 1 : a.k - b.k),
+  );
   return keyed.map((x) => x.r);
 }

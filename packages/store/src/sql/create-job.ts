@@ -90,7 +90,12 @@ async function drain(db: Db, byTenant: Map<string, Waiting[]>, key: string, queu
       } catch (err) {
         if (batch.length === 1) batch[0].reject(err);
         // One bad job: each alone, so each gets its own outcome.
-        else for (const w of batch) await insertJobs(db, [w]).then(([r]) => w.resolve(r), (e: unknown) => w.reject(e));
+        else
+          for (const w of batch)
+            await insertJobs(db, [w]).then(
+              ([r]) => w.resolve(r),
+              (e: unknown) => w.reject(e),
+            );
       }
     }
   } catch (err) {
@@ -134,13 +139,17 @@ async function insertJobs(db: Db, batch: Waiting[]): Promise<CreateJobResult[]> 
   // Not created, with a key: the key is taken (by a committed job, which a new statement sees), or the
   // job was refused.
   const keys = batch.flatMap((w) => (!created.has(w.job.id) && w.opts.idempotencyKey) || []);
-  const byKey = new Map((keys.length ? await jobsByIdempotencyKey(db, tenantId, keys) : []).map((r) => [r.idempotencyKey, r]));
+  const byKey = new Map(
+    (keys.length ? await jobsByIdempotencyKey(db, tenantId, keys) : []).map((r) => [r.idempotencyKey, r]),
+  );
   return batch.map(({ job, opts }): CreateJobResult => {
     const row = created.get(job.id);
     if (row) return { kind: "created", job: row };
     const existing = opts.idempotencyKey === undefined ? undefined : byKey.get(opts.idempotencyKey);
     if (!existing) return { kind: "max_jobs", limit: maxJobs }; // no room, and no job holds its key
-    return existing.idempotencyHash === opts.requestHash ? { kind: "replayed", job: existing } : { kind: "idempotency_conflict" };
+    return existing.idempotencyHash === opts.requestHash
+      ? { kind: "replayed", job: existing }
+      : { kind: "idempotency_conflict" };
   });
 }
 
@@ -243,14 +252,20 @@ function insertStatement(batch: Waiting[]): SQL {
  *  there). Concurrent firsts meet in ON CONFLICT; no job of the tenant is created meanwhile (a create
  *  needs the row's lock). */
 async function ensureCounter(db: Db, tenantId: string): Promise<void> {
-  await query(db, sql`
+  await query(
+    db,
+    sql`
     INSERT INTO tenant_counters (tenant_id, live_jobs)
     SELECT ${tenantId}, count(*)::int FROM jobs
      WHERE tenant_id = ${tenantId} AND status IN ('active', 'paused')
        AND NOT EXISTS (SELECT 1 FROM tenant_counters WHERE tenant_id = ${tenantId})
-    ON CONFLICT (tenant_id) DO NOTHING`);
+    ON CONFLICT (tenant_id) DO NOTHING`,
+  );
 }
 
 async function jobsByIdempotencyKey(db: Db, tenantId: string, keys: string[]): Promise<JobRow[]> {
-  return db.select().from(jobs).where(and(eq(jobs.tenantId, tenantId), inArray(jobs.idempotencyKey, [...new Set(keys)])));
+  return db
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.tenantId, tenantId), inArray(jobs.idempotencyKey, [...new Set(keys)])));
 }

@@ -32,14 +32,22 @@ export interface TenantOverview {
 }
 
 /** A page of tenants with their live figures, in id order. */
-export async function tenantOverview(db: Db, opts: { after: string | null; limit: number; ids?: string[] }): Promise<TenantOverview[]> {
+export async function tenantOverview(
+  db: Db,
+  opts: { after: string | null; limit: number; ids?: string[] },
+): Promise<TenantOverview[]> {
   if (opts.ids?.length === 0) return [];
   const where = opts.ids
-    ? sql`WHERE t.id IN (${sql.join(opts.ids.map((id) => sql`${id}`), sql`, `)})`
+    ? sql`WHERE t.id IN (${sql.join(
+        opts.ids.map((id) => sql`${id}`),
+        sql`, `,
+      )})`
     : opts.after
       ? sql`WHERE t.id > ${opts.after}`
       : sql``;
-  return query<TenantOverview>(db, sql`
+  return query<TenantOverview>(
+    db,
+    sql`
     SELECT t.id, t.name, t.status, t.max_in_flight AS "maxInFlight", t.weight, t.rate_per_second AS "ratePerSecond",
       t.burst, t.max_jobs AS "maxJobs", t.max_payload_bytes AS "maxPayloadBytes",
       (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.tenant_id = t.id) AS running,
@@ -50,7 +58,8 @@ export async function tenantOverview(db: Db, opts: { after: string | null; limit
         WHERE o.tenant_id = t.id AND o.next_attempt_at <= now()) AS "oldestDueLagMs"
     FROM tenants t ${where}
     ORDER BY t.id
-    LIMIT ${opts.limit}`);
+    LIMIT ${opts.limit}`,
+  );
 }
 
 export interface PoolOverview {
@@ -64,8 +73,13 @@ export interface PoolOverview {
 }
 
 /** Every pool with a row or with work: its configuration (defaults when it has no row) and figures. */
-export async function poolOverview(db: Db, defaults: { concurrency: number; timeoutMs: number; maxAttempts: number }): Promise<PoolOverview[]> {
-  const rows = await query<PoolOverview>(db, sql`
+export async function poolOverview(
+  db: Db,
+  defaults: { concurrency: number; timeoutMs: number; maxAttempts: number },
+): Promise<PoolOverview[]> {
+  const rows = await query<PoolOverview>(
+    db,
+    sql`
     WITH types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools)
     SELECT ty.type,
       coalesce(p.concurrency, ${defaults.concurrency})::int AS concurrency,
@@ -76,7 +90,8 @@ export async function poolOverview(db: Db, defaults: { concurrency: number; time
           WHERE q.type = ty.type AND q.next_attempt_at <= now() LIMIT ${COUNT_CAP}) q) AS due
     FROM types ty LEFT JOIN pools p ON p.type = ty.type
     ORDER BY ty.type
-    LIMIT 200`);
+    LIMIT 200`,
+  );
   return rows;
 }
 
@@ -88,13 +103,16 @@ export interface DeadLetterCount {
 
 /** Dead letters by pool type and tenant, over at most COUNT_CAP of them. */
 export async function deadLettersByType(db: Db): Promise<{ rows: DeadLetterCount[]; capped: boolean }> {
-  const rows = await query<DeadLetterCount & { total: number }>(db, sql`
+  const rows = await query<DeadLetterCount & { total: number }>(
+    db,
+    sql`
     WITH d AS (SELECT x.tenant_id, x.trigger_id FROM dead_letters x LIMIT ${COUNT_CAP})
     SELECT t.type, d.tenant_id AS "tenantId", count(*)::int AS count, (SELECT count(*)::int FROM d) AS total
       FROM d JOIN triggers t ON t.id = d.trigger_id
      GROUP BY t.type, d.tenant_id
      ORDER BY count(*) DESC, t.type, d.tenant_id
-     LIMIT 200`);
+     LIMIT 200`,
+  );
   return { rows: rows.map(({ total: _t, ...r }) => r), capped: (rows[0]?.total ?? 0) >= COUNT_CAP };
 }
 
@@ -117,7 +135,9 @@ export async function listDeadLetterSummaries(
   const conds = [sql`t.status = 'dead'`];
   if (opts.tenantId) conds.push(sql`d.tenant_id = ${opts.tenantId}`);
   if (opts.after) conds.push(sql`(d.tenant_id, d.trigger_id) > (${opts.after.tenantId}, ${opts.after.triggerId})`);
-  const rows = await query<DeadLetterSummary>(db, sql`
+  const rows = await query<DeadLetterSummary>(
+    db,
+    sql`
     SELECT t.id, d.tenant_id AS "tenantId", t.job_id AS "jobId", j.name AS "jobName", t.type,
            t.attempt_count AS "attemptCount", t.reason, t.finished_at AS "finishedAt"
       FROM dead_letters d
@@ -125,7 +145,8 @@ export async function listDeadLetterSummaries(
       JOIN jobs j ON j.id = t.job_id
      WHERE ${sql.join(conds, sql` AND `)}
      ORDER BY d.tenant_id, d.trigger_id
-     LIMIT ${opts.limit}`);
+     LIMIT ${opts.limit}`,
+  );
   return withDates(rows, "finishedAt");
 }
 
@@ -143,13 +164,23 @@ export async function searchJobs(
   if (opts.status) conds.push(sql`status = ${opts.status}`);
   if (opts.q) conds.push(sql`(name ILIKE ${`%${escapeLike(opts.q)}%`} OR id = ${opts.q})`);
   const rows = await query<{
-    id: string; name: string; type: string; status: string; cron: string | null; timezone: string | null;
-    runAt: Date | null; nextFireAt: Date | null; createdAt: Date;
-  }>(db, sql`
+    id: string;
+    name: string;
+    type: string;
+    status: string;
+    cron: string | null;
+    timezone: string | null;
+    runAt: Date | null;
+    nextFireAt: Date | null;
+    createdAt: Date;
+  }>(
+    db,
+    sql`
     SELECT id, name, type, status, cron, timezone, run_at AS "runAt", next_fire_at AS "nextFireAt", created_at AS "createdAt"
       FROM jobs WHERE ${sql.join(conds, sql` AND `)}
      ORDER BY id
-     LIMIT ${opts.limit}`);
+     LIMIT ${opts.limit}`,
+  );
   return withDates(rows, "runAt", "nextFireAt", "createdAt");
 }
 
@@ -164,19 +195,40 @@ export interface ActivityWindow {
   /** By tenant over the window: worker milliseconds, attempts, failed ones, and retries (attempt > 1). */
   workerMs: Array<{ tenantId: string; ms: number; attempts: number; failures: number; retries: number }>;
   /** Per minute bucket (epoch ms of its start): attempts, failures, and fire lag of first attempts. */
-  minutes: Array<{ minute: number; attempts: number; failures: number; lagP50Ms: number | null; lagMaxMs: number | null }>;
+  minutes: Array<{
+    minute: number;
+    attempts: number;
+    failures: number;
+    lagP50Ms: number | null;
+    lagMaxMs: number | null;
+  }>;
   /** True when the window held more than ACTIVITY_SCAN_LIMIT triggers (only the newest were read). */
   truncated: boolean;
 }
 
 /** Attempt activity over the last `windowMs`: of triggers created in it (see the file's head), every
  *  attempt that started in it. Optionally one tenant's. */
-export async function activityWindow(db: Db, opts: { windowMs: number; nowMs: number; tenantId?: string }): Promise<ActivityWindow> {
+export async function activityWindow(
+  db: Db,
+  opts: { windowMs: number; nowMs: number; tenantId?: string },
+): Promise<ActivityWindow> {
   const since = new Date(opts.nowMs - opts.windowMs);
   // A ULID of that instant with the lowest random part: every id created since sorts at or above it.
   const lowId = `trg_${ulid(since.getTime()).slice(0, 10)}0000000000000000`;
   const tenant = opts.tenantId ? sql`AND tenant_id = ${opts.tenantId}` : sql``;
-  const rows = await query<{ tenantId: string | null; minute: string | number | null; attempts: number; failures: number; retries: number; workerMs: number; lagP50Ms: number | null; lagMaxMs: number | null; scanned: number }>(db, sql`
+  const rows = await query<{
+    tenantId: string | null;
+    minute: string | number | null;
+    attempts: number;
+    failures: number;
+    retries: number;
+    workerMs: number;
+    lagP50Ms: number | null;
+    lagMaxMs: number | null;
+    scanned: number;
+  }>(
+    db,
+    sql`
     WITH recent AS (
       SELECT id, tenant_id, kind, scheduled_for, ok_started_at, ok_duration_ms
         FROM triggers WHERE id >= ${lowId} AND id < ${TRIGGER_ID_END} ${tenant}
@@ -201,10 +253,17 @@ export async function activityWindow(db: Db, opts: { windowMs: number; nowMs: nu
            (percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM lag) * 1000))::float8,
            (max(extract(epoch FROM lag)) * 1000)::float8,
            0
-      FROM w GROUP BY date_trunc('minute', started_at)`);
+      FROM w GROUP BY date_trunc('minute', started_at)`,
+  );
   const workerMs = rows
     .filter((r) => r.tenantId !== null)
-    .map((r) => ({ tenantId: r.tenantId!, ms: Number(r.workerMs), attempts: r.attempts, failures: r.failures, retries: r.retries }))
+    .map((r) => ({
+      tenantId: r.tenantId!,
+      ms: Number(r.workerMs),
+      attempts: r.attempts,
+      failures: r.failures,
+      retries: r.retries,
+    }))
     .sort((x, y) => y.ms - x.ms);
   const minutes = rows
     .filter((r) => r.tenantId === null)

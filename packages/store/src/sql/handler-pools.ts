@@ -35,11 +35,14 @@ export interface HandlerPoolStatus {
 }
 
 export async function handlerPoolStatus(db: Db): Promise<HandlerPoolStatus[]> {
-  const rows = await query<{ type: string; lastSeenAt: Date | string; served: boolean; due: number }>(db, sql`
+  const rows = await query<{ type: string; lastSeenAt: Date | string; served: boolean; due: number }>(
+    db,
+    sql`
     SELECT p.type, p.handler_seen_at AS "lastSeenAt",
       p.handler_seen_at > now() - make_interval(secs => ${HANDLER_STALE_MS / 1000}) AS served,
       (SELECT count(*)::int FROM trigger_queue q WHERE q.type = p.type AND q.next_attempt_at <= now()) AS due
-    FROM pools p WHERE p.handler_seen_at IS NOT NULL ORDER BY p.type`);
+    FROM pools p WHERE p.handler_seen_at IS NOT NULL ORDER BY p.type`,
+  );
   return rows.map((r) => ({
     type: r.type,
     served: r.served,

@@ -65,7 +65,9 @@ export async function cancelJob(db: Db, tenantId: string, jobId: string): Promis
     const [job] = await tx
       .update(jobs)
       .set({ status: "cancelled", nextFireAt: null, updatedAt: new Date() })
-      .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), inArray(jobs.status, ["active", "paused", "completed"])))
+      .where(
+        and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), inArray(jobs.status, ["active", "paused", "completed"])),
+      )
       .returning();
     if (!job) return null;
     await cancelPending(tx, jobId, "job_cancelled");
@@ -92,8 +94,23 @@ export async function runJobNow(db: Db, tenantId: string, jobId: string, now: Da
 export type JobPatch = Partial<
   Pick<
     JobRow,
-    | "name" | "cron" | "timezone" | "runAt" | "target" | "payload" | "maxAttempts" | "initialDelayMs"
-    | "maxDelayMs" | "backoff" | "jitter" | "timeoutMs" | "priority" | "overlap" | "misfire" | "catchupWindowMs" | "nextFireAt"
+    | "name"
+    | "cron"
+    | "timezone"
+    | "runAt"
+    | "target"
+    | "payload"
+    | "maxAttempts"
+    | "initialDelayMs"
+    | "maxDelayMs"
+    | "backoff"
+    | "jitter"
+    | "timeoutMs"
+    | "priority"
+    | "overlap"
+    | "misfire"
+    | "catchupWindowMs"
+    | "nextFireAt"
   >
 >;
 
@@ -103,13 +120,14 @@ export type JobPatch = Partial<
 export async function updateJob(db: Db, tenantId: string, jobId: string, patch: JobPatch, now: Date) {
   return db.transaction(async (tx) => {
     // The overlap policy before the change (row locked, so no materializer pass runs in between).
-    const [before] = "overlap" in patch
-      ? await tx
-          .select({ overlap: jobs.overlap })
-          .from(jobs)
-          .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId)))
-          .for("update")
-      : [];
+    const [before] =
+      "overlap" in patch
+        ? await tx
+            .select({ overlap: jobs.overlap })
+            .from(jobs)
+            .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId)))
+            .for("update")
+        : [];
     const [job] = await tx
       .update(jobs)
       .set({ ...patch, updatedAt: now })
@@ -140,7 +158,9 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
       }
     }
     if ("priority" in patch) {
-      await tx.execute(sql`UPDATE triggers SET priority = ${job.priority} WHERE job_id = ${jobId} AND status = 'pending'`);
+      await tx.execute(
+        sql`UPDATE triggers SET priority = ${job.priority} WHERE job_id = ${jobId} AND status = 'pending'`,
+      );
     }
     return job;
   });
@@ -159,13 +179,16 @@ const notStartedFiresSql = (jobId: string, reason: string) =>
  *  materializer wrote ahead (its lookahead), which would otherwise never fire. Planned again, each is
  *  revived, same id. Returns the new next_fire_at, or null when it did not move. */
 async function cancelAndRewind(db: Db, jobId: string, cancel: SQL): Promise<Date | null> {
-  const [r] = await query<{ nextFireAt: Date | string | null }>(db, sql`
+  const [r] = await query<{ nextFireAt: Date | string | null }>(
+    db,
+    sql`
     WITH cancelled AS (${cancel} RETURNING kind, scheduled_for, attempt_count, next_attempt_at)
     UPDATE jobs SET next_fire_at = LEAST(next_fire_at, t.first)
       FROM (SELECT min(scheduled_for) AS first FROM cancelled
              WHERE kind = 'scheduled' AND attempt_count = 0 AND next_attempt_at > now()) t
      WHERE jobs.id = ${jobId} AND t.first IS NOT NULL
-    RETURNING jobs.next_fire_at AS "nextFireAt"`);
+    RETURNING jobs.next_fire_at AS "nextFireAt"`,
+  );
   return r?.nextFireAt == null ? null : new Date(r.nextFireAt);
 }
 
@@ -200,9 +223,23 @@ async function insertManualTrigger(db: Db, job: JobRow, now: Date, kind: "manual
   if (row || kind === "manual") return row ?? null;
   const [revived] = await db
     .update(triggers)
-    .set({ status: "pending", reason: null, finishedAt: null, nextAttemptAt: at, priority: job.priority, updatedAt: now })
-    .where(and(eq(triggers.jobId, job.id), eq(triggers.scheduledFor, at), eq(triggers.kind, "scheduled"),
-      eq(triggers.status, "cancelled"), inArray(triggers.reason, ["paused", "rescheduled"])))
+    .set({
+      status: "pending",
+      reason: null,
+      finishedAt: null,
+      nextAttemptAt: at,
+      priority: job.priority,
+      updatedAt: now,
+    })
+    .where(
+      and(
+        eq(triggers.jobId, job.id),
+        eq(triggers.scheduledFor, at),
+        eq(triggers.kind, "scheduled"),
+        eq(triggers.status, "cancelled"),
+        inArray(triggers.reason, ["paused", "rescheduled"]),
+      ),
+    )
     .returning();
   return revived ?? null;
 }

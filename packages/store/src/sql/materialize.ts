@@ -29,9 +29,10 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
     // Exclusive overlap policies are planned only EXCLUSIVE_LOOKAHEAD_MS ahead (core planFires): such a
     // job is not selected before its fire is inside that shorter horizon, or every pass would lock it
     // and plan nothing.
-    const jobs = withDates(await query<DueJob>(
-      tx,
-      sql`
+    const jobs = withDates(
+      await query<DueJob>(
+        tx,
+        sql`
       SELECT id, tenant_id AS "tenantId", type, cron, timezone, next_fire_at AS "nextFireAt", misfire,
              overlap, catchup_window_ms AS "catchupWindowMs", priority, max_attempts AS "maxAttempts"
         FROM jobs
@@ -42,7 +43,9 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
        ORDER BY next_fire_at
        LIMIT ${limit}
          FOR UPDATE SKIP LOCKED`,
-    ), "nextFireAt");
+      ),
+      "nextFireAt",
+    );
     const result: MaterializeResult = { jobs: jobs.length, fired: 0, skipped: 0, ready: [], failed: [] };
     if (jobs.length === 0) return result;
 
@@ -58,7 +61,11 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
         // A job whose schedule cannot be computed (e.g. its zone left the tz database in an upgrade)
         // must not stall every other tenant's cron: it is paused, visibly, and reported.
         broken.push(job.id);
-        result.failed.push({ jobId: job.id, tenantId: job.tenantId, error: err instanceof Error ? err.message : String(err) });
+        result.failed.push({
+          jobId: job.id,
+          tenantId: job.tenantId,
+          error: err instanceof Error ? err.message : String(err),
+        });
         continue;
       }
       const exclusive = job.overlap !== "allow";
@@ -70,18 +77,24 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
       result.fired += plan.fire.length;
       result.skipped += plan.skipped.length;
       next.push({ id: job.id, next_fire_at: plan.nextFireAt?.toISOString() ?? null });
-      if (plan.supersede) superseded.push({ job_id: job.id, before: plan.supersede.before.toISOString(), reason: plan.supersede.reason });
+      if (plan.supersede)
+        superseded.push({ job_id: job.id, before: plan.supersede.before.toISOString(), reason: plan.supersede.reason });
     }
 
     if (broken.length > 0) {
-      await query(tx, sql`
+      await query(
+        tx,
+        sql`
         UPDATE jobs SET status = 'paused', updated_at = now()
-         WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(broken)}::jsonb))`);
+         WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(broken)}::jsonb))`,
+      );
     }
     // The fires and the jobs' next_fire_at in ONE prepared statement: a pass is two round trips (select,
     // write) instead of three, and its plan is not rebuilt every pass. A data-modifying CTE always runs
     // to completion, whether or not the outer UPDATE reads it.
-    await query(tx, sql`
+    await query(
+      tx,
+      sql`
       WITH stale AS (
         -- After a misfire, the fires written ahead before the outage (pending, never attempted, now
         -- overdue) are decided by this plan too: skipped with the misfire reason, so fire_once runs one
@@ -131,7 +144,8 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
       )
       UPDATE jobs j SET next_fire_at = x.next_fire_at, updated_at = now()
         FROM jsonb_to_recordset(${JSON.stringify(next)}::jsonb) AS x(id text, next_fire_at timestamptz)
-       WHERE j.id = x.id`);
+       WHERE j.id = x.id`,
+    );
     return result;
   });
 }

@@ -29,7 +29,10 @@ export interface MetricsSnapshot {
 
 /** Per pool gauges, live executors, and the `topTenants` busiest tenants (running + due), or just
  *  `tenantId` when given (a tenant reading its own). */
-export async function metricsSnapshot(db: Db, opts: { topTenants: number; tenantId?: string }): Promise<MetricsSnapshot> {
+export async function metricsSnapshot(
+  db: Db,
+  opts: { topTenants: number; tenantId?: string },
+): Promise<MetricsSnapshot> {
   const live = sql`stopped_at IS NULL AND lost_at IS NULL AND heartbeat_at >= now() - make_interval(secs => heartbeat_timeout_ms / 1000.0)`;
   const tenantFilter = opts.tenantId === undefined ? sql`` : sql`AND t.id = ${opts.tenantId}`;
   const [row] = await query<{ pools: unknown; executors: number; tenants: unknown }>(

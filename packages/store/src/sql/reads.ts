@@ -7,11 +7,15 @@ import { attemptLog, attempts, deadLetters, jobs, triggers } from "../schema.ts"
 /** What the trigger reads select: every column but the ok_* ones, the first attempt kept in the row
  *  when it succeeded (with its response body), which the attempts view reads. A page of triggers need
  *  not carry a hundred response bodies. */
-const { okStartedAt, okDurationMs, okHttpStatus, okResponseBody, okDetail, ...triggerFields } = getTableColumns(triggers);
+const { okStartedAt, okDurationMs, okHttpStatus, okResponseBody, okDetail, ...triggerFields } =
+  getTableColumns(triggers);
 export type AttemptRow = typeof attempts.$inferSelect;
 
 export async function getJob(db: Db, tenantId: string, jobId: string) {
-  const [row] = await db.select().from(jobs).where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId)));
+  const [row] = await db
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId)));
   return row ?? null;
 }
 
@@ -51,13 +55,18 @@ export async function listTriggers(db: Db, tenantId: string, jobId: string, befo
   return db
     .select(triggerFields)
     .from(triggers)
-    .where(and(eq(triggers.jobId, jobId), eq(triggers.tenantId, tenantId), before ? lt(triggers.id, before) : undefined))
+    .where(
+      and(eq(triggers.jobId, jobId), eq(triggers.tenantId, tenantId), before ? lt(triggers.id, before) : undefined),
+    )
     .orderBy(desc(triggers.id))
     .limit(limit);
 }
 
 export async function getTrigger(db: Db, tenantId: string, id: string) {
-  const [row] = await db.select(triggerFields).from(triggers).where(and(eq(triggers.id, id), eq(triggers.tenantId, tenantId)));
+  const [row] = await db
+    .select(triggerFields)
+    .from(triggers)
+    .where(and(eq(triggers.id, id), eq(triggers.tenantId, tenantId)));
   if (!row) return null;
   const list = await db.select().from(attempts).where(eq(attempts.triggerId, id)).orderBy(asc(attempts.attempt));
   return { ...row, attempts: list };
@@ -120,7 +129,9 @@ export async function tenantUsage(db: Db, tenantId: string): Promise<TenantUsage
 }
 
 /** Per-tenant operational figures (GET /v1/admin/stats). */
-export async function allTenantUsage(db: Db): Promise<Array<TenantUsage & { tenantId: string; maxInFlight: number; status: string }>> {
+export async function allTenantUsage(
+  db: Db,
+): Promise<Array<TenantUsage & { tenantId: string; maxInFlight: number; status: string }>> {
   return query(db, usageSql(sql``));
 }
 

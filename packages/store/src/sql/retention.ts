@@ -13,7 +13,11 @@ const FINISHED = sql`('succeeded', 'skipped', 'cancelled', 'unknown')`;
 /** Deletes up to `batch` expired triggers with their attempts, as of `now` (an injected clock in tests).
  *  Returns how many triggers went, and how many were found (rows locked elsewhere are found, not
  *  deleted: a batch with `found` < `batch` was the last). */
-export async function deleteExpiredTriggers(db: Db, now: Date, batch = 1000): Promise<{ deleted: number; found: number }> {
+export async function deleteExpiredTriggers(
+  db: Db,
+  now: Date,
+  batch = 1000,
+): Promise<{ deleted: number; found: number }> {
   const at = now.toISOString();
   const rows = await query<{ deleted: number; found: number }>(
     db,

@@ -10,7 +10,13 @@ export type SecretInfo = Pick<SecretRow, "name" | "createdAt" | "updatedAt">;
 
 const info = { name: secrets.name, createdAt: secrets.createdAt, updatedAt: secrets.updatedAt };
 
-export async function putSecret(db: Db, tenantId: string, name: string, sealed: string, keyId: string): Promise<SecretInfo> {
+export async function putSecret(
+  db: Db,
+  tenantId: string,
+  name: string,
+  sealed: string,
+  keyId: string,
+): Promise<SecretInfo> {
   const [row] = await db
     .insert(secrets)
     .values({ tenantId, name, sealed, keyId })
@@ -24,12 +30,19 @@ export async function listSecrets(db: Db, tenantId: string): Promise<SecretInfo[
 }
 
 export async function deleteSecret(db: Db, tenantId: string, name: string): Promise<boolean> {
-  const rows = await db.delete(secrets).where(and(eq(secrets.tenantId, tenantId), eq(secrets.name, name))).returning(info);
+  const rows = await db
+    .delete(secrets)
+    .where(and(eq(secrets.tenantId, tenantId), eq(secrets.name, name)))
+    .returning(info);
   return rows.length > 0;
 }
 
 /** The sealed values of the named secrets the tenant has. */
-export async function sealedSecrets(db: Db, tenantId: string, names: string[]): Promise<Array<{ name: string; sealed: string }>> {
+export async function sealedSecrets(
+  db: Db,
+  tenantId: string,
+  names: string[],
+): Promise<Array<{ name: string; sealed: string }>> {
   if (names.length === 0) return [];
   return db
     .select({ name: secrets.name, sealed: secrets.sealed })
@@ -45,7 +58,12 @@ export async function missingSecrets(db: Db, tenantId: string, names: string[]):
 
 /** Up to `limit` secrets sealed with another key than `keyId`: the re-encryption step's work. */
 export async function secretsNotSealedWith(db: Db, keyId: string, limit: number): Promise<SecretRow[]> {
-  return db.select().from(secrets).where(ne(secrets.keyId, keyId)).orderBy(asc(secrets.tenantId), asc(secrets.name)).limit(limit);
+  return db
+    .select()
+    .from(secrets)
+    .where(ne(secrets.keyId, keyId))
+    .orderBy(asc(secrets.tenantId), asc(secrets.name))
+    .limit(limit);
 }
 
 /** Replaces a sealed value only if it is still the one that was read (a PUT in between wins). */

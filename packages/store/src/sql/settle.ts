@@ -69,9 +69,14 @@ export interface SettleResult {
 }
 
 export function decodeSettled(rows: SettleResult[]): Settled[] {
-  return unpackRows(rows[0]?.settled ?? null, 6).map(
-    ([id, tenantId, jobId, type, status, durationMs]) => ({ id, tenantId, jobId, type, status, durationMs: Number(durationMs) }),
-  );
+  return unpackRows(rows[0]?.settled ?? null, 6).map(([id, tenantId, jobId, type, status, durationMs]) => ({
+    id,
+    tenantId,
+    jobId,
+    type,
+    status,
+    durationMs: Number(durationMs),
+  }));
 }
 
 /** The settle of `items` (not empty) as one statement. */
@@ -81,9 +86,26 @@ export function settleStatement(items: Settlement[]) {
   const input = JSON.stringify(
     items.map((i) => {
       const row: unknown[] = [i.id, i.leaseToken, i.attempt, i.status, i.startedAt.getTime(), i.durationMs, i.outcome];
-      if (i.nextAttemptAt || i.reason || i.httpStatus != null || i.error || i.responseBody || i.pauseJob || i.reap || i.detail) {
-        row.push(i.nextAttemptAt?.getTime() ?? null, storable(i.reason), i.httpStatus ?? null, storable(i.error),
-          storable(i.responseBody), i.pauseJob || null, i.reap || null, i.detail ?? null);
+      if (
+        i.nextAttemptAt ||
+        i.reason ||
+        i.httpStatus != null ||
+        i.error ||
+        i.responseBody ||
+        i.pauseJob ||
+        i.reap ||
+        i.detail
+      ) {
+        row.push(
+          i.nextAttemptAt?.getTime() ?? null,
+          storable(i.reason),
+          i.httpStatus ?? null,
+          storable(i.error),
+          storable(i.responseBody),
+          i.pauseJob || null,
+          i.reap || null,
+          i.detail ?? null,
+        );
       }
       return row;
     }),

@@ -7,7 +7,19 @@ import { rowShape } from "./columns.ts";
 export type TenantRow = typeof tenants.$inferSelect;
 export type TenantInsert = typeof tenants.$inferInsert;
 export type TenantPatch = Partial<
-  Pick<TenantRow, "name" | "status" | "maxInFlight" | "weight" | "ratePerSecond" | "burst" | "maxJobs" | "maxPayloadBytes" | "historyRetentionDays" | "deadRetentionDays">
+  Pick<
+    TenantRow,
+    | "name"
+    | "status"
+    | "maxInFlight"
+    | "weight"
+    | "ratePerSecond"
+    | "burst"
+    | "maxJobs"
+    | "maxPayloadBytes"
+    | "historyRetentionDays"
+    | "deadRetentionDays"
+  >
 >;
 
 /** Insert a tenant; null when the id is taken. */
@@ -76,10 +88,13 @@ const tenantShape = rowShape<TenantRow>(tenants, "t");
  *  every tenant request, so it is one prepared statement (a drizzle builder is parsed and planned each
  *  time); nothing is cached, so a revoked key is refused on its next request in every process. */
 export async function authenticateKey(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
-  const [row] = await query<Record<string, unknown> & { keyId: string; keyLastUsedAt: string | Date | null }>(db, sql`
+  const [row] = await query<Record<string, unknown> & { keyId: string; keyLastUsedAt: string | Date | null }>(
+    db,
+    sql`
     SELECT k.id AS "keyId", k.last_used_at AS "keyLastUsedAt", ${tenantShape.list}
       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
-     WHERE k.hash = ${hash} AND k.revoked_at IS NULL`);
+     WHERE k.hash = ${hash} AND k.revoked_at IS NULL`,
+  );
   if (!row) return null;
   const { keyId, keyLastUsedAt, ...tenant } = row;
   const lastUsed = keyLastUsedAt == null ? null : new Date(keyLastUsedAt);
@@ -87,4 +102,3 @@ export async function authenticateKey(db: Db, hash: string): Promise<{ keyId: st
   if (stale) await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, keyId));
   return { keyId, tenant: tenantShape.rows([tenant])[0] };
 }
-
