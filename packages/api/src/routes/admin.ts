@@ -129,7 +129,7 @@ adminRoutes.put("/pools/:type", async (c) => {
 adminRoutes.patch("/pools/:type", async (c) => {
   const type = poolTypeParam(c.req.param("type"));
   const patch = await mergePatchBody(c);
-  const { type: _t, ...current } = await getPool(c.var.deps.db, type);
+  const { type: _t, paused: _p, ...current } = await getPool(c.var.deps.db, type);
   const body = parseMerged(putPoolBody, applyMergePatch(current, patch));
   if ("timeoutMs" in patch && !("leaseMs" in patch) && (body.leaseMs ?? 0) < body.timeoutMs + 1000) delete body.leaseMs;
   return c.json(await savePool(c.var.deps.db, type, body));
