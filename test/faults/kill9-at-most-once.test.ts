@@ -3,13 +3,11 @@
 // again: it ends `unknown` (lost_in_flight). The never-started ones are re-run normally. Receiver count
 // by webhook-id: 0 sent twice; every trigger `succeeded` or `unknown`.
 import { expect, it } from "vitest";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
 import { statusCounts, until } from "./support/ledger.ts";
-import { db, receiver, useDrill } from "./support/drill.ts";
+import { db, receiver, startSurvivor, useDrill } from "./support/drill.ts";
 
 const TOTAL = 300;
 const IN_FLIGHT = 100;
@@ -38,16 +36,7 @@ it("kill -9 with 100 at-most-once deliveries in flight: none sent twice; each su
   expect(await victim.exited).toBe(null);
 
   receiver.mode = { kind: "ok" };
-  const transport = createUndiciTransport({ allowPrivate: true });
-  const survivor = new Executor({
-    db: db.store.db,
-    transport,
-    allowPrivateTargets: true,
-    pollMs: 20,
-    reapEveryMs: 200,
-    poolRefreshMs: 500,
-    heartbeat: { everyMs: 200, timeoutMs: 1500 },
-  }).start();
+  const survivor = startSurvivor({ heartbeat: { everyMs: 200, timeoutMs: 1500 } });
   try {
     await until(
       () => statusCounts(db.store.db),
@@ -83,6 +72,5 @@ it("kill -9 with 100 at-most-once deliveries in flight: none sent twice; each su
     expect(row.outcome).toBe("lost_in_flight");
   } finally {
     await survivor.stop(2000);
-    await transport.close();
   }
 });

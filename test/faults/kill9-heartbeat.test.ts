@@ -5,13 +5,11 @@
 import { expect, it } from "vitest";
 import { createApp } from "@fairway/api";
 import { createMemoryCoordinator } from "@fairway/coord";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
 import { attemptAnomalies, deliveryReport, leasesHeld, statusCounts, until } from "./support/ledger.ts";
-import { db, receiver, useDrill } from "./support/drill.ts";
+import { db, receiver, startSurvivor, useDrill } from "./support/drill.ts";
 
 const TOTAL = 120;
 const IN_FLIGHT = 40;
@@ -64,16 +62,7 @@ it("kill -9: leases are reaped after the heartbeat timeout, not the lease; lost 
   );
 
   receiver.mode = { kind: "ok" };
-  const transport = createUndiciTransport({ allowPrivate: true });
-  const survivor = new Executor({
-    db: db.store.db,
-    transport,
-    allowPrivateTargets: true,
-    pollMs: 20,
-    reapEveryMs: 200,
-    poolRefreshMs: 500,
-    heartbeat: { everyMs: 200, timeoutMs: 1500 },
-  }).start();
+  const survivor = startSurvivor({ heartbeat: { everyMs: 200, timeoutMs: 1500 } });
   try {
     await until(
       () => statusCounts(db.store.db),
@@ -103,7 +92,6 @@ it("kill -9: leases are reaped after the heartbeat timeout, not the lease; lost 
     expect(list.find((e) => e.id === survivor.owner)).toMatchObject({ status: "live" });
   } finally {
     await survivor.stop(2000);
-    await transport.close();
   }
   expect((await executors()).find((e) => e.id === survivor.owner)).toMatchObject({ status: "stopped" });
 });

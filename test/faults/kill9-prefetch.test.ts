@@ -4,13 +4,12 @@
 // triggers never started: each must run exactly once, after its lease expires. Only the runs in flight
 // at the kill are delivered twice, under their own webhook-ids.
 import { expect, it } from "vitest";
-import { Executor, maxLeasesHeld } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
+import { maxLeasesHeld } from "@fairway/executor";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
 import { attemptAnomalies, deliveryReport, leasesHeld, statusCounts, until } from "./support/ledger.ts";
-import { db, receiver, useDrill } from "./support/drill.ts";
+import { db, receiver, startSurvivor, useDrill } from "./support/drill.ts";
 
 const TOTAL = 600;
 
@@ -58,15 +57,7 @@ it.each([
 
     receiver.mode = { kind: "ok" };
     receiver.delayMs = 0;
-    const transport = createUndiciTransport({ allowPrivate: true });
-    const survivor = new Executor({
-      db: db.store.db,
-      transport,
-      allowPrivateTargets: true,
-      pollMs: 20,
-      reapEveryMs: 200,
-      poolRefreshMs: 500,
-    }).start();
+    const survivor = startSurvivor();
     try {
       await until(
         () => statusCounts(db.store.db),
@@ -110,7 +101,6 @@ it.each([
       expect(await attemptAnomalies(db.store.db)).toEqual([]);
     } finally {
       await survivor.stop(2000);
-      await transport.close();
     }
   },
 );

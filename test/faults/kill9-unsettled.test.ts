@@ -4,13 +4,11 @@
 // its lease expires — a duplicate with its original webhook-id, never a loss — and its record must say
 // so: attempt 1 lease_expired, attempt 2 success.
 import { expect, it } from "vitest";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
 import { attemptAnomalies, deliveryReport, leasesHeld, statusCounts, until } from "./support/ledger.ts";
-import { db, receiver, useDrill } from "./support/drill.ts";
+import { db, receiver, startSurvivor, useDrill } from "./support/drill.ts";
 
 const TOTAL = 60;
 
@@ -36,15 +34,7 @@ it("kill -9 with delivered runs not yet settled: each re-run once after expiry, 
   const unsettled = await leasesHeld(db.store.db, "victim");
   expect(unsettled).toBe(TOTAL);
 
-  const transport = createUndiciTransport({ allowPrivate: true });
-  const survivor = new Executor({
-    db: db.store.db,
-    transport,
-    allowPrivateTargets: true,
-    pollMs: 20,
-    reapEveryMs: 200,
-    poolRefreshMs: 500,
-  }).start();
+  const survivor = startSurvivor();
   try {
     await until(
       () => statusCounts(db.store.db),
@@ -70,6 +60,5 @@ it("kill -9 with delivered runs not yet settled: each re-run once after expiry, 
     expect(await attemptAnomalies(db.store.db)).toEqual([]);
   } finally {
     await survivor.stop(2000);
-    await transport.close();
   }
 });

@@ -2,13 +2,12 @@
 // the leases expire (another executor reaps and re-runs them): lost = 0, and duplicate deliveries are
 // at most the number that was in flight, each with the same webhook-id as the first delivery.
 import { expect, it } from "vitest";
-import { Executor, maxLeasesHeld } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
+import { maxLeasesHeld } from "@fairway/executor";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
 import { attemptAnomalies, deliveryReport, leasesHeld, statusCounts, until } from "./support/ledger.ts";
-import { db, receiver, useDrill } from "./support/drill.ts";
+import { db, receiver, startSurvivor, useDrill } from "./support/drill.ts";
 
 const TOTAL = 300;
 const IN_FLIGHT = 100;
@@ -39,15 +38,7 @@ it("kill -9 with 100 leases held: all complete after expiry, lost 0, duplicates 
   expect(leased).toBeLessThanOrEqual(maxLeasesHeld(IN_FLIGHT));
 
   receiver.mode = { kind: "ok" };
-  const transport = createUndiciTransport({ allowPrivate: true });
-  const survivor = new Executor({
-    db: db.store.db,
-    transport,
-    allowPrivateTargets: true,
-    pollMs: 20,
-    reapEveryMs: 200,
-    poolRefreshMs: 500,
-  }).start();
+  const survivor = startSurvivor();
   try {
     await until(
       () => statusCounts(db.store.db),
@@ -88,6 +79,5 @@ it("kill -9 with 100 leases held: all complete after expiry, lost 0, duplicates 
     expect(await attemptAnomalies(db.store.db)).toEqual([]);
   } finally {
     await survivor.stop(2000);
-    await transport.close();
   }
 });

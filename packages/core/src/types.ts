@@ -14,7 +14,8 @@ export type AttemptOutcome =
   | "network_error" // connect refused, reset, DNS failure, blocked address
   | "handler_error" // an in-process handler threw
   | "lease_expired" // the worker holding the lease vanished (reaper)
-  | "secret_missing"; // the target names a secret deleted since the job was saved (never retried)
+  | "secret_missing" // the target names a secret deleted since the job was saved (never retried)
+  | "lost_in_flight"; // at-most-once: the lease was lost after the request may have left (never resent)
 
 export interface RetryPolicy {
   /** Total attempts including the first. Default 5. */

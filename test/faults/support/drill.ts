@@ -2,12 +2,16 @@
 // test, where one file drills several shapes), and afterwards no child process, receiver or database
 // left behind. `db` and `receiver` are live bindings, assigned before each test runs.
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { Executor, type ExecutorOptions } from "@fairway/executor";
+import { createUndiciTransport } from "@fairway/executor/node";
 import { createTestDb, type TestDb } from "../../support/pg.ts";
 import { killAll } from "./children.ts";
 import { startHookReceiver, type HookReceiver } from "./hook-receiver.ts";
 
 export let db: TestDb;
 export let receiver: HookReceiver;
+/** Transports of the survivors a drill started: closed with the rest. */
+const transports: Array<{ close(): Promise<void> }> = [];
 
 export function useDrill(per: "file" | "test" = "file"): void {
   const [before, after] = per === "file" ? [beforeAll, afterAll] : [beforeEach, afterEach];
@@ -17,7 +21,23 @@ export function useDrill(per: "file" | "test" = "file"): void {
   });
   after(async () => {
     await killAll();
+    await Promise.all(transports.splice(0).map((t) => t.close()));
     await receiver?.close();
     await db?.drop();
   });
+}
+
+/** The executor that takes over after a kill: polls and reaps fast, so a drill finishes in seconds. */
+export function startSurvivor(extra: Partial<ExecutorOptions> = {}): Executor {
+  const transport = createUndiciTransport({ allowPrivate: true });
+  transports.push(transport);
+  return new Executor({
+    db: db.store.db,
+    transport,
+    allowPrivateTargets: true,
+    pollMs: 20,
+    reapEveryMs: 200,
+    poolRefreshMs: 500,
+    ...extra,
+  }).start();
 }
