@@ -173,6 +173,7 @@ export const attemptResponse = z.strictObject({
     "handler_error",
     "lease_expired",
     "secret_missing",
+    "lost_in_flight",
   ]),
   httpStatus: z.number().int().nullable(),
   error: z.string().nullable(),

@@ -13,7 +13,8 @@ export type AttemptOutcome =
   | "timeout"
   | "handler_error"
   | "lease_expired"
-  | "secret_missing";
+  | "secret_missing"
+  | "lost_in_flight";
 
 /** Any JSON value. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
