@@ -55,7 +55,7 @@ jobPages.get("/jobs", async (c) => {
       <p class="sub">
         Tenant <span class="mono">{c.var.tenantId}</span>
       </p>
-      <form class="filters" method="get" action={`${base}/jobs`} aria-label="Search jobs">
+      <form class="filters" method="get" action={`${base}/jobs`} aria-label="Job filters">
         <div>
           <label for="q">Search</label>
           <input id="q" name="q" type="search" value={q.q ?? ""} placeholder="Name or job id" />
