@@ -8,7 +8,29 @@ import { startServer, type Server } from "./server.ts";
 import { startupMessage } from "./startup-error.ts";
 
 let cfg: Config;
-let server: Server;
+let server: Server | undefined;
+let stopping = false;
+// Handlers first: a signal that arrives while the server starts stops it once it is up, instead of
+// killing the process with the embedded Postgres half started.
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`${signal}: draining…`);
+    if (server) drain(server);
+  });
+}
+
+function drain(s: Server): void {
+  s.stop().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
+
 try {
   cfg = loadConfig(process.env);
   server = await startServer(cfg);
@@ -17,6 +39,7 @@ try {
   process.exit(1);
 }
 installProcessGuards(server.log);
+if (stopping) drain(server);
 
 const pg = server.embedded;
 const db = pg ? `embedded PostgreSQL in ${join(cfg.FAIRWAY_DATA_DIR, "postgres")}` : "Postgres (DATABASE_URL)";
@@ -36,20 +59,4 @@ if (server.adminTokenGenerated) {
   );
 } else if (!cfg.FAIRWAY_ADMIN_TOKEN) {
   console.error(`Admin token: in ${cfg.FAIRWAY_DATA_DIR}/admin-token`);
-}
-
-let stopping = false;
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    console.error(`${signal}: draining…`);
-    server.stop().then(
-      () => process.exit(0),
-      (err) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
-  });
 }

@@ -97,9 +97,8 @@ async function build(
           pid: process.pid,
         },
         log,
-      }).start()
+      })
     : null;
-  if (executor) undo.push(() => executor.stop(0));
 
   let http: ServerType | null = null;
   let url: string | null = null;
@@ -124,6 +123,11 @@ async function build(
       http.once("error", (err: NodeJS.ErrnoException) => fail(listenError(err, cfg)));
     });
     url = `http://${cfg.HOST}:${listening.port}`;
+  }
+  // The executor starts once the port is ours: a start that fails to listen has run nothing.
+  if (executor) {
+    executor.start();
+    undo.push(() => executor.stop(0));
   }
 
   return {
