@@ -10,8 +10,6 @@ export type * from "./types.ts";
 export { firesBetween, nextFires, parseCron, validateTimezone } from "./cron.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
-/** @public re-exported by @fairway/sdk for receivers */
-export { verifyWebhook, WebhookVerificationError } from "./signing.ts";
 export { allocate } from "./fairshare.ts";
 export { BoundedMap } from "./bounded-map.ts";
 export { checkTargetUrl, isForbiddenAddress } from "./ssrf.ts";

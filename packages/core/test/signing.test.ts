@@ -1,13 +1,9 @@
-// Cross-checked against the official Standard Webhooks implementation, both directions.
+// Cross-checked against the official Standard Webhooks implementation, both directions; verified with
+// the SDK's verifyWebhook, what receivers use.
 import { Webhook } from "standardwebhooks";
 import { describe, expect, test } from "vitest";
-import {
-  generateSigningSecret,
-  signWebhook,
-  signWebhookSync,
-  verifyWebhook,
-  WebhookVerificationError,
-} from "../src/signing.ts";
+import { verifyWebhook, WebhookVerificationError } from "@fairway/sdk/webhooks";
+import { generateSigningSecret, signWebhook, signWebhookSync } from "../src/signing.ts";
 
 const now = () => Math.floor(Date.now() / 1000);
 const body = JSON.stringify({ job: "daily-report", n: 1, text: "héllo ✓" });
