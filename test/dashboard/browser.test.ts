@@ -115,12 +115,12 @@ describe("dashboard in a real browser", () => {
     await expect(row.textContent()).resolves.toContain("At 09:00, Monday through Friday (Europe/Berlin)");
     await page.getByLabel("Search").fill("weekday");
     await page.getByLabel("Status").selectOption("paused");
-    await page.getByRole("button", { name: "Filter" }).click();
+    await Promise.all([page.waitForURL(/status=paused/), page.getByRole("button", { name: "Filter" }).click()]);
     await expect(page.locator("main").textContent()).resolves.toContain("No jobs match");
     await page.getByLabel("Status").selectOption("active");
-    await page.getByRole("button", { name: "Filter" }).click();
+    await Promise.all([page.waitForURL(/status=active/), page.getByRole("button", { name: "Filter" }).click()]);
     await shot(page, "tenant-jobs");
-    await page.getByRole("link", { name: "weekday-report" }).click();
+    await Promise.all([page.waitForURL(/\/jobs\/job_/), page.getByRole("link", { name: "weekday-report" }).click()]);
     const fires = await page.locator("ol.fires li").allTextContents();
     expect(fires).toHaveLength(5);
     expect(fires.every((f) => /09:00:00 CES?T/.test(f) && !/Sat|Sun/.test(f))).toBe(true);
