@@ -1,14 +1,13 @@
 /** @jsxImportSource hono/jsx */
 // The operator's pages: tenants with their live figures and share of worker time, a tenant's quotas and
-// status, pools, dead letters across tenants, and fire lag and throughput from attempt history.
+// status, dead letters across tenants, and fire lag and throughput from attempt history. Pools and
+// executors are in ops-pages.tsx.
 import { Hono, type Context } from "hono";
 import {
   activityWindow,
   COUNT_CAP,
   deadLettersByType,
-  DEFAULT_POOL,
   listDeadLetterSummaries,
-  poolOverview,
   tenantOverview,
   updateTenant,
   type TenantOverview,
@@ -20,9 +19,11 @@ import { fmtCount, fmtMs, fmtTime, pct } from "./format.ts";
 import { firstIssue, PAGE_SIZE, quotaForm, statusForm } from "./forms.ts";
 import { adminNav, Page, Pager, PostForm, StatusChip } from "./layout.tsx";
 import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_S } from "./portal-link.ts";
+import { opsPages } from "./ops-pages.tsx";
 import { publicOrigin } from "./public-origin.ts";
 
 export const adminPages = new Hono<DashEnv>();
+adminPages.route("/", opsPages);
 
 /** The window of the worker-time share and of the activity charts. */
 const SHARE_WINDOW_MIN = 10;
@@ -362,87 +363,6 @@ adminPages.post("/tenants/:id/portal-link", async (c) => {
   });
   return c.html(<TenantDetail c={c} t={t} link={link} />);
 });
-
-adminPages.get("/pools", async (c) => {
-  const pools = await poolOverview(c.var.dash.db, DEFAULT_POOL);
-  return c.html(
-    <Page title="Pools" scope={c.var.scope} nav={adminNav()} current="/dashboard/admin/pools">
-      <h1>Pools</h1>
-      <p class="sub">
-        One pool per job type. Concurrency is per executor; saturation is running ÷ concurrency of one executor.
-      </p>
-      <div data-live="/dashboard/admin/live/pools" data-every="3000">
-        <PoolTable pools={pools} />
-      </div>
-    </Page>,
-  );
-});
-
-adminPages.get("/live/pools", async (c) =>
-  c.html(<PoolTable pools={await poolOverview(c.var.dash.db, DEFAULT_POOL)} />),
-);
-
-function PoolTable(props: { pools: Awaited<ReturnType<typeof poolOverview>> }) {
-  if (props.pools.length === 0)
-    return <p class="card empty">No pools yet: a pool appears with its first job or PUT /v1/admin/pools/:type.</p>;
-  return (
-    <div class="table-wrap">
-      <table class="stack">
-        <caption class="sr">Pools</caption>
-        <thead>
-          <tr>
-            <th scope="col">Type</th>
-            <th scope="col" class="num">
-              Concurrency
-            </th>
-            <th scope="col" class="num">
-              Running
-            </th>
-            <th scope="col" class="num">
-              Saturation
-            </th>
-            <th scope="col" class="num">
-              Due
-            </th>
-            <th scope="col" class="num">
-              Timeout
-            </th>
-            <th scope="col" class="num">
-              Max attempts
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.pools.map((p) => (
-            <tr>
-              <td data-label="Type" class="mono">
-                {p.type}
-              </td>
-              <td data-label="Concurrency" class="num">
-                {p.concurrency}
-              </td>
-              <td data-label="Running" class="num">
-                {p.running}
-              </td>
-              <td data-label="Saturation" class="num">
-                {pct(p.running / Math.max(1, p.concurrency))}
-              </td>
-              <td data-label="Due" class="num">
-                {fmtCount(p.due, COUNT_CAP)}
-              </td>
-              <td data-label="Timeout" class="num">
-                {fmtMs(p.timeoutMs)}
-              </td>
-              <td data-label="Max attempts" class="num">
-                {p.maxAttempts}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
 
 adminPages.get("/dead-letters", async (c) => {
   const d = c.var.dash;

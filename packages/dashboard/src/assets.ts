@@ -33,10 +33,10 @@ tr:last-child td{border-bottom:0}
 td.num,th.num{text-align:right}
 .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
 .chip{display:inline-block;padding:1px 8px;border-radius:999px;background:var(--chip);font-size:.8rem;font-weight:600;white-space:nowrap}
-.s-active,.s-succeeded,.s-success{background:#e3f3e8;color:var(--ok)}
+.s-active,.s-succeeded,.s-success,.s-live{background:#e3f3e8;color:var(--ok)}
 .s-paused,.s-pending,.s-running{background:#fdf1d8;color:var(--warn)}
-.s-dead,.s-suspended,.s-failed,.s-http_error,.s-network_error,.s-timeout{background:#fbe4e2;color:var(--bad)}
-.s-cancelled,.s-completed,.s-skipped{background:var(--chip);color:var(--muted)}
+.s-dead,.s-suspended,.s-failed,.s-http_error,.s-network_error,.s-timeout,.s-lost,.s-unknown{background:#fbe4e2;color:var(--bad)}
+.s-cancelled,.s-completed,.s-skipped,.s-stopped{background:var(--chip);color:var(--muted)}
 form.inline{display:inline}
 form.filters{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-end;margin:0 0 12px}
 label{display:block;font-size:.85rem;font-weight:600;margin:0 0 4px}
@@ -61,7 +61,13 @@ ol.fires{margin:0;padding-left:20px}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}.legend i.a{background:#1f5fbf}.legend i.b{background:#c2410c}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .empty{color:var(--muted);padding:16px}
-.reserved{border-style:dashed;color:var(--muted)}
+.muted{color:var(--muted);font-size:.85rem;margin:4px 0}
+ul.plain{list-style:none;margin:0;padding:0}
+.exchange{display:grid;gap:16px;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));margin-top:8px}
+.exchange h4{margin-top:8px}.exchange h5{font-size:.8rem;margin:8px 0 2px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
+.exchange .line{margin:0 0 6px;overflow-wrap:anywhere}
+dl.kv.headers{grid-template-columns:minmax(8rem,max-content) 1fr;gap:2px 12px;font-size:.8rem;margin:0 0 6px}
+dl.kv.headers dt{font-size:.8rem}
 .login{max-width:420px;margin:10vh auto}
 @media (max-width:640px){
   main{padding:14px 10px 40px}
@@ -73,6 +79,9 @@ ol.fires{margin:0;padding-left:20px}
   table.stack td::before{content:attr(data-label);flex:0 0 auto;font-weight:600;color:var(--muted);text-align:left}
   table.stack td .mono,table.stack td.mono{word-break:break-all}
   table.stack td br{display:none}
+  table.stack td ul.plain{text-align:right}
+  dl.kv.headers{grid-template-columns:1fr}
+  dl.kv.headers dd{margin:0 0 4px}
   table.stack td.num{text-align:right}
   input,select{width:100%}
   form.filters>div{flex:1 1 100%}

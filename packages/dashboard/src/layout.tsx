@@ -14,17 +14,23 @@ export function adminNav(): NavItem[] {
   return [
     { href: "/dashboard/admin", label: "Tenants" },
     { href: "/dashboard/admin/pools", label: "Pools" },
+    { href: "/dashboard/admin/executors", label: "Executors" },
     { href: "/dashboard/admin/dead-letters", label: "Dead letters" },
     { href: "/dashboard/admin/activity", label: "Activity" },
   ];
 }
 
+/** The tenant view's sections, in navigation order. A new section (e.g. Notifications, between Secrets
+ *  and Quota & usage) is one entry here and its page module routed in tenant-pages.tsx. */
+export const TENANT_SECTIONS: ReadonlyArray<{ path: string; label: string }> = [
+  { path: "/jobs", label: "Jobs" },
+  { path: "/dead-letters", label: "Dead letters" },
+  { path: "/secrets", label: "Secrets" },
+  { path: "/usage", label: "Quota & usage" },
+];
+
 export function tenantNav(base: string): NavItem[] {
-  return [
-    { href: `${base}/jobs`, label: "Jobs" },
-    { href: `${base}/dead-letters`, label: "Dead letters" },
-    { href: `${base}/usage`, label: "Quota & usage" },
-  ];
+  return TENANT_SECTIONS.map((s) => ({ href: `${base}${s.path}`, label: s.label }));
 }
 
 export function Page(props: {

@@ -60,3 +60,22 @@ export function headerNames(target: unknown): string {
   const h = (target as { headers?: Record<string, string> } | null)?.headers;
   return h && Object.keys(h).length > 0 ? Object.keys(h).join(", ") : "—";
 }
+
+/** What started a trigger: its schedule, a run-now, or a replay of the dead trigger (as the API says). */
+export function triggeredBy(t: { kind: string; replayedAt: Date | null }): "schedule" | "manual" | "replay" {
+  return t.replayedAt ? "replay" : t.kind === "manual" ? "manual" : "schedule";
+}
+
+/** Header names that carry credentials by convention. */
+const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie)$|token|secret|passw|api-?key|auth/i;
+
+/** A header value as the dashboard shows it. A recorded request keeps a secret as its `${secrets.NAME}`
+ *  placeholder, so that is shown; but a credential typed into a job's headers literally, or one a
+ *  target sets in its response, would be shown to everyone with the tenant's view (a portal link is
+ *  handed to a SaaS's own customer): such a value is hidden unless it is only placeholders and
+ *  scheme words (docs/decisions/0080-dashboard-header-values.md). */
+export function shownHeaderValue(name: string, value: string): string {
+  if (!CREDENTIAL_HEADER.test(name)) return value;
+  const rest = value.replace(/\$\{secrets\.[A-Za-z0-9_]+\}/g, "").trim();
+  return rest === "" || /^(Bearer|Basic|Token)$/i.test(rest) ? value : `(hidden, ${value.length} characters)`;
+}

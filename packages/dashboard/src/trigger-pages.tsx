@@ -1,11 +1,13 @@
 /** @jsxImportSource hono/jsx */
-// A tenant's triggers: one trigger with its attempts and what was sent, replay, and the dead letters.
+// A tenant's triggers: one trigger with each attempt's request and response, replay, and the dead
+// letters.
 import { Hono, type Context } from "hono";
 import {
   getJob,
   getTrigger,
   listDeadLetterSummaries,
   replayTrigger,
+  type AttemptDetail,
   type AttemptRow,
   type TriggerRow,
 } from "@fairway/store";
@@ -14,7 +16,7 @@ import { DashboardError, notFound } from "./errors.ts";
 import { fmtMs, fmtTime } from "./format.ts";
 import { PAGE_SIZE } from "./forms.ts";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
-import { announce, headerNames, page, targetText } from "./tenant-shell.tsx";
+import { announce, headerNames, page, shownHeaderValue, targetText, triggeredBy } from "./tenant-shell.tsx";
 
 export const triggerPages = new Hono<DashEnv>();
 
@@ -42,7 +44,7 @@ triggerPages.get("/triggers/:id", async (c) => {
         <TriggerBody c={c} t={t} />
       </div>
       <section class="card" aria-labelledby="req-h">
-        <h2 id="req-h">Request</h2>
+        <h2 id="req-h">The job's target now</h2>
         <dl class="kv">
           <dt>Target</dt>
           <dd class="mono">{targetText(job?.target)}</dd>
@@ -51,7 +53,9 @@ triggerPages.get("/triggers/:id", async (c) => {
         </dl>
         <h3>Payload</h3>
         <pre>{JSON.stringify(job?.payload ?? null, null, 2)}</pre>
-        <p class="hint">The job's current target and payload. Header values are not shown.</p>
+        <p class="muted">
+          What the next attempt will send; each attempt above shows what it sent. Header values are not shown here.
+        </p>
       </section>
     </>,
   );
@@ -72,8 +76,8 @@ function TriggerBody(props: { c: Context<DashEnv>; t: TriggerRow & { attempts: A
           Status <StatusChip status={t.status} />
         </h2>
         <dl class="kv">
-          <dt>Kind</dt>
-          <dd>{t.kind}</dd>
+          <dt>Triggered by</dt>
+          <dd>{triggeredBy(t)}</dd>
           <dt>Scheduled for</dt>
           <dd>{fmtTime(t.scheduledFor)}</dd>
           <dt>Attempts</dt>
@@ -108,31 +112,93 @@ function TriggerBody(props: { c: Context<DashEnv>; t: TriggerRow & { attempts: A
       {t.attempts.length === 0 ? (
         <p class="card empty">No finished attempt yet.</p>
       ) : (
-        t.attempts.map((a) => (
-          <section class="card attempt" aria-label={`Attempt ${a.attempt}`}>
-            <h3>
-              Attempt {a.attempt} <StatusChip status={a.outcome} />
-            </h3>
-            <dl class="kv">
-              <dt>HTTP status</dt>
-              <dd>{a.httpStatus ?? "—"}</dd>
-              <dt>Duration</dt>
-              <dd>{fmtMs(a.durationMs)}</dd>
-              <dt>Started</dt>
-              <dd>{fmtTime(a.startedAt)}</dd>
-              {a.error && (
-                <>
-                  <dt>Error</dt>
-                  <dd class="mono">{a.error}</dd>
-                </>
-              )}
-            </dl>
-            <h4>Response body</h4>
-            <pre class="response">{a.responseBody ?? "(none)"}</pre>
-          </section>
-        ))
+        t.attempts.map((a) => <AttemptCard a={a} />)
       )}
     </>
+  );
+}
+
+/** One attempt: how it ended, the request as sent (secrets as their placeholders) and the response. */
+function AttemptCard(props: { a: AttemptRow }) {
+  const a = props.a;
+  const detail = a.detail as AttemptDetail | null;
+  const req = detail?.request ?? null;
+  const id = `att-${a.attempt}`;
+  return (
+    <section class="card attempt" aria-labelledby={`${id}-h`}>
+      <h3 id={`${id}-h`}>
+        Attempt {a.attempt} <StatusChip status={a.outcome} />
+      </h3>
+      <dl class="kv">
+        <dt>Started</dt>
+        <dd>{fmtTime(a.startedAt)}</dd>
+        <dt>Duration</dt>
+        <dd>{fmtMs(a.durationMs)}</dd>
+        <dt>HTTP status</dt>
+        <dd>{a.httpStatus ?? "—"}</dd>
+        {a.error && (
+          <>
+            <dt>Error</dt>
+            <dd class="mono">{a.error}</dd>
+          </>
+        )}
+      </dl>
+      <div class="exchange">
+        <section aria-labelledby={`${id}-req`}>
+          <h4 id={`${id}-req`}>Request</h4>
+          {req ? (
+            <>
+              <p class="mono line">
+                <strong>{req.method}</strong> {req.url}
+              </p>
+              <h5>Headers</h5>
+              <Headers headers={req.headers} />
+              <h5>Body</h5>
+              <pre class="request-body">{req.body ?? "(no body)"}</pre>
+              {req.truncated && <p class="muted">Body cut at the length an attempt keeps.</p>}
+            </>
+          ) : (
+            <p class="muted">
+              {a.outcome === "success" || a.httpStatus !== null
+                ? "Not recorded."
+                : "No request left: an in-process handler ran, or the delivery failed before sending."}
+            </p>
+          )}
+        </section>
+        <section aria-labelledby={`${id}-res`}>
+          <h4 id={`${id}-res`}>Response</h4>
+          {a.httpStatus === null ? (
+            <p class="muted">No response.</p>
+          ) : (
+            <>
+              <p class="mono line">
+                <strong>{a.httpStatus}</strong>
+              </p>
+              <h5>Headers</h5>
+              <Headers headers={detail?.responseHeaders ?? {}} />
+              <h5>Body</h5>
+              <pre class="response">{a.responseBody ?? ""}</pre>
+              {detail?.responseTruncated && <p class="muted">Body cut at the pool's response limit.</p>}
+            </>
+          )}
+        </section>
+      </div>
+    </section>
+  );
+}
+
+function Headers(props: { headers: Record<string, string> }) {
+  const names = Object.keys(props.headers).sort();
+  if (names.length === 0) return <p class="muted">No headers.</p>;
+  return (
+    <dl class="kv headers mono">
+      {names.map((n) => (
+        <>
+          <dt>{n}</dt>
+          <dd>{shownHeaderValue(n, props.headers[n])}</dd>
+        </>
+      ))}
+    </dl>
   );
 }
 

@@ -1,10 +1,11 @@
 /** @jsxImportSource hono/jsx */
-// A tenant's quota and live usage, and the place kept for secrets and notification channels.
+// A tenant's quota (caps, weight, rate, retention) and its live usage.
 import { Hono } from "hono";
 import { getTenant, tenantUsage } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { notFound } from "./errors.ts";
 import { fmtMs } from "./format.ts";
+import { StatusChip } from "./layout.tsx";
 import { page } from "./tenant-shell.tsx";
 
 export const usagePage = new Hono<DashEnv>();
@@ -19,6 +20,9 @@ usagePage.get("/usage", async (c) => {
     "/usage",
     <>
       <h1>Quota &amp; usage</h1>
+      <p class="sub">
+        Status <StatusChip status={tenant.status} />. Usage is live, refreshed every few seconds.
+      </p>
       <div class="grid">
         <section class="card" aria-labelledby="use-h">
           <h2 id="use-h">Usage now</h2>
@@ -43,13 +47,17 @@ usagePage.get("/usage", async (c) => {
             <dd>{tenant.maxJobs}</dd>
             <dt>Max payload</dt>
             <dd>{tenant.maxPayloadBytes.toLocaleString("en")} bytes</dd>
+            <dt>History kept</dt>
+            <dd>{days(tenant.historyRetentionDays)} after a trigger finishes</dd>
+            <dt>Dead letters kept</dt>
+            <dd>{days(tenant.deadRetentionDays)}</dd>
           </dl>
+          <p class="muted">
+            Weight is this tenant's share of each pool's worker time relative to other tenants. Quotas are set by the
+            operator.
+          </p>
         </section>
       </div>
-      <h2>Secrets and notification channels</h2>
-      <section class="card reserved" aria-label="Secrets and notification channels">
-        <p>Not available on this server yet. Secrets (names only) and notification channels will be listed here.</p>
-      </section>
     </>,
   );
 });
@@ -83,4 +91,8 @@ function UsageList(props: { usage: Awaited<ReturnType<typeof tenantUsage>>; maxI
       <dd>{u.dead}</dd>
     </dl>
   );
+}
+
+function days(n: number): string {
+  return n === 1 ? "1 day" : `${n} days`;
 }

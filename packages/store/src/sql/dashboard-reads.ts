@@ -64,6 +64,8 @@ export async function tenantOverview(
 
 export interface PoolOverview {
   type: string;
+  /** Claims of this type stopped (pool-pause.ts). */
+  paused: boolean;
   concurrency: number;
   timeoutMs: number;
   maxAttempts: number;
@@ -81,7 +83,7 @@ export async function poolOverview(
     db,
     sql`
     WITH types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools)
-    SELECT ty.type,
+    SELECT ty.type, coalesce(p.paused, false) AS paused,
       coalesce(p.concurrency, ${defaults.concurrency})::int AS concurrency,
       coalesce(p.timeout_ms, ${defaults.timeoutMs})::int AS "timeoutMs",
       coalesce(p.max_attempts, ${defaults.maxAttempts})::int AS "maxAttempts",
@@ -277,4 +279,28 @@ export async function activityWindow(
     .sort((x, y) => x.minute - y.minute);
   const scanned = rows.find((r) => r.tenantId !== null)?.scanned ?? 0;
   return { workerMs, minutes, truncated: scanned >= ACTIVITY_SCAN_LIMIT };
+}
+
+export interface SecretName {
+  name: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A page of a tenant's secret names, in name order (the secrets key). Never a value, sealed or not. */
+export async function secretNamesPage(
+  db: Db,
+  tenantId: string,
+  opts: { after: string | null; limit: number },
+): Promise<SecretName[]> {
+  const after = opts.after === null ? sql`` : sql`AND name > ${opts.after}`;
+  const rows = await query<SecretName>(
+    db,
+    sql`
+    SELECT name, created_at AS "createdAt", updated_at AS "updatedAt"
+      FROM secrets WHERE tenant_id = ${tenantId} ${after}
+     ORDER BY name
+     LIMIT ${opts.limit}`,
+  );
+  return withDates(rows, "createdAt", "updatedAt");
 }
