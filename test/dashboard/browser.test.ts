@@ -3,6 +3,7 @@
 // FAIRWAY_SCREENSHOTS=docs/images also saves screenshots of the main views there.
 import { createServer, type Server } from "node:http";
 import { mkdirSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
@@ -43,6 +44,50 @@ async function startEmbedder(): Promise<{ url: string; src: string; close(): Pro
     },
     close: () => new Promise((r) => server.close(() => r())),
   };
+}
+
+/** A receiver that answers with its own header and a JSON body echoing the authorization it got. */
+async function startEchoReceiver(): Promise<{
+  url: string;
+  got: Array<{ url: string; authorization: string; body: string }>;
+  close(): Promise<void>;
+}> {
+  const got: Array<{ url: string; authorization: string; body: string }> = [];
+  const server: Server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const authorization = String(req.headers.authorization ?? "");
+      got.push({ url: req.url ?? "", authorization, body });
+      res
+        .writeHead(201, { "content-type": "application/json", "x-receipt": `rcpt-${req.headers["webhook-id"]}` })
+        .end(JSON.stringify({ received: true, sawAuthorization: authorization }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    got,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+/** Form controls on the page without an accessible name (label, aria-label or text). */
+function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll("input:not([type=hidden]), select, textarea, button, a[href]"))
+      .filter((el) => {
+        const named = (el.getAttribute("aria-label") ?? "").trim() || (el.textContent ?? "").trim();
+        const labels = (el as HTMLInputElement).labels;
+        return !named && !(labels && labels.length > 0);
+      })
+      .map((el) => el.outerHTML.slice(0, 120)),
+  );
+}
+
+/** Whether the page is wider than its viewport (a horizontal scroll at phone width). */
+function overflowsX(page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
 }
 
 describe("dashboard in a real browser", () => {
@@ -168,7 +213,6 @@ describe("dashboard in a real browser", () => {
     const triggerId = new URL(page.url()).pathname.split("/").pop()!;
     const t = await acme.triggers.get(triggerId);
     expect(t).toMatchObject({ status: "succeeded", kind: "manual", jobId: job.id });
-    await shot(page, "attempt-detail");
   });
 
   it("replays a dead letter", async () => {
@@ -324,6 +368,195 @@ describe("dashboard in a real browser", () => {
     await expect(page.locator("figure svg").count()).resolves.toBe(2);
     await shot(page, "admin-activity");
     await page.goto(`${server.url}/dashboard/admin/t/acme/usage`);
-    await expect(page.locator("main").textContent()).resolves.toContain("Secrets and notification channels");
+    const usage = await page.locator("main").textContent();
+    // The caps (acme's quota as edited above), weight, retention, and live usage.
+    for (const text of ["In-flight cap", "2.5", "History kept30 days", "Dead letters kept90 days", "Running0 of 7"])
+      expect(usage).toContain(text);
+    await shot(page, "tenant-usage");
+  });
+
+  it("pauses a pool from the dashboard (by keyboard): its due work waits, and runs once resumed", async () => {
+    // The executor serves the pool: a first job of the type is delivered.
+    const first = await acme.jobs.create({
+      name: "report-first",
+      type: "reports",
+      schedule: { delayMs: 0 },
+      target: { url: `${receiver.url}/reports/first` },
+    });
+    await until(
+      () => acme.jobs.triggers(first.id),
+      (p) => p.data[0]?.status === "succeeded",
+    );
+    await page.goto(`${server.url}/dashboard/admin/pools`);
+    const row = page.locator("tr", { hasText: "reports" });
+    await expect(row.textContent()).resolves.toContain("active");
+    // Keyboard only: Tab from the top of the page to the pool's Pause button, then Enter.
+    let reached = false;
+    for (let i = 0; i < 40 && !reached; i++) {
+      await page.keyboard.press("Tab");
+      reached = await page.evaluate(() => document.activeElement?.getAttribute("aria-label") === "Pause pool reports");
+    }
+    expect(reached).toBe(true);
+    await Promise.all([page.waitForURL(/done=paused/), page.keyboard.press("Enter")]);
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Pool reports paused");
+    await expect(row.textContent()).resolves.toContain("paused");
+    expect((await admin.pools.get("reports")).paused).toBe(true);
+
+    const second = await acme.jobs.create({
+      name: "report-second",
+      type: "reports",
+      schedule: { delayMs: 0 },
+      target: { url: `${receiver.url}/reports/second` },
+    });
+    const [waiting] = (
+      await until(
+        () => acme.jobs.triggers(second.id),
+        (p) => p.data.length === 1,
+      )
+    ).data;
+    // Two webhook jobs created after it are delivered one after the other: the second was claimed by a
+    // claim pass that began after the first was delivered, and every pass also claims for the reports pool.
+    for (const n of [1, 2]) {
+      const w = await acme.jobs.create({
+        name: `while-paused-${n}`,
+        schedule: { delayMs: 0 },
+        target: { url: `${receiver.url}/ok` },
+      });
+      await until(
+        () => acme.jobs.triggers(w.id),
+        (p) => p.data[0]?.status === "succeeded",
+      );
+    }
+    expect(await acme.triggers.get(waiting.id)).toMatchObject({ status: "pending", attemptCount: 0 });
+    expect(receiver.deliveries.some((d) => d.path === "/reports/second")).toBe(false);
+    await page.reload();
+    expect((await row.locator("td").allTextContents()).slice(0, 2)).toEqual(["reports", "paused"]);
+    await expect(row.locator("td[data-label=Due]").textContent()).resolves.toBe("1");
+    await shot(page, "admin-pools");
+
+    await Promise.all([
+      page.waitForURL(/done=resumed/),
+      page.getByRole("button", { name: "Resume pool reports" }).click(),
+    ]);
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Pool reports resumed");
+    const done = await until(
+      () => acme.triggers.get(waiting.id),
+      (x) => x.status === "succeeded",
+    );
+    expect(done.attemptCount).toBe(1);
+    expect(receiver.deliveries.filter((d) => d.path === "/reports/second").map((d) => d.id)).toEqual([waiting.id]);
+  });
+
+  it("lists the running executor with its heartbeat and per pool load", async () => {
+    // The next heartbeat after the reports pool was loaded carries it too.
+    type Beat = { id: string; pid: number; status: string; pools: Array<{ type: string }> };
+    const [exec] = await until(
+      async () => (await admin.executors()).data as Beat[],
+      (rows) => rows.length === 1 && rows[0].pools.some((p) => p.type === "reports"),
+    );
+    expect(exec.status).toBe("live");
+    await page.goto(`${server.url}/dashboard/admin/executors`);
+    const row = page.locator("tr", { hasText: exec.id });
+    const cells = await row.locator("td").allTextContents();
+    expect(cells[1]).toBe("live");
+    expect(cells[2]).toBe(`${hostname()} ${exec.pid}`);
+    // Per pool: in flight / concurrency; nothing is running now.
+    expect(cells[6]).toContain("webhook 0 / 50");
+    expect(cells[6]).toContain("reports 0 / 50");
+    await shot(page, "admin-executors");
+  });
+
+  it("shows what an attempt sent and got back, secrets as placeholders, and never a secret's value", async () => {
+    const echo = await startEchoReceiver();
+    try {
+      const PH = "${secrets.API_TOKEN}";
+      const value = `sk_live_${Math.random().toString(36).slice(2)}${Date.now()}`;
+      await acme.secrets.put("API_TOKEN", value);
+      const job = await acme.jobs.create({
+        name: "charge-customer",
+        schedule: { cron: "0 0 1 1 *", timezone: "UTC" },
+        target: {
+          url: `${echo.url}/charge?key=${PH}`,
+          method: "POST",
+          headers: { authorization: `Bearer ${PH}`, "x-team": "billing" },
+          body: { order: 42, token: PH },
+        },
+      });
+      await page.goto(`${server.url}/dashboard/admin/t/acme/jobs/${job.id}`);
+      await Promise.all([page.waitForURL(/\/triggers\//), page.getByRole("button", { name: "Run now" }).click()]);
+      const triggerId = new URL(page.url()).pathname.split("/").pop()!;
+      const attempt = page.locator("section.attempt").first();
+      await attempt.waitFor({ timeout: 20_000 });
+      // The target got the secret's value in the URL, the header and the body.
+      expect(echo.got).toHaveLength(1);
+      expect(echo.got[0].url).toBe(`/charge?key=${value}`);
+      expect(echo.got[0].authorization).toBe(`Bearer ${value}`);
+      expect(JSON.parse(echo.got[0].body)).toEqual({ order: 42, token: value });
+
+      const req = attempt.locator("section", { has: page.locator("h4", { hasText: "Request" }) });
+      const res = attempt.locator("section", { has: page.locator("h4", { hasText: "Response" }) });
+      await expect(req.locator("p.line").textContent()).resolves.toBe(`POST ${echo.url}/charge?key=${PH}`);
+      const reqHeaders = await req.locator("dl.headers").textContent();
+      expect(reqHeaders).toContain(`authorizationBearer ${PH}`);
+      expect(reqHeaders).toContain("x-teambilling");
+      expect(reqHeaders).toContain(`webhook-id${triggerId}`);
+      expect(JSON.parse((await req.locator("pre").textContent())!)).toEqual({
+        order: 42,
+        token: PH,
+      });
+      await expect(res.locator("p.line").textContent()).resolves.toBe("201");
+      await expect(res.locator("dl.headers").textContent()).resolves.toContain(`x-receiptrcpt-${triggerId}`);
+      // The target echoed the value back: the executor stored it redacted.
+      const body = JSON.parse((await res.locator("pre.response").textContent())!);
+      expect(body.received).toBe(true);
+      expect(body.sawAuthorization).not.toContain(value);
+      const status = await page.locator("section", { has: page.locator("#trg-h") }).textContent();
+      expect(status).toContain("Triggered bymanual");
+      await expect(attempt.textContent()).resolves.toMatch(/Attempt 1\s*success/);
+      expect(await page.content()).not.toContain(value);
+      await shot(page, "attempt-detail");
+
+      await page.goto(`${server.url}/dashboard/admin/t/acme/secrets`);
+      const secretRow = page.locator("tr", { hasText: "API_TOKEN" });
+      await expect(secretRow.locator("td").first().textContent()).resolves.toBe("API_TOKEN");
+      expect(await page.content()).not.toContain(value);
+      await shot(page, "tenant-secrets");
+
+      // The same through a portal session, at phone width: readable without sideways scrolling.
+      const link = await admin.tenants.portalLink("acme");
+      const phone = await openBrowser({ width: 390, height: 844 });
+      try {
+        const p = await phone.context.newPage();
+        await p.goto(link.url);
+        const base = new URL(p.url()).pathname.replace(/\/jobs$/, "");
+        for (const path of [`/triggers/${triggerId}`, "/secrets", "/usage", "/dead-letters"]) {
+          await p.goto(`${server.url}${base}${path}`);
+          expect(await p.content()).not.toContain(value);
+          expect(await overflowsX(p), path).toBe(false);
+          expect(await unlabelledControls(p), path).toEqual([]);
+        }
+        await p.goto(`${server.url}${base}/triggers/${triggerId}`);
+        await shot(p, "attempt-phone");
+      } finally {
+        await phone.close();
+      }
+    } finally {
+      await echo.close();
+    }
+  });
+
+  it("the operator's new views fit a phone's width and label every control", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      for (const path of ["/dashboard/admin/pools", "/dashboard/admin/executors", "/dashboard/admin/t/acme/secrets"]) {
+        await page.goto(`${server.url}${path}`);
+        expect(await overflowsX(page), path).toBe(false);
+        expect(await unlabelledControls(page), path).toEqual([]);
+      }
+      await page.goto(`${server.url}/dashboard/admin/pools`);
+      await shot(page, "pools-phone");
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
   });
 });

@@ -78,6 +78,7 @@ dl.kv.headers dt{font-size:.8rem}
   table.stack td{display:flex;flex-wrap:wrap;justify-content:space-between;gap:2px 12px;border:0;padding:4px 12px;text-align:right;min-width:0;overflow-wrap:anywhere}
   table.stack td::before{content:attr(data-label);flex:0 0 auto;font-weight:600;color:var(--muted);text-align:left}
   table.stack td .mono,table.stack td.mono{word-break:break-all}
+  table.stack td.mono::before{font:600 1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,Ubuntu,sans-serif}
   table.stack td br{display:none}
   table.stack td ul.plain{text-align:right}
   dl.kv.headers{grid-template-columns:1fr}

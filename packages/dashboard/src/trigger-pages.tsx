@@ -28,6 +28,9 @@ triggerPages.get("/triggers/:id", async (c) => {
   const base = c.var.base;
   const triggerUrl = `${base}/triggers/${encodeURIComponent(t.id)}`;
   const open = t.status === "pending" || t.status === "running";
+  // A target with its own body sends that (secrets as placeholders here); otherwise the payload goes in
+  // Fairway's delivery envelope.
+  const ownBody = (job?.target as { body?: unknown } | null)?.body;
   return page(
     c,
     `Trigger ${t.id}`,
@@ -51,8 +54,17 @@ triggerPages.get("/triggers/:id", async (c) => {
           <dt>Header names</dt>
           <dd class="mono">{headerNames(job?.target)}</dd>
         </dl>
-        <h3>Payload</h3>
-        <pre>{JSON.stringify(job?.payload ?? null, null, 2)}</pre>
+        {ownBody === undefined ? (
+          <>
+            <h3>Payload</h3>
+            <pre>{JSON.stringify(job?.payload ?? null, null, 2)}</pre>
+          </>
+        ) : (
+          <>
+            <h3>Body</h3>
+            <pre>{typeof ownBody === "string" ? ownBody : JSON.stringify(ownBody, null, 2)}</pre>
+          </>
+        )}
         <p class="muted">
           What the next attempt will send; each attempt above shows what it sent. Header values are not shown here.
         </p>

@@ -44,7 +44,7 @@ usagePage.get("/usage", async (c) => {
                 : `${tenant.ratePerSecond}/s, burst ${tenant.burst ?? Math.max(1, tenant.ratePerSecond)}`}
             </dd>
             <dt>Max live jobs</dt>
-            <dd>{tenant.maxJobs}</dd>
+            <dd>{tenant.maxJobs.toLocaleString("en")}</dd>
             <dt>Max payload</dt>
             <dd>{tenant.maxPayloadBytes.toLocaleString("en")} bytes</dd>
             <dt>History kept</dt>
@@ -85,7 +85,7 @@ function UsageList(props: { usage: Awaited<ReturnType<typeof tenantUsage>>; maxI
       <dd>{fmtMs(u.oldestDueLagMs)}</dd>
       <dt>Live jobs</dt>
       <dd>
-        {u.jobs} of {props.maxJobs}
+        {u.jobs} of {props.maxJobs.toLocaleString("en")}
       </dd>
       <dt>Dead letters</dt>
       <dd>{u.dead}</dd>
