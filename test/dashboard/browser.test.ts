@@ -478,7 +478,8 @@ describe("dashboard in a real browser", () => {
         target: {
           url: `${echo.url}/charge?key=${PH}`,
           method: "POST",
-          headers: { authorization: `Bearer ${PH}`, "x-team": "billing" },
+          // A credential typed in literally rather than as a secret: recorded, but never shown.
+          headers: { authorization: `Bearer ${PH}`, "x-team": "billing", "x-api-key": "literal-key-123" },
           body: { order: 42, token: PH },
         },
       });
@@ -499,6 +500,7 @@ describe("dashboard in a real browser", () => {
       const reqHeaders = await req.locator("dl.headers").textContent();
       expect(reqHeaders).toContain(`authorizationBearer ${PH}`);
       expect(reqHeaders).toContain("x-teambilling");
+      expect(reqHeaders).toContain("x-api-key(hidden, 15 characters)");
       expect(reqHeaders).toContain(`webhook-id${triggerId}`);
       expect(JSON.parse((await req.locator("pre").textContent())!)).toEqual({
         order: 42,
@@ -514,6 +516,7 @@ describe("dashboard in a real browser", () => {
       expect(status).toContain("Triggered bymanual");
       await expect(attempt.textContent()).resolves.toMatch(/Attempt 1\s*success/);
       expect(await page.content()).not.toContain(value);
+      expect(await page.content()).not.toContain("literal-key-123");
       await shot(page, "attempt-detail");
 
       await page.goto(`${server.url}/dashboard/admin/t/acme/secrets`);
