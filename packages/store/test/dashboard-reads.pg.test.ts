@@ -1,9 +1,22 @@
 // The dashboard's reads (sql/dashboard-reads.ts) on real Postgres: search and filters page through
 // exactly the matching jobs of one tenant; dead letters page across tenants without gaps or repeats;
-// the activity window counts the attempts that started in it, by tenant and by minute, and nothing older.
+// the activity window counts the attempts that started in it, by tenant and by minute, and nothing older;
+// pools carry their pause flag; secret names page through one tenant's, and no value is read.
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId, ulid } from "@fairway/core";
-import { activityWindow, listDeadLetterSummaries, query, searchJobs, sql, tenantOverview } from "@fairway/store";
+import {
+  activityWindow,
+  DEFAULT_POOL,
+  listDeadLetterSummaries,
+  poolOverview,
+  putSecret,
+  query,
+  secretNamesPage,
+  searchJobs,
+  setPoolPaused,
+  sql,
+  tenantOverview,
+} from "@fairway/store";
 import { useTestDb } from "../../../test/support/use-db.ts";
 import { seedDue, seedTenant } from "../../../test/support/seed.ts";
 
@@ -165,5 +178,36 @@ describe("activityWindow", () => {
     expect(a.truncated).toBe(false);
     const onlyB = await activityWindow(pg.db, { windowMs: 10 * 60_000, nowMs: now, tenantId: "act_b" });
     expect(onlyB.workerMs).toEqual([{ tenantId: "act_b", ms: 120, attempts: 2, failures: 2, retries: 1 }]);
+  });
+});
+
+describe("pools and secret names", () => {
+  it("lists a paused pool as paused, and a resumed one as not", async () => {
+    await setPoolPaused(pg.db, "dash_paused", true);
+    const paused = (await poolOverview(pg.db, DEFAULT_POOL)).find((p) => p.type === "dash_paused");
+    expect(paused).toMatchObject({ paused: true, running: 0, due: 0 });
+    await setPoolPaused(pg.db, "dash_paused", false);
+    expect((await poolOverview(pg.db, DEFAULT_POOL)).find((p) => p.type === "dash_paused")?.paused).toBe(false);
+  });
+
+  it("pages through one tenant's secret names in order, without values", async () => {
+    await seedTenant(pg.db, "dash_s1");
+    await seedTenant(pg.db, "dash_s2");
+    const names = Array.from({ length: 12 }, (_, i) => `KEY_${String(i).padStart(2, "0")}`);
+    for (const n of [...names].reverse()) await putSecret(pg.db, "dash_s1", n, `sealed-${n}`, "k1");
+    await putSecret(pg.db, "dash_s2", "OTHER_TENANT", "sealed-other", "k1");
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const page: Awaited<ReturnType<typeof secretNamesPage>> = await secretNamesPage(pg.db, "dash_s1", {
+        after,
+        limit: 5,
+      });
+      for (const row of page) expect(Object.keys(row).sort()).toEqual(["createdAt", "name", "updatedAt"]);
+      seen.push(...page.map((r) => r.name));
+      if (page.length < 5) break;
+      after = page[page.length - 1].name;
+    }
+    expect(seen).toEqual(names);
   });
 });
