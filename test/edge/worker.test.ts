@@ -260,11 +260,23 @@ describe("edge worker (wrangler dev, workerd)", () => {
     expect(cookie).toMatch(/SameSite=Strict/i);
     const tenants = await fetch(`${dev.url}/dashboard/admin`, { headers: { cookie: cookie.split(";")[0] } });
     expect(await tenants.text()).toContain("Acme");
+    // The pools (with their pause buttons) and the executors read the same store through Hyperdrive.
+    const pools = await fetch(`${dev.url}/dashboard/admin/pools`, { headers: { cookie: cookie.split(";")[0] } });
+    expect(await pools.text()).toContain('aria-label="Pause pool webhook"');
+    const executors = await fetch(`${dev.url}/dashboard/admin/executors`, {
+      headers: { cookie: cookie.split(";")[0] },
+    });
+    expect(executors.status).toBe(200);
+    expect(await executors.text()).toContain("<h1>Executors</h1>");
     const link = await createAdminClient({ baseUrl: dev.url, adminToken }).tenants.portalLink("acme");
     const opened = await fetch(link.url);
     expect(opened.status).toBe(200);
     expect(new URL(opened.url).pathname).toMatch(/^\/dashboard\/portal\/[^/]+\/jobs$/);
     expect(await opened.text()).toContain("welcome");
+    const base = new URL(opened.url).pathname.replace(/\/jobs$/, "");
+    const secrets = await fetch(`${dev.url}${base}/secrets`);
+    expect(secrets.status).toBe(200);
+    expect(await secrets.text()).toContain("<h1>Secrets</h1>");
     const tampered = await fetch(`${link.url.slice(0, -3)}abc`);
     expect(tampered.status).toBe(403);
     await tampered.text();
