@@ -1,5 +1,3 @@
-export * from "./app.ts";
-export { ApiError } from "./errors.ts";
-export * as schemas from "./schemas.ts";
+// @fairway/api: the HTTP API (Hono) and the OpenAPI document generated from its zod schemas.
+export { createApp, type ApiCoordinator, type AppDeps } from "./app.ts";
 export { openApiDocument } from "./openapi.ts";
-export * as responses from "./responses.ts";

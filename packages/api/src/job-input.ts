@@ -13,7 +13,7 @@ import {
 import { ApiError } from "./errors.ts";
 import type { CreateJobBody, Schedule } from "./schemas.ts";
 
-export function resolveSchedule(
+function resolveSchedule(
   s: Schedule,
   now: Date,
 ): { cron: string | null; timezone: string | null; runAt: Date | null; nextFireAt: Date } {
@@ -35,7 +35,7 @@ export function resolveSchedule(
   return { cron: null, timezone: null, runAt: at, nextFireAt: at };
 }
 
-export function checkTarget(target: CreateJobBody["target"], allowPrivate: boolean, maxBodyBytes = Infinity) {
+function checkTarget(target: CreateJobBody["target"], allowPrivate: boolean, maxBodyBytes = Infinity) {
   if (!target) return null;
   const url = checkUrl(target.url, allowPrivate);
   if (target.body !== undefined) {
@@ -99,11 +99,11 @@ export async function checkSecretRefs(
   }
 }
 
-export function payloadBytes(payload: unknown): number {
+function payloadBytes(payload: unknown): number {
   return payload === undefined ? 0 : new TextEncoder().encode(JSON.stringify(payload)).byteLength;
 }
 
-export function checkPayload(payload: unknown, tenant: TenantRow): void {
+function checkPayload(payload: unknown, tenant: TenantRow): void {
   const size = payloadBytes(payload);
   if (size > tenant.maxPayloadBytes) {
     throw new ApiError(

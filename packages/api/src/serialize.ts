@@ -56,7 +56,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
   return out;
 }
 
-export function attemptJson(a: AttemptRow) {
+function attemptJson(a: AttemptRow) {
   const detail = a.detail as AttemptDetail | null;
   return {
     attempt: a.attempt,
@@ -82,7 +82,7 @@ export function attemptJson(a: AttemptRow) {
 }
 
 /** What started a trigger: its schedule, a run-now, or a replay of the dead trigger. */
-export function triggeredBy(t: Pick<TriggerRow, "kind" | "replayedAt">): "schedule" | "manual" | "replay" {
+function triggeredBy(t: Pick<TriggerRow, "kind" | "replayedAt">): "schedule" | "manual" | "replay" {
   return t.replayedAt ? "replay" : t.kind === "manual" ? "manual" : "schedule";
 }
 

@@ -1,11 +1,10 @@
 // @fairway/store: the schema and every SQL statement Fairway runs. Runtime-neutral (Node and Workers);
 // the migrator lives in "@fairway/store/node".
-export { connectPostgres, pipelineTx, query, rowsOf, sql, type Db, type Store } from "./db.ts";
+export { connectPostgres, pipelineTx, query, sql, type Db, type Store } from "./db.ts";
 export * as schema from "./schema.ts";
 export {
   claim,
   claimReport,
-  claimStatements,
   dueScanCap,
   fairOrder,
   type ClaimedTrigger,
