@@ -9,6 +9,5 @@ export { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
 export { createFetchTransport } from "./fetch-transport.ts";
 export { maxLeasesHeld } from "./pool.ts";
 export { secretResolver } from "./secret-resolver.ts";
-export * from "./heartbeat.ts";
-export * from "./observe.ts";
-export * from "./retention.ts";
+export type { ExecutorObserver } from "./observe.ts";
+export { Retention } from "./retention.ts";

@@ -1,7 +1,6 @@
 // @fairway/store: the schema and every SQL statement Fairway runs. Runtime-neutral (Node and Workers);
 // the migrator lives in "@fairway/store/node".
 export { connectPostgres, pipelineTx, query, sql, type Db, type Store } from "./db.ts";
-export * as schema from "./schema.ts";
 export {
   claim,
   claimReport,
@@ -43,12 +42,37 @@ export {
   type TriggerRow,
 } from "./sql/reads.ts";
 export { pendingByTenant } from "./sql/ready-index.ts";
-export * from "./sql/secrets.ts";
-export * from "./sql/pool-pause.ts";
-export * from "./sql/executors.ts";
-export * from "./sql/metrics.ts";
-export * from "./sql/retention.ts";
-export * from "./sql/sending.ts";
-export * from "./sql/hand-off.ts";
-export * from "./sql/handler-pools.ts";
-export * from "./sql/dashboard-reads.ts";
+export {
+  deleteSecret,
+  listSecrets,
+  missingSecrets,
+  putSecret,
+  resealSecret,
+  sealedSecrets,
+  secretsNotSealedWith,
+  type SecretInfo,
+} from "./sql/secrets.ts";
+export { poolStats, setPoolPaused } from "./sql/pool-pause.ts";
+export {
+  dropOldExecutors,
+  expireLostExecutors,
+  heartbeat,
+  listExecutors,
+  markExecutorStopped,
+  type ExecutorPoolLoad,
+} from "./sql/executors.ts";
+export { metricsSnapshot, type MetricsSnapshot } from "./sql/metrics.ts";
+export { deleteExpiredJobs, deleteExpiredTriggers } from "./sql/retention.ts";
+export { markSending } from "./sql/sending.ts";
+export { settleAndClaim } from "./sql/hand-off.ts";
+export { HANDLER_HEARTBEAT_MS, handlerPoolStatus, handlerPoolTypes, touchHandlerPools } from "./sql/handler-pools.ts";
+export {
+  COUNT_CAP,
+  activityWindow,
+  deadLettersByType,
+  listDeadLetterSummaries,
+  poolOverview,
+  searchJobs,
+  tenantOverview,
+  type TenantOverview,
+} from "./sql/dashboard-reads.ts";
