@@ -208,14 +208,7 @@ export const putPoolBody = strict({
   concurrency: int("a number of concurrent runs, 1-10000").min(1).max(10_000),
   timeoutMs: int("a timeout in milliseconds, 100-900000").min(100).max(900_000),
   leaseMs: int("a lease in milliseconds, 1000-3600000").min(1000).max(3_600_000).optional(),
-  maxAttempts: int("a number of attempts, 1-100").min(1).max(100).optional(),
-  initialDelayMs: int("a delay in milliseconds").min(0).max(DAY).optional(),
-  maxDelayMs: int("a delay in milliseconds")
-    .min(0)
-    .max(7 * DAY)
-    .optional(),
-  backoff: backoff.optional(),
-  jitter: jitter.optional(),
+  ...retry.shape,
   /** Response bytes kept per attempt. Default 64 KiB, at most 1 MiB. */
   maxResponseBytes: int("a number of bytes, 0-1048576").min(0).max(1_048_576).optional(),
 });
