@@ -12,6 +12,7 @@ import {
 } from "@fairway/store";
 import { ApiError } from "./errors.ts";
 import type { CreateJobBody, Schedule } from "./schemas.ts";
+import { retryJson } from "./serialize.ts";
 
 function resolveSchedule(
   s: Schedule,
@@ -160,13 +161,7 @@ export function jobAsBody(j: JobRow): Record<string, unknown> {
     name: j.name,
     type: j.type,
     schedule: j.cron ? { cron: j.cron, timezone: j.timezone ?? "UTC" } : { at: j.runAt!.toISOString() },
-    retry: {
-      maxAttempts: j.maxAttempts,
-      initialDelayMs: j.initialDelayMs,
-      maxDelayMs: j.maxDelayMs,
-      backoff: j.backoff,
-      jitter: j.jitter,
-    },
+    retry: retryJson(j),
     priority: j.priority,
     overlap: j.overlap,
     misfire: j.misfire,
