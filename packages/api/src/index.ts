@@ -1,3 +1,2 @@
-// @fairway/api: the HTTP API (Hono) and the OpenAPI document generated from its zod schemas.
-export { createApp, type ApiCoordinator, type AppDeps } from "./app.ts";
-export { openApiDocument } from "./openapi.ts";
+// @fairway/api: the HTTP API (Hono); the runtimes build its dependencies and hand them to createApp.
+export { createApp, type ApiCoordinator } from "./app.ts";

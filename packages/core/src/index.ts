@@ -7,10 +7,9 @@ export {
   DEFAULT_RETRY,
 } from "./defaults.ts";
 export type { AttemptRequest, DeliveryResult, HttpMethod, JobStatus, WebhookTarget } from "./types.ts";
-export { firesBetween, nextFires, parseCron, validateTimezone } from "./cron.ts";
+export { nextFires, parseCron, validateTimezone } from "./cron.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
-export { allocate } from "./fairshare.ts";
 export { BoundedMap } from "./bounded-map.ts";
 export { checkTargetUrl, isForbiddenAddress } from "./ssrf.ts";
 export { isStorableText, storableText } from "./text.ts";
@@ -19,7 +18,6 @@ export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts
 export { EXCLUSIVE_LOOKAHEAD_MS, planFires, type CronJobState } from "./schedule.ts";
 export { SECRET_NAME, redactSecrets, substituteInJson, substituteSecrets, targetSecretRefs } from "./secret-refs.ts";
 export {
-  SecretsKeyError,
   decryptSecret,
   encryptSecret,
   generateSecretsKey,

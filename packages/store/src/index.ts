@@ -1,11 +1,9 @@
 // @fairway/store: the schema and every SQL statement Fairway runs. Runtime-neutral (Node and Workers);
 // the migrator lives in "@fairway/store/node".
-export { connectPostgres, pipelineTx, query, sql, type Db, type Store } from "./db.ts";
+export { connectPostgres, query, sql, type Db, type Store } from "./db.ts";
 export {
   claim,
   claimReport,
-  dueScanCap,
-  fairOrder,
   type ClaimedTrigger,
   type ClaimInput,
   type ClaimReport,
@@ -15,7 +13,7 @@ export { renewLeases } from "./sql/renew.ts";
 export { releaseLeases } from "./sql/release.ts";
 export { dropSpentLeases, findExpiredLeases, type ExpiredLease } from "./sql/reap.ts";
 export { materialize } from "./sql/materialize.ts";
-export { createJob, type CreateJobResult, type JobRow, type NewJob } from "./sql/create-job.ts";
+export { createJob, type JobRow, type NewJob } from "./sql/create-job.ts";
 export { cancelJob, pauseJob, resumeJob, runJobNow, updateJob, type JobPatch } from "./sql/job-lifecycle.ts";
 export { replayTrigger } from "./sql/replay.ts";
 export {
