@@ -9,7 +9,7 @@ import { createTestDb, type TestDb } from "../support/pg.ts";
 
 export const ADMIN = "fwadmin_api_test_token_0123456789";
 
-export interface Reply {
+interface Reply {
   status: number;
   json: any;
   text: string;

@@ -4,53 +4,16 @@
 // executor and on several, and never goes over it. The receiver is also sampled while the tenant has
 // triggers left to start, after its first round: the share of samples that saw it at its cap is
 // logged and held to a floor far above what polling reaches (docs/fairness.md gives the figures).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryCoordinator } from "@fairway/coord";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
-import { createTestDb, type TestDb } from "../support/pg.ts";
-import { startReceiver, type Receiver } from "../support/receiver.ts";
+import { describe, expect, it } from "vitest";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
+import { useLiveExecutors } from "./live-executors.ts";
 
 const CAP = 5;
 const DELAY_MS = 100;
 const JOBS = 20 * CAP;
 
 describe("a capped tenant keeps its cap busy", () => {
-  let t: TestDb;
-  let receiver: Receiver;
-  const stops: Array<() => Promise<void>> = [];
-  beforeAll(async () => {
-    t = await createTestDb();
-    receiver = await startReceiver();
-  });
-  afterEach(async () => {
-    for (const stop of stops.splice(0)) await stop();
-  });
-  afterAll(async () => {
-    await receiver?.close();
-    await t?.drop();
-  });
-
-  /** Executors wired like the server's default: one in-process coordinator, the default idle poll. */
-  function start(count: number) {
-    const coordinator = createMemoryCoordinator();
-    for (let i = 0; i < count; i++) {
-      const transport = createUndiciTransport({ allowPrivate: true });
-      const e = new Executor({
-        db: t.store.db,
-        transport,
-        allowPrivateTargets: true,
-        wake: coordinator,
-        readyIndex: coordinator,
-        pollMs: 60_000,
-      }).start();
-      stops.push(async () => {
-        await e.stop(5_000);
-        await transport.close();
-      });
-    }
-  }
+  const live = useLiveExecutors();
 
   it.each([1, 3])(
     "%i executor(s): every slot refilled by the settle, never over the cap",
@@ -58,11 +21,11 @@ describe("a capped tenant keeps its cap busy", () => {
       const type = `cap${executors}`;
       const tenant = `capped-${executors}`;
       const path = `/slow/${DELAY_MS}/${tenant}`;
-      await seedTenant(t.store.db, tenant, { maxInFlight: CAP });
-      await seedPool(t.store.db, type, 20);
-      await seedDue(t.store.db, tenant, JOBS, { type, target: { url: `${receiver.url}${path}` } });
-      const arrived = () => receiver.deliveries.filter((d) => d.path === path).length;
-      start(executors);
+      await seedTenant(live.db, tenant, { maxInFlight: CAP });
+      await seedPool(live.db, type, 20);
+      await seedDue(live.db, tenant, JOBS, { type, target: { url: `${live.receiver.url}${path}` } });
+      const arrived = () => live.receiver.deliveries.filter((d) => d.path === path).length;
+      live.start(executors, { pollMs: 60_000 });
       let samples = 0;
       let atCap = 0;
       let most = 0;
@@ -70,7 +33,7 @@ describe("a capped tenant keeps its cap busy", () => {
       while (arrived() < CAP) await new Promise((r) => setTimeout(r, 2));
       const firstRoundEnds = Date.now() + DELAY_MS;
       while (arrived() < JOBS) {
-        const open = receiver.open.get(path) ?? 0;
+        const open = live.receiver.open.get(path) ?? 0;
         most = Math.max(most, open);
         if (Date.now() > firstRoundEnds) {
           samples++;

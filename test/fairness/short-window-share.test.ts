@@ -2,14 +2,10 @@
 // backlogged from the same instant (caps out of the way, a 10-slot pool, a receiver answering in
 // 100 ms). Over every prefix of the first 120 starts the receiver sees, each tenant is within 2 jobs
 // of its weighted share (docs/fairness.md states the bound, and what several executors add to it).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryCoordinator } from "@fairway/coord";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
-import { createTestDb, type TestDb } from "../support/pg.ts";
-import { startReceiver, type Receiver } from "../support/receiver.ts";
+import { describe, expect, it } from "vitest";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { until } from "../support/until.ts";
+import { useLiveExecutors } from "./live-executors.ts";
 
 const WEIGHTS = [1, 2, 5];
 const JOBS = 120;
@@ -30,50 +26,22 @@ function worstPrefix(order: number[], n: number): { lag: number; at: number; ten
 }
 
 describe("weighted shares over short windows", () => {
-  let t: TestDb;
-  let receiver: Receiver;
-  const stops: Array<() => Promise<void>> = [];
-  beforeAll(async () => {
-    t = await createTestDb();
-    receiver = await startReceiver();
-  });
-  afterEach(async () => {
-    for (const stop of stops.splice(0)) await stop();
-  });
-  afterAll(async () => {
-    await receiver?.close();
-    await t?.drop();
-  });
+  const live = useLiveExecutors();
 
   it.each([1])(
     "%i executor: every prefix of the first 120 starts within ±2 jobs of 1:2:5",
     async (executors) => {
       const type = `share${executors}`;
       const tenants = WEIGHTS.map((w) => `${type}-w${w}`);
-      await seedPool(t.store.db, type, 10);
-      for (const [i, id] of tenants.entries())
-        await seedTenant(t.store.db, id, { weight: WEIGHTS[i], maxInFlight: 50 });
+      await seedPool(live.db, type, 10);
+      for (const [i, id] of tenants.entries()) await seedTenant(live.db, id, { weight: WEIGHTS[i], maxInFlight: 50 });
       // All due at the same instant, seeded before any executor starts.
       const at = new Date(Date.now() - 1000);
       for (const id of tenants)
-        await seedDue(t.store.db, id, JOBS, { type, at, target: { url: `${receiver.url}/slow/100/${id}` } });
-      const coordinator = createMemoryCoordinator();
-      for (let i = 0; i < executors; i++) {
-        const transport = createUndiciTransport({ allowPrivate: true });
-        const e = new Executor({
-          db: t.store.db,
-          transport,
-          allowPrivateTargets: true,
-          wake: coordinator,
-          readyIndex: coordinator,
-        }).start();
-        stops.push(async () => {
-          await e.stop(5_000);
-          await transport.close();
-        });
-      }
+        await seedDue(live.db, id, JOBS, { type, at, target: { url: `${live.receiver.url}/slow/100/${id}` } });
+      live.start(executors);
       const paths = tenants.map((id) => `/slow/100/${id}`);
-      const starts = async () => receiver.deliveries.map((d) => paths.indexOf(d.path)).filter((i) => i >= 0);
+      const starts = async () => live.receiver.deliveries.map((d) => paths.indexOf(d.path)).filter((i) => i >= 0);
       const order = await until(starts, (o) => o.length >= JOBS, 30_000);
       const worst = worstPrefix(order, JOBS);
       console.info(

@@ -3,8 +3,9 @@
 // exactly what allocate() says.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { allocate } from "@fairway/core";
-import { claim, dueScanCap, sql } from "@fairway/store";
+import { allocate } from "../../packages/core/src/fairshare.ts";
+import { claim, sql } from "@fairway/store";
+import { dueScanCap } from "../../packages/store/src/sql/claim.ts";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { seedDue, seedTenant } from "../support/seed.ts";
 

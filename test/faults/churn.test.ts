@@ -2,7 +2,7 @@
 // kill -9 (crash) and SIGTERM (deploy) — while a few thousand triggers run. Lost = 0; duplicates only
 // come from crashed executors' in-flight work (bounded by pool size × crashes); the rate is reported.
 import { expect, it } from "vitest";
-import { maxLeasesHeld } from "@fairway/executor";
+import { maxLeasesHeld } from "../../packages/executor/src/pool.ts";
 import { query, sql } from "@fairway/store";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";

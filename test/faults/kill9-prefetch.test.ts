@@ -4,7 +4,7 @@
 // triggers never started: each must run exactly once, after its lease expires. Only the runs in flight
 // at the kill are delivered twice, under their own webhook-ids.
 import { expect, it } from "vitest";
-import { maxLeasesHeld } from "@fairway/executor";
+import { maxLeasesHeld } from "../../packages/executor/src/pool.ts";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";

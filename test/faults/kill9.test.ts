@@ -2,7 +2,7 @@
 // the leases expire (another executor reaps and re-runs them): lost = 0, and duplicate deliveries are
 // at most the number that was in flight, each with the same webhook-id as the first delivery.
 import { expect, it } from "vitest";
-import { maxLeasesHeld } from "@fairway/executor";
+import { maxLeasesHeld } from "../../packages/executor/src/pool.ts";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";

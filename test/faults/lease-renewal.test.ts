@@ -2,12 +2,10 @@
 // renewal while its executor is alive: no reap, no second delivery. Renewal must follow the lease: a
 // fixed renewal period longer than a short lease lets it expire under a live, healthy run.
 import { expect, it } from "vitest";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { statusCounts, until } from "./support/ledger.ts";
-import { db, receiver, useDrill } from "./support/drill.ts";
+import { db, receiver, startSurvivor, useDrill } from "./support/drill.ts";
 
 useDrill();
 
@@ -18,14 +16,7 @@ it("renews a 1 s lease under a 2.5 s run: delivered once, one attempt", async ()
   await db.store.db.execute(sql`UPDATE jobs SET timeout_ms = 5000 WHERE id = ${jobId}`);
   receiver.delayMs = 2500;
 
-  const transport = createUndiciTransport({ allowPrivate: true });
-  const ex = new Executor({
-    db: db.store.db,
-    transport,
-    allowPrivateTargets: true,
-    pollMs: 20,
-    reapEveryMs: 100,
-  }).start();
+  const ex = startSurvivor({ reapEveryMs: 100 });
   try {
     await until(
       () => statusCounts(db.store.db),
@@ -39,6 +30,5 @@ it("renews a 1 s lease under a 2.5 s run: delivered once, one attempt", async ()
     expect(rows.map((r) => r.outcome)).toEqual(["success", "success", "success"]);
   } finally {
     await ex.stop(1000);
-    await transport.close();
   }
 });

@@ -2,7 +2,7 @@
 // flight within its grace period or releases the rest, and leaves no lease behind; the server
 // drains HTTP (refuses new connections, completes the requests it is serving) and exits 0.
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { maxLeasesHeld } from "@fairway/executor";
+import { maxLeasesHeld } from "../../packages/executor/src/pool.ts";
 import postgres from "postgres";
 import { query, sql } from "@fairway/store";
 import { createTestDb, type TestDb } from "../support/pg.ts";

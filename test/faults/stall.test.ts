@@ -2,13 +2,11 @@
 // triggers, then resume it (SIGCONT). Everything the stalled one writes afterwards — renewals and
 // settles — is fenced by its stale lease tokens and changes 0 rows; no attempt is counted twice.
 import { expect, it } from "vitest";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { query, releaseLeases, renewLeases, settle, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
 import { attemptAnomalies, statusCounts, until } from "./support/ledger.ts";
-import { db, receiver, useDrill } from "./support/drill.ts";
+import { db, receiver, startSurvivor, useDrill } from "./support/drill.ts";
 
 const N = 20;
 useDrill();
@@ -40,14 +38,7 @@ it("a stalled executor resumes after losing its leases: its renew/settle writes 
   receiver.mode = { kind: "ok" };
 
   // Another executor reaps the expired leases and completes the work.
-  const transport = createUndiciTransport({ allowPrivate: true });
-  const other = new Executor({
-    db: db.store.db,
-    transport,
-    allowPrivateTargets: true,
-    pollMs: 20,
-    reapEveryMs: 100,
-  }).start();
+  const other = startSurvivor({ reapEveryMs: 100 });
   try {
     await until(
       () => statusCounts(db.store.db),
@@ -57,7 +48,6 @@ it("a stalled executor resumes after losing its leases: its renew/settle writes 
     );
   } finally {
     await other.stop(1000);
-    await transport.close();
   }
   const before = await snapshot();
 

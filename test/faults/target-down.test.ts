@@ -3,12 +3,10 @@
 // caps hold throughout (seen from the receiver), Retry-After is honoured on every retry, and we report
 // how the queued retries are spread in time (no single thundering instant).
 import { expect, it } from "vitest";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { deliveryReport, statusCounts, until } from "./support/ledger.ts";
-import { db, receiver, useDrill } from "./support/drill.ts";
+import { db, receiver, startSurvivor, useDrill } from "./support/drill.ts";
 
 const PER_TENANT = 500;
 const CAP = 5;
@@ -37,14 +35,7 @@ it("target down then back: all delivered, caps hold, Retry-After honoured, retri
   receiver.mode = { kind: "down", retryAfterSec: 1 };
   receiver.delayMs = 5;
 
-  const transport = createUndiciTransport({ allowPrivate: true });
-  const ex = new Executor({
-    db: db.store.db,
-    transport,
-    allowPrivateTargets: true,
-    pollMs: 20,
-    reapEveryMs: 500,
-  }).start();
+  const ex = startSurvivor({ reapEveryMs: 500 });
   try {
     // Down long enough for every trigger to fail at least twice: thousands of queued retries.
     await until(attemptCount, (n) => n >= 2 * ids.length, 40_000, "retries piling up");
@@ -106,6 +97,5 @@ it("target down then back: all delivered, caps hold, Retry-After honoured, retri
     expect(dueSpanMs).toBeGreaterThan(500);
   } finally {
     await ex.stop(2000);
-    await transport.close();
   }
 });

@@ -2,12 +2,10 @@
 // ends at its pool's timeout, is settled once as a timeout (retried, then dead), and the request is
 // given up (its connection closed) rather than left open. A timeout is not a stop: the attempt counts.
 import { expect, it } from "vitest";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { attemptAnomalies, statusCounts, until } from "./support/ledger.ts";
-import { db, receiver, useDrill } from "./support/drill.ts";
+import { db, receiver, startSurvivor, useDrill } from "./support/drill.ts";
 
 useDrill();
 
@@ -26,14 +24,7 @@ it("a hung webhook target times out: every attempt settled once as a timeout, th
     initialDelayMs: 10,
   });
   receiver.mode = { kind: "hold" };
-  const transport = createUndiciTransport({ allowPrivate: true });
-  const ex = new Executor({
-    db: db.store.db,
-    transport,
-    allowPrivateTargets: true,
-    pollMs: 20,
-    settleLingerMs: 0,
-  }).start();
+  const ex = startSurvivor({ settleLingerMs: 0 });
   try {
     await until(
       () => statusCounts(db.store.db),
@@ -60,7 +51,6 @@ it("a hung webhook target times out: every attempt settled once as a timeout, th
     expect(ex.stats).toMatchObject({ claimed: 40, settled: 40, released: 0 });
   } finally {
     await ex.stop(1000);
-    await transport.close();
     await db.store.db.execute(sql`DELETE FROM attempt_log`);
     await db.store.db.execute(sql`DELETE FROM triggers`);
   }
@@ -72,10 +62,7 @@ it("a handler past its timeout sees its signal aborted, whether it listened from
   let calls = 0;
   let listened = 0;
   let lookedLate = 0;
-  const transport = createUndiciTransport({ allowPrivate: true });
-  const ex = new Executor({
-    db: db.store.db,
-    transport,
+  const ex = startSurvivor({
     handlers: {
       local: async ({ signal }) => {
         // Every other run listens at once; the rest only look after their timeout has passed.
@@ -88,9 +75,8 @@ it("a handler past its timeout sees its signal aborted, whether it listened from
         if (signal.aborted) throw new Error("aborted");
       },
     },
-    pollMs: 20,
     settleLingerMs: 0,
-  }).start();
+  });
   try {
     await until(
       () => statusCounts(db.store.db),
@@ -102,6 +88,5 @@ it("a handler past its timeout sees its signal aborted, whether it listened from
     expect(await outcomes()).toEqual([{ outcome: "timeout", error: "timed out", n: 5 }]);
   } finally {
     await ex.stop(1000);
-    await transport.close();
   }
 });

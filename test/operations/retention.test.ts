@@ -6,7 +6,7 @@ import postgres from "postgres";
 import { expect, it } from "vitest";
 import { createApp } from "@fairway/api";
 import { createMemoryCoordinator } from "@fairway/coord";
-import { Retention } from "@fairway/executor";
+import { Retention } from "../../packages/executor/src/retention.ts";
 import { silentLogger } from "@fairway/core";
 import { claim, deleteExpiredTriggers, query, settle, sql } from "@fairway/store";
 import { seedDue, seedTenant, succeeded } from "../support/seed.ts";

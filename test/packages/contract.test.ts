@@ -2,7 +2,8 @@
 // a real receiver, driven through the SDK, and every response validated against /openapi.json
 // (test/support/contract.ts) — successes and errors. Every documented /v1 operation must be seen.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp, openApiDocument } from "@fairway/api";
+import { createApp } from "@fairway/api";
+import { openApiDocument } from "../../packages/api/src/openapi.ts";
 import { generateSecretsKey, loadSecretsKeyring } from "@fairway/core";
 import { createMemoryCoordinator } from "@fairway/coord";
 import { createFetchTransport, Executor } from "@fairway/executor";

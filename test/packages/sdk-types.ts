@@ -2,7 +2,8 @@
 // added, removed or retyped on either side breaks the build, so the two cannot drift. (Type-only: not
 // a vitest file.)
 import type { z } from "zod";
-import type { responses, schemas } from "@fairway/api";
+import type * as responses from "../../packages/api/src/responses.ts";
+import type * as schemas from "../../packages/api/src/schemas.ts";
 import type {
   ApiKey,
   Attempt,
@@ -26,6 +27,7 @@ type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** What the SDK lets you send, the API accepts. */
 type Sendable<A, B> = [A] extends [B] ? true : false;
 
+/** @public checked by the compiler, imported by nothing */
 export type Checks = [
   // Responses: the API's shapes.
   Expect<Mutual<Job, z.output<typeof responses.jobResponse>>>,

@@ -5,7 +5,7 @@
 import { Cron } from "croner";
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { firesBetween } from "@fairway/core";
+import { firesBetween } from "../../packages/core/src/cron.ts";
 
 const MIN = 60_000;
 const DAY = 86_400_000;

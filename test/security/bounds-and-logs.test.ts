@@ -9,7 +9,7 @@ import { createLogger } from "@fairway/core";
 import { createMemoryCoordinator } from "@fairway/coord";
 import { createApp } from "@fairway/api";
 import { createUndiciTransport } from "@fairway/executor/node";
-import { MAX_RESPONSE_BYTES } from "@fairway/executor";
+import { MAX_RESPONSE_BYTES } from "../../packages/executor/src/transport.ts";
 import { connectPostgres } from "@fairway/store";
 import { ADMIN_TOKEN, createHarness, type Harness } from "./harness.ts";
 

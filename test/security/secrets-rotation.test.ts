@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createApp } from "@fairway/api";
 import { createMemoryCoordinator } from "@fairway/coord";
-import { generateSecretsKey, loadSecretsKeyring, SecretsKeyError, type SecretsKeyring } from "@fairway/core";
-import { secretResolver } from "@fairway/executor";
+import { generateSecretsKey, loadSecretsKeyring, type SecretsKeyring } from "@fairway/core";
+import { SecretsKeyError } from "../../packages/core/src/secrets-crypto.ts";
+import { secretResolver } from "../../packages/executor/src/secret-resolver.ts";
 import { query, sql } from "@fairway/store";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
 
-export const CHROMIUM = process.env.FAIRWAY_CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM = process.env.FAIRWAY_CHROMIUM ?? "/usr/bin/chromium";
 
 const ARGS = [
   "--headless",

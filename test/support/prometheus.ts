@@ -8,7 +8,7 @@ export interface Sample {
   labels?: Record<string, string>;
   value?: string;
 }
-export interface Family {
+interface Family {
   name: string;
   help: string;
   type: "GAUGE" | "COUNTER" | "HISTOGRAM" | "SUMMARY" | "UNTYPED";

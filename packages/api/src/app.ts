@@ -3,6 +3,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
+import type { Coordinator } from "@fairway/coord";
 import type { Db, TenantRow } from "@fairway/store";
 import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, errorResponse, loggableError } from "./errors.ts";
@@ -16,17 +17,9 @@ import { triggerRoutes } from "./routes/triggers.ts";
 import { createPortalLinkRoute } from "./routes/portal-link.ts";
 import { dashboardApp, loggablePath } from "@fairway/dashboard";
 
-/** What the API needs from coordination (the full Coordinator satisfies it). */
-export interface ApiCoordinator {
-  limit(
-    key: string,
-    limit: number,
-    windowMs: number,
-  ): Promise<{ allowed: boolean; remaining: number; retryAfterMs: number }>;
-  wake(): Promise<void>;
-  /** Ready-tenant index: the tenant has work due in pool `type` at dueAtMs. */
-  markReady(type: string, tenantId: string, dueAtMs: number): Promise<void>;
-}
+/** What the API needs from coordination: request limits, and the hints for executors (wake, and the
+ *  ready-tenant index's markReady). */
+export type ApiCoordinator = Pick<Coordinator, "limit" | "wake" | "markReady">;
 
 export interface AppDeps {
   db: Db;

@@ -1,5 +1,2 @@
-export * from "./app.ts";
-export { ApiError } from "./errors.ts";
-export * as schemas from "./schemas.ts";
-export { openApiDocument } from "./openapi.ts";
-export * as responses from "./responses.ts";
+// @fairway/api: the HTTP API (Hono); the runtimes build its dependencies and hand them to createApp.
+export { createApp, type ApiCoordinator } from "./app.ts";

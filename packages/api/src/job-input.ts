@@ -12,8 +12,9 @@ import {
 } from "@fairway/store";
 import { ApiError } from "./errors.ts";
 import type { CreateJobBody, Schedule } from "./schemas.ts";
+import { retryJson } from "./serialize.ts";
 
-export function resolveSchedule(
+function resolveSchedule(
   s: Schedule,
   now: Date,
 ): { cron: string | null; timezone: string | null; runAt: Date | null; nextFireAt: Date } {
@@ -35,7 +36,7 @@ export function resolveSchedule(
   return { cron: null, timezone: null, runAt: at, nextFireAt: at };
 }
 
-export function checkTarget(target: CreateJobBody["target"], allowPrivate: boolean, maxBodyBytes = Infinity) {
+function checkTarget(target: CreateJobBody["target"], allowPrivate: boolean, maxBodyBytes = Infinity) {
   if (!target) return null;
   const url = checkUrl(target.url, allowPrivate);
   if (target.body !== undefined) {
@@ -99,11 +100,11 @@ export async function checkSecretRefs(
   }
 }
 
-export function payloadBytes(payload: unknown): number {
+function payloadBytes(payload: unknown): number {
   return payload === undefined ? 0 : new TextEncoder().encode(JSON.stringify(payload)).byteLength;
 }
 
-export function checkPayload(payload: unknown, tenant: TenantRow): void {
+function checkPayload(payload: unknown, tenant: TenantRow): void {
   const size = payloadBytes(payload);
   if (size > tenant.maxPayloadBytes) {
     throw new ApiError(
@@ -160,13 +161,7 @@ export function jobAsBody(j: JobRow): Record<string, unknown> {
     name: j.name,
     type: j.type,
     schedule: j.cron ? { cron: j.cron, timezone: j.timezone ?? "UTC" } : { at: j.runAt!.toISOString() },
-    retry: {
-      maxAttempts: j.maxAttempts,
-      initialDelayMs: j.initialDelayMs,
-      maxDelayMs: j.maxDelayMs,
-      backoff: j.backoff,
-      jitter: j.jitter,
-    },
+    retry: retryJson(j),
     priority: j.priority,
     overlap: j.overlap,
     misfire: j.misfire,

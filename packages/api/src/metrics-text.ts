@@ -7,7 +7,7 @@ const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')
 
 type Labels = Record<string, string>;
 
-export class TextMetrics {
+class TextMetrics {
   private lines: string[] = [];
 
   gauge(name: string, help: string, samples: Array<[Labels, number]>): this {

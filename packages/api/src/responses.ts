@@ -92,18 +92,23 @@ export const poolResponse = z.strictObject({
 });
 export const poolListResponse = z.strictObject({ data: z.array(poolResponse) });
 
+/** A tenant's usage, in the admin stats and in its own GET /v1/quota. */
+const usageFields = {
+  running: z.number().int(),
+  due: z.number().int(),
+  pending: z.number().int(),
+  jobs: z.number().int(),
+  dead: z.number().int(),
+  oldestDueLagMs: z.number().int().nullable(),
+};
+
 export const statsResponse = z.strictObject({
   tenants: z.array(
     z.strictObject({
       tenantId: id,
       maxInFlight: z.number().int(),
       status: z.enum(["active", "suspended"]),
-      running: z.number().int(),
-      due: z.number().int(),
-      pending: z.number().int(),
-      jobs: z.number().int(),
-      dead: z.number().int(),
-      oldestDueLagMs: z.number().int().nullable(),
+      ...usageFields,
     }),
   ),
   /** Per pool: paused, concurrency, running, due and pending. */
@@ -228,14 +233,7 @@ export const pageOf = <T extends z.ZodType>(item: T) =>
 
 export const quotaResponse = z.strictObject({
   limits: z.strictObject(quotaFields),
-  usage: z.strictObject({
-    running: z.number().int(),
-    due: z.number().int(),
-    pending: z.number().int(),
-    jobs: z.number().int(),
-    dead: z.number().int(),
-    oldestDueLagMs: z.number().int().nullable(),
-  }),
+  usage: z.strictObject(usageFields),
 });
 
 export const healthResponse = z.union([

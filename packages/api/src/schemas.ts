@@ -1,9 +1,10 @@
 // Every API input, validated with zod (strict: unknown fields are errors, not silently dropped). Each
 // message says what to send instead: a user reading `schedule: …` must not have to guess the shape.
+import { SECRET_NAME } from "@fairway/core";
 import { z } from "zod";
 
 const DAY = 86_400_000;
-export const slug = z
+const slug = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be 1-63 characters: a-z, 0-9, _ or -, starting with a letter or digit");
 export const poolType = z
@@ -39,7 +40,7 @@ const RESERVED_HEADERS: Array<[RegExp, string]> = [
   [/^user-agent$/i, "Fairway identifies itself as the sender"],
 ];
 
-export function reservedHeaderReason(name: string): string | null {
+function reservedHeaderReason(name: string): string | null {
   return RESERVED_HEADERS.find(([re]) => re.test(name))?.[1] ?? null;
 }
 
@@ -74,8 +75,8 @@ const headers = z
     if (Object.keys(h).length > 20) ctx.addIssue({ code: "custom", message: "at most 20 headers" });
   });
 
-export const HTTP_METHODS = ["POST", "PUT", "PATCH", "GET", "HEAD", "DELETE"] as const;
-export const target = strict({
+const HTTP_METHODS = ["POST", "PUT", "PATCH", "GET", "HEAD", "DELETE"] as const;
+const target = strict({
   url: text('an absolute http(s) URL, e.g. "https://example.com/hook"').min(1).max(2048),
   method: z.enum(HTTP_METHODS, { error: `must be one of ${HTTP_METHODS.join(", ")}` }).default("POST"),
   headers: headers.optional(),
@@ -99,14 +100,14 @@ const scheduleFields = strict(
   `an object: ${SCHEDULE_KINDS}, e.g. {"cron": "0 9 * * *", "timezone": "Europe/Berlin"}`,
 );
 
-export const backoff = z.enum(["exponential", "linear", "fixed"], { error: "must be exponential, linear or fixed" });
-export const jitter = z.enum(["full", "none"], { error: "must be full or none" });
+const backoff = z.enum(["exponential", "linear", "fixed"], { error: "must be exponential, linear or fixed" });
+const jitter = z.enum(["full", "none"], { error: "must be full or none" });
 
 export type Schedule = { cron: string; timezone: string } | { at: string } | { delayMs: number };
 
 /** One of three shapes. Parsed as one object so the message can say which fields clash or are missing,
  *  rather than a union's bare "Invalid input". */
-export const schedule = scheduleFields
+const schedule = scheduleFields
   .superRefine((s, ctx) => {
     const given = (["cron", "at", "delayMs"] as const).filter((k) => s[k] !== undefined);
     if (given.length !== 1) {
@@ -126,7 +127,7 @@ export const schedule = scheduleFields
     return { delayMs: s.delayMs! };
   });
 
-export const retry = strict({
+const retry = strict({
   maxAttempts: int("a number of attempts, 1-100").min(1).max(100).optional(),
   initialDelayMs: int("a delay in milliseconds").min(0).max(DAY).optional(),
   maxDelayMs: int("a delay in milliseconds")
@@ -207,21 +208,14 @@ export const putPoolBody = strict({
   concurrency: int("a number of concurrent runs, 1-10000").min(1).max(10_000),
   timeoutMs: int("a timeout in milliseconds, 100-900000").min(100).max(900_000),
   leaseMs: int("a lease in milliseconds, 1000-3600000").min(1000).max(3_600_000).optional(),
-  maxAttempts: int("a number of attempts, 1-100").min(1).max(100).optional(),
-  initialDelayMs: int("a delay in milliseconds").min(0).max(DAY).optional(),
-  maxDelayMs: int("a delay in milliseconds")
-    .min(0)
-    .max(7 * DAY)
-    .optional(),
-  backoff: backoff.optional(),
-  jitter: jitter.optional(),
+  ...retry.shape,
   /** Response bytes kept per attempt. Default 64 KiB, at most 1 MiB. */
   maxResponseBytes: int("a number of bytes, 0-1048576").min(0).max(1_048_576).optional(),
 });
 
 export const secretName = z
   .string()
-  .regex(/^[A-Z][A-Z0-9_]{0,63}$/, "must be 1-64 characters: A-Z, 0-9 or _, starting with a letter A-Z");
+  .regex(SECRET_NAME, "must be 1-64 characters: A-Z, 0-9 or _, starting with a letter A-Z");
 export const putSecretBody = z.strictObject({
   value: z
     .string()

@@ -20,6 +20,17 @@ export function tenantJson(t: TenantRow) {
   return { id: t.id, name: t.name, status: t.status, ...quotaJson(t), createdAt: t.createdAt, updatedAt: t.updatedAt };
 }
 
+/** A job's retry policy, as the create body takes it and the job's JSON shows it. */
+export function retryJson(j: JobRow) {
+  return {
+    maxAttempts: j.maxAttempts,
+    initialDelayMs: j.initialDelayMs,
+    maxDelayMs: j.maxDelayMs,
+    backoff: j.backoff,
+    jitter: j.jitter,
+  };
+}
+
 export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {}) {
   const schedule = j.cron ? { cron: j.cron, timezone: j.timezone } : { at: j.runAt };
   const active = j.status === "active";
@@ -31,13 +42,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     schedule,
     target: j.target,
     payload: j.payload,
-    retry: {
-      maxAttempts: j.maxAttempts,
-      initialDelayMs: j.initialDelayMs,
-      maxDelayMs: j.maxDelayMs,
-      backoff: j.backoff,
-      jitter: j.jitter,
-    },
+    retry: retryJson(j),
     timeoutMs: j.timeoutMs,
     priority: j.priority,
     overlap: j.overlap,
@@ -56,7 +61,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
   return out;
 }
 
-export function attemptJson(a: AttemptRow) {
+function attemptJson(a: AttemptRow) {
   const detail = a.detail as AttemptDetail | null;
   return {
     attempt: a.attempt,
@@ -82,7 +87,7 @@ export function attemptJson(a: AttemptRow) {
 }
 
 /** What started a trigger: its schedule, a run-now, or a replay of the dead trigger. */
-export function triggeredBy(t: Pick<TriggerRow, "kind" | "replayedAt">): "schedule" | "manual" | "replay" {
+function triggeredBy(t: Pick<TriggerRow, "kind" | "replayedAt">): "schedule" | "manual" | "replay" {
   return t.replayedAt ? "replay" : t.kind === "manual" ? "manual" : "schedule";
 }
 

@@ -8,7 +8,7 @@ import { isStorableText } from "@fairway/core";
 import { ApiError, fromZod } from "./errors.ts";
 
 /** Deeper than this is refused. Real payloads nest a handful of levels; the limit only stops abuse. */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /** Walks a parsed JSON value; the first problem found, or null. */
 function findBadJson(v: unknown, depth: number, path: string): ApiError | null {

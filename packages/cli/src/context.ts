@@ -46,7 +46,7 @@ export function table(rows: Array<Record<string, unknown>>, columns: string[]): 
   );
 }
 
-export class CliError extends Error {}
+class CliError extends Error {}
 
 export function fail(message: string): never {
   throw new CliError(message);

@@ -61,7 +61,7 @@ export function decideRetry(input: RetryInput, random: () => number = Math.rando
 
 /** The delay before the retry after `attempt` (1-based), before jitter: initial·2^(attempt−1)
  *  (exponential), initial·attempt (linear) or initial (fixed), never above maxDelayMs. */
-export function backoffCeiling(attempt: number, policy: RetryPolicy): number {
+function backoffCeiling(attempt: number, policy: RetryPolicy): number {
   const n = Math.max(1, attempt);
   const grown =
     policy.backoff === "fixed"

@@ -26,7 +26,7 @@ export interface FirePlan {
 
 /** The first due fire later than this means the scheduler was down (a misfire), not ordinary lag.
  *  Then every overdue fire, however late, is handled by the job's misfire policy. */
-export const MISFIRE_GRACE_MS = 60_000;
+const MISFIRE_GRACE_MS = 60_000;
 /** Bound the work of one pass; the rest is picked up by the next pass from the persisted nextFireAt. */
 export const MAX_FIRES_PER_PASS = 1000;
 /** Jobs with an exclusive overlap policy (skip, buffer_one) are planned at most this far ahead, whatever

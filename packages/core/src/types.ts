@@ -1,10 +1,8 @@
 // The vocabulary of Fairway. Every package speaks these types.
 
 export type JobStatus = "active" | "paused" | "completed" | "cancelled";
-export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled" | "unknown";
 export type OverlapPolicy = "allow" | "skip" | "buffer_one";
 export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
-export type TenantStatus = "active" | "suspended";
 
 /** What one execution of a trigger ended as. Stored in the attempt's record (the `attempts` view). */
 export type AttemptOutcome =
@@ -30,8 +28,8 @@ export interface RetryPolicy {
   jitter?: JitterMode;
 }
 
-export type BackoffStrategy = "exponential" | "linear" | "fixed";
-export type JitterMode = "full" | "none";
+type BackoffStrategy = "exponential" | "linear" | "fixed";
+type JitterMode = "full" | "none";
 
 export type HttpMethod = "POST" | "PUT" | "PATCH" | "GET" | "HEAD" | "DELETE";
 

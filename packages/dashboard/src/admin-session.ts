@@ -8,8 +8,8 @@ import { randomToken } from "@fairway/core";
 import { publicOrigin } from "./public-origin.ts";
 import { mac, signToken, verifyToken } from "./signed-token.ts";
 
-export const ADMIN_COOKIE = "fairway_dashboard";
-export const ADMIN_SESSION_MS = 12 * 3600_000;
+const ADMIN_COOKIE = "fairway_dashboard";
+const ADMIN_SESSION_MS = 12 * 3600_000;
 const SESSION = "admin-session";
 
 export async function startAdminSession(c: Context, secret: string, nowMs: number): Promise<void> {

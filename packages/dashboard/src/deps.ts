@@ -1,18 +1,12 @@
 // What the dashboard needs from the app that mounts it (packages/api's createApp hands its own deps in).
+import type { Coordinator } from "@fairway/coord";
 import type { Logger } from "@fairway/core";
 import type { Db } from "@fairway/store";
 
 export interface DashboardDeps {
   db: Db;
-  coordinator: {
-    limit(
-      key: string,
-      limit: number,
-      windowMs: number,
-    ): Promise<{ allowed: boolean; remaining: number; retryAfterMs: number }>;
-    wake(): Promise<void>;
-    markReady(type: string, tenantId: string, dueAtMs: number): Promise<void>;
-  };
+  /** Login attempts are limited; saved and run-now jobs are announced to executors. */
+  coordinator: Pick<Coordinator, "limit" | "wake" | "markReady">;
   /** Signs sessions and portal links (a key derived from it per purpose; see signed-token.ts). */
   adminToken: string;
   /** Origins that may embed a portal view in an iframe (FAIRWAY_PORTAL_ORIGINS); none by default. */

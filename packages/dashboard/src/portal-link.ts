@@ -9,7 +9,7 @@ export const PORTAL_LINK_DEFAULT_TTL_S = 15 * 60;
 export const PORTAL_LINK_MIN_TTL_S = 30;
 export const PORTAL_LINK_MAX_TTL_S = 24 * 3600;
 /** How long a portal session lasts once its link was opened. */
-export const PORTAL_SESSION_MS = 60 * 60_000;
+const PORTAL_SESSION_MS = 60 * 60_000;
 
 const LINK = "portal-link";
 const SESSION = "portal-session";

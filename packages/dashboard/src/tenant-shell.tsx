@@ -15,7 +15,7 @@ const DONE: Record<string, string> = {
   replayed: "Dead letter replayed: the same trigger (same webhook-id) is pending again.",
 };
 
-export function flashOf(c: Context): Flash {
+function flashOf(c: Context): Flash {
   const done = c.req.query("done");
   return done && DONE[done] ? { kind: "ok", text: DONE[done] } : null;
 }

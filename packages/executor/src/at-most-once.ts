@@ -8,7 +8,7 @@ import type { Settlement } from "@fairway/store";
 
 const NEVER_REACHED = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EAI_NONAME|not allowed|private|loopback|blocked/i;
 
-export function neverReached(r: DeliveryResult): boolean {
+function neverReached(r: DeliveryResult): boolean {
   return r.outcome === "network_error" && NEVER_REACHED.test(r.error ?? "");
 }
 

@@ -28,7 +28,7 @@ import { Settler, decideSettlement } from "./settler.ts";
 import { Waker } from "./sleep.ts";
 import { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
 
-export interface WakeSource {
+interface WakeSource {
   onWake(listener: () => void): () => void;
   /** Wake every executor listening (best effort). */
   wake?(): Promise<void>;

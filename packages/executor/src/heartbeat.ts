@@ -15,7 +15,7 @@ import {
 import { Waker } from "./sleep.ts";
 
 /** Kept equal to the packages' version (package.json). */
-export const FAIRWAY_VERSION = "0.1.0";
+const FAIRWAY_VERSION = "0.1.0";
 
 export interface HeartbeatOptions {
   /** Default 5000 ms. */

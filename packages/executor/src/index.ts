@@ -5,10 +5,6 @@ export { Executor } from "./executor.ts";
 export type { ExecutorOptions } from "./executor.ts";
 /** @public */
 export type { Handler, HandlerContext } from "./run-trigger.ts";
-export { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
+export { RunAbort, type Transport } from "./transport.ts";
 export { createFetchTransport } from "./fetch-transport.ts";
-export { maxLeasesHeld } from "./pool.ts";
-export { secretResolver } from "./secret-resolver.ts";
-export * from "./heartbeat.ts";
-export * from "./observe.ts";
-export * from "./retention.ts";
+export type { ExecutorObserver } from "./observe.ts";

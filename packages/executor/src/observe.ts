@@ -4,7 +4,7 @@
 import type { DeliveryResult, Logger } from "@fairway/core";
 import type { ClaimedTrigger, Settlement } from "@fairway/store";
 
-export interface AttemptReport {
+interface AttemptReport {
   pool: string;
   tenantId: string;
   outcome: string;

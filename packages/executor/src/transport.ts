@@ -78,6 +78,5 @@ export interface TransportResponse {
 export type Transport = (req: TransportRequest) => Promise<TransportResponse>;
 
 /** Response bodies are kept for the attempt history, truncated: this many bytes unless the pool says
- *  otherwise (its maxResponseBytes, at most RESPONSE_BYTES_LIMIT). */
+ *  otherwise (its maxResponseBytes, which the API bounds at 1 MiB). */
 export const MAX_RESPONSE_BYTES = 65_536;
-export const RESPONSE_BYTES_LIMIT = 1_048_576;

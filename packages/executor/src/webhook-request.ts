@@ -1,13 +1,11 @@
 // What one webhook delivery sends: method, URL, headers and body, and the same request as the attempt
 // history keeps it (secrets as their `${secrets.NAME}` placeholders, body truncated). The signature
 // covers exactly the bytes sent: the body, or nothing at all for GET and HEAD.
-import { substituteInJson, substituteSecrets, type AttemptRequest, type HttpMethod } from "@fairway/core";
+import { substituteInJson, substituteSecrets, type HttpMethod } from "@fairway/core";
 import type { ClaimedTrigger } from "@fairway/store";
 
-export type RecordedRequest = AttemptRequest;
-
 /** Request bodies kept in the attempt history. */
-export const RECORDED_BODY_BYTES = 8192;
+const RECORDED_BODY_BYTES = 8192;
 
 const BODYLESS = new Set(["GET", "HEAD"]);
 

@@ -1,7 +1,63 @@
 // @fairway/sdk: the typed client, the admin client, and verifyWebhook for receivers. No runtime
 // dependencies: fetch and WebCrypto only (Node ≥ 18, Bun, Deno, Workers).
-export * from "./client.ts";
-export * from "./types.ts";
-export * from "./errors.ts";
+export {
+  createAdminClient,
+  createClient,
+  type AdminClientOptions,
+  type ClientOptions,
+  type FairwayAdminClient,
+  type FairwayClient,
+  type PageOptions,
+} from "./client.ts";
+export type {
+  ApiKey,
+  Attempt,
+  AttemptOutcome,
+  AttemptRequest,
+  BackoffStrategy,
+  CreateJobInput,
+  DeadLetter,
+  DeliveryMode,
+  HttpMethod,
+  JitterMode,
+  Job,
+  JobStatus,
+  JsonValue,
+  ListJobsOptions,
+  MergePatch,
+  MisfirePolicy,
+  OverlapPolicy,
+  Page,
+  PoolConfig,
+  Quota,
+  RetryInput,
+  ScheduleInput,
+  Secret,
+  Stats,
+  TargetInput,
+  Tenant,
+  TenantQuotas,
+  TenantStatus,
+  Trigger,
+  TriggerStatus,
+  UpdateJobInput,
+} from "./types.ts";
+export {
+  FairwayAuthError,
+  FairwayConflictError,
+  FairwayError,
+  FairwayNetworkError,
+  FairwayNotFoundError,
+  FairwayRateLimitError,
+  FairwayValidationError,
+  errorFor,
+  type FairwayErrorCode,
+} from "./errors.ts";
 export { paginate, retryAfterMs } from "./http.ts";
-export * from "./webhooks.ts";
+export {
+  WebhookVerificationError,
+  verifyWebhook,
+  type VerifyWebhookOptions,
+  type WebhookHeaders,
+  type WebhookVerificationCode,
+} from "./webhooks.ts";

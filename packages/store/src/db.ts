@@ -16,7 +16,7 @@ export interface Store {
 }
 
 /** Rows of a raw `db.execute()` (postgres.js answers with an array; other drivers with `{ rows }`). */
-export function rowsOf<T>(result: unknown): T[] {
+function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 

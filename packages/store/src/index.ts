@@ -1,13 +1,9 @@
 // @fairway/store: the schema and every SQL statement Fairway runs. Runtime-neutral (Node and Workers);
 // the migrator lives in "@fairway/store/node".
-export { connectPostgres, pipelineTx, query, rowsOf, sql, type Db, type Store } from "./db.ts";
-export * as schema from "./schema.ts";
+export { connectPostgres, query, sql, type Db, type Store } from "./db.ts";
 export {
   claim,
   claimReport,
-  claimStatements,
-  dueScanCap,
-  fairOrder,
   type ClaimedTrigger,
   type ClaimInput,
   type ClaimReport,
@@ -17,7 +13,7 @@ export { renewLeases } from "./sql/renew.ts";
 export { releaseLeases } from "./sql/release.ts";
 export { dropSpentLeases, findExpiredLeases, type ExpiredLease } from "./sql/reap.ts";
 export { materialize } from "./sql/materialize.ts";
-export { createJob, type CreateJobResult, type JobRow, type NewJob } from "./sql/create-job.ts";
+export { createJob, type JobRow, type NewJob } from "./sql/create-job.ts";
 export { cancelJob, pauseJob, resumeJob, runJobNow, updateJob, type JobPatch } from "./sql/job-lifecycle.ts";
 export { replayTrigger } from "./sql/replay.ts";
 export {
@@ -44,12 +40,37 @@ export {
   type TriggerRow,
 } from "./sql/reads.ts";
 export { pendingByTenant } from "./sql/ready-index.ts";
-export * from "./sql/secrets.ts";
-export * from "./sql/pool-pause.ts";
-export * from "./sql/executors.ts";
-export * from "./sql/metrics.ts";
-export * from "./sql/retention.ts";
-export * from "./sql/sending.ts";
-export * from "./sql/hand-off.ts";
-export * from "./sql/handler-pools.ts";
-export * from "./sql/dashboard-reads.ts";
+export {
+  deleteSecret,
+  listSecrets,
+  missingSecrets,
+  putSecret,
+  resealSecret,
+  sealedSecrets,
+  secretsNotSealedWith,
+  type SecretInfo,
+} from "./sql/secrets.ts";
+export { poolStats, setPoolPaused } from "./sql/pool-pause.ts";
+export {
+  dropOldExecutors,
+  expireLostExecutors,
+  heartbeat,
+  listExecutors,
+  markExecutorStopped,
+  type ExecutorPoolLoad,
+} from "./sql/executors.ts";
+export { metricsSnapshot, type MetricsSnapshot } from "./sql/metrics.ts";
+export { deleteExpiredJobs, deleteExpiredTriggers } from "./sql/retention.ts";
+export { markSending } from "./sql/sending.ts";
+export { settleAndClaim } from "./sql/hand-off.ts";
+export { HANDLER_HEARTBEAT_MS, handlerPoolStatus, handlerPoolTypes, touchHandlerPools } from "./sql/handler-pools.ts";
+export {
+  COUNT_CAP,
+  activityWindow,
+  deadLettersByType,
+  listDeadLetterSummaries,
+  poolOverview,
+  searchJobs,
+  tenantOverview,
+  type TenantOverview,
+} from "./sql/dashboard-reads.ts";

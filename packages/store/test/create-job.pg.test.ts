@@ -3,16 +3,8 @@
 // At the limit the statement refuses without an error: Postgres counts no rolled-back transaction.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@fairway/core";
-import {
-  connectPostgres,
-  createJob,
-  query,
-  sql,
-  type CreateJobResult,
-  type Db,
-  type NewJob,
-  type Store,
-} from "@fairway/store";
+import { connectPostgres, createJob, query, sql, type Db, type NewJob, type Store } from "@fairway/store";
+import type { CreateJobResult } from "../src/sql/create-job.ts";
 import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
 import { seedTenant } from "../../../test/support/seed.ts";
 

@@ -1,7 +1,7 @@
 // fairOrder (claim.ts): a claimed batch starts in the order of its WFQ slots, interleaved, not tenant by
 // tenant; each trigger is given its slot, and the pool clock where its tenant started at it.
 import { expect, it } from "vitest";
-import { fairOrder } from "@fairway/store";
+import { fairOrder } from "../src/sql/claim.ts";
 
 const rows = (tenant: string, n: number, priority = 0) =>
   Array.from({ length: n }, (_, i) => ({

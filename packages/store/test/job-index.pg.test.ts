@@ -5,7 +5,8 @@
 // second (job_id, …) index comes back to cost every trigger write an extra entry.
 import { beforeAll, expect, it } from "vitest";
 import { newId } from "@fairway/core";
-import { createJob, query, runJobNow, schema, sql, updateJob } from "@fairway/store";
+import { createJob, query, runJobNow, sql, updateJob } from "@fairway/store";
+import { TRIGGER_KEY_FILLFACTOR } from "../src/schema.ts";
 import { useTestDb } from "../../../test/support/use-db.ts";
 import { seedTenant } from "../../../test/support/seed.ts";
 
@@ -111,7 +112,7 @@ it("leaves room on the leaf pages of the two indexes that keep a trigger's key f
     pg.db,
     sql`SELECT relname, reloptions AS opts FROM pg_class WHERE relname IN ('triggers_pkey', 'triggers_job_idx') ORDER BY relname`,
   );
-  const want = [`fillfactor=${schema.TRIGGER_KEY_FILLFACTOR}`];
+  const want = [`fillfactor=${TRIGGER_KEY_FILLFACTOR}`];
   expect(rows).toEqual([
     { relname: "triggers_job_idx", opts: want },
     { relname: "triggers_pkey", opts: want },

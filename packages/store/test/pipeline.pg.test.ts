@@ -5,7 +5,8 @@
 // And the claim's transaction-local plan setting stays inside its transaction.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import postgres from "postgres";
-import { claim, connectPostgres, pipelineTx, query, sql, type Store } from "@fairway/store";
+import { claim, connectPostgres, query, sql, type Store } from "@fairway/store";
+import { pipelineTx } from "../src/db.ts";
 import { createTestDb, type TestDb } from "../../../test/support/pg.ts";
 import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
 

@@ -1,5 +1,6 @@
 // In-process API for drills: the real Hono app from createApp, driven with app.request().
-import { createApp, type AppDeps } from "@fairway/api";
+import { createApp } from "@fairway/api";
+import type { AppDeps } from "../../../packages/api/src/app.ts";
 
 export type App = ReturnType<typeof createApp>;
 

@@ -27,7 +27,8 @@ export function useDrill(per: "file" | "test" = "file"): void {
   });
 }
 
-/** The executor that takes over after a kill: polls and reaps fast, so a drill finishes in seconds. */
+/** An in-process executor for a drill (after a kill, the one that takes over): polls and reaps fast, so
+ *  a drill finishes in seconds; its transport is closed with the drill. */
 export function startSurvivor(extra: Partial<ExecutorOptions> = {}): Executor {
   const transport = createUndiciTransport({ allowPrivate: true });
   transports.push(transport);

@@ -10,6 +10,7 @@ import {
 import { verifyWebhook, type WebhookVerificationError } from "@fairway/sdk/webhooks";
 import { createWorker, type JobContext } from "@fairway/worker";
 
+/** @public checked by the compiler, called by nothing */
 export async function typed(): Promise<void> {
   const client = createClient({ baseUrl: "http://127.0.0.1:8787", apiKey: "fw_x", maxRetries: 2 });
   const job: Job<{ to: string }> = await client.jobs.create({

@@ -11,7 +11,7 @@ import { query, withDates, type Db } from "../db.ts";
 export const COUNT_CAP = 10_000;
 
 /** The most triggers an activity read looks at (the newest in its window). */
-export const ACTIVITY_SCAN_LIMIT = 20_000;
+const ACTIVITY_SCAN_LIMIT = 20_000;
 
 export interface TenantOverview {
   id: string;

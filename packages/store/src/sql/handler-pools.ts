@@ -8,7 +8,7 @@ import { pools } from "../schema.ts";
 
 export const HANDLER_HEARTBEAT_MS = 10_000;
 /** A handler pool not stamped for this long has no live worker (three missed heartbeats). */
-export const HANDLER_STALE_MS = 3 * HANDLER_HEARTBEAT_MS;
+const HANDLER_STALE_MS = 3 * HANDLER_HEARTBEAT_MS;
 
 /** Stamps the types as served now, creating their pools (with the defaults) where missing. */
 export async function touchHandlerPools(db: Db, types: string[]): Promise<void> {

@@ -4,7 +4,7 @@
 import { sql } from "drizzle-orm";
 import { jsonColumn, query, type Db } from "../db.ts";
 
-export interface PoolGauges {
+interface PoolGauges {
   type: string;
   paused: boolean;
   due: number;
@@ -13,7 +13,7 @@ export interface PoolGauges {
   capacity: number;
 }
 
-export interface TenantGauges {
+interface TenantGauges {
   tenantId: string;
   due: number;
   running: number;

@@ -1,5 +1,6 @@
 // Read-only queries behind the API. Every tenant read filters by tenant: another tenant's id is
 // simply not found.
+import type { JobStatus } from "@fairway/core";
 import { and, asc, desc, eq, getTableColumns, gt, lt, ne, sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 import { attemptLog, attempts, deadLetters, jobs, triggers } from "../schema.ts";
@@ -18,8 +19,6 @@ export async function getJob(db: Db, tenantId: string, jobId: string) {
     .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId)));
   return row ?? null;
 }
-
-export type JobStatus = "active" | "paused" | "completed" | "cancelled";
 
 export interface JobFilter {
   after: string | null;
