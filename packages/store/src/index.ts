@@ -58,6 +58,7 @@ export {
   listExecutors,
   markExecutorStopped,
   type ExecutorPoolLoad,
+  type ExecutorRow,
 } from "./sql/executors.ts";
 export { metricsSnapshot, type MetricsSnapshot } from "./sql/metrics.ts";
 export { deleteExpiredJobs, deleteExpiredTriggers } from "./sql/retention.ts";
@@ -71,6 +72,7 @@ export {
   listDeadLetterSummaries,
   poolOverview,
   searchJobs,
+  secretNamesPage,
   tenantOverview,
   type TenantOverview,
 } from "./sql/dashboard-reads.ts";
