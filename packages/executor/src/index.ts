@@ -7,6 +7,8 @@ export type { ExecutorOptions } from "./executor.ts";
 export type { Handler, HandlerContext } from "./run-trigger.ts";
 export { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
 export { createFetchTransport } from "./fetch-transport.ts";
+/** @public */
+export type { Mailer } from "./notify.ts";
 export { maxLeasesHeld } from "./pool.ts";
 export { secretResolver } from "./secret-resolver.ts";
 export * from "./heartbeat.ts";
