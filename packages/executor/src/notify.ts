@@ -77,6 +77,7 @@ const job = (d: Data) => d.job as { id: string; name: string } | undefined;
 export function describe(event: string, d: Data): { subject: string; text: string } {
   const j = job(d);
   const named = j ? `job "${j.name}" (${j.id})` : "";
+  const short = j ? j.name : "";
   const folded =
     d.folded > 0 ? `\n${d.folded} more like it since the last notification were folded into this one.` : "";
   switch (event) {
@@ -85,17 +86,17 @@ export function describe(event: string, d: Data): { subject: string; text: strin
       const last = d.lastAttempt as { outcome: string; httpStatus: number | null; error: string | null };
       const how = last.httpStatus !== null ? `HTTP ${last.httpStatus}` : (last.error ?? last.outcome);
       return {
-        subject: `Fairway: ${named} failed`,
+        subject: `Fairway: ${short} failed`,
         text: `Trigger ${t.id} of ${named} is dead after ${t.attempts} attempt(s): ${how} (${String(d.reason)}). Replay it with POST /v1/triggers/${t.id}/replay.${folded}`,
       };
     }
     case "job.paused":
       return {
-        subject: `Fairway: ${named} was paused`,
+        subject: `Fairway: ${short} was paused`,
         text: `Fairway paused ${named}: ${String(d.reason)}. Resume it with POST /v1/jobs/${j?.id}/resume.${folded}`,
       };
     case "job.recovered":
-      return { subject: `Fairway: ${named} recovered`, text: `${named} succeeded again after failing.${folded}` };
+      return { subject: `Fairway: ${short} recovered`, text: `${named} succeeded again after failing.${folded}` };
     case "tenant.quota_exhausted":
       return {
         subject: "Fairway: job quota reached",

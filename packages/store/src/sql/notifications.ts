@@ -16,8 +16,8 @@ export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number] | "notifica
 export const CHANNEL_TYPES = ["webhook", "slack", "email"] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 
-/** The tenant's notifications job: one per tenant, made with its first channel. Its retry policy is
- *  what a notification gets. */
+/** The tenant's notifications job: one per tenant, made with its first channel. Its retry policy
+ *  (the system pool's, made with defaults below) is what a notification gets. */
 export const notificationJobId = (tenantId: string) => `job_notifications_${tenantId}`;
 const NOTIFY_RETRY = { maxAttempts: 5, initialDelayMs: 5_000, maxDelayMs: 600_000 };
 
@@ -41,13 +41,17 @@ export async function createChannel(db: Db, c: Omit<ChannelRow, "createdAt">): P
     sql`INSERT INTO pools (type, max_attempts, initial_delay_ms, max_delay_ms)
         VALUES (${NOTIFICATION_POOL}, ${NOTIFY_RETRY.maxAttempts}, ${NOTIFY_RETRY.initialDelayMs}, ${NOTIFY_RETRY.maxDelayMs})
         ON CONFLICT DO NOTHING`,
-    sql`INSERT INTO jobs (id, tenant_id, name, type, status, max_attempts, initial_delay_ms, max_delay_ms)
-        VALUES (${notificationJobId(c.tenantId)}, ${c.tenantId}, 'notifications', ${NOTIFICATION_POOL}, 'system',
-                ${NOTIFY_RETRY.maxAttempts}, ${NOTIFY_RETRY.initialDelayMs}, ${NOTIFY_RETRY.maxDelayMs})
-        ON CONFLICT DO NOTHING`,
+    // The job's retry policy is the pool's (admin pools API), refreshed with every channel made.
+    sql`INSERT INTO jobs (id, tenant_id, name, type, status, max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter)
+        SELECT ${notificationJobId(c.tenantId)}, ${c.tenantId}, 'notifications', p.type, 'system',
+               p.max_attempts, p.initial_delay_ms, p.max_delay_ms, p.backoff, p.jitter
+          FROM pools p WHERE p.type = ${NOTIFICATION_POOL}
+        ON CONFLICT (id) DO UPDATE
+           SET max_attempts = excluded.max_attempts, initial_delay_ms = excluded.initial_delay_ms,
+               max_delay_ms = excluded.max_delay_ms, backoff = excluded.backoff, jitter = excluded.jitter`,
     sql`INSERT INTO notification_channels (id, tenant_id, type, url, "to", events, window_seconds)
         VALUES (${c.id}, ${c.tenantId}, ${c.type}, ${c.url}, ${c.to},
-                (SELECT array_agg(e) FROM jsonb_array_elements_text(${JSON.stringify(c.events)}::jsonb) e),
+                (SELECT array_agg(v) FROM jsonb_array_elements_text(nullif(${JSON.stringify(c.events)}::jsonb, 'null')) e(v)),
                 ${c.windowSeconds})
         RETURNING ${channelColumns}`,
   ]);
