@@ -64,7 +64,6 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  if (process.env.NOTIF_DEBUG) console.log(server?.output());
   await server?.stop();
   await rx?.close();
   await new Promise<void>((r) => (smtp ? smtp.close(() => r()) : r()));
