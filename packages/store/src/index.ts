@@ -57,7 +57,6 @@ export {
   CHANNEL_TYPES,
   createChannel,
   deleteChannel,
-  dropOrphanNotifications,
   getChannel,
   listChannels,
   listNotifications,

@@ -373,14 +373,3 @@ export async function notificationDelivery(db: Db, id: string): Promise<Notifica
   row.data = jsonColumn(row.data as Record<string, unknown>);
   return withDates([row], "createdAt")[0] as NotificationDelivery;
 }
-
-/** Finished notification rows whose trigger retention deleted. */
-export async function dropOrphanNotifications(db: Db, limit = 1000): Promise<number> {
-  const rows = await query(
-    db,
-    sql`DELETE FROM notifications WHERE id IN (
-          SELECT n.id FROM notifications n WHERE NOT EXISTS (SELECT 1 FROM triggers t WHERE t.id = n.id)
-           LIMIT ${limit}) RETURNING id`,
-  );
-  return rows.length;
-}
