@@ -151,7 +151,7 @@ const policies = {
 };
 
 /** Which notification channels hear about a job: false for none; absent for all of the tenant's. */
-export const notify = z.union(
+const notify = z.union(
   [
     z.literal(false),
     strict(

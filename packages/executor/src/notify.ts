@@ -74,7 +74,7 @@ type Data = Record<string, unknown> & { folded: number };
 const job = (d: Data) => d.job as { id: string; name: string } | undefined;
 
 /** A subject line and a few readable lines, for Slack and email. */
-export function describe(event: string, d: Data): { subject: string; text: string } {
+function describe(event: string, d: Data): { subject: string; text: string } {
   const j = job(d);
   const named = j ? `job "${j.name}" (${j.id})` : "";
   const short = j ? j.name : "";

@@ -54,23 +54,18 @@ export * from "./sql/hand-off.ts";
 export * from "./sql/handler-pools.ts";
 export * from "./sql/dashboard-reads.ts";
 export {
-  CHANNEL_TYPES,
   createChannel,
   deleteChannel,
   getChannel,
   listChannels,
   listNotifications,
   missingChannels,
-  NOTIFICATION_EVENTS,
   NOTIFICATION_POOL,
   notificationDelivery,
-  notificationJobId,
   notifyQuotaExhausted,
   testChannel,
   type ChannelRow,
   type ChannelType,
   type NotificationDelivery,
-  type NotificationEvent,
   type NotificationRow,
-  type Notified,
 } from "./sql/notifications.ts";

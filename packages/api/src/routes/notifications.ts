@@ -31,6 +31,13 @@ notificationRoutes.post("/notification-channels", async (c) => {
   if (body.type === "email" && deps.emailUnavailable) {
     throw new ApiError(400, "email_unavailable", `email channels cannot be created here: ${deps.emailUnavailable}`);
   }
+  if (body.type !== "email" && body.url.includes("${secrets.")) {
+    throw new ApiError(
+      400,
+      "validation_error",
+      "url: a channel URL is stored as given; it takes no secret placeholders",
+    );
+  }
   const url = body.type === "email" ? null : checkUrl(body.url, deps.allowPrivateTargets, "url");
   if ((await listChannels(deps.db, tenant.id, null, MAX_CHANNELS)).length >= MAX_CHANNELS) {
     throw new ApiError(

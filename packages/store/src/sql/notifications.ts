@@ -11,14 +11,11 @@ import type { Settled, Settlement } from "./settle.ts";
 
 /** The system pool notifications run in. */
 export const NOTIFICATION_POOL = "fairway.notifications";
-export const NOTIFICATION_EVENTS = ["trigger.dead", "job.paused", "job.recovered", "tenant.quota_exhausted"] as const;
-export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number] | "notification.test";
-export const CHANNEL_TYPES = ["webhook", "slack", "email"] as const;
-export type ChannelType = (typeof CHANNEL_TYPES)[number];
+export type ChannelType = "webhook" | "slack" | "email";
 
 /** The tenant's notifications job: one per tenant, made with its first channel. Its retry policy
  *  (the system pool's, made with defaults below) is what a notification gets. */
-export const notificationJobId = (tenantId: string) => `job_notifications_${tenantId}`;
+const notificationJobId = (tenantId: string) => `job_notifications_${tenantId}`;
 const NOTIFY_RETRY = { maxAttempts: 5, initialDelayMs: 5_000, maxDelayMs: 600_000 };
 
 export interface ChannelRow {
