@@ -264,7 +264,7 @@ export class Executor {
     }
     if (now - this.last.reap >= (this.opts.reapEveryMs ?? 1000)) {
       const reaped = await reapExpired(this.opts.db, now);
-      this.stats.reaped += reaped.length;
+      this.stats.reaped += reaped.filter((r) => !r.notification).length;
       this.last.reap = now;
       await this.ready?.mark(
         reaped.filter((r) => r.status === "pending").map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })),
