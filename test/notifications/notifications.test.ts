@@ -295,6 +295,30 @@ describe("failure notifications", () => {
     expect(list.find((x) => x.event === "job.recovered")!.data).toMatchObject({ job: { id: job.id }, failedBefore: 2 });
   }, 90_000);
 
+  it("an auto-paused cron job's fires written ahead are cancelled and its schedule goes back to them", async () => {
+    const { client } = await tenant("rewind", { consecutiveFailureLimit: 3 });
+    const job = await client.jobs.create({
+      name: "every-second-failing",
+      schedule: { cron: "* * * * * *" },
+      target: { url: `${rx.url}/status/400` },
+      retry: { maxAttempts: 1 },
+    });
+    await until(
+      () => client.jobs.get(job.id),
+      (j) => j.status === "paused",
+    );
+    const [r] = await query<{ next: Date | string; first: Date | string | null; n: number }>(
+      db.store.db,
+      sql`SELECT j.next_fire_at AS next, min(t.scheduled_for) AS first, count(t.id)::int AS n
+            FROM jobs j LEFT JOIN triggers t ON t.job_id = j.id AND t.status = 'cancelled' AND t.reason = 'paused'
+                                            AND t.kind = 'scheduled' AND t.attempt_count = 0 AND t.scheduled_for > j.updated_at
+           WHERE j.id = ${job.id} GROUP BY j.next_fire_at`,
+    );
+    expect(r.n).toBeGreaterThan(0); // the materializer had written fires ahead
+    expect(new Date(r.next).getTime()).toBe(new Date(r.first!).getTime());
+    expect((await client.jobs.get(job.id)).pauseReason).toBe("consecutive_failures");
+  }, 60_000);
+
   it("a notification that fails is retried, then dead, and notifies no one", async () => {
     const { client } = await tenant("loop");
     await client.notificationChannels.create({ type: "webhook", url: `${rx.url}/status/503` });

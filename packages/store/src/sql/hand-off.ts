@@ -12,7 +12,7 @@
 // the settle is retried (settler.ts).
 import { pipelineTx, type Db } from "../db.ts";
 import { claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
-import { decodeNotified, notifyStatement } from "./notifications.ts";
+import { decodeNotified, notifyStatements } from "./notifications.ts";
 import { decodeSettled, settleStatement, type Settled, type Settlement, type SettleResult } from "./settle.ts";
 
 export interface HandOff {
@@ -27,8 +27,8 @@ export async function settleAndClaim(db: Db, items: Settlement[], claims: ClaimI
     throw new Error("settleAndClaim: each claim must name its candidate tenants and a budget above 0");
   }
   const parts = claims.map((c) => claimStatements(c));
-  const notify = notifyStatement(items);
-  const first = notify ? [settleStatement(items), notify] : [settleStatement(items)];
+  const notify = notifyStatements(items);
+  const first = [settleStatement(items), ...(notify ?? [])];
   const rows = await pipelineTx(db, [...first, ...parts.flatMap((p) => p.statements)]);
   const n = first.length;
   return {

@@ -169,15 +169,19 @@ function coldItems(items: Settlement[]) {
     .map((i) => [i.id, i.attempt, i.status, i.pauseJob || null, i.outcome, i.httpStatus ?? null, i.error ?? null]);
 }
 
-/** The statement to run after settle(items), in its transaction; null when the batch has nothing to
- *  report (the usual case: then nothing more runs). It finds the rows that this transaction's settle
+/** The statements to run after settle(items), in its transaction; null when the batch has nothing to
+ *  report (the usual case: then nothing more runs). The first finds the rows that this transaction's settle
  *  really changed (finished at its now(), at the attempt the item settled), moves each job's failure
  *  streak, pauses a job whose streak reached its tenant's consecutiveFailureLimit, names the reason of
  *  a 410 pause, and makes the notifications. Notification triggers report nothing: a failed
  *  notification never notifies. */
-export function notifyStatement(items: Settlement[]): SQL | null {
+export function notifyStatements(items: Settlement[]): SQL[] | null {
   const cold = coldItems(items);
   if (cold.length === 0) return null;
+  return [notifyStatement(cold), rewindStatement(cold)];
+}
+
+function notifyStatement(cold: unknown[][]): SQL {
   return sql`
     WITH input AS (
       SELECT x->>0 AS id, (x->>1)::int AS attempt, x->>2 AS status, (x->>3)::boolean AS gone, x->>4 AS outcome,
@@ -239,7 +243,23 @@ export function notifyStatement(items: Settlement[]): SQL | null {
         FROM jobup u WHERE u.recovered`)}`;
 }
 
-/** The notification triggers a notifyStatement() made, as settled rows the executor's ready-index
+/** A cron job paused for its failures had its fires written ahead cancelled (the first statement):
+ *  its schedule goes back to the first of them not yet due, so a resume plans them again, as after a
+ *  pause by its owner (job-lifecycle.ts, cancelAndRewind). Reads only the job's triggers ahead of now. */
+function rewindStatement(cold: unknown[][]): SQL {
+  return sql`
+    UPDATE jobs j
+       SET next_fire_at = LEAST(j.next_fire_at, (
+             SELECT min(t.scheduled_for) FROM triggers t
+              WHERE t.job_id = j.id AND t.scheduled_for > now() AND t.status = 'cancelled' AND t.reason = 'paused'
+                AND t.kind = 'scheduled' AND t.attempt_count = 0 AND t.finished_at = now()))
+     WHERE j.id IN (SELECT x.job_id FROM triggers x
+                     WHERE x.id IN (SELECT e->>0 FROM jsonb_array_elements(${JSON.stringify(cold)}::jsonb) e))
+       AND j.cron IS NOT NULL AND j.status = 'paused' AND j.pause_reason = 'consecutive_failures'
+       AND j.updated_at = now()`;
+}
+
+/** The notification triggers notifyStatements() made, as settled rows the executor's ready-index
  *  marking picks up (status pending). */
 export function decodeNotified(rows: unknown[]): Settled[] {
   return (rows as Notified[]).map((r) => ({

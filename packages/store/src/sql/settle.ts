@@ -7,7 +7,7 @@
 import { sql } from "drizzle-orm";
 import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
 import { pipelineTx, query, type Db } from "../db.ts";
-import { decodeNotified, notifyStatement } from "./notifications.ts";
+import { decodeNotified, notifyStatements } from "./notifications.ts";
 import { packRows, unpackRows } from "./packed.ts";
 
 // The run-time estimate's EWMA, written into the statement's text (not bound) so it stays one plan.
@@ -68,9 +68,9 @@ function storable(text: string | null | undefined): string | null {
 export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   if (items.length === 0) return [];
   // A batch with a dead letter, a pause or a recovery also makes its notifications, in its transaction.
-  const notify = notifyStatement(items);
+  const notify = notifyStatements(items);
   if (!notify) return decodeSettled(await query<SettleResult>(db, settleStatement(items)));
-  const [rows, made] = await pipelineTx(db, [settleStatement(items), notify]);
+  const [rows, made] = await pipelineTx(db, [settleStatement(items), ...notify]);
   return [...decodeSettled(rows as SettleResult[]), ...decodeNotified(made)];
 }
 
