@@ -112,6 +112,10 @@ const NEW_ID = sql.raw(
  *  fold row is updated under its lock (ON CONFLICT), so two transactions folding the same event cannot
  *  both send. `fold: false` (a channel test) sends whatever the window says. Returns the new triggers. */
 function fanOut(events: SQL, fold = true): SQL {
+  // The fold row's last notification is inside its channel's window.
+  const within = fold
+    ? sql`f.sent_at > now() - make_interval(secs => (SELECT c.window_seconds FROM notification_channels c WHERE c.id = f.channel_id))`
+    : sql`false`;
   return sql`
     ev AS (${events}),
     fan AS (
@@ -134,12 +138,9 @@ function fanOut(events: SQL, fold = true): SQL {
       INSERT INTO notification_folds AS f (channel_id, subject, event, sent_at, folded, reported)
       SELECT channel_id, subject, event, now(), n - 1, 0 FROM fan WHERE k = 1
       ON CONFLICT (channel_id, subject, event) DO UPDATE
-         SET sent_at = CASE WHEN ${fold ? sql`f.sent_at > now() - make_interval(secs => (SELECT c.window_seconds FROM notification_channels c WHERE c.id = f.channel_id))` : sql`false`}
-                            THEN f.sent_at ELSE now() END,
-             reported = CASE WHEN ${fold ? sql`f.sent_at > now() - make_interval(secs => (SELECT c.window_seconds FROM notification_channels c WHERE c.id = f.channel_id))` : sql`false`}
-                             THEN f.reported ELSE f.folded END,
-             folded = CASE WHEN ${fold ? sql`f.sent_at > now() - make_interval(secs => (SELECT c.window_seconds FROM notification_channels c WHERE c.id = f.channel_id))` : sql`false`}
-                           THEN f.folded + excluded.folded + 1 ELSE excluded.folded END
+         SET sent_at = CASE WHEN ${within} THEN f.sent_at ELSE now() END,
+             reported = CASE WHEN ${within} THEN f.reported ELSE f.folded END,
+             folded = CASE WHEN ${within} THEN f.folded + excluded.folded + 1 ELSE excluded.folded END
       RETURNING f.channel_id, f.subject, f.event, f.reported, f.sent_at = now() AS send
     ),
     out AS (
@@ -155,7 +156,7 @@ function fanOut(events: SQL, fold = true): SQL {
     queued AS (
       INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts)
       SELECT o.id, o.tenant_id, j.id, ${NOTIFICATION_POOL}, 'manual', now(), now(), j.max_attempts
-        FROM out o JOIN jobs j ON j.id = 'job_notifications_' || o.tenant_id
+        FROM out o JOIN jobs j ON j.id = ${notificationJobId("")} || o.tenant_id
       RETURNING id, tenant_id
     )
     SELECT id, tenant_id AS "tenantId" FROM queued`;
