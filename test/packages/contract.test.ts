@@ -27,7 +27,14 @@ beforeAll(async () => {
   [db, receiver] = await Promise.all([createTestDb(), startReceiver()]);
   const coordinator = createMemoryCoordinator();
   const secretsKey = await loadSecretsKeyring(generateSecretsKey());
-  appInstance = createApp({ db: db.store.db, coordinator, adminToken: ADMIN, allowPrivateTargets: true, secretsKey });
+  appInstance = createApp({
+    db: db.store.db,
+    coordinator,
+    adminToken: ADMIN,
+    allowPrivateTargets: true,
+    secretsKey,
+    emailUnavailable: "no SMTP in this test",
+  });
   executor = new Executor({
     db: db.store.db,
     transport: createFetchTransport(),
@@ -193,6 +200,23 @@ describe("OpenAPI contract", () => {
     );
     await client.jobs.triggers(cron.id);
     await client.quota();
+    const channel = await client.notificationChannels.create({
+      type: "webhook",
+      url: `${receiver.url}/ok`,
+      events: ["trigger.dead"],
+    });
+    expect((await fails(client.notificationChannels.create({ type: "email", to: "ops@example.com" })))?.code).toBe(
+      "email_unavailable",
+    );
+    await client.notificationChannels.list();
+    await client.notificationChannels.test(channel.id);
+    await until(
+      () => client.notifications(),
+      (p) => p.data[0]?.status === "sent",
+    );
+    await client.notifications({ event: "notification.test", limit: 5 });
+    await client.notificationChannels.delete(channel.id);
+    await fails(client.notificationChannels.test(channel.id));
     await client.secrets.put("API_KEY", "canary-value");
     await client.secrets.list();
     await client.secrets.delete("API_KEY");

@@ -7,8 +7,11 @@ import type * as schemas from "../../packages/api/src/schemas.ts";
 import type {
   ApiKey,
   Attempt,
+  CreateChannelInput,
   CreateJobInput,
   Job,
+  Notification,
+  NotificationChannel,
   Page,
   PoolConfig,
   Quota,
@@ -40,9 +43,12 @@ export type Checks = [
   Expect<Mutual<PoolConfig, z.output<typeof responses.poolResponse>>>,
   Expect<Mutual<Page<Job>, z.output<ReturnType<typeof responses.pageOf<typeof responses.jobResponse>>>>>,
   Expect<Mutual<Stats, z.output<typeof responses.statsResponse>>>,
+  Expect<Mutual<NotificationChannel, z.output<typeof responses.channelResponse>>>,
+  Expect<Mutual<Notification, z.output<typeof responses.notificationResponse>>>,
   // Requests: what the SDK lets you send is what the API accepts (its input side, before defaults).
   // The create schema parses a schedule as one object (so its errors can name the clash), so the SDK's
   // union of three shapes is checked one way. PATCH bodies are merge patches, validated after merging.
   Expect<Sendable<Wire<CreateJobInput>, z.input<typeof schemas.createJobBody>>>,
   Expect<Mutual<{ id?: string; name: string } & TenantQuotas, z.input<typeof schemas.createTenantBody>>>,
+  Expect<Mutual<CreateChannelInput, z.input<typeof schemas.createChannelBody>>>,
 ];

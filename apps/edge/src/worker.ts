@@ -37,6 +37,8 @@ export default {
         metricsTopTenants: cfg.metricsTopTenants,
         portalOrigins: cfg.portalOrigins,
         log: cfg.log,
+        emailUnavailable:
+          "the Worker cannot send email (Workers open no SMTP connections); use a webhook or slack channel",
       });
       return await app.fetch(request);
     } finally {

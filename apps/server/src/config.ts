@@ -59,6 +59,14 @@ const schema = z
     FAIRWAY_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000),
     /** A second token that may read /metrics (besides the admin token). */
     FAIRWAY_METRICS_TOKEN: z.string().min(16).optional(),
+    /** SMTP server for email notification channels, e.g. smtps://user:pass@smtp.example.com:465. Unset =
+     *  email channels are refused at creation. */
+    FAIRWAY_SMTP_URL: z
+      .string()
+      .regex(/^smtps?:\/\//, "must start with smtp:// or smtps://")
+      .optional(),
+    /** The From address of notification emails. Default fairway@localhost. */
+    FAIRWAY_SMTP_FROM: z.string().min(3).default("fairway@localhost"),
     /** Per-tenant metric series are kept for the busiest this many tenants. Default 20. */
     FAIRWAY_METRICS_TOP_TENANTS: z.coerce.number().int().min(0).max(1000).default(20),
   })

@@ -12,8 +12,6 @@ const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
 export interface ServerMetrics {
   registry: Registry;
   observer: ExecutorObserver;
-  /** For notification senders: count one notification sent. */
-  notifications: Counter<"kind">;
 }
 
 export function createServerMetrics(): ServerMetrics {
@@ -59,14 +57,16 @@ export function createServerMetrics(): ServerMetrics {
   });
   const notifications = new Counter({
     name: "fairway_notifications_total",
-    help: "Notifications sent, by kind.",
-    labelNames: ["kind"],
+    help: "Notification attempts by this process, by event, channel type and status (sent or failed).",
+    labelNames: ["event", "channel_type", "status"],
     registers: [registry],
   });
   return {
     registry,
-    notifications,
     observer: {
+      notificationFinished(n) {
+        notifications.inc({ event: n.event, channel_type: n.channelType, status: n.status });
+      },
       attemptFinished(a) {
         duration.observe({ pool: a.pool, outcome: a.outcome }, a.durationMs / 1000);
         attempts.inc({ pool: a.pool, outcome: a.outcome });

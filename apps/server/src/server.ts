@@ -16,6 +16,7 @@ import type { Config } from "./config.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.ts";
 import { StartupError } from "./startup-error.ts";
+import { createMailer } from "./mailer.ts";
 import { createServerMetrics } from "./metrics.ts";
 
 export interface Server {
@@ -90,6 +91,7 @@ async function build(
         allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
         secretsKey,
         observer: serverMetrics.observer,
+        mailer: cfg.FAIRWAY_SMTP_URL ? createMailer(cfg.FAIRWAY_SMTP_URL, cfg.FAIRWAY_SMTP_FROM) : undefined,
         heartbeat: {
           everyMs: cfg.FAIRWAY_HEARTBEAT_MS,
           timeoutMs: cfg.FAIRWAY_HEARTBEAT_TIMEOUT_MS,
@@ -117,6 +119,7 @@ async function build(
       metricsText: () => serverMetrics.registry.metrics(),
       metricsToken: cfg.FAIRWAY_METRICS_TOKEN,
       metricsTopTenants: cfg.FAIRWAY_METRICS_TOP_TENANTS,
+      emailUnavailable: cfg.FAIRWAY_SMTP_URL ? undefined : "this server has no FAIRWAY_SMTP_URL; set it and restart",
     });
     const listening = await new Promise<{ port: number }>((done, fail) => {
       http = serve({ fetch: app.fetch, port: cfg.PORT, hostname: cfg.HOST }, (info) => done(info));

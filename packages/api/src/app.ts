@@ -14,6 +14,7 @@ import { openRoutes } from "./routes/open.ts";
 import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
 import { operationsRoutes } from "./routes/operations.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
+import { notificationRoutes } from "./routes/notifications.ts";
 import { createPortalLinkRoute } from "./routes/portal-link.ts";
 import { dashboardApp, loggablePath } from "@fairway/dashboard";
 
@@ -45,9 +46,12 @@ export interface AppDeps {
   metricsToken?: string;
   /** Per-tenant series on /metrics: the busiest this many tenants. Default 20. */
   metricsTopTenants?: number;
+  /** Why email notification channels cannot be created here (no FAIRWAY_SMTP_URL; the Worker sends no
+   *  email); absent when they can. */
+  emailUnavailable?: string;
 }
 
-type Optional = "metrics" | "metricsText" | "metricsToken" | "secretsKey";
+type Optional = "metrics" | "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable";
 type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
 
 export type AppEnv = {
@@ -122,6 +126,7 @@ export function createApp(input: AppDeps) {
   app.route("/v1/jobs", jobRoutes);
   app.route("/v1/secrets", secretRoutes);
   app.route("/v1", triggerRoutes);
+  app.route("/v1", notificationRoutes);
 
   app.notFound((c) => errorResponse(c, new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => {

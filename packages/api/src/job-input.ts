@@ -2,6 +2,7 @@
 // zone, SSRF-safe target, payload size) and defaults from the job's pool.
 import { checkTargetUrl, nextFires, parseCron, targetSecretRefs, validateTimezone } from "@fairway/core";
 import {
+  missingChannels,
   missingSecrets,
   type Db,
   type JobPatch,
@@ -67,7 +68,7 @@ function checkTarget(target: CreateJobBody["target"], allowPrivate: boolean, max
 /** A URL naming a secret is stored as written (placeholders intact). Its parts around the placeholders
  *  are checked here with a stand-in value; one that starts with a placeholder (the whole URL is a
  *  secret, as a Slack webhook's is) can only be checked at delivery, which checks every URL again. */
-function checkUrl(raw: string, allowPrivate: boolean): string {
+export function checkUrl(raw: string, allowPrivate: boolean, field = "target.url"): string {
   const named = raw.includes("${secrets.");
   if (named && raw.startsWith("${secrets.")) return raw;
   const r = checkTargetUrl(named ? raw.replace(/\$\{secrets\.[A-Z][A-Z0-9_]*\}/g, "x") : raw, { allowPrivate });
@@ -76,9 +77,22 @@ function checkUrl(raw: string, allowPrivate: boolean): string {
       r.code === "forbidden_target"
         ? "; use a public address, or for local testing start the server with FAIRWAY_ALLOW_PRIVATE_TARGETS=true"
         : "";
-    throw new ApiError(400, r.code, `target.url: ${r.message}${hint}`);
+    throw new ApiError(400, r.code, `${field}: ${r.message}${hint}`);
   }
   return named ? raw : r.url.toString();
+}
+
+/** Every channel a job's `notify` names must be one of the tenant's. */
+export async function checkNotifyChannels(db: Db, tenantId: string, notify: CreateJobBody["notify"]): Promise<void> {
+  if (!notify) return;
+  const missing = await missingChannels(db, tenantId, notify.channels);
+  if (missing.length > 0) {
+    throw new ApiError(
+      400,
+      "unknown_channel",
+      `notify.channels: ${missing.join(", ")} is not a notification channel of this tenant; create one with POST /v1/notification-channels, or use an id from GET /v1/notification-channels`,
+    );
+  }
 }
 
 /** Every `${secrets.NAME}` a target names must exist when the job is saved. */
@@ -151,6 +165,7 @@ export function buildJob(
     misfire: body.misfire ?? "fire_once",
     catchupWindowMs: body.catchupWindowMs ?? 86_400_000,
     delivery: body.delivery ?? "at_least_once",
+    notify: body.notify ?? null,
   };
 }
 
@@ -170,6 +185,7 @@ export function jobAsBody(j: JobRow): Record<string, unknown> {
   if (j.target) body.target = structuredClone(j.target);
   if (j.payload !== null && j.payload !== undefined) body.payload = structuredClone(j.payload);
   if (j.timeoutMs !== null) body.timeoutMs = j.timeoutMs;
+  if (j.notify !== null && j.notify !== undefined) body.notify = structuredClone(j.notify);
   return body;
 }
 
@@ -195,7 +211,17 @@ export function jobPatchOf(built: NewJob, fields: string[]): JobPatch {
     if (f === "schedule") take("cron", "timezone", "runAt", "nextFireAt");
     else if (f === "retry") take("maxAttempts", "initialDelayMs", "maxDelayMs", "backoff", "jitter");
     else if (
-      ["name", "target", "payload", "timeoutMs", "priority", "overlap", "misfire", "catchupWindowMs"].includes(f)
+      [
+        "name",
+        "target",
+        "payload",
+        "timeoutMs",
+        "priority",
+        "overlap",
+        "misfire",
+        "catchupWindowMs",
+        "notify",
+      ].includes(f)
     ) {
       take(f as keyof JobPatch);
     }

@@ -3,7 +3,9 @@
 // responses against it.
 import { z } from "zod";
 import {
+  createChannelBody,
   createJobBody,
+  notificationListQuery,
   createTenantBody,
   JOB_STATUSES,
   pageQuery,
@@ -14,12 +16,14 @@ import {
 } from "./schemas.ts";
 import {
   apiKeyResponse,
+  channelResponse,
   createdTenantResponse,
   deadLetterResponse,
   errorResponse,
   executorListResponse,
   healthResponse,
   jobResponse,
+  notificationResponse,
   pageOf,
   poolListResponse,
   poolResponse,
@@ -64,6 +68,10 @@ const SCHEMAS = {
   Trigger: triggerResponse,
   TriggerPage: pageOf(triggerResponse),
   Quota: quotaResponse,
+  Channel: channelResponse,
+  ChannelPage: pageOf(channelResponse),
+  Notification: notificationResponse,
+  NotificationPage: pageOf(notificationResponse),
   Health: healthResponse,
 } satisfies Record<string, z.ZodType>;
 type SchemaName = keyof typeof SCHEMAS;
@@ -88,11 +96,11 @@ const inQuery = (name: string, description: string, values?: readonly string[]) 
 });
 
 const ERRORS: Record<number, string> = {
-  400: "Invalid input (validation_error, invalid_json, invalid_text, too_deep, invalid_cron, invalid_timezone, or a blocked target)",
+  400: "Invalid input (validation_error, invalid_json, invalid_text, too_deep, invalid_cron, invalid_timezone, unknown_secret, unknown_channel, email_unavailable, or a blocked target)",
   401: "Missing or unknown credentials (unauthorized)",
   403: "Credentials not allowed here, or a suspended tenant (forbidden, tenant_suspended)",
   404: "No such resource (not_found)",
-  409: "Conflict (tenant_exists, idempotency_conflict, max_jobs_exceeded, not_dead, job_completed, job_cancelled)",
+  409: "Conflict (tenant_exists, idempotency_conflict, max_jobs_exceeded, not_dead, job_completed, job_cancelled, too_many_channels)",
   413: "Payload over the tenant's limit, or body over the server's (payload_too_large)",
   429: "Per-tenant API rate limit (rate_limited); Retry-After says when to try again",
   503: "Not configured on this server (secrets_unavailable: no FAIRWAY_SECRETS_KEY)",
@@ -279,6 +287,41 @@ function build() {
           responses: {
             200: { description: "Text exposition format", content: { "text/plain": { schema: { type: "string" } } } },
           },
+        }),
+      },
+      "/v1/notification-channels": {
+        post: tenantOp({
+          summary: "Create a notification channel: webhook (signed Standard Webhooks envelope), slack or email",
+          requestBody: body(createChannelBody),
+          responses: responses(201, "The channel", "Channel", [...TENANT, 400, 409]),
+        }),
+        get: tenantOp({
+          summary: "The tenant's notification channels",
+          parameters: pageParams(),
+          responses: responses(200, "A page of channels", "ChannelPage", [...TENANT, 400]),
+        }),
+      },
+      "/v1/notification-channels/{id}": {
+        delete: tenantOp({
+          summary: "Delete a channel (its notifications not yet sent are cancelled)",
+          parameters: [pathParam("id", "The channel id")],
+          responses: { ...responses(204, "Deleted", "Error", [...TENANT, 404]), 204: { description: "Deleted" } },
+        }),
+      },
+      "/v1/notification-channels/{id}/test": {
+        post: tenantOp({
+          summary: "Queue a test notification to the channel (outside its fold window)",
+          parameters: [pathParam("id", "The channel id")],
+          responses: responses(202, "The queued notification", "Notification", [...TENANT, 404]),
+        }),
+      },
+      "/v1/notifications": {
+        get: tenantOp({
+          summary: "Notifications, newest first: event, channel, when, delivery status",
+          parameters: Object.entries(
+            (schema(notificationListQuery, "input") as { properties: Record<string, unknown> }).properties,
+          ).map(([name, s]) => ({ name, in: "query", required: false, schema: s })),
+          responses: responses(200, "A page of notifications", "NotificationPage", [...TENANT, 400]),
         }),
       },
       "/v1/quota": {

@@ -26,6 +26,7 @@ const quotaFields = {
   maxPayloadBytes: z.number().int(),
   historyRetentionDays: z.number().int(),
   deadRetentionDays: z.number().int(),
+  consecutiveFailureLimit: z.number().int(),
 };
 
 export const tenantResponse = z.strictObject({
@@ -133,6 +134,8 @@ export const jobResponse = z.strictObject({
   name: z.string(),
   type: z.string(),
   status: z.enum(["active", "paused", "completed", "cancelled"]),
+  /** Why Fairway paused it (http_410, consecutive_failures, schedule_not_computable); null otherwise. */
+  pauseReason: z.string().nullable(),
   schedule: z.union([z.strictObject({ cron: z.string(), timezone: z.string() }), z.strictObject({ at: iso })]),
   target: z
     .strictObject({
@@ -157,6 +160,8 @@ export const jobResponse = z.strictObject({
   misfire: z.enum(["fire_once", "skip", "fire_all"]),
   catchupWindowMs: z.number().int(),
   delivery: z.enum(["at_least_once", "at_most_once"]),
+  /** Which channels hear about it: null = all of the tenant's, false = none. */
+  notify: z.union([z.literal(false), z.strictObject({ channels: z.array(z.string()) })]).nullable(),
   nextFireAt: iso.nullable(),
   /** GET, PATCH and resume of a cron job: its next 5 fires. */
   nextFires: z.array(iso).optional(),
@@ -240,3 +245,33 @@ export const healthResponse = z.union([
   z.strictObject({ status: z.literal("ok") }),
   z.strictObject({ status: z.literal("degraded"), database: z.literal("unreachable") }),
 ]);
+
+const notificationEvent = z.enum(["trigger.dead", "job.paused", "job.recovered", "tenant.quota_exhausted"]);
+
+/** A notification channel (a Slack URL shows only its origin: it is a credential). */
+export const channelResponse = z.strictObject({
+  id,
+  type: z.enum(["webhook", "slack", "email"]),
+  url: z.string().optional(),
+  to: z.string().optional(),
+  /** null: every event. */
+  events: z.array(notificationEvent).nullable(),
+  windowSeconds: z.number().int(),
+  createdAt: iso,
+});
+
+export const notificationResponse = z.strictObject({
+  id,
+  channelId: id,
+  channelType: z.enum(["webhook", "slack", "email"]),
+  event: z.union([notificationEvent, z.literal("notification.test")]),
+  jobId: id.nullable(),
+  /** Events of this job and type the channel's window folded since the previous notification. */
+  folded: z.number().int(),
+  data: z.record(z.string(), z.unknown()),
+  /** pending (queued or being sent, retried on failure), sent, failed (every attempt failed), cancelled. */
+  status: z.enum(["pending", "sent", "failed", "cancelled"]),
+  attempts: z.number().int(),
+  createdAt: iso,
+  finishedAt: iso.nullable(),
+});

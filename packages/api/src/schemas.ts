@@ -151,14 +151,29 @@ const policies = {
   delivery: z.enum(["at_least_once", "at_most_once"], { error: "must be at_least_once or at_most_once" }).optional(),
 };
 
+/** Which notification channels hear about a job: false for none; absent for all of the tenant's. */
+const notify = z.union(
+  [
+    z.literal(false),
+    strict(
+      { channels: z.array(z.string().min(1).max(100)).min(1, "name at least one channel id").max(20, "at most 20") },
+      'false, or {"channels": ["<channel id>", …]}',
+    ),
+  ],
+  { error: 'must be false, or {"channels": ["<channel id>", …]} (POST /v1/notification-channels gives ids)' },
+);
+
 export const createJobBody = strict({
   name: text("a job name string").min(1, "must not be empty").max(200),
-  type: poolType.default("webhook"),
+  type: poolType
+    .refine((t) => !t.startsWith("fairway."), 'the "fairway." prefix is reserved for Fairway\'s own pools')
+    .default("webhook"),
   schedule,
   target: target.optional(),
   payload: z.unknown().optional(),
   retry: retry.optional(),
   ...policies,
+  notify: notify.optional(),
 });
 export type CreateJobBody = z.infer<typeof createJobBody>;
 
@@ -176,6 +191,8 @@ const quota = {
   // History retention (docs/operations.md): finished triggers and jobs, and dead ones.
   historyRetentionDays: int("a number of days, 1-3650").min(1).max(3650),
   deadRetentionDays: int("a number of days, 1-3650").min(1).max(3650),
+  // Auto-pause: a job whose last this-many triggers all dead-lettered is paused; 0 = never.
+  consecutiveFailureLimit: int("a number of dead triggers in a row, 0-10000 (0 = never auto-pause)").min(0).max(10_000),
 };
 
 const optionalQuotas = z.object(quota).partial().shape;
@@ -239,3 +256,29 @@ export const jobListQuery = strict({
 });
 
 export const deadLetterQuery = strict({ ...page, jobId: z.string().max(100).optional() });
+
+const NOTIFICATION_EVENT_NAMES = ["trigger.dead", "job.paused", "job.recovered", "tenant.quota_exhausted"] as const;
+const channelCommon = {
+  events: z
+    .array(z.enum(NOTIFICATION_EVENT_NAMES, { error: `must be one of ${NOTIFICATION_EVENT_NAMES.join(", ")}` }))
+    .min(1, "name at least one event, or leave events out for all of them")
+    .optional(),
+  /** At most one notification per job and event type in this window; the next one counts the folded. */
+  windowSeconds: int("a number of seconds, 1-86400").min(1).max(86_400).default(900),
+};
+const channelUrl = text('an absolute https URL, e.g. "https://example.com/fairway-events"').min(1).max(2048);
+export const createChannelBody = z.discriminatedUnion(
+  "type",
+  [
+    strict({ type: z.literal("webhook"), url: channelUrl, ...channelCommon }),
+    strict({ type: z.literal("slack"), url: channelUrl, ...channelCommon }),
+    strict({ type: z.literal("email"), to: z.email({ error: "must be an email address" }).max(320), ...channelCommon }),
+  ],
+  { error: 'must have "type": "webhook" (with url), "slack" (with url) or "email" (with to)' },
+);
+
+export const notificationListQuery = strict({
+  ...page,
+  channelId: z.string().max(100).optional(),
+  event: z.enum([...NOTIFICATION_EVENT_NAMES, "notification.test"]).optional(),
+});

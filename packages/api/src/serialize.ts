@@ -1,6 +1,15 @@
 // Rows → the API's camelCase JSON. Secrets are never part of these shapes.
 import { nextFires } from "@fairway/core";
-import type { AttemptDetail, AttemptRow, JobRow, PoolConfig, TenantRow, TriggerRow } from "@fairway/store";
+import type {
+  AttemptDetail,
+  AttemptRow,
+  ChannelRow,
+  JobRow,
+  NotificationRow,
+  PoolConfig,
+  TenantRow,
+  TriggerRow,
+} from "@fairway/store";
 
 /** A tenant's quotas, as the admin API sets them and GET /v1/quota shows them. */
 export function quotaJson(t: TenantRow) {
@@ -13,6 +22,7 @@ export function quotaJson(t: TenantRow) {
     maxPayloadBytes: t.maxPayloadBytes,
     historyRetentionDays: t.historyRetentionDays,
     deadRetentionDays: t.deadRetentionDays,
+    consecutiveFailureLimit: t.consecutiveFailureLimit,
   };
 }
 
@@ -39,6 +49,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     name: j.name,
     type: j.type,
     status: j.status,
+    pauseReason: j.status === "paused" ? j.pauseReason : null,
     schedule,
     target: j.target,
     payload: j.payload,
@@ -49,6 +60,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     misfire: j.misfire,
     delivery: j.delivery,
     catchupWindowMs: j.catchupWindowMs,
+    notify: j.notify ?? null,
     nextFireAt: active ? j.nextFireAt : null,
     createdAt: j.createdAt,
     updatedAt: j.updatedAt,
@@ -135,4 +147,41 @@ export function poolJson(p: PoolConfig) {
 /** Cursor pagination: the next cursor is the last id when the page is full. */
 export function page<T extends { id: string }>(rows: T[], limit: number, map: (r: T) => unknown) {
   return { data: rows.map(map), nextCursor: rows.length === limit ? rows[rows.length - 1].id : null };
+}
+
+/** A channel. A Slack incoming-webhook URL is a credential: only its origin is shown. */
+export function channelJson(c: ChannelRow) {
+  return {
+    id: c.id,
+    type: c.type,
+    ...(c.type === "email" ? { to: c.to! } : { url: c.type === "slack" ? `${new URL(c.url!).origin}/…` : c.url! }),
+    events: c.events,
+    windowSeconds: c.windowSeconds,
+    createdAt: c.createdAt,
+  };
+}
+
+/** A notification's delivery state, from its trigger's. */
+const NOTIFICATION_STATUS: Record<string, "pending" | "sent" | "failed" | "cancelled"> = {
+  pending: "pending",
+  running: "pending",
+  succeeded: "sent",
+  dead: "failed",
+  cancelled: "cancelled",
+};
+
+export function notificationJson(n: NotificationRow) {
+  return {
+    id: n.id,
+    channelId: n.channelId,
+    channelType: n.channelType,
+    event: n.event,
+    jobId: n.jobId,
+    folded: n.folded,
+    data: n.data,
+    status: NOTIFICATION_STATUS[n.status] ?? "sent",
+    attempts: n.attempts,
+    createdAt: n.createdAt,
+    finishedAt: n.finishedAt,
+  };
 }

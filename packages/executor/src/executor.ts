@@ -8,12 +8,14 @@ import {
   handlerPoolTypes,
   listPools,
   markSending,
+  NOTIFICATION_POOL,
   releaseLeases,
   renewLeases,
   type ClaimedTrigger,
   type Db,
 } from "@fairway/store";
 import { atMostOnce } from "./at-most-once.ts";
+import { notificationHandler, type Mailer } from "./notify.ts";
 import { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
 import { reportAttempt, type ExecutorObserver } from "./observe.ts";
 import { secretResolver } from "./secret-resolver.ts";
@@ -75,6 +77,8 @@ export interface ExecutorOptions {
   retention?: RetentionOptions;
   /** Metrics hooks (observe.ts); every finished attempt is also logged at info as `attempt_finished`. */
   observer?: ExecutorObserver;
+  /** Sends email notifications (notify.ts); without it an email notification fails. */
+  mailer?: Mailer;
 }
 
 /** A claimed trigger not yet finished (queued or running in its pool). Finished ones belong to the settler. */
@@ -115,7 +119,18 @@ export class Executor {
     this.ready = opts.readyIndex ? new ReadyIndex(opts.readyIndex, opts.db, this.log) : null;
     this.runDeps = {
       transport: opts.transport,
-      handlers: opts.handlers ?? {},
+      // Every executor sends notifications (notify.ts); a handler worker (opts.types) never claims them.
+      handlers: {
+        [NOTIFICATION_POOL]: notificationHandler({
+          db: opts.db,
+          transport: opts.transport,
+          allowPrivateTargets: opts.allowPrivateTargets ?? false,
+          now: this.now,
+          mailer: opts.mailer,
+          finished: (n) => opts.observer?.notificationFinished?.(n),
+        }),
+        ...opts.handlers,
+      },
       allowPrivateTargets: opts.allowPrivateTargets ?? false,
       now: this.now,
       secrets: opts.secretsKey ? secretResolver(opts.db, opts.secretsKey) : undefined,
@@ -145,7 +160,7 @@ export class Executor {
       atCapLingerMs: opts.settleAtCapLingerMs,
       now: this.now,
       onSettled: (rows, freed) => {
-        this.stats.settled += rows.length;
+        this.stats.settled += rows.filter((r) => !r.notification).length;
         // Retries are pending again, and a tenant at its cap has a slot again: the index learns them
         // (a claim that found the tenant at its cap set it aside). The settle has already claimed
         // for the freed tenants where the pool had room (handOff); slotsFreed covers the rest.
@@ -249,7 +264,7 @@ export class Executor {
     }
     if (now - this.last.reap >= (this.opts.reapEveryMs ?? 1000)) {
       const reaped = await reapExpired(this.opts.db, now);
-      this.stats.reaped += reaped.length;
+      this.stats.reaped += reaped.filter((r) => !r.notification).length;
       this.last.reap = now;
       await this.ready?.mark(
         reaped.filter((r) => r.status === "pending").map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })),

@@ -8,3 +8,5 @@ export type { Handler, HandlerContext } from "./run-trigger.ts";
 export { RunAbort, type Transport } from "./transport.ts";
 export { createFetchTransport } from "./fetch-transport.ts";
 export type { ExecutorObserver } from "./observe.ts";
+/** @public */
+export type { Mailer } from "./notify.ts";

@@ -19,6 +19,8 @@ export interface ExecutorObserver {
   attemptFinished?(a: AttemptReport): void;
   claimed?(pool: string, ms: number, n: number): void;
   leaseRenewalFailed?(n: number): void;
+  /** One notification attempt (notify.ts): sent, or failed (retried, or dead after its last attempt). */
+  notificationFinished?(n: { event: string; channelType: string; status: "sent" | "failed" }): void;
 }
 
 /** One JSON log line and the observer's metrics for a finished attempt. */

@@ -55,7 +55,7 @@ export type LeaseHeld = Pick<
   ClaimedTrigger,
   "id" | "leaseToken" | "attempt" | "maxAttempts" | "initialDelayMs" | "maxDelayMs"
 > &
-  Partial<Pick<ClaimedTrigger, "backoff" | "jitter">>;
+  Partial<Pick<ClaimedTrigger, "backoff" | "jitter" | "failing">>;
 
 export function decideSettlement(
   t: LeaseHeld,
@@ -104,7 +104,8 @@ export function decideSettlement(
         : null,
     pauseJob: false,
   };
-  if (decision.kind === "retry") {
+  if (decision.kind === "done" && t.failing) s.recover = true;
+  else if (decision.kind === "retry") {
     s.status = "pending";
     s.nextAttemptAt = new Date(now + decision.delayMs);
   } else if (decision.kind === "dead") {

@@ -2,10 +2,14 @@
 import { paginate, qs, requester, type HttpOptions } from "./http.ts";
 import type {
   ApiKey,
+  CreateChannelInput,
   CreateJobInput,
   DeadLetter,
   Job,
   ListJobsOptions,
+  Notification,
+  NotificationChannel,
+  NotificationEvent,
   Page,
   PoolConfig,
   Quota,
@@ -63,6 +67,15 @@ export function createClient(opts: ClientOptions) {
     req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor })}`);
   const deadLetters = (o: PageOptions & { jobId?: string } = {}) =>
     req<Page<DeadLetter>>("GET", `/v1/dead-letters${qs({ limit: o.limit, cursor: o.cursor, jobId: o.jobId })}`);
+  const channels = (o: PageOptions = {}) =>
+    req<Page<NotificationChannel>>("GET", `/v1/notification-channels${qs({ limit: o.limit, cursor: o.cursor })}`);
+  const notifications = (
+    o: PageOptions & { channelId?: string; event?: NotificationEvent | "notification.test" } = {},
+  ) =>
+    req<Page<Notification>>(
+      "GET",
+      `/v1/notifications${qs({ limit: o.limit, cursor: o.cursor, channelId: o.channelId, event: o.event })}`,
+    );
   return {
     jobs: {
       create: <P>(input: CreateJobInput<P>, o: { idempotencyKey?: string } = {}) =>
@@ -96,6 +109,17 @@ export function createClient(opts: ClientOptions) {
     allDeadLetters: (o: Omit<PageOptions, "cursor"> & { jobId?: string } = {}) =>
       paginate((cursor) => deadLetters({ ...o, cursor })),
     quota: () => req<Quota>("GET", "/v1/quota"),
+    notificationChannels: {
+      create: (input: CreateChannelInput) => req<NotificationChannel>("POST", "/v1/notification-channels", input),
+      list: channels,
+      delete: (id: string) => req<null>("DELETE", `/v1/notification-channels/${enc(id)}`),
+      /** Queue a test notification to the channel (outside its fold window). */
+      test: (id: string) => req<Notification>("POST", `/v1/notification-channels/${enc(id)}/test`),
+    },
+    /** What was sent, to which channel, when, and how it went; newest first. */
+    notifications,
+    allNotifications: (o: Omit<PageOptions, "cursor"> & { channelId?: string } = {}) =>
+      paginate((cursor) => notifications({ ...o, cursor })),
     secrets: {
       /** Create or replace; the value is never returned. */
       put: (name: string, value: string) => req<Secret>("PUT", `/v1/secrets/${enc(name)}`, { value }),

@@ -73,7 +73,12 @@ export interface CreateJobInput<P = unknown> {
   catchupWindowMs?: number;
   /** Default at_least_once. at_most_once: never sent twice; a delivery that may have arrived ends `unknown`. */
   delivery?: DeliveryMode;
+  /** Which notification channels hear about this job's failures: absent for all of the tenant's, false
+   *  for none, or the channel ids. */
+  notify?: JobNotify;
 }
+
+export type JobNotify = false | { channels: string[] };
 
 /** A JSON Merge Patch (RFC 7396) of a job: absent fields keep their value, nested objects merge (so
  *  `{ schedule: { cron } }` keeps the time zone, `{ target: { method } }` keeps the URL), and null
@@ -97,6 +102,8 @@ export interface Job<P = unknown> {
   name: string;
   type: string;
   status: JobStatus;
+  /** Why Fairway paused it: http_410, consecutive_failures or schedule_not_computable; null otherwise. */
+  pauseReason: string | null;
   schedule: { cron: string; timezone: string } | { at: string };
   target: { url: string; method: HttpMethod; headers?: Record<string, string>; body?: unknown } | null;
   payload: P | null;
@@ -107,6 +114,8 @@ export interface Job<P = unknown> {
   misfire: MisfirePolicy;
   catchupWindowMs: number;
   delivery: DeliveryMode;
+  /** null: every channel of the tenant hears about it. */
+  notify: JobNotify | null;
   nextFireAt: string | null;
   /** On GET /v1/jobs/:id for cron jobs: the next 5 fire instants. */
   nextFires?: string[];
@@ -174,6 +183,7 @@ export interface Quota {
     maxPayloadBytes: number;
     historyRetentionDays: number;
     deadRetentionDays: number;
+    consecutiveFailureLimit: number;
   };
   usage: { running: number; due: number; pending: number; jobs: number; dead: number; oldestDueLagMs: number | null };
 }
@@ -188,6 +198,8 @@ export interface TenantQuotas {
   /** Days finished triggers and one-time jobs are kept (default 30), and dead ones (default 90). */
   historyRetentionDays?: number;
   deadRetentionDays?: number;
+  /** A job whose last this-many triggers all dead-lettered is paused (consecutive_failures). Default 15; 0 = never. */
+  consecutiveFailureLimit?: number;
 }
 
 export interface Tenant extends Required<TenantQuotas> {
@@ -239,4 +251,45 @@ export interface Stats {
   pools: Array<{ type: string; paused: boolean; concurrency: number; running: number; due: number; pending: number }>;
   /** `served: false`: no worker has stamped the pool lately, and its `due` triggers wait for one. */
   handlerPools: Array<{ type: string; served: boolean; lastSeenAt: string; due: number }>;
+}
+
+export type NotificationEvent = "trigger.dead" | "job.paused" | "job.recovered" | "tenant.quota_exhausted";
+
+interface ChannelOptions {
+  /** Only these events; default all of them. */
+  events?: NotificationEvent[];
+  /** At most one notification per job and event type in this window (seconds, default 900). */
+  windowSeconds?: number;
+}
+
+export type CreateChannelInput =
+  | ({ type: "webhook"; url: string } & ChannelOptions)
+  | ({ type: "slack"; url: string } & ChannelOptions)
+  | ({ type: "email"; to: string } & ChannelOptions);
+
+export interface NotificationChannel {
+  id: string;
+  type: "webhook" | "slack" | "email";
+  /** webhook: the URL; slack: only its origin (the URL is a credential). */
+  url?: string;
+  /** email: the address. */
+  to?: string;
+  events: NotificationEvent[] | null;
+  windowSeconds: number;
+  createdAt: string;
+}
+
+export interface Notification {
+  id: string;
+  channelId: string;
+  channelType: "webhook" | "slack" | "email";
+  event: NotificationEvent | "notification.test";
+  jobId: string | null;
+  /** Events of the same job and type folded into this one since the previous notification. */
+  folded: number;
+  data: Record<string, unknown>;
+  status: "pending" | "sent" | "failed" | "cancelled";
+  attempts: number;
+  createdAt: string;
+  finishedAt: string | null;
 }

@@ -76,3 +76,18 @@ export {
   tenantOverview,
   type TenantOverview,
 } from "./sql/dashboard-reads.ts";
+export {
+  createChannel,
+  deleteChannel,
+  getChannel,
+  listChannels,
+  listNotifications,
+  missingChannels,
+  NOTIFICATION_POOL,
+  notificationDelivery,
+  notifyQuotaExhausted,
+  testChannel,
+  type ChannelRow,
+  type NotificationDelivery,
+  type NotificationRow,
+} from "./sql/notifications.ts";

@@ -59,6 +59,9 @@ export const tenants = pgTable(
     // jobs are deleted this many days after they finished; dead ones after deadRetentionDays.
     historyRetentionDays: integer("history_retention_days").notNull().default(30),
     deadRetentionDays: integer("dead_retention_days").notNull().default(90),
+    // Auto-pause (sql/notifications.ts): a job whose last this-many triggers all dead-lettered is
+    // paused (reason consecutive_failures); 0 turns it off.
+    consecutiveFailureLimit: integer("consecutive_failure_limit").notNull().default(15),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -159,7 +162,17 @@ export const jobs = pgTable(
     misfire: text("misfire").notNull().default("fire_once"),
     delivery: text("delivery").notNull().default("at_least_once"), // at_least_once | at_most_once
     catchupWindowMs: integer("catchup_window_ms").notNull().default(DEFAULT_CATCHUP_WINDOW_MS),
-    status: text("status").notNull().default("active"), // active | paused | completed | cancelled
+    // active | paused | completed | cancelled, or system: a tenant's notifications job (sql/notifications.ts),
+    // which no list shows and no lifecycle route changes.
+    status: text("status").notNull().default("active"),
+    // Why a job was paused by Fairway (http_410, consecutive_failures, schedule_not_computable); null
+    // when active or paused by its owner.
+    pauseReason: text("pause_reason"),
+    // Triggers in a row that ended dead (reset by a success after one, and by resume): auto-pause.
+    failureStreak: integer("failure_streak").notNull().default(0),
+    // Which channels hear about it: null = every channel of the tenant, false = none,
+    // { channels: [ids] } = those.
+    notify: jsonb("notify"),
     nextFireAt: ts("next_fire_at"),
     idempotencyKey: key("idempotency_key"),
     idempotencyHash: text("idempotency_hash"),
@@ -371,4 +384,57 @@ export const secrets = pgTable(
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.name] })],
+);
+
+/** Where a tenant hears about failures (docs/notifications.md): a webhook (Standard Webhooks envelope,
+ *  signed with the tenant's secret), a Slack incoming webhook, or an email address. */
+export const notificationChannels = pgTable(
+  "notification_channels",
+  {
+    id: key("id").primaryKey(),
+    tenantId: key("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    type: text("type").notNull(), // webhook | slack | email
+    url: text("url"),
+    to: text("to"),
+    events: text("events").array(), // null = every event
+    windowSeconds: integer("window_seconds").notNull().default(900),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("notification_channels_tenant_idx").on(t.tenantId, t.id)],
+);
+
+/** One row per notification, keyed by its trigger's id: the trigger (in the tenant's notifications job,
+ *  pool fairway.notifications) carries its delivery state and attempts; this row what it says. */
+export const notifications = pgTable(
+  "notifications",
+  {
+    id: key("id").primaryKey(),
+    tenantId: key("tenant_id").notNull(),
+    channelId: key("channel_id").notNull(),
+    event: text("event").notNull(),
+    jobId: key("job_id"),
+    data: jsonb("data").notNull(),
+    // Events of the same job and type this channel did not send in the window before this one.
+    folded: integer("folded").notNull().default(0),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("notifications_tenant_idx").on(t.tenantId, t.id)],
+);
+
+/** The fold window per channel, subject (a job id, or '' for tenant events) and event: when the last
+ *  notification went out, and how many were folded since. */
+export const notificationFolds = pgTable(
+  "notification_folds",
+  {
+    channelId: key("channel_id").notNull(),
+    subject: key("subject").notNull(),
+    event: text("event").notNull(),
+    sentAt: ts("sent_at").notNull(),
+    folded: integer("folded").notNull().default(0),
+    // What the last one sent reported as folded (the fold statement returns it from here).
+    reported: integer("reported").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.channelId, t.subject, t.event] })],
 );

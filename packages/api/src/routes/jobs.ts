@@ -10,6 +10,8 @@ import {
   getJob,
   listJobs,
   listTriggers,
+  NOTIFICATION_POOL,
+  notifyQuotaExhausted,
   pauseJob,
   resumeJob,
   runJobNow,
@@ -22,7 +24,16 @@ import type { AppEnv } from "../app.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { announceWork } from "../announce.ts";
 import { handlerTypesFor } from "../handler-types.ts";
-import { buildJob, checkSecretRefs, isLive, jobAsBody, jobPatchOf, notLive, scheduleBase } from "../job-input.ts";
+import {
+  buildJob,
+  checkNotifyChannels,
+  checkSecretRefs,
+  isLive,
+  jobAsBody,
+  jobPatchOf,
+  notLive,
+  scheduleBase,
+} from "../job-input.ts";
 import { applyMergePatch, mergePatchBody, parseMerged } from "../merge-patch.ts";
 import { createJobBody, jobListQuery, pageQuery } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";
@@ -70,6 +81,7 @@ jobRoutes.post("/", async (c) => {
     handlerTypes: body.target ? deps.handlerTypes : await handlerTypesFor(deps.db, deps.handlerTypes, body.type),
   });
   await checkSecretRefs(deps.db, tenant.id, job.target as WebhookTarget | null);
+  await checkNotifyChannels(deps.db, tenant.id, body.notify);
   const result = await createJob(deps.db, job, {
     maxJobs: tenant.maxJobs,
     poolKnown: pool.known,
@@ -84,6 +96,18 @@ jobRoutes.post("/", async (c) => {
     );
   }
   if (result.kind === "max_jobs") {
+    // tenant.quota_exhausted, folded per channel window like every event (best effort: the 409 stands).
+    const made = await notifyQuotaExhausted(deps.db, tenant.id, result.limit).catch((err: unknown) => {
+      c.var.log.warn("quota notification failed", { err });
+      return [];
+    });
+    if (made.length > 0)
+      announceWork(
+        deps.coordinator,
+        c.var.log,
+        { type: NOTIFICATION_POOL, tenantId: tenant.id, dueAt: null },
+        deps.now(),
+      );
     throw new ApiError(409, "max_jobs_exceeded", `this tenant may have at most ${result.limit} jobs`);
   }
   if (result.kind === "created") {
@@ -156,6 +180,7 @@ jobRoutes.patch("/:id", async (c) => {
     handlerTypes: deps.handlerTypes,
   });
   await checkSecretRefs(deps.db, tenant.id, built.target as WebhookTarget | null);
+  if ("notify" in patch) await checkNotifyChannels(deps.db, tenant.id, body.notify);
   const job = await updateJob(deps.db, tenant.id, current.id, jobPatchOf(built, Object.keys(patch)), now);
   if (!job) return lostRace(deps.db, tenant.id, current.id, "changed");
   return c.json(jobJson(job, { upcoming: 5 }));

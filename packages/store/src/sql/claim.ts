@@ -61,6 +61,8 @@ export interface ClaimedTrigger {
   vclock: number | null;
   /** The job's delivery mode: at_most_once is recorded as sending before it starts (sending.ts). */
   delivery: string;
+  /** Its job's last triggers dead-lettered: a success ends the streak and notifies (notifications.ts). */
+  failing: boolean;
 }
 
 /** Tenants with queued work in the pool, each with its earliest queued trigger's due time, found by a
@@ -319,7 +321,8 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                                    extract(epoch FROM c.scheduled_for) * 1000, c.attempt_count, c.max_attempts`)}
               FROM claimed c) AS triggers,
            (SELECT json_object_agg(j.id, json_build_array(j.name, j.target, j.payload, j.timeout_ms,
-                                                          j.initial_delay_ms, j.max_delay_ms, j.backoff, j.jitter, j.delivery))
+                                                          j.initial_delay_ms, j.max_delay_ms, j.backoff, j.jitter, j.delivery,
+                                                          j.failure_streak > 0))
               FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed)) AS jobs,
            (SELECT json_object_agg(tn.id, array_remove(ARRAY[tn.signing_secret,
                      CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
@@ -343,6 +346,7 @@ type JobTuple = [
   ClaimedTrigger["backoff"],
   ClaimedTrigger["jitter"],
   ClaimedTrigger["delivery"],
+  boolean,
 ];
 interface ClaimResult {
   triggers: string | null;
@@ -387,6 +391,7 @@ function decodeClaim(
         backoff: j[6],
         jitter: j[7],
         delivery: j[8],
+        failing: j[9],
         secrets: secrets[tenantId] ?? [],
         atCap: atCap.has(tenantId),
         vt: 0, // fairOrder()

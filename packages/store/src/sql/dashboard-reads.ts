@@ -161,7 +161,8 @@ export async function searchJobs(
   tenantId: string,
   opts: { q?: string; status?: JobStatusFilter; after: string | null; limit: number },
 ) {
-  const conds = [sql`tenant_id = ${tenantId}`];
+  // Not the tenant's notifications job (status system, notifications.ts).
+  const conds = [sql`tenant_id = ${tenantId}`, sql`status <> 'system'`];
   if (opts.after) conds.push(sql`id > ${opts.after}`);
   if (opts.status) conds.push(sql`status = ${opts.status}`);
   if (opts.q) conds.push(sql`(name ILIKE ${`%${escapeLike(opts.q)}%`} OR id = ${opts.q})`);

@@ -12,6 +12,7 @@
 // the settle is retried (settler.ts).
 import { pipelineTx, type Db } from "../db.ts";
 import { claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
+import { decodeNotified, notifyStatements } from "./notifications.ts";
 import { decodeSettled, settleStatement, type Settled, type Settlement, type SettleResult } from "./settle.ts";
 
 export interface HandOff {
@@ -26,9 +27,12 @@ export async function settleAndClaim(db: Db, items: Settlement[], claims: ClaimI
     throw new Error("settleAndClaim: each claim must name its candidate tenants and a budget above 0");
   }
   const parts = claims.map((c) => claimStatements(c));
-  const rows = await pipelineTx(db, [settleStatement(items), ...parts.flatMap((p) => p.statements)]);
+  const notify = notifyStatements(items);
+  const first = [settleStatement(items), ...(notify ?? [])];
+  const rows = await pipelineTx(db, [...first, ...parts.flatMap((p) => p.statements)]);
+  const n = first.length;
   return {
-    settled: decodeSettled(rows[0] as SettleResult[]),
-    claims: parts.map((p, i) => p.decode(rows[1 + 2 * i], rows[2 + 2 * i])),
+    settled: [...decodeSettled(rows[0] as SettleResult[]), ...(notify ? decodeNotified(rows[1]) : [])],
+    claims: parts.map((p, i) => p.decode(rows[n + 2 * i], rows[n + 1 + 2 * i])),
   };
 }

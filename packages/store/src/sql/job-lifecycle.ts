@@ -14,7 +14,7 @@ export async function pauseJob(db: Db, tenantId: string, jobId: string): Promise
   return db.transaction(async (tx) => {
     const [job] = await tx
       .update(jobs)
-      .set({ status: "paused", updatedAt: new Date() })
+      .set({ status: "paused", pauseReason: null, updatedAt: new Date() })
       .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live))
       .returning();
     if (!job) return null;
@@ -38,7 +38,8 @@ export async function resumeJob(db: Db, tenantId: string, jobId: string, now: Da
   return db.transaction(async (tx) => {
     const [job] = await tx
       .update(jobs)
-      .set({ status: "active", updatedAt: now })
+      // A resumed job starts a new failure streak (auto-pause, notifications.ts).
+      .set({ status: "active", pauseReason: null, failureStreak: 0, updatedAt: now })
       .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live))
       .returning();
     if (!job) return null;
@@ -111,6 +112,7 @@ export type JobPatch = Partial<
     | "misfire"
     | "catchupWindowMs"
     | "nextFireAt"
+    | "notify"
   >
 >;
 

@@ -3,6 +3,7 @@
 // job rows, ON CONFLICT on the triggers) and a restart loses no occurrence.
 import { sql } from "drizzle-orm";
 import { query, withDates, type Db } from "../db.ts";
+import { NOTIFICATION_POOL, pauseUncomputable } from "./notifications.ts";
 import { jobInstantConflict } from "../schema.ts";
 import { EXCLUSIVE_LOOKAHEAD_MS, newId, planFires, type CronJobState } from "@fairway/core";
 
@@ -82,12 +83,13 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
     }
 
     if (broken.length > 0) {
-      await query(
+      // Paused with its reason, and a job.paused notification in this transaction (notifications.ts).
+      const notified = await pauseUncomputable(
         tx,
-        sql`
-        UPDATE jobs SET status = 'paused', updated_at = now()
-         WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(broken)}::jsonb))`,
+        broken,
+        result.failed.map((f) => f.error),
       );
+      for (const n of notified) result.ready.push({ tenantId: n.tenantId, type: NOTIFICATION_POOL, dueAtMs: 0 });
     }
     // The fires and the jobs' next_fire_at in ONE prepared statement: a pass is two round trips (select,
     // write) instead of three, and its plan is not rebuilt every pass. A data-modifying CTE always runs

@@ -1,7 +1,7 @@
 // Read-only queries behind the API. Every tenant read filters by tenant: another tenant's id is
 // simply not found.
 import type { JobStatus } from "@fairway/core";
-import { and, asc, desc, eq, getTableColumns, gt, lt, ne, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, lt, ne, notInArray, sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 import { attemptLog, attempts, deadLetters, jobs, triggers } from "../schema.ts";
 
@@ -16,7 +16,8 @@ export async function getJob(db: Db, tenantId: string, jobId: string) {
   const [row] = await db
     .select()
     .from(jobs)
-    .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId)));
+    // Not the tenant's notifications job (status system): Fairway's own, no route reads or changes it.
+    .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), ne(jobs.status, "system")));
   return row ?? null;
 }
 
@@ -36,7 +37,8 @@ export async function listJobs(db: Db, tenantId: string, f: JobFilter) {
     .where(
       and(
         eq(jobs.tenantId, tenantId),
-        f.status ? eq(jobs.status, f.status) : ne(jobs.status, "cancelled"),
+        // The tenant's notifications job (status system) is no job of theirs to list.
+        f.status ? eq(jobs.status, f.status) : notInArray(jobs.status, ["cancelled", "system"]),
         f.type ? eq(jobs.type, f.type) : undefined,
         f.name ? eq(jobs.name, f.name) : undefined,
         f.after ? gt(jobs.id, f.after) : undefined,

@@ -44,7 +44,9 @@ export async function deleteExpiredTriggers(
          AND (t.status IN ${FINISHED} OR t.status = 'dead')
       RETURNING t.id
     ),
-    att AS (DELETE FROM attempt_log a WHERE a.trigger_id = ANY (ARRAY(SELECT id FROM del)))
+    att AS (DELETE FROM attempt_log a WHERE a.trigger_id = ANY (ARRAY(SELECT id FROM del))),
+    -- A notification's row goes with its trigger (store notifications.ts).
+    ntf AS (DELETE FROM notifications n WHERE n.id = ANY (ARRAY(SELECT id FROM del)))
     SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found`,
   );
   return { deleted: rows[0]?.deleted ?? 0, found: rows[0]?.found ?? 0 };

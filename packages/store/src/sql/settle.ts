@@ -6,7 +6,8 @@
 // reads both.
 import { sql } from "drizzle-orm";
 import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
-import { query, type Db } from "../db.ts";
+import { pipelineTx, query, type Db } from "../db.ts";
+import { decodeNotified, notifyStatements } from "./notifications.ts";
 import { packRows, unpackRows } from "./packed.ts";
 
 // The run-time estimate's EWMA, written into the statement's text (not bound) so it stays one plan.
@@ -34,6 +35,9 @@ export interface Settlement {
   pauseJob?: boolean;
   /** Set by the reaper: only applies while the lease is still expired (a renewal wins). */
   reap?: boolean;
+  /** A success of a job that was failing (ClaimedTrigger.failing): its streak ends, job.recovered
+   *  (notifications.ts). Not part of the settle statement. */
+  recover?: boolean;
 }
 
 export interface AttemptDetail {
@@ -49,6 +53,8 @@ export interface Settled {
   type: string;
   status: string;
   durationMs: number;
+  /** A notification trigger this settle's transaction made (notifications.ts), not a settled row. */
+  notification?: boolean;
 }
 
 /** A response body or an error's text is the target's, and may hold a NUL character or an unpaired
@@ -61,7 +67,11 @@ function storable(text: string | null | undefined): string | null {
 
 export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
   if (items.length === 0) return [];
-  return decodeSettled(await query<SettleResult>(db, settleStatement(items)));
+  // A batch with a dead letter, a pause or a recovery also makes its notifications, in its transaction.
+  const notify = notifyStatements(items);
+  if (!notify) return decodeSettled(await query<SettleResult>(db, settleStatement(items)));
+  const [rows, made] = await pipelineTx(db, [settleStatement(items), ...notify]);
+  return [...decodeSettled(rows as SettleResult[]), ...decodeNotified(made)];
 }
 
 export interface SettleResult {

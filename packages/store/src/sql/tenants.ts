@@ -19,6 +19,7 @@ export type TenantPatch = Partial<
     | "maxPayloadBytes"
     | "historyRetentionDays"
     | "deadRetentionDays"
+    | "consecutiveFailureLimit"
   >
 >;
 

@@ -1,0 +1,95 @@
+// Notification channels (where a tenant hears about dead letters, pauses and recoveries) and the
+// notifications sent to them (docs/notifications.md). Sending is the executor's: a notification is a
+// trigger of the tenant's notifications job, so it is fair, leased, retried and recorded.
+import { Hono } from "hono";
+import { newId } from "@fairway/core";
+import {
+  createChannel,
+  deleteChannel,
+  getChannel,
+  listChannels,
+  listNotifications,
+  NOTIFICATION_POOL,
+  testChannel,
+} from "@fairway/store";
+import type { AppEnv } from "../app.ts";
+import { announceWork } from "../announce.ts";
+import { ApiError, notFound } from "../errors.ts";
+import { checkUrl } from "../job-input.ts";
+import { createChannelBody, notificationListQuery, pageQuery } from "../schemas.ts";
+import { channelJson, notificationJson, page } from "../serialize.ts";
+import { jsonBody, queryOf } from "../validate.ts";
+
+/** At most this many channels per tenant: each event fans out to every channel that takes it. */
+const MAX_CHANNELS = 20;
+
+export const notificationRoutes = new Hono<AppEnv>();
+
+notificationRoutes.post("/notification-channels", async (c) => {
+  const { deps, tenant } = c.var;
+  const body = await jsonBody(c, createChannelBody);
+  if (body.type === "email" && deps.emailUnavailable) {
+    throw new ApiError(400, "email_unavailable", `email channels cannot be created here: ${deps.emailUnavailable}`);
+  }
+  if (body.type !== "email" && body.url.includes("${secrets.")) {
+    throw new ApiError(
+      400,
+      "validation_error",
+      "url: a channel URL is stored as given; it takes no secret placeholders",
+    );
+  }
+  const url = body.type === "email" ? null : checkUrl(body.url, deps.allowPrivateTargets, "url");
+  if ((await listChannels(deps.db, tenant.id, null, MAX_CHANNELS)).length >= MAX_CHANNELS) {
+    throw new ApiError(
+      409,
+      "too_many_channels",
+      `a tenant may have at most ${MAX_CHANNELS} notification channels; delete one first`,
+    );
+  }
+  const channel = await createChannel(deps.db, {
+    id: newId("nch"),
+    tenantId: tenant.id,
+    type: body.type,
+    url,
+    to: body.type === "email" ? body.to : null,
+    events: body.events ?? null,
+    windowSeconds: body.windowSeconds,
+  });
+  c.var.log.info("notification channel created", { channelId: channel.id, type: channel.type });
+  return c.json(channelJson(channel), 201);
+});
+
+notificationRoutes.get("/notification-channels", async (c) => {
+  const q = queryOf(c, pageQuery);
+  const rows = await listChannels(c.var.deps.db, c.var.tenant.id, q.cursor ?? null, q.limit);
+  return c.json(page(rows, q.limit, channelJson));
+});
+
+notificationRoutes.delete("/notification-channels/:id", async (c) => {
+  if (!(await deleteChannel(c.var.deps.db, c.var.tenant.id, c.req.param("id")))) throw notFound("notification channel");
+  c.var.log.info("notification channel deleted", { channelId: c.req.param("id") });
+  return c.body(null, 204);
+});
+
+/** Queues a notification.test to the channel, whatever its fold window says; 202 with the notification. */
+notificationRoutes.post("/notification-channels/:id/test", async (c) => {
+  const { deps, tenant } = c.var;
+  const channel = await getChannel(deps.db, tenant.id, c.req.param("id"));
+  if (!channel) throw notFound("notification channel");
+  const made = await testChannel(deps.db, tenant.id, channel.id);
+  if (!made) throw notFound("notification channel"); // deleted meanwhile
+  announceWork(deps.coordinator, c.var.log, { type: NOTIFICATION_POOL, tenantId: tenant.id, dueAt: null }, deps.now());
+  const [row] = await listNotifications(deps.db, tenant.id, { before: `${made.id}~`, limit: 1, channelId: channel.id });
+  return c.json(notificationJson(row), 202);
+});
+
+notificationRoutes.get("/notifications", async (c) => {
+  const q = queryOf(c, notificationListQuery);
+  const rows = await listNotifications(c.var.deps.db, c.var.tenant.id, {
+    before: q.cursor ?? null,
+    limit: q.limit,
+    channelId: q.channelId,
+    event: q.event,
+  });
+  return c.json(page(rows, q.limit, notificationJson));
+});
