@@ -9,6 +9,7 @@ import {
   listPools,
   markSending,
   releaseLeases,
+  standbyClaim,
   renewLeases,
   type ClaimedTrigger,
   type Db,
@@ -101,6 +102,9 @@ export class Executor {
    *  triggers are in the pool here (queued or running). */
   private standby = new Map<string, Held[]>();
   private counted = new Map<string, number>();
+  /** Standby claims under way outside a settle (standbyAfterClaim): stop() waits for them, then
+   *  releases what they got with everything else held. */
+  private standbyClaims = new Set<Promise<void>>();
   private waker = new Waker();
   private settler: Settler;
   private stopping = false;
@@ -185,6 +189,7 @@ export class Executor {
       dispatch: (pool, t, key) => this.dispatch(pool, t, key),
       stats: this.stats,
       observer: opts.observer,
+      reachedCap: (type, tenantIds) => this.standbyAfterClaim(type, tenantIds),
     });
     this.materializer = new Materializer({
       db: opts.db,
@@ -227,7 +232,7 @@ export class Executor {
     this.stopping = true;
     this.waker.wake();
     this.unsubscribe?.();
-    await Promise.all([this.loopDone, this.materializer.stop()]);
+    await Promise.all([this.loopDone, this.materializer.stop(), ...this.standbyClaims]);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     // Runs already started may finish within the grace period; queued ones (claimed ahead) never start
     // once stopping, and are released with whatever is still running at the deadline.
@@ -440,8 +445,26 @@ export class Executor {
     return inputs;
   }
 
-  /** Triggers a settle claimed on standby: held (their leases renewed, released on stop) until a run
-   *  of their tenant here ends. */
+  /** A claim took these tenants to their cap: their next triggers go on standby now, so that even
+   *  their first runs here are refilled without a round trip. */
+  private standbyAfterClaim(type: string, tenantIds: string[]): void {
+    if (this.stopping) return;
+    for (const input of this.standbyWanted(
+      [],
+      tenantIds.map((tenantId) => ({ type, tenantId })),
+    )) {
+      const p = standbyClaim(this.opts.db, input).then(
+        (claimed) => this.holdOnStandby(claimed),
+        (err) => this.log.warn("standby claim failed", { err }),
+      );
+      this.standbyClaims.add(p);
+      void p.finally(() => this.standbyClaims.delete(p));
+    }
+  }
+
+  /** Triggers claimed on standby: held (their leases renewed, released on stop) until a run of their
+   *  tenant here ends. Never more per tenant than its counted triggers here (two standby claims may
+   *  have crossed): the rest are released. */
   private holdOnStandby(claimed: ClaimedTrigger[]): void {
     const orphans: Held[] = [];
     for (const t of claimed) {
@@ -458,9 +481,13 @@ export class Executor {
         orphans.push(h);
         continue;
       }
-      const list = this.standby.get(k);
-      if (list) list.push(h);
-      else this.standby.set(k, [h]);
+      const list = this.standby.get(k) ?? [];
+      if (list.length >= (this.counted.get(k) ?? 0)) {
+        orphans.push(h);
+        continue;
+      }
+      list.push(h);
+      this.standby.set(k, list);
     }
     if (orphans.length > 0) void this.release(orphans);
   }

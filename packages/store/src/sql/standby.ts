@@ -8,10 +8,13 @@
 // before the old one stops being counted.
 //
 // Made in the settle's transaction (store hand-off.ts), after the settle and its hand-off claims, for
-// tenants of the batch only: the settle holds their ledger rows, so the charge here locks nothing new.
+// tenants of the batch (the settle holds their ledger rows already); or on its own, right after a
+// claim took a tenant to its cap (standbyClaim()). Either way the ledger rows it charges are locked in
+// key order, as claim and settle lock them: no lock cycle.
 // Tenants with a rate quota are left to the claims (their tokens are spent under the tenant lock,
 // which this statement does not take).
 import { sql } from "drizzle-orm";
+import { query, type Db } from "../db.ts";
 import { dueIds, type ClaimedTrigger, claimResult, decodeClaim, fairOrder } from "./claim.ts";
 
 export interface StandbyInput {
@@ -69,12 +72,18 @@ export function standbyStatement(input: StandbyInput) {
     ),
     got AS (SELECT tenant_id, count(*)::int AS n FROM claimed GROUP BY tenant_id),
     -- Charged like a claim (virtual time), but not counted as running. A tenant at its cap has a ledger
-    -- row; the settle of this transaction holds it.
+    -- row.
+    ledger AS MATERIALIZED (
+      SELECT tp.tenant_id, got.n * r.cost_ms / r.weight AS charge FROM tenant_pools tp
+        JOIN got ON got.tenant_id = tp.tenant_id JOIN room r ON r.id = tp.tenant_id
+       WHERE tp.type = ${type}
+       ORDER BY tp.tenant_id
+         FOR UPDATE OF tp
+    ),
     charge AS (
-      UPDATE tenant_pools tp
-         SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + got.n * r.cost_ms / r.weight
-        FROM room r JOIN got ON got.tenant_id = r.id
-       WHERE tp.tenant_id = r.id AND tp.type = ${type}
+      UPDATE tenant_pools tp SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + l.charge
+        FROM ledger l
+       WHERE tp.tenant_id = l.tenant_id AND tp.type = ${type}
     )
     ${claimResult()}`;
   return {
@@ -84,4 +93,11 @@ export function standbyStatement(input: StandbyInput) {
       return fairOrder(claimed, slots, vclock);
     },
   };
+}
+
+/** A standby claim on its own (not in a settle's transaction). */
+export async function standbyClaim(db: Db, input: StandbyInput): Promise<ClaimedTrigger[]> {
+  if (input.want.length === 0) return [];
+  const s = standbyStatement(input);
+  return s.decode(await query(db, s.statement));
 }
