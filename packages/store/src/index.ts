@@ -51,6 +51,6 @@ export * from "./sql/metrics.ts";
 export * from "./sql/retention.ts";
 export * from "./sql/sending.ts";
 export * from "./sql/hand-off.ts";
-export { standbyClaim, standbyStatement, type StandbyInput } from "./sql/standby.ts";
+export { standbyClaim, type StandbyInput } from "./sql/standby.ts";
 export * from "./sql/handler-pools.ts";
 export * from "./sql/dashboard-reads.ts";
