@@ -1,16 +1,23 @@
-// A cap is a ceiling, not a throttle: a capped tenant's freed slot is refilled by the settle that frees
-// it (the claim runs in the settle's transaction: store hand-off.ts), not by the next poll. With an
-// idle poll longer than the whole test, the tenant still works through its backlog at its cap, on one
-// executor and on several, and never goes over it. The receiver is also sampled while the tenant has
+// A cap is a ceiling, not a throttle: a capped tenant's next triggers wait on standby (store
+// standby.ts), not counted against its cap, and take each slot the moment one of its runs ends; the
+// settle records the hand-over. With an idle poll longer than the whole test, the tenant works through
+// its backlog at its cap, on one executor and on several, and never goes over it; afterwards nothing
+// is left counted and the queue matches the triggers. The receiver is sampled while the tenant has
 // triggers left to start, after its first round: the share of samples that saw it at its cap is
-// logged and held to a floor far above what polling reaches (docs/fairness.md gives the figures).
+// logged and held to a floor (docs/fairness.md; docs/bench.md has the figures).
 import { describe, expect, it } from "vitest";
+import { query, sql } from "@fairway/store";
+import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
+import { until } from "../support/until.ts";
 import { useLiveExecutors } from "./live-executors.ts";
 
 const CAP = 5;
 const DELAY_MS = 100;
 const JOBS = 20 * CAP;
+/** The share of samples at the cap the test holds to: below what the standby hand-over reaches on a
+ *  loaded 2-core machine, so that the test does not flake, and well above a refill by the settle. */
+const THRESHOLD = 0.85;
 
 describe("a capped tenant keeps its cap busy", () => {
   const live = useLiveExecutors();
@@ -44,8 +51,22 @@ describe("a capped tenant keeps its cap busy", () => {
       console.info(`cap ${CAP}, ${executors} executor(s): at cap in ${atCap} of ${samples} samples`);
       expect(most).toBe(CAP);
       expect(samples).toBeGreaterThan(50);
-      // Polling (the idle poll is 60 s here) would leave it at its cap in none of them.
-      expect(atCap / samples).toBeGreaterThanOrEqual(0.4);
+      // Polling (the idle poll is 60 s here) would leave it at its cap in none of them; a refill through
+      // the settle alone, in about half of them on a loaded machine.
+      expect(atCap / samples).toBeGreaterThanOrEqual(THRESHOLD);
+      const done = () =>
+        query<{ n: number }>(
+          live.db,
+          sql`SELECT count(*)::int AS n FROM triggers WHERE tenant_id = ${tenant} AND status = 'succeeded'`,
+        );
+      await until(done, ([r]) => r.n === JOBS, 20_000, "every trigger settled");
+      expect(await queueDrift(live.db)).toEqual(NO_DRIFT);
+      const [{ counted, held }] = await query<{ counted: number; held: number }>(
+        live.db,
+        sql`SELECT (SELECT coalesce(sum(running), 0)::int FROM tenant_pools WHERE tenant_id = ${tenant}) AS counted,
+                   (SELECT count(*)::int FROM triggers WHERE tenant_id = ${tenant} AND status = 'running') AS held`,
+      );
+      expect({ counted, held }).toEqual({ counted: 0, held: 0 });
     },
     60_000,
   );

@@ -8,7 +8,8 @@ export interface QueueDrift {
   stray: number;
   /** Pending triggers with no queue row. */
   missing: number;
-  /** tenant_pools.running minus the running triggers, summed over the (tenant, pool) pairs that differ. */
+  /** tenant_pools.running minus the running triggers not on standby, summed over the (tenant, pool)
+   *  pairs that differ. */
   miscounted: number;
   /** Dead triggers without a dead letter, and dead letters of triggers that are not dead. */
   unlisted: number;
@@ -26,7 +27,7 @@ export async function queueDrift(db: Db): Promise<QueueDrift> {
           AND NOT EXISTS (SELECT 1 FROM trigger_queue q WHERE q.id = t.id)) AS missing,
       (SELECT coalesce(sum(abs(coalesce(p.running, 0) - coalesce(r.n, 0))), 0)::int
          FROM tenant_pools p
-         FULL JOIN (SELECT tenant_id, type, count(*)::int AS n FROM triggers WHERE status = 'running' GROUP BY 1, 2) r
+         FULL JOIN (SELECT tenant_id, type, count(*)::int AS n FROM triggers WHERE status = 'running' AND NOT standby GROUP BY 1, 2) r
            ON r.tenant_id = p.tenant_id AND r.type = p.type) AS miscounted,
       (SELECT count(*)::int FROM triggers t FULL JOIN dead_letters l ON l.trigger_id = t.id AND l.tenant_id = t.tenant_id
         WHERE (t.status = 'dead') IS DISTINCT FROM (l.trigger_id IS NOT NULL)) AS unlisted`,

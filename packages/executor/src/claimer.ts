@@ -5,6 +5,7 @@
 // claims are few and large. A tenant at its in-flight cap does not wait for that cadence: the cap
 // counts running rows, so its slot frees when one of its runs is settled, and the settle claims for
 // it in the same transaction, as many as it freed, if the pool has room (handOff(), store hand-off.ts).
+// A claim that takes a tenant to its cap has its next triggers claimed on standby at once (reachedCap).
 import type { Logger } from "@fairway/core";
 import { claimReport, type ClaimedTrigger, type ClaimInput, type ClaimReport, type Db } from "@fairway/store";
 import type { ExecutorObserver } from "./observe.ts";
@@ -22,6 +23,8 @@ export interface ClaimerDeps {
   stats: { claimed: number };
   /** Metrics: each claim's duration and size. */
   observer?: Pick<ExecutorObserver, "claimed">;
+  /** Tenants a claim took to their in-flight cap (their next triggers can go on standby). */
+  reachedCap?(type: string, tenantIds: string[]): void;
 }
 
 export class Claimer {
@@ -105,6 +108,8 @@ export class Claimer {
     if (candidates) await ready!.afterClaim(type, now, candidates, claimed, budget, busy);
     else await ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
     this.dispatchAll(pool, claimed);
+    const atCap = new Set(claimed.filter((c) => c.atCap).map((c) => c.tenantId));
+    if (atCap.size > 0) this.deps.reachedCap?.(type, [...atCap]);
     return { claimed, busy };
   }
 

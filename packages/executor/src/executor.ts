@@ -10,9 +10,11 @@ import {
   markSending,
   NOTIFICATION_POOL,
   releaseLeases,
+  standbyClaim,
   renewLeases,
   type ClaimedTrigger,
   type Db,
+  type StandbyInput,
 } from "@fairway/store";
 import { atMostOnce } from "./at-most-once.ts";
 import { notificationHandler, type Mailer } from "./notify.ts";
@@ -22,11 +24,11 @@ import { secretResolver } from "./secret-resolver.ts";
 import { Retention, type RetentionOptions } from "./retention.ts";
 import { Claimer } from "./claimer.ts";
 import { Materializer } from "./materializer.ts";
-import { Pool } from "./pool.ts";
+import { Pool, startKey } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
-import { Settler, decideSettlement } from "./settler.ts";
+import { Settler, decideSettlement, type HeldBy } from "./settler.ts";
 import { Waker } from "./sleep.ts";
 import { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
 
@@ -81,18 +83,32 @@ export interface ExecutorOptions {
   mailer?: Mailer;
 }
 
-/** A claimed trigger not yet finished (queued or running in its pool). Finished ones belong to the settler. */
+/** A claimed trigger not yet finished (on standby, queued or running in its pool). Finished ones belong
+ *  to the settler. */
 interface Held {
   t: ClaimedTrigger;
   pool: Pool;
   started: boolean;
+  /** Claimed on standby (store standby.ts): not counted against its tenant's cap, and started only in
+   *  the slot one of its tenant's runs here frees (handOver). */
+  standby: boolean;
   abort: RunAbort;
 }
+
+/** The key of a tenant in a pool. */
+const tenantKey = (t: { type: string; tenantId: string }) => `${t.type}\u0000${t.tenantId}`;
 
 export class Executor {
   readonly owner: string;
   private pools = new Map<string, Pool>();
   private held = new Map<string, Held>();
+  /** Per tenant and pool: its triggers on standby here, in slot order, and how many of its counted
+   *  triggers are in the pool here (queued or running). */
+  private standby = new Map<string, Held[]>();
+  private counted = new Map<string, number>();
+  /** Standby claims under way outside a settle (standbyAfterClaim): stop() waits for them, then
+   *  releases what they got with everything else held. */
+  private standbyClaims = new Set<Promise<void>>();
   private waker = new Waker();
   private settler: Settler;
   private stopping = false;
@@ -170,10 +186,14 @@ export class Executor {
         if (freed.length > 0) this.slotsFreed(freed);
       },
       onError: (err) => this.log.error("settle failed; will retry", { err }),
-      handOff: (freed) => (this.stopping ? [] : this.claimer.handOff(freed)),
+      handOff: (freed, atCap) =>
+        this.stopping
+          ? { claims: [], standby: [] }
+          : { claims: this.claimer.handOff(freed), standby: this.standbyWanted(freed, atCap) },
       onHandedOff: (input, report) => {
         if (this.claimer.handedOff(input, report)) this.waker.wake();
       },
+      onStandby: (_input, claimed) => this.holdOnStandby(claimed),
     });
     this.claimer = new Claimer({
       db: opts.db,
@@ -184,6 +204,7 @@ export class Executor {
       dispatch: (pool, t, key) => this.dispatch(pool, t, key),
       stats: this.stats,
       observer: opts.observer,
+      reachedCap: (type, tenantIds) => this.standbyAfterClaim(type, tenantIds),
     });
     this.materializer = new Materializer({
       db: opts.db,
@@ -226,7 +247,7 @@ export class Executor {
     this.stopping = true;
     this.waker.wake();
     this.unsubscribe?.();
-    await Promise.all([this.loopDone, this.materializer.stop()]);
+    await Promise.all([this.loopDone, this.materializer.stop(), ...this.standbyClaims]);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     // Runs already started may finish within the grace period; queued ones (claimed ahead) never start
     // once stopping, and are released with whatever is still running at the deadline.
@@ -340,31 +361,174 @@ export class Executor {
 
   /** `key`: where it starts among what the pool has queued (pool.ts, startKey). */
   private dispatch(pool: Pool, t: ClaimedTrigger, key: number): void {
-    const h: Held = { t, pool, started: false, abort: new RunAbort() };
+    const h: Held = { t, pool, started: false, standby: false, abort: new RunAbort() };
     this.held.set(t.id, h);
+    this.run(h, key);
+  }
+
+  /** Queue a counted trigger in its pool. When a run ends, the next trigger its tenant holds on standby
+   *  here takes its slot at once (handOver): no round trip between the answer and the next request. */
+  private run(h: Held, key: number): void {
+    const { t, pool } = h;
+    const k = tenantKey(t);
+    this.counted.set(k, (this.counted.get(k) ?? 0) + 1);
+    let next: Held | undefined;
     pool.run(async () => {
-      if (this.stopping) return; // not started before stop(): released by stop(), never run
-      // At-most-once: recorded as sending before the request leaves, or not sent (at-most-once.ts).
-      if (t.delivery === "at_most_once" && !(await markSending(this.opts.db, t).catch(() => false)))
-        return void this.held.delete(t.id);
-      h.started = true;
-      const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
-      const timer = setTimeout(() => h.abort.abort("timeout"), timeoutMs);
-      const startedAt = new Date(this.now());
-      const r = await runTrigger(t, h.abort, this.runDeps);
-      clearTimeout(timer);
-      pool.recordRun(r.durationMs);
-      // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
-      if (h.abort.reason === "stop") return;
-      this.held.delete(t.id);
-      const decided = decideSettlement(t, r, startedAt, this.now());
-      const settlement = t.delivery === "at_most_once" ? atMostOnce(decided, r) : decided;
-      reportAttempt(this.log, this.opts.observer, this.owner, t, r, settlement, startedAt);
-      this.settler.add(settlement, this.now() + 600_000, t.atCap, t);
-      // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
-      // An at-cap tenant's slot frees only once settled: the settle wakes the claims (slotsFreed).
-      if (!t.atCap && pool.wantsClaim) this.waker.wake();
+      try {
+        if (this.stopping) return; // not started before stop(): released by stop(), never run
+        // At-most-once: recorded as sending before the request leaves, or not sent (at-most-once.ts).
+        if (t.delivery === "at_most_once" && !(await markSending(this.opts.db, t).catch(() => false)))
+          return void this.held.delete(t.id);
+        h.started = true;
+        const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
+        const timer = setTimeout(() => h.abort.abort("timeout"), timeoutMs);
+        const startedAt = new Date(this.now());
+        const r = await runTrigger(t, h.abort, this.runDeps);
+        clearTimeout(timer);
+        pool.recordRun(r.durationMs);
+        // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
+        if (h.abort.reason === "stop") return;
+        this.held.delete(t.id);
+        const decided = decideSettlement(t, r, startedAt, this.now());
+        const settlement = t.delivery === "at_most_once" ? atMostOnce(decided, r) : decided;
+        next = this.stopping ? undefined : this.standby.get(k)?.shift();
+        if (next) settlement.successor = { id: next.t.id, leaseToken: next.t.leaseToken, attempt: next.t.attempt };
+        reportAttempt(this.log, this.opts.observer, this.owner, t, r, settlement, startedAt);
+        // A settle that hands the slot over goes at once too: it also refills the standby.
+        this.settler.add(settlement, this.now() + 600_000, t.atCap || next !== undefined, t);
+        if (next) this.handOver(next);
+        // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
+        // An at-cap tenant's slot frees only once settled: the settle wakes the claims (slotsFreed).
+        else if (!t.atCap && pool.wantsClaim) this.waker.wake();
+      } finally {
+        this.uncount(k, next !== undefined);
+      }
     }, key);
+  }
+
+  /** A standby trigger takes the slot of its tenant's run that just ended here. It is queued in the
+   *  pool before that run's task returns, so it starts in the pool slot that run frees unless a trigger
+   *  with an earlier WFQ slot is waiting for it (the pool's fairness is kept). */
+  private handOver(h: Held): void {
+    const list = this.standby.get(tenantKey(h.t));
+    if (list?.length === 0) this.standby.delete(tenantKey(h.t));
+    h.standby = false;
+    h.t.atCap = true;
+    this.run(h, startKey(h.t.vt, h.t.vclock, h.pool.lastStarted));
+  }
+
+  /** A counted trigger left the pool. Standby triggers start only in the slot of a run of theirs here
+   *  that ends; with none left (a run ended without handing over: an at-most-once run not sent), they
+   *  are released rather than held with no run to take over from. */
+  private uncount(k: string, handedOver: boolean): void {
+    const n = (this.counted.get(k) ?? 1) - 1;
+    if (n > 0) return void this.counted.set(k, n);
+    this.counted.delete(k);
+    const left = this.standby.get(k);
+    if (handedOver || this.stopping || !left || left.length === 0) return;
+    this.standby.delete(k);
+    void this.release(left);
+  }
+
+  /** How many triggers each at-cap tenant of a settle batch should hold on standby here: one for each
+   *  of its counted triggers here once the batch's hand-off claims have refilled the freed slots, less
+   *  those already held. */
+  private standbyWanted(freed: HeldBy[], atCap: HeldBy[]): StandbyInput[] {
+    const byType = new Map<string, Map<string, number>>();
+    for (const r of freed) {
+      const m = byType.get(r.type) ?? new Map<string, number>();
+      m.set(r.tenantId, (m.get(r.tenantId) ?? 0) + 1);
+      byType.set(r.type, m);
+    }
+    const inputs: StandbyInput[] = [];
+    const seen = new Set<string>();
+    for (const r of atCap) {
+      const k = tenantKey(r);
+      const pool = this.pools.get(r.type);
+      if (seen.has(k) || !pool) continue;
+      seen.add(k);
+      const n =
+        (this.counted.get(k) ?? 0) + (byType.get(r.type)?.get(r.tenantId) ?? 0) - (this.standby.get(k)?.length ?? 0);
+      if (n <= 0) continue;
+      let input = inputs.find((i) => i.type === r.type);
+      if (!input) {
+        input = { type: r.type, owner: this.owner, leaseMs: pool.config.leaseMs, want: [] };
+        inputs.push(input);
+      }
+      input.want.push({ tenantId: r.tenantId, n });
+    }
+    return inputs;
+  }
+
+  /** A claim took these tenants to their cap: their next triggers go on standby now, so that even
+   *  their first runs here are refilled without a round trip. */
+  private standbyAfterClaim(type: string, tenantIds: string[]): void {
+    if (this.stopping) return;
+    for (const input of this.standbyWanted(
+      [],
+      tenantIds.map((tenantId) => ({ type, tenantId })),
+    )) {
+      const p = standbyClaim(this.opts.db, input).then(
+        (claimed) => this.holdOnStandby(claimed),
+        (err) => this.log.warn("standby claim failed", { err }),
+      );
+      this.standbyClaims.add(p);
+      void p.finally(() => this.standbyClaims.delete(p));
+    }
+  }
+
+  /** Triggers claimed on standby: held (their leases renewed, released on stop) until a run of their
+   *  tenant here ends. Never more per tenant than its counted triggers here (two standby claims may
+   *  have crossed): the rest are released. */
+  private holdOnStandby(claimed: ClaimedTrigger[]): void {
+    const orphans: Held[] = [];
+    for (const t of claimed) {
+      const pool = this.pools.get(t.type);
+      const h: Held = { t, pool: pool!, started: false, standby: true, abort: new RunAbort() };
+      if (!pool) {
+        orphans.push(h);
+        continue;
+      }
+      this.held.set(t.id, h);
+      const k = tenantKey(t);
+      // No run of its tenant here to take over from (they ended while the settle was written).
+      if (!this.counted.get(k)) {
+        orphans.push(h);
+        continue;
+      }
+      const list = this.standby.get(k) ?? [];
+      if (list.length >= (this.counted.get(k) ?? 0)) {
+        orphans.push(h);
+        continue;
+      }
+      list.push(h);
+      this.standby.set(k, list);
+    }
+    if (orphans.length > 0) void this.release(orphans);
+  }
+
+  /** Standby triggers given back: pending again, their attempt number returned, their tenant's index
+   *  entry marked (store release.ts). */
+  private async release(list: Held[]): Promise<void> {
+    for (const h of list) this.held.delete(h.t.id);
+    const n = await releaseLeases(
+      this.opts.db,
+      list.map((h) => h.t),
+    ).catch((err) => {
+      this.log.error("release failed; leases will expire and be reaped", { err });
+      return 0;
+    });
+    this.stats.released += n;
+    await this.ready?.mark(list.map((h) => ({ type: h.t.type, tenantId: h.t.tenantId, dueAtMs: this.now() })));
+    this.waker.wake();
+  }
+
+  private dropStandby(h: Held): void {
+    const k = tenantKey(h.t);
+    const list = this.standby.get(k)?.filter((x) => x !== h) ?? [];
+    if (list.length > 0) this.standby.set(k, list);
+    else this.standby.delete(k);
+    this.held.delete(h.t.id);
   }
 
   /** Renew at a third of the shortest pool lease, at most every 5 s, so that no lease expires under a
@@ -394,8 +558,13 @@ export class Executor {
     for (const [leaseMs, leases] of byLease) {
       try {
         const kept = await renewLeases(this.opts.db, leases, leaseMs);
-        for (const l of leases)
-          if (!kept.has(l.id) && this.held.has(l.id)) this.log.warn("lease lost", { triggerId: l.id });
+        for (const l of leases) {
+          const h = this.held.get(l.id);
+          if (kept.has(l.id) || !h) continue;
+          this.log.warn("lease lost", { triggerId: l.id });
+          // Not started yet on standby: it never will be here (another executor may hold it now).
+          if (h.standby) this.dropStandby(h);
+        }
       } catch (err) {
         this.log.error("lease renewal failed", { err });
         this.opts.observer?.leaseRenewalFailed?.(leases.length);

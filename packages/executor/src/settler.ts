@@ -2,7 +2,8 @@
 // batch). A failed write is retried, never dropped, until the lease it is fenced by has surely
 // expired — after that the reaper owns the trigger and our write would change nothing anyway.
 // A batch with at-cap results in it also claims for their tenants, in the same transaction (handOff):
-// the settle is what frees their slots (docs/decisions/0022-settle-batching-and-hand-off.md).
+// the settle is what frees their slots (docs/decisions/0022-settle-batching-and-hand-off.md), and
+// claims their next triggers on standby (store standby.ts; docs/decisions/0024-standby-hand-over.md).
 import { decideRetry, type DeliveryResult } from "@fairway/core";
 import {
   settle,
@@ -11,6 +12,7 @@ import {
   type ClaimInput,
   type ClaimReport,
   type Db,
+  type StandbyInput,
   type Settled,
   type Settlement,
 } from "@fairway/store";
@@ -25,13 +27,16 @@ export interface SettlerOptions {
    *  next start waits for this settle (the cap counts running rows), so by default it does not linger
    *  at all — it goes with the next write. */
   atCapLingerMs?: number;
-  /** `freed`: the settled rows whose tenant was at its cap — each one frees a slot that tenant waits for. */
+  /** `freed`: the settled rows whose tenant was at its cap and whose slot no standby trigger took —
+   *  each one frees a slot that tenant waits for. */
   onSettled?: (rows: Settled[], freed: Settled[]) => void;
-  /** Claims to make in the settle's own transaction for the at-cap tenants a batch frees (store
-   *  hand-off.ts), each limited to those tenants; asked as the batch is written, so that the pools'
-   *  room is current. What they claimed goes to onHandedOff. */
-  handOff?: (freed: HeldBy[]) => ClaimInput[];
+  /** Claims to make in the settle's own transaction for the at-cap tenants of a batch (store
+   *  hand-off.ts): `freed` are the at-cap results whose slot no standby trigger took, `atCap` all of
+   *  them. Asked as the batch is written, so that the pools' room is current. What the claims got
+   *  goes to onHandedOff, what the standby claims got to onStandby. */
+  handOff?: (freed: HeldBy[], atCap: HeldBy[]) => { claims: ClaimInput[]; standby: StandbyInput[] };
   onHandedOff?: (input: ClaimInput, report: ClaimReport) => void;
+  onStandby?: (input: StandbyInput, claimed: ClaimedTrigger[]) => void;
   onError?: (err: unknown) => void;
   now: () => number;
   random?: () => number;
@@ -183,9 +188,11 @@ export class Settler {
 
   /** Settle a batch; with at-cap results in it, claim for their tenants in the same transaction. */
   private async settle(batch: Pending[]): Promise<Settled[]> {
-    const freed = batch.flatMap((p) => (p.atCap && p.by ? [p.by] : []));
-    const claims = freed.length > 0 && this.opts.handOff ? this.opts.handOff(freed) : [];
-    if (claims.length === 0)
+    const atCap = batch.flatMap((p) => (p.atCap && p.by ? [p.by] : []));
+    const freed = batch.flatMap((p) => (p.atCap && p.by && !p.s.successor ? [p.by] : []));
+    const { claims, standby } =
+      atCap.length > 0 && this.opts.handOff ? this.opts.handOff(freed, atCap) : { claims: [], standby: [] };
+    if (claims.length === 0 && standby.length === 0)
       return settle(
         this.opts.db,
         batch.map((p) => p.s),
@@ -194,9 +201,13 @@ export class Settler {
       this.opts.db,
       batch.map((p) => p.s),
       claims,
+      standby,
     );
     claims.forEach((c, i) => {
       this.opts.onHandedOff?.(c, r.claims[i]);
+    });
+    standby.forEach((c, i) => {
+      this.opts.onStandby?.(c, r.standby[i]);
     });
     return r.settled;
   }
@@ -213,7 +224,7 @@ export class Settler {
       const batch = this.queue.splice(0, this.batchSize);
       try {
         const rows = await this.settle(batch);
-        const atCap = new Set(batch.filter((p) => p.atCap).map((p) => p.s.id));
+        const atCap = new Set(batch.filter((p) => p.atCap && !p.s.successor).map((p) => p.s.id));
         this.opts.onSettled?.(rows, atCap.size === 0 ? [] : rows.filter((r) => atCap.has(r.id)));
       } catch (err) {
         this.opts.onError?.(err);

@@ -91,3 +91,4 @@ export {
   type NotificationDelivery,
   type NotificationRow,
 } from "./sql/notifications.ts";
+export { standbyClaim, type StandbyInput } from "./sql/standby.ts";

@@ -234,6 +234,10 @@ export const triggers = pgTable(
     // (sql/sending.ts). A trigger whose lease is lost while this equals attempt_count may have been
     // delivered: the reaper ends it `unknown` (lost_in_flight), never sent again. No index reads it.
     sendingAttempt: integer("sending_attempt"),
+    // A running trigger claimed on standby (sql/standby.ts): leased to its executor, which starts it in
+    // the slot one of its tenant's runs frees, but not counted in tenant_pools.running until that
+    // settle records the hand-over. Meaningful only while status = 'running'; every claim sets it.
+    standby: boolean("standby").notNull().default(false),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),

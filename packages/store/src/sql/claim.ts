@@ -12,7 +12,7 @@
 // tenant = min(maxInFlight − running, rate tokens, due). vstart = max(vtime, pool clock): a tenant back
 // from idle starts level with the busiest, never with banked credit. Every tenant's share is claimed
 // in one UPDATE, not one round trip per tenant.
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, pipelineTx, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
 
@@ -183,29 +183,9 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                      + extract(epoch FROM now() - coalesce(c.rate_updated_at, now())) * c.rate_per_second)
              END AS tokens,
              ${runningOf(sql`c.id`)} AS running,
-             -- The tenant's first due queue rows in claim order, up to dueScanCap(): how many it has
-             -- due, and which "picked" takes. One index scan per tenant, not one to count and another
-             -- to pick: each walks over the queue rows claims have deleted at the front of the tenant's
-             -- range until a vacuum removes them. Rows held back by overlap do not count as due: they
-             -- would take slots the claim then left empty (claim-due.pg.test.ts).
-             ARRAY(SELECT x.id FROM trigger_queue x
-                    WHERE x.tenant_id = c.id AND x.type = ${type} AND x.next_attempt_at <= now()
-                      -- Overlap skip / buffer_one: an exclusive trigger starts only when no trigger of its
-                      -- job is running AND it is its job's first due exclusive trigger — otherwise one
-                      -- claim could start two of the same job (a run-now next to a waiting fire), both
-                      -- unseen by the check.
-                      AND (NOT x.exclusive OR (
-                            NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = x.job_id AND o.status = 'running')
-                            AND x.id = (SELECT f.id FROM trigger_queue f
-                                         WHERE f.tenant_id = x.tenant_id AND f.type = x.type AND f.job_id = x.job_id
-                                           AND f.exclusive AND f.next_attempt_at <= now()
-                                         ORDER BY f.priority DESC, f.next_attempt_at, f.id
-                                         LIMIT 1)))
-                    -- NULLS LAST matches trigger_queue_claim_idx (priority is NOT NULL, so the order is the
-                    -- same): with the default NULLS FIRST the planner sorted a tenant's whole backlog.
-                    ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
-                    -- dueScanCap()
-                    LIMIT least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int) AS due_ids
+             -- The tenant's first due queue rows (dueIds), up to dueScanCap(): how many it has due, and
+             -- which "picked" takes.
+             ${dueIds(type, sql`c.id`, sql`least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int`)} AS due_ids
         FROM cand c
     ),
     -- The pool clock as this statement found it: where a tenant back from idle starts.
@@ -265,7 +245,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
       -- version locked after following a concurrent update is newer than this statement's snapshot
       -- and is simply not claimed (nor dequeued) this time.
       UPDATE triggers t
-         SET status = 'running', lease_owner = ${owner}, lease_token = ${leaseToken},
+         SET status = 'running', standby = false, lease_owner = ${owner}, lease_token = ${leaseToken},
              lease_expires_at = now() + make_interval(secs => ${leaseMs}::float8 / 1000),
              attempt_count = t.attempt_count + 1, updated_at = now()
        WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked WHERE status = 'pending'))
@@ -314,6 +294,37 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
        WHERE pools.type IN (SELECT p.type FROM pools p WHERE p.type = ${type} FOR UPDATE SKIP LOCKED)
          AND sub.v > pools.vclock
     )
+    ${claimResult()}`;
+}
+
+/** A tenant's first due queue rows in claim order, up to `limit` (an array of trigger ids). One index
+ *  scan per tenant, not one to count and another to pick: each walks over the queue rows claims have
+ *  deleted at the front of the tenant's range until a vacuum removes them. Rows held back by overlap
+ *  do not count as due: they would take slots the claim then left empty (claim-due.pg.test.ts). */
+export function dueIds(type: string, tenantId: SQL, limit: SQL): SQL {
+  return sql`ARRAY(SELECT x.id FROM trigger_queue x
+                    WHERE x.tenant_id = ${tenantId} AND x.type = ${type} AND x.next_attempt_at <= now()
+                      -- Overlap skip / buffer_one: an exclusive trigger starts only when no trigger of its
+                      -- job is running AND it is its job's first due exclusive trigger — otherwise one
+                      -- claim could start two of the same job (a run-now next to a waiting fire), both
+                      -- unseen by the check.
+                      AND (NOT x.exclusive OR (
+                            NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = x.job_id AND o.status = 'running')
+                            AND x.id = (SELECT f.id FROM trigger_queue f
+                                         WHERE f.tenant_id = x.tenant_id AND f.type = x.type AND f.job_id = x.job_id
+                                           AND f.exclusive AND f.next_attempt_at <= now()
+                                         ORDER BY f.priority DESC, f.next_attempt_at, f.id
+                                         LIMIT 1)))
+                    -- NULLS LAST matches trigger_queue_claim_idx (priority is NOT NULL, so the order is the
+                    -- same): with the default NULLS FIRST the planner sorted a tenant's whole backlog.
+                    ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
+                    LIMIT ${limit})`;
+}
+
+/** The claim's answer, read from its CTEs `claimed` (the claimed rows), `got` (per tenant how many),
+ *  `room` (per tenant: id, free, vstart, cost_ms, weight) and `clock0` (the pool clock). */
+export function claimResult(): SQL {
+  return sql`
     -- One row: the triggers as packed text (packed.ts: cheaper for Postgres than json_build_array per
     -- row), and each claimed job's and tenant's data once as JSON (not once per trigger; names, targets
     -- and payloads are free-form). The pool type is the caller's: not sent back.
@@ -360,7 +371,7 @@ interface ClaimResult {
 /** A tenant's WFQ slots in a claim: the first one's virtual start, and the step between them. */
 export type Slots = [vstart: number, step: number];
 
-function decodeClaim(
+export function decodeClaim(
   r: ClaimResult,
   type: string,
   leaseToken: string,

@@ -10,18 +10,29 @@
 // LOCKED. (A row fenced out of the settle — its lease was lost — leaves its tenant's row unlocked; if
 // that ever closes a cycle, Postgres aborts one side.) A failure rolls the whole transaction back and
 // the settle is retried (settler.ts).
+//
+// After the claims, standby claims (standby.ts) for tenants of the batch: their next triggers, held by
+// this executor for the moment one of their runs frees a slot, not counted against their cap.
 import { pipelineTx, type Db } from "../db.ts";
-import { claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
+import { claimStatements, type ClaimedTrigger, type ClaimInput, type ClaimReport } from "./claim.ts";
 import { decodeNotified, notifyStatements } from "./notifications.ts";
 import { decodeSettled, settleStatement, type Settled, type Settlement, type SettleResult } from "./settle.ts";
+import { standbyStatement, type StandbyInput } from "./standby.ts";
 
 export interface HandOff {
   settled: Settled[];
   /** Per claim input, in order, what it claimed (and which tenants another claim held). */
   claims: ClaimReport[];
+  /** Per standby input, in order, what it claimed on standby. */
+  standby: ClaimedTrigger[][];
 }
 
-export async function settleAndClaim(db: Db, items: Settlement[], claims: ClaimInput[]): Promise<HandOff> {
+export async function settleAndClaim(
+  db: Db,
+  items: Settlement[],
+  claims: ClaimInput[],
+  standby: StandbyInput[] = [],
+): Promise<HandOff> {
   // A claim over all due tenants would lock ledger rows out of order (above).
   if (claims.some((c) => !c.candidates || c.candidates.length === 0 || c.budget <= 0)) {
     throw new Error("settleAndClaim: each claim must name its candidate tenants and a budget above 0");
@@ -29,10 +40,17 @@ export async function settleAndClaim(db: Db, items: Settlement[], claims: ClaimI
   const parts = claims.map((c) => claimStatements(c));
   const notify = notifyStatements(items);
   const first = [settleStatement(items), ...(notify ?? [])];
-  const rows = await pipelineTx(db, [...first, ...parts.flatMap((p) => p.statements)]);
+  const stand = standby.map((s) => standbyStatement(s));
+  const rows = await pipelineTx(db, [
+    ...first,
+    ...parts.flatMap((p) => p.statements),
+    ...stand.map((s) => s.statement),
+  ]);
   const n = first.length;
+  const after = n + 2 * parts.length;
   return {
     settled: [...decodeSettled(rows[0] as SettleResult[]), ...(notify ? decodeNotified(rows[1]) : [])],
     claims: parts.map((p, i) => p.decode(rows[n + 2 * i], rows[n + 1 + 2 * i])),
+    standby: stand.map((s, i) => s.decode(rows[after + i])),
   };
 }

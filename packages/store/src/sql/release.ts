@@ -21,11 +21,12 @@ export async function releaseLeases(db: Db, leases: Array<{ id: string; leaseTok
              lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
         FROM jsonb_to_recordset(${input}::jsonb) AS x(id text, token text)
        WHERE t.id = x.id AND t.lease_token = x.token AND t.status = 'running'
-      RETURNING t.id, t.tenant_id, t.type
+      -- standby is left as it was: what it returns is whether the row was counted (standby.ts).
+      RETURNING t.id, t.tenant_id, t.type, t.standby
     ),
     locked AS MATERIALIZED (
       SELECT tp.tenant_id, tp.type, g.n FROM tenant_pools tp
-        JOIN (SELECT tenant_id, type, count(*)::int AS n FROM released GROUP BY 1, 2) g
+        JOIN (SELECT tenant_id, type, count(*)::int AS n FROM released WHERE NOT standby GROUP BY 1, 2) g
           ON g.tenant_id = tp.tenant_id AND g.type = tp.type
        ORDER BY tp.tenant_id, tp.type
          FOR UPDATE OF tp

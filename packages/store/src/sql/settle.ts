@@ -38,6 +38,9 @@ export interface Settlement {
   /** A success of a job that was failing (ClaimedTrigger.failing): its streak ends, job.recovered
    *  (notifications.ts). Not part of the settle statement. */
   recover?: boolean;
+  /** The trigger on standby (standby.ts) that took this run's slot when it finished: counted against
+   *  its tenant's cap from this settle on, in place of this one. */
+  successor?: { id: string; leaseToken: string; attempt: number } | null;
 }
 
 export interface AttemptDetail {
@@ -120,8 +123,11 @@ export function settleStatement(items: Settlement[]) {
       return row;
     }),
   );
-  // One statement: the fenced trigger update, the attempt record, job completion, the maxJobs counter
-  // and the worker-time charge.
+  const successors = JSON.stringify(
+    items.flatMap((i) => (i.successor ? [[i.successor.id, i.successor.leaseToken, i.successor.attempt]] : [])),
+  );
+  // One statement: the fenced trigger update, the attempt record, job completion, the maxJobs counter,
+  // the hand-over of slots to standby triggers and the worker-time charge.
   return sql`
     WITH input AS (
       SELECT x->>0 AS id, x->>1 AS token, (x->>2)::int AS attempt, x->>3 AS status,
@@ -160,8 +166,21 @@ export function settleStatement(items: Settlement[]) {
          AND t.attempt_count = i.attempt
          AND (i.reap IS NOT TRUE OR t.lease_expires_at <= now())
       -- The settlement's own fields come back with the row: nothing below joins "input" again.
-      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status, i.attempt, i.started_at, i.duration_ms,
-                i.outcome, i.http_status, i.error, i.response_body, i.detail, i.pause_job, i.ok
+      -- standby is not written here: what it returns is whether the row was counted as running.
+      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status, t.standby, i.attempt, i.started_at,
+                i.duration_ms, i.outcome, i.http_status, i.error, i.response_body, i.detail, i.pause_job, i.ok
+    ),
+    -- Standby triggers (standby.ts) that took a finished run's slot: counted from now on. Fenced by
+    -- their lease like the rows above; one settled in this same statement stays uncounted (it ran and
+    -- ended without ever being counted).
+    moved AS (
+      UPDATE triggers t SET standby = false
+        FROM (SELECT x->>0 AS id, x->>1 AS token, (x->>2)::int AS attempt
+                FROM jsonb_array_elements(${successors}::jsonb) AS x) m
+       WHERE t.id = ANY (ARRAY(SELECT x->>0 FROM jsonb_array_elements(${successors}::jsonb) AS x)) AND t.id = m.id
+         AND t.lease_token = m.token AND t.attempt_count = m.attempt AND t.status = 'running' AND t.standby
+         AND t.id NOT IN (SELECT id FROM input)
+      RETURNING t.tenant_id, t.type
     ),
     att AS (
       INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
@@ -192,15 +211,21 @@ export function settleStatement(items: Settlement[]) {
     ),
     -- Worker time: correct each tenant's virtual time by what it really used (the claim charged an
     -- estimate) and move the estimate towards reality (EWMA). 1 ms floor: no-op work still costs a slot.
+    -- And the running count: less the settled rows that were counted, plus the standby rows moved in.
     used AS (
-      SELECT d.tenant_id, d.type, count(*)::int AS n, sum(greatest(1, d.duration_ms)) AS total_ms
-        FROM done d GROUP BY d.tenant_id, d.type
+      SELECT tenant_id, type, sum(n)::int AS n, sum(total_ms) AS total_ms, sum(uncount)::int AS uncount FROM (
+        SELECT d.tenant_id, d.type, count(*) AS n, sum(greatest(1, d.duration_ms)) AS total_ms,
+               count(*) FILTER (WHERE NOT d.standby) AS uncount
+          FROM done d GROUP BY d.tenant_id, d.type
+        UNION ALL
+        SELECT m.tenant_id, m.type, 0, 0, -count(*) FROM moved m GROUP BY m.tenant_id, m.type) x
+       GROUP BY tenant_id, type
     ),
     -- Lock order (no deadlocks): tenant_pools rows in key order, as the claim does. The rows are locked
     -- with what each is charged, so the update below joins nothing else per row (joining "used" and
     -- "locked" again plans as a nested loop over both, quadratic in the batch's tenants).
     locked AS MATERIALIZED (
-      SELECT tp.tenant_id, tp.type, u.n, u.total_ms FROM tenant_pools tp
+      SELECT tp.tenant_id, tp.type, u.n, u.total_ms, u.uncount FROM tenant_pools tp
         JOIN used u ON u.tenant_id = tp.tenant_id AND u.type = tp.type
        ORDER BY tp.tenant_id, tp.type
          FOR UPDATE OF tp
@@ -208,9 +233,10 @@ export function settleStatement(items: Settlement[]) {
     charge AS (
       UPDATE tenant_pools tp
          SET vtime = tp.vtime + (l.total_ms - l.n * tp.cost_ms) / t.weight,
-             cost_ms = greatest(1, ${COST_KEEP} * tp.cost_ms + ${COST_TAKE} * (l.total_ms / l.n)),
+             cost_ms = CASE WHEN l.n = 0 THEN tp.cost_ms
+                            ELSE greatest(1, ${COST_KEEP} * tp.cost_ms + ${COST_TAKE} * (l.total_ms / l.n)) END,
              -- Every settled row was running (the fence), and none is now.
-             running = tp.running - l.n
+             running = tp.running - l.uncount
         FROM locked l JOIN tenants t ON t.id = l.tenant_id
        WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
     )

@@ -1,0 +1,1 @@
+ALTER TABLE "triggers" ADD COLUMN "standby" boolean DEFAULT false NOT NULL;

@@ -1,0 +1,103 @@
+// Standby claims: the next triggers of a tenant at its in-flight cap, claimed ahead but not counted
+// against the cap. The cap counts tenant_pools.running; a trigger on standby is running (leased to its
+// executor, renewed, reaped like any claimed trigger) with `standby` set, and not in that count. Its
+// executor starts it in the slot one of the tenant's runs frees, the moment that run finishes, without
+// a round trip; the settle of the finished run records the hand-over (settle.ts, `successor`): the
+// standby trigger is counted from then on, and the finished one no longer is, in one statement. The
+// count never falls below what really runs: the new run starts after the old one ended and is counted
+// before the old one stops being counted.
+//
+// Made in the settle's transaction (store hand-off.ts), after the settle and its hand-off claims, for
+// tenants of the batch (the settle holds their ledger rows already); or on its own, right after a
+// claim took a tenant to its cap (standbyClaim()). Either way the ledger rows it charges are locked in
+// key order, as claim and settle lock them: no lock cycle.
+// Tenants with a rate quota are left to the claims (their tokens are spent under the tenant lock,
+// which this statement does not take).
+import { sql } from "drizzle-orm";
+import { query, type Db } from "../db.ts";
+import { dueIds, type ClaimedTrigger, claimResult, decodeClaim, fairOrder } from "./claim.ts";
+
+export interface StandbyInput {
+  type: string;
+  owner: string;
+  leaseMs: number;
+  /** Per tenant, how many triggers to hold on standby (the statement claims at most its cap). */
+  want: Array<{ tenantId: string; n: number }>;
+}
+
+/** The standby claim's statement, and the decoding of its row. */
+export function standbyStatement(input: StandbyInput) {
+  const { type, owner, leaseMs } = input;
+  const leaseToken = crypto.randomUUID();
+  const want = JSON.stringify(input.want.map((w) => [w.tenantId, w.n]));
+  const statement = sql`
+    WITH want AS (SELECT x->>0 AS id, (x->>1)::int AS n FROM jsonb_array_elements(${want}::jsonb) AS x),
+    clock0 AS (SELECT coalesce((SELECT vclock FROM pools WHERE type = ${type}), 0) AS v),
+    -- Tenants at their cap (a tenant with room is the claims'), with no rate quota, in an active pool.
+    st AS (
+      SELECT t.id, t.weight, coalesce(tp.vtime, 0) AS vtime, coalesce(tp.cost_ms, 100) AS cost_ms,
+             ${dueIds(type, sql`t.id`, sql`least(w.n, t.max_in_flight)`)} AS due_ids
+        FROM want w
+        JOIN tenants t ON t.id = w.id
+        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
+       WHERE t.status = 'active' AND t.rate_per_second IS NULL AND w.n > 0
+         AND NOT EXISTS (SELECT 1 FROM pools p WHERE p.type = ${type} AND p.paused)
+         AND (SELECT coalesce(sum(r.running), 0) FROM tenant_pools r WHERE r.tenant_id = t.id) >= t.max_in_flight
+    ),
+    room AS (
+      SELECT id, weight, cost_ms, 0 AS free, greatest(vtime, (SELECT v FROM clock0)) AS vstart FROM st
+    ),
+    -- As in the claim: trigger rows locked SKIP LOCKED, by their row versions, only while pending.
+    locked AS (
+      SELECT t.ctid, t.id, t.status FROM triggers t
+       WHERE t.id = ANY (ARRAY(SELECT unnest(due_ids) FROM st))
+         FOR UPDATE SKIP LOCKED
+    ),
+    claimed AS (
+      UPDATE triggers t
+         SET status = 'running', standby = true, lease_owner = ${owner}, lease_token = ${leaseToken},
+             lease_expires_at = now() + make_interval(secs => ${leaseMs}::float8 / 1000),
+             attempt_count = t.attempt_count + 1, updated_at = now()
+       WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked WHERE status = 'pending'))
+      RETURNING t.id, t.tenant_id, t.job_id, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts
+    ),
+    dequeued AS (
+      DELETE FROM trigger_queue q
+       WHERE q.id = ANY (ARRAY(SELECT id FROM claimed UNION ALL SELECT id FROM locked WHERE status <> 'pending'))
+    ),
+    lease AS (
+      INSERT INTO leases (token, owner, expires_at, trigger_ids)
+      SELECT ${leaseToken}, ${owner}, now() + make_interval(secs => ${leaseMs}::float8 / 1000), array_agg(id)
+        FROM claimed HAVING count(*) > 0
+    ),
+    got AS (SELECT tenant_id, count(*)::int AS n FROM claimed GROUP BY tenant_id),
+    -- Charged like a claim (virtual time), but not counted as running. A tenant at its cap has a ledger
+    -- row.
+    ledger AS MATERIALIZED (
+      SELECT tp.tenant_id, got.n * r.cost_ms / r.weight AS charge FROM tenant_pools tp
+        JOIN got ON got.tenant_id = tp.tenant_id JOIN room r ON r.id = tp.tenant_id
+       WHERE tp.type = ${type}
+       ORDER BY tp.tenant_id
+         FOR UPDATE OF tp
+    ),
+    charge AS (
+      UPDATE tenant_pools tp SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + l.charge
+        FROM ledger l
+       WHERE tp.tenant_id = l.tenant_id AND tp.type = ${type}
+    )
+    ${claimResult()}`;
+  return {
+    statement,
+    decode(rows: unknown[]): ClaimedTrigger[] {
+      const { claimed, slots, vclock } = decodeClaim(rows[0] as Parameters<typeof decodeClaim>[0], type, leaseToken);
+      return fairOrder(claimed, slots, vclock);
+    },
+  };
+}
+
+/** A standby claim on its own (not in a settle's transaction). */
+export async function standbyClaim(db: Db, input: StandbyInput): Promise<ClaimedTrigger[]> {
+  if (input.want.length === 0) return [];
+  const s = standbyStatement(input);
+  return s.decode(await query(db, s.statement));
+}
