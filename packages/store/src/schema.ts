@@ -434,7 +434,7 @@ export const notificationFolds = pgTable(
   {
     channelId: key("channel_id").notNull(),
     subject: key("subject").notNull(),
-    event: text("event").notNull(),
+    event: key("event").notNull(),
     sentAt: ts("sent_at").notNull(),
     folded: integer("folded").notNull().default(0),
     // What the last one sent reported as folded (the fold statement returns it from here).

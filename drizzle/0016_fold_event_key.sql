@@ -1,0 +1,1 @@
+ALTER TABLE "notification_folds" ALTER COLUMN "event" SET DATA TYPE text COLLATE "C";
