@@ -71,6 +71,12 @@ function fmtWindow(seconds: number): string {
   return `${seconds} s`;
 }
 
+/** The job's name as the notification carries it (trigger.dead, job.paused, job.recovered). */
+function jobName(data: Record<string, unknown>): string | null {
+  const name = (data.job as { name?: unknown } | undefined)?.name;
+  return typeof name === "string" ? name : null;
+}
+
 function target(ch: ChannelRow): string {
   const t = shownChannelTarget(ch);
   return "to" in t ? t.to : t.url;
@@ -137,16 +143,18 @@ async function render(
                       {ch.id}
                     </td>
                     <td data-label="Actions">
-                      <PostForm action={`${url}/test`} csrf={csrf} class="inline">
-                        <button type="submit" class="secondary" aria-label={`Send a test notification to ${ch.id}`}>
-                          Send test
-                        </button>
-                      </PostForm>{" "}
-                      <PostForm action={`${url}/delete`} csrf={csrf} class="inline">
-                        <button type="submit" class="danger" aria-label={`Delete channel ${ch.id}`}>
-                          Delete
-                        </button>
-                      </PostForm>
+                      <div class="row-actions">
+                        <PostForm action={`${url}/test`} csrf={csrf}>
+                          <button type="submit" class="secondary" aria-label={`Send a test notification to ${ch.id}`}>
+                            Send test
+                          </button>
+                        </PostForm>
+                        <PostForm action={`${url}/delete`} csrf={csrf}>
+                          <button type="submit" class="danger" aria-label={`Delete channel ${ch.id}`}>
+                            Delete
+                          </button>
+                        </PostForm>
+                      </div>
                     </td>
                   </tr>
                 );
@@ -259,9 +267,7 @@ function NotificationTable(props: { c: Context<DashEnv>; list: Awaited<ReturnTyp
               </td>
               <td data-label="Job">
                 {n.jobId ? (
-                  <a class="mono" href={`${base}/jobs/${encodeURIComponent(n.jobId)}`}>
-                    {n.jobId}
-                  </a>
+                  <a href={`${base}/jobs/${encodeURIComponent(n.jobId)}`}>{jobName(n.data) ?? n.jobId}</a>
                 ) : (
                   "—"
                 )}
