@@ -43,7 +43,7 @@ label{display:block;font-size:.85rem;font-weight:600;margin:0 0 4px}
 .field{margin:0 0 12px}
 .field .hint{font-size:.8rem;color:var(--muted);margin:2px 0 0}
 .table-wrap+section.card{margin-top:16px}
-.row-actions{display:flex;flex-wrap:wrap;gap:6px}
+.row-actions{display:flex;gap:6px}.row-actions button{white-space:nowrap}
 fieldset.checks{border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:0 0 12px;max-width:28rem}
 fieldset.checks legend{font-size:.85rem;font-weight:600;padding:0 4px}
 fieldset.checks label{display:flex;gap:8px;align-items:center;font-weight:400;margin:4px 0}
