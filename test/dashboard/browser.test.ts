@@ -675,7 +675,20 @@ describe("dashboard in a real browser", () => {
     );
     await shot(page, "tenant-notifications");
 
-    // Through acme's portal at phone width: acme's channel and notifications, nothing of globex's.
+    // A Slack incoming-webhook URL is a credential: the page shows its origin only, as the API does.
+    const slack = await acme.notificationChannels.create({
+      type: "slack",
+      url: `${receiver.url}/services/T000/B000/slack-credential-xyz`,
+      events: ["job.recovered"],
+    });
+    await page.reload();
+    await expect(
+      page.locator("table[aria-labelledby=channels-h] tr", { hasText: slack.id }).locator("td").nth(1).textContent(),
+    ).resolves.toBe(`${receiver.url}/…`);
+    expect(await page.content()).not.toContain("slack-credential-xyz");
+
+    // Through acme's portal at phone width: acme's channels and notifications, nothing of globex's; the
+    // webhook channel deleted there, with the portal session's own CSRF token.
     const link = await admin.tenants.portalLink("acme");
     const phone = await openBrowser({ width: 390, height: 844 });
     try {
@@ -688,20 +701,34 @@ describe("dashboard in a real browser", () => {
       expect(text).toContain("trigger.dead");
       expect(text).not.toContain(other.id);
       expect(text).not.toContain("Operator view");
+      expect(await p.content()).not.toContain("slack-credential-xyz");
       expect(await overflowsX(p)).toBe(false);
       expect(await unlabelledControls(p)).toEqual([]);
       await shot(p, "notifications-phone");
+      await p.getByRole("button", { name: `Delete channel ${channel.id}` }).click();
+      await expect(p.getByRole("status").textContent()).resolves.toContain("Channel deleted");
+      await expect(p.locator("table[aria-labelledby=channels-h] tbody tr").count()).resolves.toBe(1);
+      // What was sent stays listed.
+      await expect(p.locator("table[aria-labelledby=sent-h] tbody tr").count()).resolves.toBe(2);
+      expect(await overflowsX(p)).toBe(false);
     } finally {
       await phone.close();
     }
+    expect((await acme.notificationChannels.list()).data.map((c) => c.id)).toEqual([slack.id]);
 
-    await page.getByRole("button", { name: `Delete channel ${channel.id}` }).click();
+    await page.reload();
+    await page.getByRole("button", { name: `Delete channel ${slack.id}` }).click();
     await expect(page.getByRole("status").textContent()).resolves.toContain("Channel deleted");
     await expect(row.count()).resolves.toBe(0);
     await expect(page.locator("main").textContent()).resolves.toContain("No channels");
     expect((await acme.notificationChannels.list()).data).toEqual([]);
-    // What was sent stays listed.
     await expect(sent.count()).resolves.toBe(2);
+    // A channel id of another tenant is not found here, and is left alone.
+    const res = await page.request.post(
+      `${server.url}/dashboard/admin/t/acme/notifications/channels/${other.id}/delete`,
+      { form: { csrf: await page.locator("input[name=csrf]").first().inputValue() } },
+    );
+    expect(res.status()).toBe(404);
     expect((await globex.notificationChannels.list()).data.map((c) => c.id)).toEqual([other.id]);
   });
 });
