@@ -85,6 +85,16 @@ function unlabelledControls(page: Page): Promise<string[]> {
   );
 }
 
+/** The API's refusal of a request (its code and message); fails if the API accepted it. */
+async function refusal(request: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await request;
+  } catch (err) {
+    return err as { code: string; message: string };
+  }
+  throw new Error("the API accepted what the dashboard refused");
+}
+
 /** Whether the page is wider than its viewport (a horizontal scroll at phone width). */
 function overflowsX(page: Page): Promise<boolean> {
   return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
@@ -561,5 +571,164 @@ describe("dashboard in a real browser", () => {
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });
     }
+  });
+  it("notification channels: added with the API's refusals, tested by keyboard, a dead letter listed, deleted", async () => {
+    const events = `${receiver.url}/fairway-events`;
+    const other = await globex.notificationChannels.create({ type: "webhook", url: `${receiver.url}/globex-events` });
+    await page.goto(`${server.url}/dashboard/admin/t/acme/notifications`);
+    await expect(page.locator("main").textContent()).resolves.toContain("No channels");
+    const add = page.getByRole("button", { name: "Add channel" });
+
+    // Refused with the API's own words: the same body through the API gets the same message.
+    await page.getByLabel("URL (webhook or Slack)").fill("not a url");
+    await page.getByLabel("Fold window (seconds)").fill("60");
+    await add.click();
+    const badUrl = await refusal(
+      acme.notificationChannels.create({ type: "webhook", url: "not a url", windowSeconds: 60 }),
+    );
+    await expect(page.locator("section.card [role=alert]").textContent()).resolves.toBe(badUrl.message);
+    await expect(page.getByLabel("URL (webhook or Slack)").inputValue()).resolves.toBe("not a url");
+    await page.getByLabel("Fold window (seconds)").fill("0");
+    await page.getByLabel("URL (webhook or Slack)").fill(events);
+    await add.click();
+    const badWindow = await refusal(
+      acme.notificationChannels.create({ type: "webhook", url: events, windowSeconds: 0 }),
+    );
+    await expect(page.locator("section.card [role=alert]").textContent()).resolves.toBe(badWindow.message);
+    expect(badWindow.message).toMatch(/^windowSeconds: /);
+    // This server has no SMTP: an email channel is refused, as through the API.
+    await page.getByLabel("Type").selectOption("email");
+    await page.getByLabel("Email address (email)").fill("ops@example.com");
+    await page.getByLabel("Fold window (seconds)").fill("");
+    await add.click();
+    const noSmtp = await refusal(acme.notificationChannels.create({ type: "email", to: "ops@example.com" }));
+    expect(noSmtp.code).toBe("email_unavailable");
+    await expect(page.locator("section.card [role=alert]").textContent()).resolves.toBe(noSmtp.message);
+    expect((await acme.notificationChannels.list()).data).toEqual([]);
+
+    await page.getByLabel("Type").selectOption("webhook");
+    await page.getByLabel("URL (webhook or Slack)").fill(events);
+    await page.getByLabel("trigger.dead").check();
+    await page.getByLabel("job.paused").check();
+    await page.getByLabel("Fold window (seconds)").fill("120");
+    await add.click();
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Channel added");
+    const [channel] = (await acme.notificationChannels.list()).data;
+    expect(channel).toMatchObject({
+      type: "webhook",
+      url: events,
+      events: ["trigger.dead", "job.paused"],
+      windowSeconds: 120,
+    });
+    const row = page.locator("table[aria-labelledby=channels-h] tbody tr");
+    await expect(row.count()).resolves.toBe(1);
+    expect(await row.locator("td").allTextContents()).toEqual([
+      "webhook",
+      events,
+      "trigger.dead, job.paused",
+      "2 min",
+      channel.id,
+      "Send testDelete",
+    ]);
+
+    // Send test, by keyboard: Tab to the channel's button, then Enter.
+    let reached = false;
+    for (let i = 0; i < 60 && !reached; i++) {
+      await page.keyboard.press("Tab");
+      reached = await page.evaluate(
+        (id) => document.activeElement?.getAttribute("aria-label") === `Send a test notification to ${id}`,
+        channel.id,
+      );
+    }
+    expect(reached).toBe(true);
+    await Promise.all([page.waitForURL(/done=tested/), page.keyboard.press("Enter")]);
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Test notification queued");
+    const atChannel = (type: string) =>
+      receiver.deliveries.filter((d) => d.path === "/fairway-events" && (d.body as { type?: string }).type === type);
+    await receiver.waitFor(() => atChannel("notification.test").length === 1, 20_000);
+    expect(atChannel("notification.test")[0]).toMatchObject({ verified: true });
+    const sent = page.locator("table[aria-labelledby=sent-h] tbody tr");
+    // The live region refreshes until the notification is sent.
+    await sent.filter({ hasText: "notification.test" }).filter({ hasText: "sent" }).waitFor({ timeout: 20_000 });
+
+    // A job whose target refuses with 400: one dead letter, one trigger.dead at the channel.
+    const job = await acme.jobs.create({
+      name: "notify-refused",
+      schedule: { delayMs: 0 },
+      target: { url: `${receiver.url}/status/400` },
+    });
+    await receiver.waitFor(() => atChannel("trigger.dead").length === 1, 20_000);
+    const dead = atChannel("trigger.dead")[0];
+    expect(dead.verified).toBe(true);
+    expect((dead.body as { data: { job: { id: string } } }).data.job.id).toBe(job.id);
+    await until(
+      () => acme.notifications(),
+      (p) => p.data.length === 2 && p.data.every((n) => n.status === "sent"),
+    );
+    await page.goto(`${server.url}/dashboard/admin/t/acme/notifications`);
+    await expect(sent.count()).resolves.toBe(2);
+    const cells = async (i: number) => (await sent.nth(i).locator("td").allTextContents()).slice(1);
+    expect(await cells(0)).toEqual(["trigger.dead", "notify-refused", `webhook ${channel.id}`, "sent", "1", "0"]);
+    expect(await cells(1)).toEqual(["notification.test", "—", `webhook ${channel.id}`, "sent", "1", "0"]);
+    await expect(sent.first().getByRole("link", { name: "notify-refused" }).getAttribute("href")).resolves.toBe(
+      `/dashboard/admin/t/acme/jobs/${job.id}`,
+    );
+    await shot(page, "tenant-notifications");
+
+    // A Slack incoming-webhook URL is a credential: the page shows its origin only, as the API does.
+    const slack = await acme.notificationChannels.create({
+      type: "slack",
+      url: `${receiver.url}/services/T000/B000/slack-credential-xyz`,
+      events: ["job.recovered"],
+    });
+    await page.reload();
+    await expect(
+      page.locator("table[aria-labelledby=channels-h] tr", { hasText: slack.id }).locator("td").nth(1).textContent(),
+    ).resolves.toBe(`${receiver.url}/…`);
+    expect(await page.content()).not.toContain("slack-credential-xyz");
+
+    // Through acme's portal at phone width: acme's channels and notifications, nothing of globex's; the
+    // webhook channel deleted there, with the portal session's own CSRF token.
+    const link = await admin.tenants.portalLink("acme");
+    const phone = await openBrowser({ width: 390, height: 844 });
+    try {
+      const p = await phone.context.newPage();
+      await p.goto(link.url);
+      await p.getByRole("link", { name: "Notifications" }).click();
+      await p.getByRole("heading", { name: "Notifications", level: 1 }).waitFor();
+      const text = await p.locator("main").textContent();
+      expect(text).toContain(channel.id);
+      expect(text).toContain("trigger.dead");
+      expect(text).not.toContain(other.id);
+      expect(text).not.toContain("Operator view");
+      expect(await p.content()).not.toContain("slack-credential-xyz");
+      expect(await overflowsX(p)).toBe(false);
+      expect(await unlabelledControls(p)).toEqual([]);
+      await shot(p, "notifications-phone");
+      await p.getByRole("button", { name: `Delete channel ${channel.id}` }).click();
+      await expect(p.getByRole("status").textContent()).resolves.toContain("Channel deleted");
+      await expect(p.locator("table[aria-labelledby=channels-h] tbody tr").count()).resolves.toBe(1);
+      // What was sent stays listed.
+      await expect(p.locator("table[aria-labelledby=sent-h] tbody tr").count()).resolves.toBe(2);
+      expect(await overflowsX(p)).toBe(false);
+    } finally {
+      await phone.close();
+    }
+    expect((await acme.notificationChannels.list()).data.map((c) => c.id)).toEqual([slack.id]);
+
+    await page.reload();
+    await page.getByRole("button", { name: `Delete channel ${slack.id}` }).click();
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Channel deleted");
+    await expect(row.count()).resolves.toBe(0);
+    await expect(page.locator("main").textContent()).resolves.toContain("No channels");
+    expect((await acme.notificationChannels.list()).data).toEqual([]);
+    await expect(sent.count()).resolves.toBe(2);
+    // A channel id of another tenant is not found here, and is left alone.
+    const res = await page.request.post(
+      `${server.url}/dashboard/admin/t/acme/notifications/channels/${other.id}/delete`,
+      { form: { csrf: await page.locator("input[name=csrf]").first().inputValue() } },
+    );
+    expect(res.status()).toBe(404);
+    expect((await globex.notificationChannels.list()).data.map((c) => c.id)).toEqual([other.id]);
   });
 });

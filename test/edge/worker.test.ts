@@ -277,6 +277,19 @@ describe("edge worker (wrangler dev, workerd)", () => {
     const secrets = await fetch(`${dev.url}${base}/secrets`);
     expect(secrets.status).toBe(200);
     expect(await secrets.text()).toContain("<h1>Secrets</h1>");
+    // The notifications page, and its add-channel form refusing email with the API's words: the
+    // Worker sends no email.
+    const notifications = await fetch(`${dev.url}${base}/notifications`);
+    expect(notifications.status).toBe(200);
+    const notificationsHtml = await notifications.text();
+    expect(notificationsHtml).toContain("<h1>Notifications</h1>");
+    const csrf = /name="csrf" value="([^"]+)"/.exec(notificationsHtml)![1];
+    const refused = await fetch(`${dev.url}${base}/notifications/channels`, {
+      method: "POST",
+      body: new URLSearchParams({ csrf, type: "email", to: "ops@example.com", windowSeconds: "900" }),
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("email channels cannot be created here: the Worker cannot send email");
     const tampered = await fetch(`${link.url.slice(0, -3)}abc`);
     expect(tampered.status).toBe(403);
     await tampered.text();

@@ -14,7 +14,7 @@ import { openRoutes } from "./routes/open.ts";
 import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
 import { operationsRoutes } from "./routes/operations.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
-import { notificationRoutes } from "./routes/notifications.ts";
+import { addChannel, notificationRoutes } from "./routes/notifications.ts";
 import { createPortalLinkRoute } from "./routes/portal-link.ts";
 import { dashboardApp, loggablePath } from "@fairway/dashboard";
 
@@ -52,7 +52,7 @@ export interface AppDeps {
 }
 
 type Optional = "metrics" | "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable";
-type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
+export type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
 
 export type AppEnv = {
   Variables: { deps: ResolvedDeps; tenant: TenantRow; log: Logger; requestId: string };
@@ -120,7 +120,10 @@ export function createApp(input: AppDeps) {
   app.route("/v1/admin/secrets", secretAdminRoutes);
   app.route("/v1/admin", adminRoutes);
   app.route("/v1/admin", operationsRoutes);
-  app.route("/dashboard", dashboardApp(deps));
+  app.route(
+    "/dashboard",
+    dashboardApp({ ...deps, addChannel: (tenantId, body) => addChannel(deps, tenantId, body, deps.log) }),
+  );
   app.use("/v1/*", requireTenant);
   app.route("/v1", tenantMetricsRoutes);
   app.route("/v1/jobs", jobRoutes);

@@ -1,6 +1,7 @@
 // Every API input, validated with zod (strict: unknown fields are errors, not silently dropped). Each
 // message says what to send instead: a user reading `schedule: …` must not have to guess the shape.
 import { SECRET_NAME } from "@fairway/core";
+import { NOTIFICATION_EVENTS } from "@fairway/store";
 import { z } from "zod";
 
 const DAY = 86_400_000;
@@ -257,10 +258,9 @@ export const jobListQuery = strict({
 
 export const deadLetterQuery = strict({ ...page, jobId: z.string().max(100).optional() });
 
-const NOTIFICATION_EVENT_NAMES = ["trigger.dead", "job.paused", "job.recovered", "tenant.quota_exhausted"] as const;
 const channelCommon = {
   events: z
-    .array(z.enum(NOTIFICATION_EVENT_NAMES, { error: `must be one of ${NOTIFICATION_EVENT_NAMES.join(", ")}` }))
+    .array(z.enum(NOTIFICATION_EVENTS, { error: `must be one of ${NOTIFICATION_EVENTS.join(", ")}` }))
     .min(1, "name at least one event, or leave events out for all of them")
     .optional(),
   /** At most one notification per job and event type in this window; the next one counts the folded. */
@@ -280,5 +280,5 @@ export const createChannelBody = z.discriminatedUnion(
 export const notificationListQuery = strict({
   ...page,
   channelId: z.string().max(100).optional(),
-  event: z.enum([...NOTIFICATION_EVENT_NAMES, "notification.test"]).optional(),
+  event: z.enum([...NOTIFICATION_EVENTS, "notification.test"]).optional(),
 });

@@ -1,5 +1,6 @@
 // Rows → the API's camelCase JSON. Secrets are never part of these shapes.
 import { nextFires } from "@fairway/core";
+import { notificationStatus, shownChannelTarget } from "@fairway/store";
 import type {
   AttemptDetail,
   AttemptRow,
@@ -154,21 +155,12 @@ export function channelJson(c: ChannelRow) {
   return {
     id: c.id,
     type: c.type,
-    ...(c.type === "email" ? { to: c.to! } : { url: c.type === "slack" ? `${new URL(c.url!).origin}/…` : c.url! }),
+    ...shownChannelTarget(c),
     events: c.events,
     windowSeconds: c.windowSeconds,
     createdAt: c.createdAt,
   };
 }
-
-/** A notification's delivery state, from its trigger's. */
-const NOTIFICATION_STATUS: Record<string, "pending" | "sent" | "failed" | "cancelled"> = {
-  pending: "pending",
-  running: "pending",
-  succeeded: "sent",
-  dead: "failed",
-  cancelled: "cancelled",
-};
 
 export function notificationJson(n: NotificationRow) {
   return {
@@ -179,7 +171,7 @@ export function notificationJson(n: NotificationRow) {
     jobId: n.jobId,
     folded: n.folded,
     data: n.data,
-    status: NOTIFICATION_STATUS[n.status] ?? "sent",
+    status: notificationStatus(n),
     attempts: n.attempts,
     createdAt: n.createdAt,
     finishedAt: n.finishedAt,

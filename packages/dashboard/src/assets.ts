@@ -33,7 +33,7 @@ tr:last-child td{border-bottom:0}
 td.num,th.num{text-align:right}
 .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
 .chip{display:inline-block;padding:1px 8px;border-radius:999px;background:var(--chip);font-size:.8rem;font-weight:600;white-space:nowrap}
-.s-active,.s-succeeded,.s-success,.s-live{background:#e3f3e8;color:var(--ok)}
+.s-active,.s-succeeded,.s-success,.s-live,.s-sent{background:#e3f3e8;color:var(--ok)}
 .s-paused,.s-pending,.s-running{background:#fdf1d8;color:var(--warn)}
 .s-dead,.s-suspended,.s-failed,.s-http_error,.s-network_error,.s-timeout,.s-lost,.s-unknown{background:#fbe4e2;color:var(--bad)}
 .s-cancelled,.s-completed,.s-skipped,.s-stopped{background:var(--chip);color:var(--muted)}
@@ -42,6 +42,13 @@ form.filters{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-end;margin:0 
 label{display:block;font-size:.85rem;font-weight:600;margin:0 0 4px}
 .field{margin:0 0 12px}
 .field .hint{font-size:.8rem;color:var(--muted);margin:2px 0 0}
+.table-wrap+section.card{margin-top:16px}
+.row-actions{display:flex;gap:6px}.row-actions button{white-space:nowrap}
+fieldset.checks{border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:0 0 12px;max-width:28rem}
+fieldset.checks legend{font-size:.85rem;font-weight:600;padding:0 4px}
+fieldset.checks label{display:flex;gap:8px;align-items:center;font-weight:400;margin:4px 0}
+fieldset.checks input{width:auto;min-height:0;margin:0}
+fieldset.checks .hint{font-size:.8rem;color:var(--muted);margin:4px 0 0}
 input,select{font:inherit;padding:7px 9px;border:1px solid #8a94a3;border-radius:6px;background:#fff;color:var(--fg);min-height:38px;max-width:100%}
 button,.button{font:inherit;font-weight:600;padding:7px 14px;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:var(--accent-fg);cursor:pointer;min-height:38px;text-decoration:none;display:inline-block}
 button.secondary,.button.secondary{background:#fff;color:var(--accent)}

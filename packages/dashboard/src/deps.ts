@@ -13,6 +13,9 @@ export interface DashboardDeps {
   portalOrigins: readonly string[];
   now: () => number;
   log: Logger;
+  /** Makes a notification channel from an API-shaped body with the API's own rules (packages/api hands
+   *  in the function its route uses); a refusal throws an error with the API's status, code and message. */
+  addChannel: (tenantId: string, body: unknown) => Promise<{ id: string }>;
 }
 
 /** Who is looking: the operator (every tenant), or one tenant through a portal session. */

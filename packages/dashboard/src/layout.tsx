@@ -20,12 +20,13 @@ export function adminNav(): NavItem[] {
   ];
 }
 
-/** The tenant view's sections, in navigation order. A new section (e.g. Notifications, between Secrets
- *  and Quota & usage) is one entry here and its page module routed in tenant-pages.tsx. */
+/** The tenant view's sections, in navigation order. A new section is one entry here and its page
+ *  module routed in tenant-pages.tsx. */
 const TENANT_SECTIONS: ReadonlyArray<{ path: string; label: string }> = [
   { path: "/jobs", label: "Jobs" },
   { path: "/dead-letters", label: "Dead letters" },
   { path: "/secrets", label: "Secrets" },
+  { path: "/notifications", label: "Notifications" },
   { path: "/usage", label: "Quota & usage" },
 ];
 

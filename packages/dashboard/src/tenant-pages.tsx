@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import type { DashEnv } from "./deps.ts";
 import { jobPages } from "./job-pages.tsx";
+import { notificationsPage } from "./notifications-page.tsx";
 import { secretsPage } from "./secrets-page.tsx";
 import { triggerPages } from "./trigger-pages.tsx";
 import { usagePage } from "./usage-page.tsx";
@@ -14,4 +15,5 @@ export const tenantPages = new Hono<DashEnv>();
 tenantPages.route("/", jobPages);
 tenantPages.route("/", triggerPages);
 tenantPages.route("/", secretsPage);
+tenantPages.route("/", notificationsPage);
 tenantPages.route("/", usagePage);

@@ -2,8 +2,9 @@
 // notifications sent to them (docs/notifications.md). Sending is the executor's: a notification is a
 // trigger of the tenant's notifications job, so it is fair, leased, retried and recorded.
 import { Hono } from "hono";
-import { newId } from "@fairway/core";
+import { newId, type Logger } from "@fairway/core";
 import {
+  type ChannelRow,
   createChannel,
   deleteChannel,
   getChannel,
@@ -12,22 +13,26 @@ import {
   NOTIFICATION_POOL,
   testChannel,
 } from "@fairway/store";
-import type { AppEnv } from "../app.ts";
+import type { AppEnv, ResolvedDeps } from "../app.ts";
 import { announceWork } from "../announce.ts";
-import { ApiError, notFound } from "../errors.ts";
+import { ApiError, fromZod, notFound } from "../errors.ts";
 import { checkUrl } from "../job-input.ts";
 import { createChannelBody, notificationListQuery, pageQuery } from "../schemas.ts";
 import { channelJson, notificationJson, page } from "../serialize.ts";
-import { jsonBody, queryOf } from "../validate.ts";
+import { queryOf, rawJsonBody } from "../validate.ts";
 
 /** At most this many channels per tenant: each event fans out to every channel that takes it. */
 const MAX_CHANNELS = 20;
 
 export const notificationRoutes = new Hono<AppEnv>();
 
-notificationRoutes.post("/notification-channels", async (c) => {
-  const { deps, tenant } = c.var;
-  const body = await jsonBody(c, createChannelBody);
+/** Makes a channel from a request body (parsed JSON, or the dashboard's form as the same shape) with
+ *  the API's rules; a refusal is an ApiError. The dashboard is handed this function, so a channel added
+ *  there is validated, and refused, exactly as through the API. */
+export async function addChannel(deps: ResolvedDeps, tenantId: string, raw: unknown, log: Logger): Promise<ChannelRow> {
+  const parsed = createChannelBody.safeParse(raw);
+  if (!parsed.success) throw fromZod(parsed.error);
+  const body = parsed.data;
   if (body.type === "email" && deps.emailUnavailable) {
     throw new ApiError(400, "email_unavailable", `email channels cannot be created here: ${deps.emailUnavailable}`);
   }
@@ -39,7 +44,7 @@ notificationRoutes.post("/notification-channels", async (c) => {
     );
   }
   const url = body.type === "email" ? null : checkUrl(body.url, deps.allowPrivateTargets, "url");
-  if ((await listChannels(deps.db, tenant.id, null, MAX_CHANNELS)).length >= MAX_CHANNELS) {
+  if ((await listChannels(deps.db, tenantId, null, MAX_CHANNELS)).length >= MAX_CHANNELS) {
     throw new ApiError(
       409,
       "too_many_channels",
@@ -48,14 +53,19 @@ notificationRoutes.post("/notification-channels", async (c) => {
   }
   const channel = await createChannel(deps.db, {
     id: newId("nch"),
-    tenantId: tenant.id,
+    tenantId,
     type: body.type,
     url,
     to: body.type === "email" ? body.to : null,
     events: body.events ?? null,
     windowSeconds: body.windowSeconds,
   });
-  c.var.log.info("notification channel created", { channelId: channel.id, type: channel.type });
+  log.info("notification channel created", { tenantId, channelId: channel.id, type: channel.type });
+  return channel;
+}
+
+notificationRoutes.post("/notification-channels", async (c) => {
+  const channel = await addChannel(c.var.deps, c.var.tenant.id, await rawJsonBody(c), c.var.log);
   return c.json(channelJson(channel), 201);
 });
 

@@ -13,6 +13,9 @@ import type { Settled, Settlement } from "./settle.ts";
 export const NOTIFICATION_POOL = "fairway.notifications";
 type ChannelType = "webhook" | "slack" | "email";
 
+/** The events a channel may take (its `events`; none named: all of them). */
+export const NOTIFICATION_EVENTS = ["trigger.dead", "job.paused", "job.recovered", "tenant.quota_exhausted"] as const;
+
 /** The tenant's notifications job: one per tenant, made with its first channel. Its retry policy
  *  (the system pool's, made with defaults below) is what a notification gets. */
 const notificationJobId = (tenantId: string) => `job_notifications_${tenantId}`;
@@ -31,6 +34,13 @@ export interface ChannelRow {
 
 const channelColumns = sql`id, tenant_id AS "tenantId", type, url, "to", events, window_seconds AS "windowSeconds",
   created_at AS "createdAt"`;
+
+/** Where a channel sends, as the API and the dashboard show it. A Slack incoming-webhook URL is itself
+ *  a credential (whoever has it can post to the workspace), so only its origin is shown. */
+export function shownChannelTarget(c: Pick<ChannelRow, "type" | "url" | "to">): { to: string } | { url: string } {
+  if (c.type === "email") return { to: c.to! };
+  return { url: c.type === "slack" ? `${new URL(c.url!).origin}/…` : c.url! };
+}
 
 /** A channel, and (the first time) the tenant's notifications job and the system pool. */
 export async function createChannel(db: Db, c: Omit<ChannelRow, "createdAt">): Promise<ChannelRow> {
@@ -335,6 +345,19 @@ export interface NotificationRow {
   status: string;
   attempts: number;
   finishedAt: Date | null;
+}
+
+/** A notification's delivery state, from its trigger's. */
+const DELIVERY_STATUS: Record<string, "pending" | "sent" | "failed" | "cancelled"> = {
+  pending: "pending",
+  running: "pending",
+  succeeded: "sent",
+  dead: "failed",
+  cancelled: "cancelled",
+};
+
+export function notificationStatus(n: Pick<NotificationRow, "status">): "pending" | "sent" | "failed" | "cancelled" {
+  return DELIVERY_STATUS[n.status] ?? "sent";
 }
 
 /** A tenant's notifications, newest first, with their triggers' delivery state. */
