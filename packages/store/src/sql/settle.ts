@@ -1,9 +1,9 @@
 // Settle (docs/architecture.md): one fenced transaction per batch. A row changes only while the caller still
 // holds the lease it claimed (same token, same attempt number), so a worker that lost its lease — or a
 // reaper racing a late worker — changes 0 rows. The attempt is recorded in the same statement: a first
-// attempt that succeeded in the trigger's own row (its ok_* columns), any other in attempt_log, where
-// (trigger_id, attempt) is unique. Either way no attempt can be counted twice; the `attempts` view
-// reads both.
+// attempt that succeeded in the trigger's own row (its ok_* columns) and its detail, if any, in
+// success_detail (keyed by trigger); any other in attempt_log, where (trigger_id, attempt) is unique.
+// Either way no attempt can be counted twice; the `attempts` view reads all three.
 import { sql } from "drizzle-orm";
 import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
 import { query, type Db } from "../db.ts";
@@ -137,8 +137,7 @@ export function settleStatement(items: Settlement[]) {
              ok_started_at = CASE WHEN i.ok THEN i.started_at END,
              ok_duration_ms = CASE WHEN i.ok THEN round(i.duration_ms)::int END,
              ok_http_status = CASE WHEN i.ok THEN i.http_status END,
-             ok_response_body = CASE WHEN i.ok THEN i.response_body END,
-             ok_detail = CASE WHEN i.ok THEN i.detail END
+             ok_response_body = CASE WHEN i.ok THEN i.response_body END
         FROM input i
        -- A HOT update (schema.ts, triggerQueue): no index reads a column it changes. A retry (status
        -- pending) goes back into the queue through the sync trigger of migration 0009.
@@ -161,6 +160,14 @@ export function settleStatement(items: Settlement[]) {
         FROM done d
        WHERE NOT d.ok
       ON CONFLICT (trigger_id, attempt) DO NOTHING
+    ),
+    -- That success's request and response headers: out of the trigger's row, whose settle stays a HOT
+    -- update only while its new version fits in the page (schema.ts, successDetail).
+    ok_detail AS (
+      INSERT INTO success_detail (trigger_id, detail)
+      SELECT d.id, d.detail FROM done d
+       WHERE d.ok AND d.detail IS NOT NULL
+      ON CONFLICT (trigger_id) DO NOTHING
     ),
     job_end AS (
       -- A one-time job completes when its trigger ends; 410 Gone pauses any job. Each job is looked up
