@@ -5,6 +5,6 @@ CREATE VIEW "public"."attempts" AS (
     FROM attempt_log
   UNION ALL
   SELECT t.id, t.tenant_id, 1, t.ok_started_at, t.ok_duration_ms, 'success', t.ok_http_status, NULL, t.ok_response_body,
-         s.detail, t.finished_at
+         s.detail::jsonb, t.finished_at
     FROM triggers t LEFT JOIN success_detail s ON s.trigger_id = t.id
    WHERE t.ok_started_at IS NOT NULL);

@@ -346,14 +346,14 @@ export const attemptLog = pgTable(
 
 /** The rest of a first attempt that succeeded, `{ request, responseHeaders, responseTruncated }` (see
  *  `detail` above), one row per trigger that has any: a webhook's, not an in-process handler's. Not in
- *  the trigger's row: a value this wide makes the settle's new version too big for the room HOT updates
- *  need in the page, and the settle costs several times as much
- *  (docs/decisions/0050-success-detail-side-table.md). Written only by settle, in the statement that
- *  sets the trigger's ok_* columns; read through the `attempts` view; deleted by retention with its
- *  trigger. No foreign key, as on attempt_log. */
+ *  the trigger's row: a value this wide leaves the settle's new version no room in the page, and the
+ *  update is no longer HOT. JSON text, not jsonb: the settle stores the string it was given, and the
+ *  `attempts` view parses it for the few that are read (docs/decisions/0050-success-detail-side-table.md).
+ *  Written only by settle, in the statement that sets the trigger's ok_* columns; deleted by retention
+ *  with its trigger. No foreign key, as on attempt_log. */
 export const successDetail = pgTable("success_detail", {
   triggerId: key("trigger_id").primaryKey(),
-  detail: jsonb("detail").notNull(),
+  detail: text("detail").notNull(),
 });
 
 /** Every finished attempt: the attempt log, and the first-attempt successes kept in trigger rows with
@@ -364,7 +364,7 @@ export const attempts = pgView("attempts", attemptColumns()).as(sql`
     FROM attempt_log
   UNION ALL
   SELECT t.id, t.tenant_id, 1, t.ok_started_at, t.ok_duration_ms, 'success', t.ok_http_status, NULL, t.ok_response_body,
-         s.detail, t.finished_at
+         s.detail::jsonb, t.finished_at
     FROM triggers t LEFT JOIN success_detail s ON s.trigger_id = t.id
    WHERE t.ok_started_at IS NOT NULL`);
 

@@ -104,7 +104,9 @@ export function settleStatement(items: Settlement[]) {
           storable(i.responseBody),
           i.pauseJob || null,
           i.reap || null,
-          i.detail ?? null,
+          // JSON text inside the input: one string for Postgres to read, not an object to build (see
+          // ok_detail below).
+          i.detail ? JSON.stringify(i.detail) : null,
         );
       }
       return row;
@@ -118,7 +120,7 @@ export function settleStatement(items: Settlement[]) {
              to_timestamp((x->>4)::float8 / 1000) AS started_at, (x->>5)::float8 AS duration_ms,
              x->>6 AS outcome, to_timestamp((x->>7)::float8 / 1000) AS next_attempt_at, x->>8 AS reason,
              (x->>9)::int AS http_status, x->>10 AS error, x->>11 AS response_body,
-             (x->>12)::boolean AS pause_job, (x->>13)::boolean AS reap, nullif(x->14, 'null') AS detail,
+             (x->>12)::boolean AS pause_job, (x->>13)::boolean AS reap, x->>14 AS detail,
              -- Recorded in the trigger's row (the attempts view spells it out as outcome "success", no error).
              coalesce(x->>3 = 'succeeded' AND (x->>2)::int = 1 AND x->>6 = 'success' AND x->>10 IS NULL, false) AS ok
         FROM jsonb_array_elements(${input}::jsonb) AS x
@@ -156,13 +158,14 @@ export function settleStatement(items: Settlement[]) {
       INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
                                http_status, error, response_body, detail)
       SELECT d.id, d.tenant_id, d.attempt, d.started_at, round(d.duration_ms)::int, d.outcome,
-             d.http_status, d.error, d.response_body, d.detail
+             d.http_status, d.error, d.response_body, d.detail::jsonb
         FROM done d
        WHERE NOT d.ok
       ON CONFLICT (trigger_id, attempt) DO NOTHING
     ),
     -- That success's request and response headers: out of the trigger's row, whose settle stays a HOT
-    -- update only while its new version fits in the page (schema.ts, successDetail).
+    -- update only while its new version fits in the page, and kept as the JSON text it came as: building
+    -- it into jsonb here was most of what recording it cost (schema.ts, successDetail).
     ok_detail AS (
       INSERT INTO success_detail (trigger_id, detail)
       SELECT d.id, d.detail FROM done d
