@@ -14,7 +14,7 @@ import { useTestDb } from "../support/use-db.ts";
 
 const DAY = 86_400_000;
 const h = useTestDb();
-const count = async (table: "triggers" | "attempt_log" | "jobs", where = sql`true`) =>
+const count = async (table: "triggers" | "attempt_log" | "success_detail" | "jobs", where = sql`true`) =>
   (await query<{ n: number }>(h.db, sql`SELECT count(*)::int AS n FROM ${sql.raw(table)} WHERE ${where}`))[0].n;
 
 it("deletes finished history after its tenant's period, dead after its own; pending stays; locked rows are skipped", async () => {
@@ -35,13 +35,15 @@ it("deletes finished history after its tenant's period, dead after its own; pend
   const ok = await seedDue(h.db, "a", 30);
   await seedDue(h.db, "a", 10, { maxAttempts: 2 });
   await seedDue(h.db, "a", 5, { at: new Date(Date.now() + 3600_000) });
-  // Succeed the first 30; the next 10 fail twice and are dead (two attempt_log rows each).
+  // Succeed the first 30, each with a request and response detail (a success_detail row each); the next
+  // 10 fail twice and are dead (two attempt_log rows each).
+  const detail = { request: null, responseHeaders: { "x-a": "1" }, responseTruncated: false };
   const c1 = await claim(h.db, { type: "work", budget: 100, owner: "t", leaseMs: 60_000 });
   await settle(
     h.db,
     c1.map((c) =>
       ok.triggerIds.includes(c.id)
-        ? succeeded(c)
+        ? succeeded(c, { detail })
         : succeeded(c, { status: "pending", outcome: "http_error", nextAttemptAt: new Date(Date.now() - 1000) }),
     ),
   );
@@ -53,6 +55,7 @@ it("deletes finished history after its tenant's period, dead after its own; pend
   );
   await h.db.execute(sql`UPDATE jobs SET status = 'completed' WHERE id = ${ok.jobId}`);
   expect(await count("attempt_log")).toBe(20);
+  expect(await count("success_detail")).toBe(30);
 
   const retentionAt = (offsetMs: number) =>
     new Retention({ db: h.db, now: () => Date.now() + offsetMs, log: silentLogger }, { batch: 7, pauseMs: 0 });
@@ -68,9 +71,11 @@ it("deletes finished history after its tenant's period, dead after its own; pend
   } finally {
     await other.end();
   }
+  expect(await count("success_detail")).toBe(1); // the skipped trigger's stays with it
   expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 1, jobs: 1 }); // and the completed job with it
   expect(await count("triggers", sql`status = 'dead'`)).toBe(10);
   expect(await count("attempt_log")).toBe(20);
+  expect(await count("success_detail")).toBe(0);
 
   expect(await retentionAt(31 * DAY).pass()).toEqual({ triggers: 10, jobs: 0 }); // the failing job is still active
   expect(await count("attempt_log")).toBe(0);

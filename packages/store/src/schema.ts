@@ -250,8 +250,7 @@ export const triggers = pgTable(
     okDurationMs: integer("ok_duration_ms"),
     okHttpStatus: integer("ok_http_status"),
     okResponseBody: text("ok_response_body"),
-    // The rest of that attempt's record: { request, responseHeaders, responseTruncated } (attemptDetail).
-    okDetail: jsonb("ok_detail"),
+    // The rest of that attempt's record, when it has any, is a success_detail row (successDetail).
   },
   (t) => [
     // A job's triggers by instant, and at most one scheduled trigger per (job, instant), ever, in one
@@ -362,16 +361,29 @@ export const attemptLog = pgTable(
   (t) => [primaryKey({ name: "attempts_trigger_id_attempt_pk", columns: [t.triggerId, t.attempt] })],
 );
 
-/** Every finished attempt: the attempt log, and the first-attempt successes kept in trigger rows. What
- *  readers (the API, operators in psql, the tests) query; only settle writes, to the two places. A
- *  lookup by trigger_id reaches both through their primary keys. */
+/** The rest of a first attempt that succeeded, `{ request, responseHeaders, responseTruncated }` (see
+ *  `detail` above), one row per trigger that has any: a webhook's, not an in-process handler's. Not in
+ *  the trigger's row: a value this wide leaves the settle's new version no room in the page, and the
+ *  update is no longer HOT. JSON text, not jsonb: the settle stores the string it was given, and the
+ *  `attempts` view parses it for the few that are read (docs/decisions/0050-success-detail-side-table.md).
+ *  Written only by settle, in the statement that sets the trigger's ok_* columns; deleted by retention
+ *  with its trigger. No foreign key, as on attempt_log. */
+export const successDetail = pgTable("success_detail", {
+  triggerId: key("trigger_id").primaryKey(),
+  detail: text("detail").notNull(),
+});
+
+/** Every finished attempt: the attempt log, and the first-attempt successes kept in trigger rows with
+ *  their success_detail. What readers (the API, operators in psql, the tests) query; only settle
+ *  writes, to the three places. A lookup by trigger_id reaches each through its primary key. */
 export const attempts = pgView("attempts", attemptColumns()).as(sql`
   SELECT trigger_id, tenant_id, attempt, started_at, duration_ms, outcome, http_status, error, response_body, detail, created_at
     FROM attempt_log
   UNION ALL
-  SELECT id, tenant_id, 1, ok_started_at, ok_duration_ms, 'success', ok_http_status, NULL, ok_response_body, ok_detail, finished_at
-    FROM triggers
-   WHERE ok_started_at IS NOT NULL`);
+  SELECT t.id, t.tenant_id, 1, t.ok_started_at, t.ok_duration_ms, 'success', t.ok_http_status, NULL, t.ok_response_body,
+         s.detail::jsonb, t.finished_at
+    FROM triggers t LEFT JOIN success_detail s ON s.trigger_id = t.id
+   WHERE t.ok_started_at IS NOT NULL`);
 
 /** A tenant's secrets, sealed (core secrets-crypto.ts: AES-256-GCM, the key id inside the value).
  *  Read by name at delivery, for the targets that name one; never returned by the API. */

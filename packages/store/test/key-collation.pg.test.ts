@@ -49,6 +49,7 @@ it('every text column in an index or a foreign key is COLLATE "C"', async () => 
     "pools.type",
     "secrets.name",
     "secrets.tenant_id",
+    "success_detail.trigger_id",
     "tenant_counters.tenant_id",
     "tenant_pools.tenant_id",
     "tenant_pools.type",

@@ -8,8 +8,7 @@ import { attemptLog, attempts, deadLetters, jobs, triggers } from "../schema.ts"
 /** What the trigger reads select: every column but the ok_* ones, the first attempt kept in the row
  *  when it succeeded (with its response body), which the attempts view reads. A page of triggers need
  *  not carry a hundred response bodies. */
-const { okStartedAt, okDurationMs, okHttpStatus, okResponseBody, okDetail, ...triggerFields } =
-  getTableColumns(triggers);
+const { okStartedAt, okDurationMs, okHttpStatus, okResponseBody, ...triggerFields } = getTableColumns(triggers);
 export type AttemptRow = typeof attempts.$inferSelect;
 
 export async function getJob(db: Db, tenantId: string, jobId: string) {

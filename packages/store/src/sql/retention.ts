@@ -1,8 +1,8 @@
 // History retention: finished triggers (succeeded, skipped, cancelled) older than their tenant's
-// historyRetentionDays, dead ones older than deadRetentionDays, their attempt rows, and finished
-// one-time jobs with no trigger left. In small batches, each its own short statement: rows are locked
-// SKIP LOCKED, so a claim, settle or replay never waits on a retention pass, and a pass never waits
-// on them. Found through triggers_job_idx (job_id, scheduled_for): a finished trigger was scheduled
+// historyRetentionDays, dead ones older than deadRetentionDays, their attempt rows (attempt_log and
+// success_detail), and finished one-time jobs with no trigger left. In small batches, each its own
+// short statement: rows are locked SKIP LOCKED, so a claim, settle or replay never waits on a
+// retention pass, and a pass never waits on them. Found through triggers_job_idx (job_id, scheduled_for): a finished trigger was scheduled
 // before it finished. An index on finished_at would read a column the settle writes, and every settle
 // would stop being a HOT update (schema.ts, triggerQueue); see docs/decisions/0040-retention.md.
 import { sql } from "drizzle-orm";
@@ -46,7 +46,8 @@ export async function deleteExpiredTriggers(
     ),
     att AS (DELETE FROM attempt_log a WHERE a.trigger_id = ANY (ARRAY(SELECT id FROM del))),
     -- A notification's row goes with its trigger (store notifications.ts).
-    ntf AS (DELETE FROM notifications n WHERE n.id = ANY (ARRAY(SELECT id FROM del)))
+    ntf AS (DELETE FROM notifications n WHERE n.id = ANY (ARRAY(SELECT id FROM del))),
+    det AS (DELETE FROM success_detail s WHERE s.trigger_id = ANY (ARRAY(SELECT id FROM del)))
     SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found`,
   );
   return { deleted: rows[0]?.deleted ?? 0, found: rows[0]?.found ?? 0 };

@@ -1,9 +1,9 @@
 // Settle (docs/architecture.md): one fenced transaction per batch. A row changes only while the caller still
 // holds the lease it claimed (same token, same attempt number), so a worker that lost its lease — or a
 // reaper racing a late worker — changes 0 rows. The attempt is recorded in the same statement: a first
-// attempt that succeeded in the trigger's own row (its ok_* columns), any other in attempt_log, where
-// (trigger_id, attempt) is unique. Either way no attempt can be counted twice; the `attempts` view
-// reads both.
+// attempt that succeeded in the trigger's own row (its ok_* columns) and its detail, if any, in
+// success_detail (keyed by trigger); any other in attempt_log, where (trigger_id, attempt) is unique.
+// Either way no attempt can be counted twice; the `attempts` view reads all three.
 import { sql } from "drizzle-orm";
 import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
 import { pipelineTx, query, type Db } from "../db.ts";
@@ -117,7 +117,9 @@ export function settleStatement(items: Settlement[]) {
           storable(i.responseBody),
           i.pauseJob || null,
           i.reap || null,
-          i.detail ?? null,
+          // JSON text inside the input: one string for Postgres to read, not an object to build (see
+          // ok_detail below).
+          i.detail ? JSON.stringify(i.detail) : null,
         );
       }
       return row;
@@ -134,7 +136,7 @@ export function settleStatement(items: Settlement[]) {
              to_timestamp((x->>4)::float8 / 1000) AS started_at, (x->>5)::float8 AS duration_ms,
              x->>6 AS outcome, to_timestamp((x->>7)::float8 / 1000) AS next_attempt_at, x->>8 AS reason,
              (x->>9)::int AS http_status, x->>10 AS error, x->>11 AS response_body,
-             (x->>12)::boolean AS pause_job, (x->>13)::boolean AS reap, nullif(x->14, 'null') AS detail,
+             (x->>12)::boolean AS pause_job, (x->>13)::boolean AS reap, x->>14 AS detail,
              -- Recorded in the trigger's row (the attempts view spells it out as outcome "success", no error).
              coalesce(x->>3 = 'succeeded' AND (x->>2)::int = 1 AND x->>6 = 'success' AND x->>10 IS NULL, false) AS ok
         FROM jsonb_array_elements(${input}::jsonb) AS x
@@ -153,8 +155,7 @@ export function settleStatement(items: Settlement[]) {
              ok_started_at = CASE WHEN i.ok THEN i.started_at END,
              ok_duration_ms = CASE WHEN i.ok THEN round(i.duration_ms)::int END,
              ok_http_status = CASE WHEN i.ok THEN i.http_status END,
-             ok_response_body = CASE WHEN i.ok THEN i.response_body END,
-             ok_detail = CASE WHEN i.ok THEN i.detail END
+             ok_response_body = CASE WHEN i.ok THEN i.response_body END
         FROM input i
        -- A HOT update (schema.ts, triggerQueue): no index reads a column it changes. A retry (status
        -- pending) goes back into the queue through the sync trigger of migration 0009.
@@ -186,10 +187,19 @@ export function settleStatement(items: Settlement[]) {
       INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
                                http_status, error, response_body, detail)
       SELECT d.id, d.tenant_id, d.attempt, d.started_at, round(d.duration_ms)::int, d.outcome,
-             d.http_status, d.error, d.response_body, d.detail
+             d.http_status, d.error, d.response_body, d.detail::jsonb
         FROM done d
        WHERE NOT d.ok
       ON CONFLICT (trigger_id, attempt) DO NOTHING
+    ),
+    -- That success's request and response headers: out of the trigger's row, whose settle stays a HOT
+    -- update only while its new version fits in the page, and kept as the JSON text it came as: building
+    -- it into jsonb here was most of what recording it cost (schema.ts, successDetail).
+    ok_detail AS (
+      INSERT INTO success_detail (trigger_id, detail)
+      SELECT d.id, d.detail FROM done d
+       WHERE d.ok AND d.detail IS NOT NULL
+      ON CONFLICT (trigger_id) DO NOTHING
     ),
     job_end AS (
       -- A one-time job completes when its trigger ends; 410 Gone pauses any job. Each job is looked up

@@ -1,0 +1,4 @@
+CREATE TABLE "success_detail" (
+	"trigger_id" text COLLATE "C" PRIMARY KEY NOT NULL,
+	"detail" text NOT NULL
+);
