@@ -146,6 +146,7 @@ export class Executor {
       now: this.now,
       onSettled: (rows, freed) => {
         this.stats.settled += rows.length;
+        this.opts.observer?.settled?.(rows, "attempt");
         // Retries are pending again, and a tenant at its cap has a slot again: the index learns them
         // (a claim that found the tenant at its cap set it aside). The settle has already claimed
         // for the freed tenants where the pool had room (handOff); slotsFreed covers the rest.
@@ -250,6 +251,7 @@ export class Executor {
     if (now - this.last.reap >= (this.opts.reapEveryMs ?? 1000)) {
       const reaped = await reapExpired(this.opts.db, now);
       this.stats.reaped += reaped.length;
+      if (reaped.length > 0) this.opts.observer?.settled?.(reaped, "reaper");
       this.last.reap = now;
       await this.ready?.mark(
         reaped.filter((r) => r.status === "pending").map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })),
