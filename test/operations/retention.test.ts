@@ -76,5 +76,9 @@ it("deletes finished history after its tenant's period, dead after its own; pend
   expect(await count("attempt_log")).toBe(0);
   expect(await count("triggers", sql`status = 'pending'`)).toBe(5);
   expect(await count("jobs")).toBe(2);
-  expect(await deleteExpiredTriggers(h.db, new Date(Date.now() + 3650 * DAY))).toEqual({ deleted: 0, found: 0 });
+  expect(await deleteExpiredTriggers(h.db, new Date(Date.now() + 3650 * DAY))).toEqual({
+    deleted: 0,
+    found: 0,
+    next: null,
+  });
 });

@@ -1,9 +1,17 @@
 // The retention loop (store retention.ts): every `everyMs`, deletes expired history in batches of
 // `batch` rows until a batch comes back short, pausing `pauseMs` between batches so it never holds a
-// connection or Postgres for long next to claims and settles. Every executor runs it; batches lock
-// SKIP LOCKED, so two executors split the work instead of waiting on each other.
+// connection or Postgres for long next to claims and settles. Each batch starts where the last one
+// ended (a cursor over the jobs), so a pass reads what it deletes once. Every executor runs it;
+// batches lock SKIP LOCKED, so two executors never wait on each other (both may read the same rows,
+// and one of them deletes each).
 import type { Logger } from "@fairway/core";
-import { deleteExpiredJobs, deleteExpiredTriggers, type Db } from "@fairway/store";
+import {
+  deleteExpiredJobs,
+  deleteExpiredTriggers,
+  type Db,
+  type RetentionBatch,
+  type RetentionCursor,
+} from "@fairway/store";
 import { Waker } from "./sleep.ts";
 
 export interface RetentionOptions {
@@ -43,9 +51,11 @@ export class Retention {
       ["triggers", deleteExpiredTriggers],
       ["jobs", deleteExpiredJobs],
     ] as const) {
+      let after: RetentionCursor | null = null;
       for (;;) {
-        const n = await del(this.deps.db, new Date(this.deps.now()), batch);
+        const n: RetentionBatch = await del(this.deps.db, new Date(this.deps.now()), batch, after);
         out[what] += n.deleted;
+        after = n.next;
         if (n.found < batch || this.stopping) break;
         await this.waker.sleep(this.opts.pauseMs ?? 20);
       }
