@@ -14,10 +14,9 @@ const FINISHED = sql`('succeeded', 'skipped', 'cancelled', 'unknown')`;
 export interface RetentionCursor {
   jobId: string;
   /** The scheduled time of the last trigger looked at, as Postgres prints it (exact to the
-   *  microsecond, unlike a Date). */
+   *  microsecond, unlike a Date). The next batch starts at it, not after it: manual runs of a job may
+   *  share a scheduled time, and a batch may have ended among them. */
   at?: string;
-  /** The last trigger looked at (manual runs of a job may share a scheduled time). */
-  id?: string;
 }
 
 export interface RetentionBatch {
@@ -29,10 +28,12 @@ export interface RetentionBatch {
 }
 
 /** Deletes up to `batch` expired triggers with their attempts, as of `now` (an injected clock in tests),
- *  among those after `after` in (job id, scheduled time) order. Each batch starts where the last one
- *  ended, so a pass reads each job's expired range once: a batch that started from the first job again
+ *  from `after` on in (job id, scheduled time) order. Each batch starts where the last one ended, so
+ *  a pass reads each job's expired range about once: a batch that started from the first job again
  *  would walk every job emptied so far and the index entries of every trigger deleted so far, and a
- *  pass would cost the square of what it deletes. */
+ *  pass would cost the square of what it deletes. Per job the scan is a range of triggers_job_idx
+ *  that stops after `batch` rows (the LIMIT also keeps the planner from flattening it into a merge
+ *  join over the whole index). */
 export async function deleteExpiredTriggers(
   db: Db,
   now: Date,
@@ -41,17 +42,8 @@ export async function deleteExpiredTriggers(
 ): Promise<RetentionBatch> {
   const at = now.toISOString();
   const fromJob = after?.jobId ?? "";
-  // Strictly after the cursor within its job, in (scheduled time, id) order, so that a later batch
-  // never reads a row twice; later jobs from their start.
-  const fromAt = after?.at ?? null;
-  const fromId = after?.id ?? "";
-  const rows = await query<{
-    deleted: number;
-    found: number;
-    job: string | null;
-    at: string | null;
-    id: string | null;
-  }>(
+  const fromAt = after?.at ?? "-infinity";
+  const rows = await query<{ deleted: number; found: number; job: string | null; at: string | null }>(
     db,
     sql`
     WITH cand AS MATERIALIZED (
@@ -59,19 +51,20 @@ export async function deleteExpiredTriggers(
         FROM jobs j
         JOIN tenants tn ON tn.id = j.tenant_id
         CROSS JOIN LATERAL (
-          SELECT x.id, x.status, x.scheduled_for, coalesce(x.finished_at, x.updated_at) AS done_at FROM triggers x
+          SELECT x.id, x.scheduled_for FROM triggers x
            WHERE x.job_id = j.id
              AND x.scheduled_for < ${at}::timestamptz - make_interval(days => least(tn.history_retention_days, tn.dead_retention_days))
-             AND (j.id > ${fromJob} OR ${fromAt}::text IS NULL
-                  OR (x.scheduled_for >= ${fromAt}::timestamptz AND (x.scheduled_for, x.id) > (${fromAt}::timestamptz, ${fromId})))
+             AND x.scheduled_for >= CASE WHEN j.id = ${fromJob} THEN ${fromAt}::timestamptz ELSE '-infinity' END
+             AND ((x.status IN ${FINISHED} AND coalesce(x.finished_at, x.updated_at) < ${at}::timestamptz - make_interval(days => tn.history_retention_days))
+              OR (x.status = 'dead' AND coalesce(x.finished_at, x.updated_at) < ${at}::timestamptz - make_interval(days => tn.dead_retention_days)))
+           ORDER BY x.scheduled_for
+           LIMIT ${batch}
         ) x
        WHERE j.id >= ${fromJob}
-         AND ((x.status IN ${FINISHED} AND x.done_at < ${at}::timestamptz - make_interval(days => tn.history_retention_days))
-          OR (x.status = 'dead' AND x.done_at < ${at}::timestamptz - make_interval(days => tn.dead_retention_days)))
-       ORDER BY j.id, x.scheduled_for, x.id
+       ORDER BY j.id, x.scheduled_for
        LIMIT ${batch}
     ),
-    last AS (SELECT * FROM cand ORDER BY job_id DESC, scheduled_for DESC, id DESC LIMIT 1),
+    last AS (SELECT job_id, scheduled_for FROM cand ORDER BY job_id DESC, scheduled_for DESC LIMIT 1),
     locked AS (
       SELECT t.id FROM triggers t WHERE t.id = ANY (ARRAY(SELECT id FROM cand)) FOR UPDATE SKIP LOCKED
     ),
@@ -83,14 +76,13 @@ export async function deleteExpiredTriggers(
     ),
     att AS (DELETE FROM attempt_log a WHERE a.trigger_id = ANY (ARRAY(SELECT id FROM del)))
     SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found,
-           (SELECT job_id FROM last) AS job,
-           (SELECT scheduled_for::text FROM last) AS at, (SELECT id FROM last) AS id`,
+           (SELECT job_id FROM last) AS job, (SELECT scheduled_for::text FROM last) AS at`,
   );
   const r = rows[0];
   return {
     deleted: r?.deleted ?? 0,
     found: r?.found ?? 0,
-    next: r?.job ? { jobId: r.job, at: r.at ?? undefined, id: r.id ?? undefined } : null,
+    next: r?.job ? { jobId: r.job, at: r.at ?? undefined } : null,
   };
 }
 
