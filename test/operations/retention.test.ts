@@ -10,6 +10,7 @@ import { Retention } from "@fairway/executor";
 import { silentLogger } from "@fairway/core";
 import { claim, deleteExpiredTriggers, query, settle, sql } from "@fairway/store";
 import { seedDue, seedTenant, succeeded } from "../support/seed.ts";
+import { until } from "../support/until.ts";
 import { useTestDb } from "../support/use-db.ts";
 
 const DAY = 86_400_000;
@@ -98,4 +99,27 @@ it("deletes finished history after its tenant's period, dead after its own; pend
     found: 0,
     next: null,
   });
+});
+
+it("stops at once when stopped during a pass, between two batches", async () => {
+  await seedTenant(h.db, "b", { maxInFlight: 1000 });
+  const done = await seedDue(h.db, "b", 3);
+  const c = await claim(h.db, { type: "work", budget: 100, owner: "t", leaseMs: 60_000 });
+  await settle(
+    h.db,
+    c.map((x) => succeeded(x)),
+  );
+  expect(c.map((x) => x.id).sort()).toEqual([...done.triggerIds].sort());
+  // One trigger a batch, an hour between batches and between passes: only stop() can end it.
+  const r = new Retention(
+    { db: h.db, now: () => Date.now() + 40 * DAY, log: silentLogger },
+    { batch: 1, pauseMs: 3_600_000, everyMs: 3_600_000 },
+  );
+  r.start();
+  await until(
+    () => count("triggers", sql`tenant_id = 'b'`),
+    (n) => n === 2,
+  );
+  await r.stop(); // the test's own timeout fails it if this sleeps an interval
+  expect(await count("triggers", sql`tenant_id = 'b'`)).toBe(2); // no batch after the stop
 });

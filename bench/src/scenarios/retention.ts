@@ -83,6 +83,11 @@ export async function expiredLeft(db: Db): Promise<number> {
   return r.n;
 }
 
+async function oneTimeJobsLeft(db: Db): Promise<number> {
+  const [r] = await query<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM jobs WHERE id LIKE 'job_0o%'`);
+  return r.n;
+}
+
 /** The seeded database every arm copies. */
 export async function seeded(ctx: BenchContext, s: Size): Promise<TestDb> {
   const tdb = await benchDb(4);
@@ -170,7 +175,12 @@ async function arm(
     const out: ArmResult = { perS: ((s.due * rounds) / timedMs) * 1000, claims };
     if (r) {
       out.deletedDuringLoad = s.expired - (await expiredLeft(db));
-      await waitUntil(async () => (await expiredLeft(db)) === 0, 1_800_000, "every expired trigger deleted", 500);
+      await waitUntil(
+        async () => (await expiredLeft(db)) === 0 && (await oneTimeJobsLeft(db)) === 0,
+        1_800_000,
+        "every expired trigger and finished one-time job deleted",
+        500,
+      );
       out.deleteS = (performance.now() - deleteStarted) / 1000;
       await r.stop();
       ctx.log(

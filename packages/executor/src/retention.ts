@@ -72,6 +72,7 @@ export class Retention {
         after = stuck && n.next ? { jobId: `${n.next.jobId}\u0001` } : n.next;
         if (n.found < batch || this.stopping) break;
         await this.waker.sleep(Math.max(this.opts.pauseMs ?? 20, (took * (1 - share)) / share));
+        if (this.stopping) break;
       }
     }
     return out;
@@ -85,7 +86,8 @@ export class Retention {
       } catch (err) {
         this.deps.log.error("retention pass failed", { err });
       }
-      await this.waker.sleep(this.opts.everyMs ?? 60_000);
+      // A stop() during the pass woke one of its pauses; it must not sleep a whole interval now.
+      if (!this.stopping) await this.waker.sleep(this.opts.everyMs ?? 60_000);
     }
   }
 }
