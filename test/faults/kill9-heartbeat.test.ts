@@ -85,6 +85,16 @@ it("kill -9: leases are reaped after the heartbeat timeout, not the lease; lost 
     expect(report.foreign).toBe(0);
     expect(report.duplicates).toBeLessThanOrEqual(IN_FLIGHT);
     expect(survivor.stats.reaped).toBe(leased);
+    // Each of the victim's runs was reaped (a lease_expired attempt on record) after the victim was
+    // marked lost, never before: the heartbeat timeout, not the ten-minute lease, let them go.
+    const [order] = await query<{ reapedRuns: number; beforeLost: number }>(
+      db.store.db,
+      sql`SELECT count(*)::int AS "reapedRuns",
+                 count(*) FILTER (WHERE a.created_at < e.lost_at)::int AS "beforeLost"
+            FROM attempt_log a, executors e
+           WHERE e.id = 'victim' AND a.outcome = 'lease_expired' AND a.error LIKE '%victim%'`,
+    );
+    expect(order).toEqual({ reapedRuns: leased, beforeLost: 0 });
     expect(await attemptAnomalies(db.store.db)).toEqual([]);
 
     const list = await executors();

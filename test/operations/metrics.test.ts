@@ -1,7 +1,10 @@
 // /metrics on a real server process, scraped and parsed as Prometheus text: it needs the admin token
 // or the metrics token; attempt-duration buckets match a receiver that answers after a known delay,
 // fire-lag buckets a pool paused for a known time; per-tenant series are bounded; a tenant reads only
-// its own series at /v1/metrics; every finished attempt is one `attempt_finished` log line.
+// its own series at /v1/metrics; every finished attempt is one `attempt_finished` log line; a dead letter
+// is counted where it was made and kept fleet-wide; every metric docs/operations.md names is served,
+// and every one served is named there.
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { histogram, parsePrometheus, samples } from "../support/prometheus.ts";
@@ -52,13 +55,21 @@ async function tenant(id: string): Promise<string> {
   expect((await admin("POST", "/v1/admin/tenants", { id, name: id, maxInFlight: 50 })).status).toBe(201);
   return (await admin("POST", `/v1/admin/tenants/${id}/keys`)).json.key;
 }
-const job = (key: string, type: string, path: string) =>
+const job = (key: string, type: string, path: string, extra: Record<string, unknown> = {}) =>
   call(key, "POST", "/v1/jobs", {
     name: "m",
     type,
     schedule: { delayMs: 0 },
     target: { url: `${receiver.url}${path}` },
+    ...extra,
   });
+
+/** The metric names docs/operations.md's Metrics section lists (its tables' first column). */
+function documentedMetrics(): string[] {
+  const doc = readFileSync(new URL("../../docs/operations.md", import.meta.url), "utf8");
+  const section = doc.slice(doc.indexOf("## Metrics"), doc.indexOf("\n## ", doc.indexOf("## Metrics") + 1));
+  return [...section.matchAll(/^\| `(fairway_[a-z_]+)`/gm)].map((m) => m[1]);
+}
 
 it("scrapes with a token only; buckets, counters, gauges, tenant view and the attempt log line", async () => {
   const a = await tenant("alpha");
@@ -72,6 +83,8 @@ it("scrapes with a token only; buckets, counters, gauges, tenant view and the at
   // Three deliveries that take SLOW_MS, two that answer at once.
   for (let i = 0; i < 3; i++) expect((await job(a, "slow", `/slow/${SLOW_MS}`)).status).toBe(201);
   for (let i = 0; i < 2; i++) expect((await job(b, "fast", "/ok")).status).toBe(201);
+  // One that fails once with no retry left: a dead letter.
+  expect((await job(b, "failing", "/status/500", { retry: { maxAttempts: 1 } })).status).toBe(201);
   // Two triggers that wait PAUSED_MS behind a paused pool: their first attempts start at least that late.
   await admin("POST", "/v1/admin/pools/lagged/pause");
   for (let i = 0; i < 2; i++) expect((await job(b, "lagged", "/ok")).status).toBe(201);
@@ -80,11 +93,13 @@ it("scrapes with a token only; buckets, counters, gauges, tenant view and the at
   expect(samples(pausedScrape, "fairway_pool_paused", { pool: "lagged" })[0].value).toBe("1");
   expect(samples(pausedScrape, "fairway_triggers_due", { pool: "lagged" })[0].value).toBe("2");
   await admin("POST", "/v1/admin/pools/lagged/resume");
-  await receiver.waitFor((d) => d.length === 7);
+  await receiver.waitFor((d) => d.length === 8);
 
   const m = await until(
     async () => parsePrometheus((await call(METRICS_TOKEN, "GET", "/metrics")).text),
-    (m) => histogram(m, "fairway_attempt_duration_seconds").count === 7,
+    (m) =>
+      histogram(m, "fairway_attempt_duration_seconds").count === 8 &&
+      samples(m, "fairway_executor_settled_total")[0]?.value === "8", // settles are batched after the attempts
   );
   const slow = histogram(m, "fairway_attempt_duration_seconds", { pool: "slow", outcome: "success" });
   expect(slow.type).toBe("HISTOGRAM");
@@ -100,22 +115,41 @@ it("scrapes with a token only; buckets, counters, gauges, tenant view and the at
   expect(lag.buckets["+Inf"]).toBe(2);
 
   expect(samples(m, "fairway_attempts_total", { pool: "slow", outcome: "success" })[0].value).toBe("3");
+  // The dead letter: counted by the process whose settle made it, and kept fleet-wide and per tenant.
+  expect(samples(m, "fairway_attempts_total", { pool: "failing", outcome: "http_error" })[0].value).toBe("1");
   expect(m.get("fairway_dead_letters_total")?.type).toBe("COUNTER");
+  expect(samples(m, "fairway_dead_letters_total").map((s) => [s.labels?.pool, s.value])).toEqual([["failing", "1"]]);
+  expect(samples(m, "fairway_dead_letters")[0].value).toBe("1");
+  expect(samples(m, "fairway_tenant_dead", { tenant: "beta" })[0].value).toBe("1");
+  expect(m.get("fairway_reaped_total")?.type).toBe("COUNTER");
+  expect(samples(m, "fairway_reaped_total")).toEqual([]); // nothing was reaped
   expect(m.get("fairway_lease_renewal_failures_total")?.type).toBe("COUNTER");
+  expect(samples(m, "fairway_lease_renewal_failures_total")[0].value).toBe("0");
+  // The executor's totals: 8 claimed and settled (each attempt once), nothing released, no loop errors.
+  expect(samples(m, "fairway_executor_claimed_total")[0].value).toBe("8");
+  expect(samples(m, "fairway_executor_settled_total")[0].value).toBe("8");
+  expect(samples(m, "fairway_executor_released_total")[0].value).toBe("0");
+  expect(samples(m, "fairway_executor_loop_errors_total")[0].value).toBe("0");
   expect(m.get("fairway_notifications_total")?.type).toBe("COUNTER");
   expect(histogram(m, "fairway_claim_duration_seconds").count).toBeGreaterThan(0);
   expect(samples(m, "fairway_executors")[0].value).toBe("1");
   expect(samples(m, "fairway_pool_paused", { pool: "lagged" })[0].value).toBe("0");
-  expect(samples(m, "fairway_pool_saturation", { pool: "slow" })).toHaveLength(1);
+  expect(Number(samples(m, "fairway_pool_capacity", { pool: "slow" })[0].value)).toBeGreaterThan(0);
+  expect(samples(m, "fairway_pool_saturation", { pool: "slow" })[0].value).toBe("0"); // nothing running
   expect(samples(m, "fairway_triggers_running", { pool: "slow" })[0].value).toBe("0");
+  expect(samples(m, "fairway_triggers_due", { pool: "slow" })[0].value).toBe("0");
   // Per-tenant series for the busiest two tenants only, and no label but pool, outcome, tenant, le.
   expect(samples(m, "fairway_tenant_max_in_flight")).toHaveLength(2);
+  expect(samples(m, "fairway_tenant_max_in_flight", { tenant: "beta" })[0].value).toBe("50");
+  expect(samples(m, "fairway_tenant_running")).toHaveLength(2);
+  expect(samples(m, "fairway_tenant_due")).toHaveLength(2);
   for (const f of m.values())
     for (const s of f.metrics)
       for (const k of Object.keys(s.labels ?? {}))
         expect([
           "pool",
           "outcome",
+          "status",
           "tenant",
           "le",
           "kind",
@@ -139,7 +173,7 @@ it("scrapes with a token only; buckets, counters, gauges, tenant view and the at
       .map((s) => s.labels?.pool)
       .sort(),
   ).toEqual(expect.arrayContaining(["fast", "lagged"]));
-  expect(own.text).not.toMatch(/alpha|gamma|fairway_executors|fairway_attempt_duration/);
+  expect(own.text).not.toMatch(/alpha|gamma|fairway_executors|fairway_attempt_duration|fairway_dead_letters/);
   expect((await call(server.adminToken, "GET", "/v1/metrics")).status).toBe(403);
 
   // One attempt_finished line per attempt, with the fields an operator filters by.
@@ -148,9 +182,18 @@ it("scrapes with a token only; buckets, counters, gauges, tenant view and the at
     .split("\n")
     .filter((l) => l.includes('"attempt_finished"'))
     .map((l) => JSON.parse(l));
-  expect(lines).toHaveLength(7);
+  expect(lines).toHaveLength(8);
   const first = lines.find((l) => l.type === "slow");
   expect(first).toMatchObject({ event: "attempt_finished", tenantId: "alpha", attempt: 1, outcome: "success" });
   for (const k of ["jobId", "triggerId", "scheduledFor", "durationMs", "executor"]) expect(first[k]).toBeDefined();
   expect(first.durationMs).toBeGreaterThanOrEqual(SLOW_MS);
+
+  // The docs and the scrape name the same metrics (prom-client's process metrics aside).
+  const documented = documentedMetrics();
+  const served = [...m.keys()].filter((n) => n.startsWith("fairway_") && !n.startsWith("fairway_process_"));
+  const families = served.filter(
+    (n) => !/_(bucket|sum|count)$/.test(n) || !served.includes(n.replace(/_(bucket|sum|count)$/, "")),
+  );
+  expect(documented.length).toBeGreaterThan(15);
+  expect(families.sort()).toEqual([...documented].sort());
 });

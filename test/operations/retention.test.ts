@@ -10,6 +10,7 @@ import { Retention } from "../../packages/executor/src/retention.ts";
 import { silentLogger } from "@fairway/core";
 import { claim, deleteExpiredTriggers, query, settle, sql } from "@fairway/store";
 import { seedDue, seedTenant, succeeded } from "../support/seed.ts";
+import { until } from "../support/until.ts";
 import { useTestDb } from "../support/use-db.ts";
 
 const DAY = 86_400_000;
@@ -77,9 +78,53 @@ it("deletes finished history after its tenant's period, dead after its own; pend
   expect(await count("attempt_log")).toBe(20);
   expect(await count("success_detail")).toBe(0);
 
-  expect(await retentionAt(31 * DAY).pass()).toEqual({ triggers: 10, jobs: 0 }); // the failing job is still active
+  // Eight of the ten dead ones, all of one instant, locked elsewhere: more than a batch. The pass
+  // neither waits nor reads them forever; it deletes none of them, and the next pass the rest.
+  const dead = (await query<{ id: string }>(h.db, sql`SELECT id FROM triggers WHERE status = 'dead' ORDER BY id`)).map(
+    (r) => r.id,
+  );
+  const holder = postgres(h.t.url, { max: 1 });
+  let first = 0;
+  try {
+    await holder.begin(async (tx) => {
+      await tx`SELECT 1 FROM triggers WHERE id = ANY (${dead.slice(0, 8)}) FOR UPDATE`;
+      first = (await retentionAt(31 * DAY).pass()).triggers;
+      expect(first).toBeLessThanOrEqual(2);
+      expect(await count("triggers", sql`id IN ${dead.slice(0, 8)}`)).toBe(8);
+    });
+  } finally {
+    await holder.end();
+  }
+  expect(await retentionAt(31 * DAY).pass()).toEqual({ triggers: 10 - first, jobs: 0 }); // the failing job is still active
   expect(await count("attempt_log")).toBe(0);
   expect(await count("triggers", sql`status = 'pending'`)).toBe(5);
   expect(await count("jobs")).toBe(2);
-  expect(await deleteExpiredTriggers(h.db, new Date(Date.now() + 3650 * DAY))).toEqual({ deleted: 0, found: 0 });
+  expect(await deleteExpiredTriggers(h.db, new Date(Date.now() + 3650 * DAY))).toEqual({
+    deleted: 0,
+    found: 0,
+    next: null,
+  });
+});
+
+it("stops at once when stopped during a pass, between two batches", async () => {
+  await seedTenant(h.db, "b", { maxInFlight: 1000 });
+  const done = await seedDue(h.db, "b", 3);
+  const c = await claim(h.db, { type: "work", budget: 100, owner: "t", leaseMs: 60_000 });
+  await settle(
+    h.db,
+    c.map((x) => succeeded(x)),
+  );
+  expect(c.map((x) => x.id).sort()).toEqual([...done.triggerIds].sort());
+  // One trigger a batch, an hour between batches and between passes: only stop() can end it.
+  const r = new Retention(
+    { db: h.db, now: () => Date.now() + 40 * DAY, log: silentLogger },
+    { batch: 1, pauseMs: 3_600_000, everyMs: 3_600_000 },
+  );
+  r.start();
+  await until(
+    () => count("triggers", sql`tenant_id = 'b'`),
+    (n) => n === 2,
+  );
+  await r.stop(); // the test's own timeout fails it if this sleeps an interval
+  expect(await count("triggers", sql`tenant_id = 'b'`)).toBe(2); // no batch after the stop
 });

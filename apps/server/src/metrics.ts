@@ -1,8 +1,9 @@
 // The Node server's own metrics (prom-client): what only the process sees — attempt durations, fire
-// lag, claim time, outcomes, renewal failures — as histograms and counters. GET /metrics appends them
-// to the database-derived gauges (packages/api routes/metrics.ts). Labels: pool and outcome only.
+// lag, claim time, outcomes, what its settles and reaper wrote, renewal failures — as histograms and
+// counters of this process. GET /metrics appends them to the database-derived gauges (packages/api
+// routes/metrics.ts). Labels: pool, outcome and status only.
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { ExecutorObserver } from "@fairway/executor";
+import type { Executor, ExecutorObserver } from "@fairway/executor";
 
 /** Seconds: from a millisecond no-op to a webhook near its timeout. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -12,6 +13,8 @@ const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
 export interface ServerMetrics {
   registry: Registry;
   observer: ExecutorObserver;
+  /** Read the executor's running totals (claimed, settled, released, loop errors) at each scrape. */
+  bindExecutor(executor: Pick<Executor, "stats">): void;
 }
 
 export function createServerMetrics(): ServerMetrics {
@@ -46,8 +49,14 @@ export function createServerMetrics(): ServerMetrics {
   });
   const dead = new Counter({
     name: "fairway_dead_letters_total",
-    help: "Triggers this process's attempts sent to the dead letters, by pool.",
+    help: "Triggers this process's settles made dead (its attempts and the leases it reaped), by pool.",
     labelNames: ["pool"],
+    registers: [registry],
+  });
+  const reaped = new Counter({
+    name: "fairway_reaped_total",
+    help: "Running triggers whose lease this process reaped (owner dead, lost or stalled), by pool and the status written.",
+    labelNames: ["pool", "status"],
     registers: [registry],
   });
   const renewalFailures = new Counter({
@@ -61,8 +70,31 @@ export function createServerMetrics(): ServerMetrics {
     labelNames: ["event", "channel_type", "status"],
     registers: [registry],
   });
+  // The executor's own running totals, read at scrape time.
+  let stats: Executor["stats"] | null = null;
+  const total = (name: string, help: string, pick: (s: Executor["stats"]) => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        if (stats) this.inc(pick(stats));
+      },
+    });
+  total("fairway_executor_claimed_total", "Triggers this process claimed.", (s) => s.claimed);
+  total("fairway_executor_settled_total", "Settlements this process wrote for its own attempts.", (s) => s.settled);
+  total(
+    "fairway_executor_released_total",
+    "Claimed triggers this process gave back unrun when it stopped.",
+    (s) => s.released,
+  );
+  total("fairway_executor_loop_errors_total", "Failed passes of this process's claim loop.", (s) => s.loopErrors);
   return {
     registry,
+    bindExecutor(executor) {
+      stats = executor.stats;
+    },
     observer: {
       notificationFinished(n) {
         notifications.inc({ event: n.event, channel_type: n.channelType, status: n.status });
@@ -71,7 +103,13 @@ export function createServerMetrics(): ServerMetrics {
         duration.observe({ pool: a.pool, outcome: a.outcome }, a.durationMs / 1000);
         attempts.inc({ pool: a.pool, outcome: a.outcome });
         if (a.fireLagMs !== null) fireLag.observe({ pool: a.pool }, Math.max(0, a.fireLagMs) / 1000);
-        if (a.status === "dead") dead.inc({ pool: a.pool });
+      },
+      // Counted on what the fenced write changed: an attempt whose lease was reaped first made nothing dead.
+      settled(rows, by) {
+        for (const r of rows) {
+          if (r.status === "dead") dead.inc({ pool: r.type });
+          if (by === "reaper") reaped.inc({ pool: r.type, status: r.status });
+        }
       },
       claimed(pool, ms) {
         claim.observe({ pool }, ms / 1000);

@@ -101,6 +101,7 @@ async function build(
         log,
       })
     : null;
+  if (executor) serverMetrics.bindExecutor(executor);
 
   let http: ServerType | null = null;
   let url: string | null = null;
@@ -115,7 +116,6 @@ async function build(
       secretsKey,
       portalOrigins: cfg.FAIRWAY_PORTAL_ORIGINS,
       log,
-      metrics: () => executorMetrics(executor),
       metricsText: () => serverMetrics.registry.metrics(),
       metricsToken: cfg.FAIRWAY_METRICS_TOKEN,
       metricsTopTenants: cfg.FAIRWAY_METRICS_TOP_TENANTS,
@@ -180,16 +180,6 @@ function listenError(err: NodeJS.ErrnoException, cfg: Config): Error {
   if (err.code === "EADDRNOTAVAIL")
     return new StartupError(`HOST=${cfg.HOST} is not an address of this machine; use 127.0.0.1 or 0.0.0.0`);
   return err;
-}
-
-function executorMetrics(e: Executor | null): Record<string, number> {
-  if (!e) return {};
-  return {
-    fairway_executor_claimed_total: e.stats.claimed,
-    fairway_executor_settled_total: e.stats.settled,
-    fairway_executor_reaped_total: e.stats.reaped,
-    fairway_executor_loop_errors_total: e.stats.loopErrors,
-  };
 }
 
 function ensureDir(dir: string): string {

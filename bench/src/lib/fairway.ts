@@ -1,6 +1,6 @@
 // Running Fairway's real executor in the bench process: the same Executor class the server uses,
 // with the undici transport and in-process handlers.
-import { Executor, type Handler } from "@fairway/executor";
+import { Executor, type ExecutorObserver, type Handler, type RetentionOptions } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import type { Db } from "@fairway/store";
 import type { TimedWindow } from "./scenario.ts";
@@ -19,6 +19,10 @@ export interface RunOptions {
   timeoutMs: number;
   pollMs?: number;
   lookaheadMs?: number;
+  /** Told of each claim's duration (the claim tick). */
+  observer?: ExecutorObserver;
+  /** The executor's own retention loop; default as in production (a pass at start, then once a minute). */
+  retention?: RetentionOptions;
 }
 
 /** Start an executor, wait until `settled` triggers were settled, stop it; returns the elapsed ms and
@@ -32,6 +36,8 @@ export async function runExecutorUntil(o: RunOptions): Promise<{ ms: number; tim
     allowPrivateTargets: true,
     pollMs: o.pollMs ?? 50,
     lookaheadMs: o.lookaheadMs,
+    observer: o.observer,
+    retention: o.retention,
   });
   let t0 = performance.now();
   let from = 0;

@@ -6,6 +6,7 @@ import { capUtilisation } from "./cap-utilisation.ts";
 import { caps } from "./caps.ts";
 import { cron } from "./cron.ts";
 import { noisy } from "./noisy.ts";
+import { retentionUnderLoad } from "./retention.ts";
 import { scale } from "./scale.ts";
 import { shortWindowShare } from "./short-window-share.ts";
 import { throughput } from "./throughput.ts";
@@ -21,6 +22,7 @@ export const scenarios: Scenario[] = [
   shortWindowShare,
   cron,
   scale,
+  retentionUnderLoad,
   webhooks,
   api,
 ];

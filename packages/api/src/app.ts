@@ -36,8 +36,6 @@ export interface AppDeps {
   log?: Logger;
   /** Origins allowed to embed a tenant portal view in an iframe (FAIRWAY_PORTAL_ORIGINS). */
   portalOrigins?: string[];
-  /** Extra counters for /metrics (e.g. the executor's). */
-  metrics?: () => Record<string, number>;
   /** FAIRWAY_SECRETS_KEY (and _PREVIOUS): seals tenant secrets. Without it the secrets routes answer 503. */
   secretsKey?: SecretsKeyring;
   /** The process's own metrics in Prometheus text (Node: the prom-client registry), appended to /metrics. */
@@ -51,7 +49,7 @@ export interface AppDeps {
   emailUnavailable?: string;
 }
 
-type Optional = "metrics" | "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable";
+type Optional = "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable";
 export type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
 
 export type AppEnv = {

@@ -65,6 +65,11 @@ export function renderSnapshot(s: MetricsSnapshot, scope: "fleet" | "tenant"): s
     pool((p) => (p.capacity > 0 ? p.running / p.capacity : 0)),
   );
   m.gauge("fairway_executors", "Live executors (heartbeat within their timeout).", [[{}, s.executors]]);
+  m.gauge(
+    "fairway_dead_letters",
+    "Dead letters kept now, over every executor and worker (replays remove them, retention deletes them).",
+    [[{}, s.deadLetters]],
+  );
   const tenant = (pick: (t: MetricsSnapshot["tenants"][number]) => number): Array<[Labels, number]> =>
     s.tenants.map((t) => [{ tenant: t.tenantId }, pick(t)]);
   m.gauge(

@@ -176,7 +176,9 @@ export class Executor {
       atCapLingerMs: opts.settleAtCapLingerMs,
       now: this.now,
       onSettled: (rows, freed) => {
-        this.stats.settled += rows.filter((r) => !r.notification).length;
+        const own = rows.filter((r) => !r.notification);
+        this.stats.settled += own.length;
+        this.opts.observer?.settled?.(own, "attempt");
         // Retries are pending again, and a tenant at its cap has a slot again: the index learns them
         // (a claim that found the tenant at its cap set it aside). The settle has already claimed
         // for the freed tenants where the pool had room (handOff); slotsFreed covers the rest.
@@ -285,7 +287,9 @@ export class Executor {
     }
     if (now - this.last.reap >= (this.opts.reapEveryMs ?? 1000)) {
       const reaped = await reapExpired(this.opts.db, now);
-      this.stats.reaped += reaped.filter((r) => !r.notification).length;
+      const own = reaped.filter((r) => !r.notification);
+      this.stats.reaped += own.length;
+      if (own.length > 0) this.opts.observer?.settled?.(own, "reaper");
       this.last.reap = now;
       await this.ready?.mark(
         reaped.filter((r) => r.status === "pending").map((r) => ({ type: r.type, tenantId: r.tenantId, dueAtMs: now })),

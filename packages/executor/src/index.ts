@@ -8,5 +8,6 @@ export type { Handler, HandlerContext } from "./run-trigger.ts";
 export { RunAbort, type Transport } from "./transport.ts";
 export { createFetchTransport } from "./fetch-transport.ts";
 export type { ExecutorObserver } from "./observe.ts";
+export { Retention, type RetentionOptions } from "./retention.ts";
 /** @public */
 export type { Mailer } from "./notify.ts";

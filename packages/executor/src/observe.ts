@@ -15,8 +15,17 @@ interface AttemptReport {
   fireLagMs: number | null;
 }
 
+/** A trigger whose settlement this process wrote (the fenced write changed it). */
+interface SettledReport {
+  type: string;
+  status: string;
+}
+
 export interface ExecutorObserver {
   attemptFinished?(a: AttemptReport): void;
+  /** What this process's settles wrote: `by` "attempt" for its own attempts, "reaper" for leases it
+   *  reaped (their owner died or stalled). Rows a fence refused are not in it. */
+  settled?(rows: SettledReport[], by: "attempt" | "reaper"): void;
   claimed?(pool: string, ms: number, n: number): void;
   leaseRenewalFailed?(n: number): void;
   /** One notification attempt (notify.ts): sent, or failed (retried, or dead after its last attempt). */

@@ -1,9 +1,17 @@
 // The retention loop (store retention.ts): every `everyMs`, deletes expired history in batches of
-// `batch` rows until a batch comes back short, pausing `pauseMs` between batches so it never holds a
-// connection or Postgres for long next to claims and settles. Every executor runs it; batches lock
-// SKIP LOCKED, so two executors split the work instead of waiting on each other.
+// `batch` rows until a batch comes back short, pausing between batches so that it spends at most
+// `share` of its time in Postgres and never holds a connection long next to claims and settles. Each batch starts where the last one
+// ended (a cursor over the jobs), so a pass reads what it deletes once. Every executor runs it;
+// batches lock SKIP LOCKED, so two executors never wait on each other (both may read the same rows,
+// and one of them deletes each).
 import type { Logger } from "@fairway/core";
-import { deleteExpiredJobs, deleteExpiredTriggers, type Db } from "@fairway/store";
+import {
+  deleteExpiredJobs,
+  deleteExpiredTriggers,
+  type Db,
+  type RetentionBatch,
+  type RetentionCursor,
+} from "@fairway/store";
 import { Waker } from "./sleep.ts";
 
 export interface RetentionOptions {
@@ -11,8 +19,13 @@ export interface RetentionOptions {
   everyMs?: number;
   /** Rows per statement. Default 1000. */
   batch?: number;
-  /** Pause between batches. Default 20 ms. */
+  /** Least pause between batches. Default 20 ms. */
   pauseMs?: number;
+  /** At most this share of the pass's time is spent in its statements: after a batch that took t ms
+   *  it pauses t × (1 − share) ÷ share (and at least pauseMs). Default 0.2: a Postgres backend busy
+   *  deleting beside the claims and settles takes CPU from them on a small machine, and expired
+   *  history can wait. 1: back to back. */
+  share?: number;
 }
 
 export class Retention {
@@ -38,16 +51,28 @@ export class Retention {
   /** One full pass; returns what it deleted. */
   async pass(): Promise<{ triggers: number; jobs: number }> {
     const batch = this.opts.batch ?? 1000;
+    const share = Math.min(1, Math.max(0.01, this.opts.share ?? 0.2));
     const out = { triggers: 0, jobs: 0 };
     for (const [what, del] of [
       ["triggers", deleteExpiredTriggers],
       ["jobs", deleteExpiredJobs],
     ] as const) {
+      let after = null as RetentionCursor | null;
       for (;;) {
-        const n = await del(this.deps.db, new Date(this.deps.now()), batch);
+        const t0 = performance.now();
+        const n: RetentionBatch = await del(this.deps.db, new Date(this.deps.now()), batch, after);
+        const took = performance.now() - t0;
         out[what] += n.deleted;
+        // A batch that deleted nothing and ends where it began found only rows held elsewhere, at one
+        // instant of one job (manual runs): the pass goes on from the next job, and the rest of this
+        // one waits for the next pass. (Job ids are printable: \u0001 sorts after the id, before any
+        // longer id.)
+        const stuck: boolean =
+          n.deleted === 0 && n.next !== null && n.next.jobId === after?.jobId && n.next.at === after?.at;
+        after = stuck && n.next ? { jobId: `${n.next.jobId}\u0001` } : n.next;
         if (n.found < batch || this.stopping) break;
-        await this.waker.sleep(this.opts.pauseMs ?? 20);
+        await this.waker.sleep(Math.max(this.opts.pauseMs ?? 20, (took * (1 - share)) / share));
+        if (this.stopping) break;
       }
     }
     return out;
@@ -61,7 +86,8 @@ export class Retention {
       } catch (err) {
         this.deps.log.error("retention pass failed", { err });
       }
-      await this.waker.sleep(this.opts.everyMs ?? 60_000);
+      // A stop() during the pass woke one of its pauses; it must not sleep a whole interval now.
+      if (!this.stopping) await this.waker.sleep(this.opts.everyMs ?? 60_000);
     }
   }
 }

@@ -61,7 +61,12 @@ export {
   type ExecutorRow,
 } from "./sql/executors.ts";
 export { metricsSnapshot, type MetricsSnapshot } from "./sql/metrics.ts";
-export { deleteExpiredJobs, deleteExpiredTriggers } from "./sql/retention.ts";
+export {
+  deleteExpiredJobs,
+  deleteExpiredTriggers,
+  type RetentionBatch,
+  type RetentionCursor,
+} from "./sql/retention.ts";
 export { markSending } from "./sql/sending.ts";
 export { settleAndClaim } from "./sql/hand-off.ts";
 export { HANDLER_HEARTBEAT_MS, handlerPoolStatus, handlerPoolTypes, touchHandlerPools } from "./sql/handler-pools.ts";

@@ -28,10 +28,9 @@ const requireMetricsReader: MiddlewareHandler<AppEnv> = async (c, next) => {
 export const fleetMetricsRoutes = new Hono<AppEnv>();
 
 fleetMetricsRoutes.get("/metrics", requireMetricsReader, async (c) => {
-  const { db, metricsTopTenants, metricsText, metrics } = c.var.deps;
+  const { db, metricsTopTenants, metricsText } = c.var.deps;
   let text = renderSnapshot(await metricsSnapshot(db, { topTenants: metricsTopTenants }), "fleet");
   if (metricsText) text += await metricsText();
-  for (const [name, value] of Object.entries(metrics?.() ?? {})) text += `# TYPE ${name} counter\n${name} ${value}\n`;
   return c.text(text, 200, CONTENT_TYPE);
 });
 

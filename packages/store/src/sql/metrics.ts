@@ -24,6 +24,8 @@ interface TenantGauges {
 export interface MetricsSnapshot {
   pools: PoolGauges[];
   executors: number;
+  /** Dead letters kept now, fleet-wide (a replay removes one, retention deletes them after deadRetentionDays). */
+  deadLetters: number;
   tenants: TenantGauges[];
 }
 
@@ -35,7 +37,7 @@ export async function metricsSnapshot(
 ): Promise<MetricsSnapshot> {
   const live = sql`stopped_at IS NULL AND lost_at IS NULL AND heartbeat_at >= now() - make_interval(secs => heartbeat_timeout_ms / 1000.0)`;
   const tenantFilter = opts.tenantId === undefined ? sql`` : sql`AND t.id = ${opts.tenantId}`;
-  const [row] = await query<{ pools: unknown; executors: number; tenants: unknown }>(
+  const [row] = await query<{ pools: unknown; executors: number; dead: number; tenants: unknown }>(
     db,
     sql`
     WITH types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools),
@@ -62,12 +64,14 @@ export async function metricsSnapshot(
     )
     SELECT (SELECT coalesce(json_agg(p ORDER BY p.type), '[]') FROM pool_rows p) AS pools,
            (SELECT count(*)::int FROM executors WHERE ${live}) AS executors,
+           ${opts.tenantId === undefined ? sql`(SELECT count(*)::int FROM dead_letters)` : sql`0`} AS dead,
            (SELECT coalesce(json_agg(x), '[]') FROM (SELECT * FROM tenant_rows
               ORDER BY running + due DESC, "tenantId" LIMIT ${opts.topTenants}) x) AS tenants`,
   );
   return {
     pools: jsonColumn(row.pools as PoolGauges[]),
     executors: Number(row.executors),
+    deadLetters: Number(row.dead),
     tenants: jsonColumn(row.tenants as TenantGauges[]),
   };
 }

@@ -10,31 +10,61 @@ import { query, type Db } from "../db.ts";
 
 const FINISHED = sql`('succeeded', 'skipped', 'cancelled', 'unknown')`;
 
-/** Deletes up to `batch` expired triggers with their attempts, as of `now` (an injected clock in tests).
- *  Returns how many triggers went, and how many were found (rows locked elsewhere are found, not
- *  deleted: a batch with `found` < `batch` was the last). */
+/** Where a pass has got to: triggers are walked in (job id, scheduled time) order, jobs in id order. */
+export interface RetentionCursor {
+  jobId: string;
+  /** The scheduled time of the last trigger looked at, as Postgres prints it (exact to the
+   *  microsecond, unlike a Date). The next batch starts at it, not after it: manual runs of a job may
+   *  share a scheduled time, and a batch may have ended among them. */
+  at?: string;
+}
+
+export interface RetentionBatch {
+  deleted: number;
+  /** Rows looked at (locked or re-checked rows are found, not deleted): fewer than `batch` ends the pass. */
+  found: number;
+  /** Where the next batch starts; null when nothing was found. */
+  next: RetentionCursor | null;
+}
+
+/** Deletes up to `batch` expired triggers with their attempts, as of `now` (an injected clock in tests),
+ *  from `after` on in (job id, scheduled time) order. Each batch starts where the last one ended, so
+ *  a pass reads each job's expired range about once: a batch that started from the first job again
+ *  would walk every job emptied so far and the index entries of every trigger deleted so far, and a
+ *  pass would cost the square of what it deletes. Per job the scan is a range of triggers_job_idx
+ *  that stops after `batch` rows (the LIMIT also keeps the planner from flattening it into a merge
+ *  join over the whole index). */
 export async function deleteExpiredTriggers(
   db: Db,
   now: Date,
   batch = 1000,
-): Promise<{ deleted: number; found: number }> {
+  after: RetentionCursor | null = null,
+): Promise<RetentionBatch> {
   const at = now.toISOString();
-  const rows = await query<{ deleted: number; found: number }>(
+  const fromJob = after?.jobId ?? "";
+  const fromAt = after?.at ?? "-infinity";
+  const rows = await query<{ deleted: number; found: number; job: string | null; at: string | null }>(
     db,
     sql`
     WITH cand AS MATERIALIZED (
-      SELECT x.id
-        FROM tenants tn
-        JOIN jobs j ON j.tenant_id = tn.id
+      SELECT x.id, j.id AS job_id, x.scheduled_for
+        FROM jobs j
+        JOIN tenants tn ON tn.id = j.tenant_id
         CROSS JOIN LATERAL (
-          SELECT x.id, x.status, coalesce(x.finished_at, x.updated_at) AS done_at FROM triggers x
+          SELECT x.id, x.scheduled_for FROM triggers x
            WHERE x.job_id = j.id
              AND x.scheduled_for < ${at}::timestamptz - make_interval(days => least(tn.history_retention_days, tn.dead_retention_days))
+             AND x.scheduled_for >= CASE WHEN j.id = ${fromJob} THEN ${fromAt}::timestamptz ELSE '-infinity' END
+             AND ((x.status IN ${FINISHED} AND coalesce(x.finished_at, x.updated_at) < ${at}::timestamptz - make_interval(days => tn.history_retention_days))
+              OR (x.status = 'dead' AND coalesce(x.finished_at, x.updated_at) < ${at}::timestamptz - make_interval(days => tn.dead_retention_days)))
+           ORDER BY x.scheduled_for
+           LIMIT ${batch}
         ) x
-       WHERE (x.status IN ${FINISHED} AND x.done_at < ${at}::timestamptz - make_interval(days => tn.history_retention_days))
-          OR (x.status = 'dead' AND x.done_at < ${at}::timestamptz - make_interval(days => tn.dead_retention_days))
+       WHERE j.id >= ${fromJob}
+       ORDER BY j.id, x.scheduled_for
        LIMIT ${batch}
     ),
+    last AS (SELECT job_id, scheduled_for FROM cand ORDER BY job_id DESC, scheduled_for DESC LIMIT 1),
     locked AS (
       SELECT t.id FROM triggers t WHERE t.id = ANY (ARRAY(SELECT id FROM cand)) FOR UPDATE SKIP LOCKED
     ),
@@ -48,27 +78,49 @@ export async function deleteExpiredTriggers(
     -- A notification's row goes with its trigger (store notifications.ts).
     ntf AS (DELETE FROM notifications n WHERE n.id = ANY (ARRAY(SELECT id FROM del))),
     det AS (DELETE FROM success_detail s WHERE s.trigger_id = ANY (ARRAY(SELECT id FROM del)))
-    SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found`,
+    SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found,
+           (SELECT job_id FROM last) AS job, (SELECT scheduled_for::text FROM last) AS at`,
   );
-  return { deleted: rows[0]?.deleted ?? 0, found: rows[0]?.found ?? 0 };
+  const r = rows[0];
+  return {
+    deleted: r?.deleted ?? 0,
+    found: r?.found ?? 0,
+    next: r?.job ? { jobId: r.job, at: r.at ?? undefined } : null,
+  };
 }
 
 /** Deletes up to `batch` finished one-time jobs (completed or cancelled, no trigger left) whose last
- *  change is older than their tenant's historyRetentionDays. */
-export async function deleteExpiredJobs(db: Db, now: Date, batch = 1000): Promise<{ deleted: number; found: number }> {
+ *  change is older than their tenant's historyRetentionDays, among those after `after` in id order
+ *  (the next batch starts where this one ended, as for triggers). */
+export async function deleteExpiredJobs(
+  db: Db,
+  now: Date,
+  batch = 1000,
+  after: RetentionCursor | null = null,
+): Promise<RetentionBatch> {
   const at = now.toISOString();
-  const rows = await query<{ id: string }>(
+  const rows = await query<{ deleted: number; found: number; last: string | null }>(
     db,
     sql`
-    DELETE FROM jobs j
-     WHERE j.id = ANY (ARRAY(
-       SELECT x.id FROM jobs x JOIN tenants tn ON tn.id = x.tenant_id
-        WHERE x.cron IS NULL AND x.status IN ('completed', 'cancelled')
-          AND x.updated_at < ${at}::timestamptz - make_interval(days => tn.history_retention_days)
-          AND NOT EXISTS (SELECT 1 FROM triggers t WHERE t.job_id = x.id)
-        LIMIT ${batch}
-          FOR UPDATE OF x SKIP LOCKED))
-    RETURNING j.id`,
+    WITH cand AS MATERIALIZED (
+      SELECT x.id FROM jobs x JOIN tenants tn ON tn.id = x.tenant_id
+       WHERE x.id > ${after?.jobId ?? ""}
+         AND x.cron IS NULL AND x.status IN ('completed', 'cancelled')
+         AND x.updated_at < ${at}::timestamptz - make_interval(days => tn.history_retention_days)
+       ORDER BY x.id
+       LIMIT ${batch}
+    ),
+    del AS (
+      DELETE FROM jobs j
+       WHERE j.id = ANY (ARRAY(
+         SELECT x.id FROM jobs x WHERE x.id = ANY (ARRAY(SELECT id FROM cand))
+            AND NOT EXISTS (SELECT 1 FROM triggers t WHERE t.job_id = x.id)
+            FOR UPDATE SKIP LOCKED))
+      RETURNING j.id
+    )
+    SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found,
+           (SELECT max(id) FROM cand) AS last`,
   );
-  return { deleted: rows.length, found: rows.length };
+  const r = rows[0];
+  return { deleted: r?.deleted ?? 0, found: r?.found ?? 0, next: r?.last ? { jobId: r.last } : null };
 }
