@@ -38,6 +38,8 @@ export interface SettlerOptions {
   onHandedOff?: (input: ClaimInput, report: ClaimReport) => void;
   onStandby?: (input: StandbyInput, claimed: ClaimedTrigger[]) => void;
   onError?: (err: unknown) => void;
+  /** A write that has not answered in this long counts as failed and is retried. Default 10 s. */
+  writeTimeoutMs?: number;
   now: () => number;
   random?: () => number;
 }
@@ -223,7 +225,7 @@ export class Settler {
       }
       const batch = this.queue.splice(0, this.batchSize);
       try {
-        const rows = await this.settle(batch);
+        const rows = await answered(this.settle(batch), this.opts.writeTimeoutMs ?? 10_000);
         const atCap = new Set(batch.filter((p) => p.atCap && !p.s.successor).map((p) => p.s.id));
         this.opts.onSettled?.(rows, atCap.size === 0 ? [] : rows.filter((r) => atCap.has(r.id)));
       } catch (err) {
@@ -241,4 +243,17 @@ export class Settler {
       }
     }
   }
+}
+
+/** `p`, or a rejection once `ms` have passed without an answer. A connection cut while a statement was
+ *  being written can leave its promise unsettled for good; a settler waiting on it would hold every
+ *  later settle (and stop()) with it. The retry is safe: settles are fenced by lease token and status,
+ *  so one repeated after the first did commit changes nothing. */
+function answered<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from Postgres to a settle within ${ms} ms`)), ms);
+  });
+  p.catch(() => {}); // an answer after the deadline is dropped
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
