@@ -260,18 +260,7 @@ export class Executor {
     // held, never started, and released here with the rest.
     await this.settler.flush();
     const unfinished = [...this.held.values()];
-    if (unfinished.length > 0) {
-      const n = await releaseLeases(
-        this.opts.db,
-        unfinished.map((h) => h.t),
-      ).catch((err) => {
-        this.log.error("release failed; leases will expire and be reaped", { err });
-        return 0;
-      });
-      this.stats.released += n;
-      for (const h of unfinished) this.held.delete(h.t.id);
-      await this.ready?.mark(unfinished.map((h) => ({ type: h.t.type, tenantId: h.t.tenantId, dueAtMs: this.now() })));
-    }
+    if (unfinished.length > 0) await this.release(unfinished);
     if (this.renewTimer) clearTimeout(this.renewTimer);
     this.renewTimer = null;
     await Promise.all([this.heartbeat.stop(), this.retention.stop()]);
