@@ -1,7 +1,7 @@
 // A settle that frees an at-cap tenant's slot claims its next trigger in the same transaction (store
 // hand-off.ts). Two executors race those hand-offs for one capped tenant, and one of them is killed
-// with -9 in the middle: nothing is lost, only the runs in flight at the kill are delivered twice,
-// the receiver never sees the tenant over its cap, and no queue row or running count is left behind.
+// with -9 in the middle: nothing is lost, only runs the victim had started are delivered twice, the
+// receiver never sees the tenant over its cap, and no queue row or running count is left behind.
 import { expect, it } from "vitest";
 import { query, sql } from "@fairway/store";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
@@ -43,8 +43,10 @@ it("kill -9 during at-cap hand-offs: lost 0, only in-flight runs twice, never ov
     console.log(JSON.stringify({ drill: "kill9-handoff", ...report, hitsAtKill, maxOpen: receiver.maxOpen.get("h") }));
     expect(report.lost).toBe(0);
     expect(report.foreign).toBe(0);
-    // Only runs the victim had started could be delivered twice: at most its share of the cap.
-    expect(report.duplicates).toBeLessThanOrEqual(CAP);
+    // Only runs the victim had started could be delivered twice: those in flight (at most the cap) and
+    // those answered whose settle had not committed. A standby trigger starts in the slot a finished run
+    // frees, before that run's settle (store standby.ts), so there are at most the cap of those too.
+    expect(report.duplicates).toBeLessThanOrEqual(2 * CAP);
     expect(receiver.maxOpen.get("h")).toBeLessThanOrEqual(CAP);
     expect(await attemptAnomalies(db.store.db)).toEqual([]);
     expect(await queueDrift(db.store.db)).toEqual(NO_DRIFT);
