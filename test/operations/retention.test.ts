@@ -1,14 +1,14 @@
 // History retention on real Postgres with an injected clock: finished triggers go after the tenant's
 // historyRetentionDays with their attempts, dead ones after deadRetentionDays, finished one-time jobs
 // once no trigger is left; pending work never goes, and a row another transaction holds is skipped,
-// not waited on.
+// not waited on; notification fold windows go once they say nothing any more.
 import postgres from "postgres";
 import { expect, it } from "vitest";
 import { createApp } from "@fairway/api";
 import { createMemoryCoordinator } from "@fairway/coord";
 import { Retention } from "../../packages/executor/src/retention.ts";
 import { silentLogger } from "@fairway/core";
-import { claim, deleteExpiredTriggers, query, settle, sql } from "@fairway/store";
+import { claim, createChannel, deleteExpiredTriggers, notifyQuotaExhausted, query, settle, sql } from "@fairway/store";
 import { seedDue, seedTenant, succeeded } from "../support/seed.ts";
 import { until } from "../support/until.ts";
 import { useTestDb } from "../support/use-db.ts";
@@ -60,20 +60,20 @@ it("deletes finished history after its tenant's period, dead after its own; pend
 
   const retentionAt = (offsetMs: number) =>
     new Retention({ db: h.db, now: () => Date.now() + offsetMs, log: silentLogger }, { batch: 7, pauseMs: 0 });
-  expect(await retentionAt(6 * DAY).pass()).toEqual({ triggers: 0, jobs: 0 });
+  expect(await retentionAt(6 * DAY).pass()).toEqual({ triggers: 0, jobs: 0, folds: 0 });
 
   // A succeeded trigger locked elsewhere (a settle or replay in flight) is skipped, and the pass does not wait.
   const other = postgres(h.t.url, { max: 1 });
   try {
     await other.begin(async (tx) => {
       await tx`SELECT 1 FROM triggers WHERE id = ${ok.triggerIds[0]} FOR UPDATE`;
-      expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 29, jobs: 0 });
+      expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 29, jobs: 0, folds: 0 });
     });
   } finally {
     await other.end();
   }
   expect(await count("success_detail")).toBe(1); // the skipped trigger's stays with it
-  expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 1, jobs: 1 }); // and the completed job with it
+  expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 1, jobs: 1, folds: 0 }); // and the completed job with it
   expect(await count("triggers", sql`status = 'dead'`)).toBe(10);
   expect(await count("attempt_log")).toBe(20);
   expect(await count("success_detail")).toBe(0);
@@ -95,7 +95,7 @@ it("deletes finished history after its tenant's period, dead after its own; pend
   } finally {
     await holder.end();
   }
-  expect(await retentionAt(31 * DAY).pass()).toEqual({ triggers: 10 - first, jobs: 0 }); // the failing job is still active
+  expect(await retentionAt(31 * DAY).pass()).toEqual({ triggers: 10 - first, jobs: 0, folds: 0 }); // the failing job is still active
   expect(await count("attempt_log")).toBe(0);
   expect(await count("triggers", sql`status = 'pending'`)).toBe(5);
   expect(await count("jobs")).toBe(2);
@@ -127,4 +127,77 @@ it("stops at once when stopped during a pass, between two batches", async () => 
   );
   await r.stop(); // the test's own timeout fails it if this sleeps an interval
   expect(await count("triggers", sql`tenant_id = 'b'`)).toBe(2); // no batch after the stop
+});
+
+it("forgets fold windows that say nothing: past the window with nothing folded, or of a job or channel that is gone", async () => {
+  await seedTenant(h.db, "f", { maxInFlight: 1000 });
+  for (const id of ["nch_fa", "nch_fb"])
+    await createChannel(h.db, {
+      id,
+      tenantId: "f",
+      type: "webhook",
+      url: "https://example.com/hook",
+      to: null,
+      events: null,
+      windowSeconds: 60,
+    });
+  const gone = await seedDue(h.db, "f", 2, { maxAttempts: 1 });
+  const live = await seedDue(h.db, "f", 2, { maxAttempts: 1 });
+  const dead = (id: { id: string; leaseToken: string; attempt: number }) =>
+    succeeded(id, { status: "dead", outcome: "http_error", httpStatus: 400, reason: "exhausted" });
+  const claimed = await claim(h.db, { type: "work", budget: 100, owner: "t", leaseMs: 60_000 });
+  const of = (ids: string[]) => claimed.filter((c) => ids.includes(c.id));
+  // The gone job: two dead letters, the second folded. The live job: one, nothing folded. The tenant:
+  // two quota refusals, the second folded. Each at both channels.
+  await settle(h.db, of([gone.triggerIds[0], live.triggerIds[0]]).map(dead));
+  await settle(h.db, of([gone.triggerIds[1]]).map(dead));
+  await notifyQuotaExhausted(h.db, "f", 10);
+  await notifyQuotaExhausted(h.db, "f", 10);
+  const folds = () =>
+    query<{ channel: string; subject: string; folded: number }>(
+      h.db,
+      sql`SELECT channel_id AS channel, subject, folded FROM notification_folds ORDER BY 1, 2`,
+    );
+  expect(await folds()).toEqual(
+    ["nch_fa", "nch_fb"].flatMap((channel) =>
+      [
+        { subject: "", folded: 1 },
+        { subject: gone.jobId, folded: 1 },
+        { subject: live.jobId, folded: 0 },
+      ]
+        .sort((a, b) => (a.subject < b.subject ? -1 : 1))
+        .map((f) => ({ channel, ...f })),
+    ),
+  );
+  await query(h.db, sql`DELETE FROM jobs WHERE id = ${gone.jobId}`);
+  await query(h.db, sql`DELETE FROM notification_channels WHERE id = 'nch_fb'`); // as a tenant's deletion does
+
+  const retention = new Retention(
+    { db: h.db, now: () => Date.now() + 120_000, log: silentLogger },
+    { batch: 2, pauseMs: 0 },
+  );
+  // Inside the window nothing goes but the deleted channel's rows.
+  const inside = new Retention({ db: h.db, now: () => Date.now(), log: silentLogger }, { batch: 2, pauseMs: 0 });
+  expect(await inside.pass()).toEqual({ triggers: 0, jobs: 0, folds: 3 });
+  // Past it: the gone job's and the live job's (nothing folded), not the tenant's (one folded, to report);
+  // a row held elsewhere is skipped and goes in the next pass.
+  const other = postgres(h.t.url, { max: 1 });
+  try {
+    await other.begin(async (tx) => {
+      await tx`SELECT 1 FROM notification_folds WHERE subject = ${live.jobId} FOR UPDATE`;
+      expect(await retention.pass()).toEqual({ triggers: 0, jobs: 0, folds: 1 });
+    });
+  } finally {
+    await other.end();
+  }
+  expect(await retention.pass()).toEqual({ triggers: 0, jobs: 0, folds: 1 });
+  expect(await folds()).toEqual([{ channel: "nch_fa", subject: "", folded: 1 }]);
+
+  // The live job's next dead letter is sent, reporting nothing folded, as it would have been with the row.
+  await settle(h.db, of([live.triggerIds[1]]).map(dead));
+  const sent = await query<{ folded: number }>(
+    h.db,
+    sql`SELECT folded FROM notifications WHERE channel_id = 'nch_fa' AND job_id = ${live.jobId} ORDER BY id`,
+  );
+  expect(sent).toEqual([{ folded: 0 }, { folded: 0 }]);
 });

@@ -8,7 +8,9 @@ import type { Logger } from "@fairway/core";
 import {
   deleteExpiredJobs,
   deleteExpiredTriggers,
+  deleteStaleFolds,
   type Db,
+  type FoldCursor,
   type RetentionBatch,
   type RetentionCursor,
 } from "@fairway/store";
@@ -49,20 +51,15 @@ export class Retention {
   }
 
   /** One full pass; returns what it deleted. */
-  async pass(): Promise<{ triggers: number; jobs: number }> {
-    const batch = this.opts.batch ?? 1000;
-    const share = Math.min(1, Math.max(0.01, this.opts.share ?? 0.2));
-    const out = { triggers: 0, jobs: 0 };
+  async pass(): Promise<{ triggers: number; jobs: number; folds: number }> {
+    const out = { triggers: 0, jobs: 0, folds: 0 };
     for (const [what, del] of [
       ["triggers", deleteExpiredTriggers],
       ["jobs", deleteExpiredJobs],
     ] as const) {
       let after = null as RetentionCursor | null;
-      for (;;) {
-        const t0 = performance.now();
-        const n: RetentionBatch = await del(this.deps.db, new Date(this.deps.now()), batch, after);
-        const took = performance.now() - t0;
-        out[what] += n.deleted;
+      out[what] = await this.batches(async () => {
+        const n: RetentionBatch = await del(this.deps.db, new Date(this.deps.now()), this.batch, after);
         // A batch that deleted nothing and ends where it began found only rows held elsewhere, at one
         // instant of one job (manual runs): the pass goes on from the next job, and the rest of this
         // one waits for the next pass. (Job ids are printable: \u0001 sorts after the id, before any
@@ -70,19 +67,43 @@ export class Retention {
         const stuck: boolean =
           n.deleted === 0 && n.next !== null && n.next.jobId === after?.jobId && n.next.at === after?.at;
         after = stuck && n.next ? { jobId: `${n.next.jobId}\u0001` } : n.next;
-        if (n.found < batch || this.stopping) break;
-        await this.waker.sleep(Math.max(this.opts.pauseMs ?? 20, (took * (1 - share)) / share));
-        if (this.stopping) break;
-      }
+        return n;
+      });
     }
+    // Fold rows held elsewhere are not found (SKIP LOCKED in the select), so the cursor always moves.
+    let fold: FoldCursor | null = null;
+    out.folds = await this.batches(async () => {
+      const n = await deleteStaleFolds(this.deps.db, new Date(this.deps.now()), this.batch, fold);
+      fold = n.next;
+      return n;
+    });
     return out;
+  }
+
+  private get batch(): number {
+    return this.opts.batch ?? 1000;
+  }
+
+  /** Runs `one` until a batch comes back short (or stop()), paced by `share`; the rows it deleted. */
+  private async batches(one: () => Promise<{ deleted: number; found: number }>): Promise<number> {
+    const share = Math.min(1, Math.max(0.01, this.opts.share ?? 0.2));
+    let deleted = 0;
+    for (;;) {
+      const t0 = performance.now();
+      const n = await one();
+      const took = performance.now() - t0;
+      deleted += n.deleted;
+      if (n.found < this.batch || this.stopping) return deleted;
+      await this.waker.sleep(Math.max(this.opts.pauseMs ?? 20, (took * (1 - share)) / share));
+      if (this.stopping) return deleted;
+    }
   }
 
   private async loop(): Promise<void> {
     while (!this.stopping) {
       try {
         const d = await this.pass();
-        if (d.triggers + d.jobs > 0) this.deps.log.info("retention deleted expired history", d);
+        if (d.triggers + d.jobs + d.folds > 0) this.deps.log.info("retention deleted expired history", d);
       } catch (err) {
         this.deps.log.error("retention pass failed", { err });
       }

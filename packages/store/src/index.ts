@@ -64,6 +64,8 @@ export { metricsSnapshot, type MetricsSnapshot } from "./sql/metrics.ts";
 export {
   deleteExpiredJobs,
   deleteExpiredTriggers,
+  deleteStaleFolds,
+  type FoldCursor,
   type RetentionBatch,
   type RetentionCursor,
 } from "./sql/retention.ts";

@@ -1,10 +1,11 @@
 // History retention: finished triggers (succeeded, skipped, cancelled) older than their tenant's
 // historyRetentionDays, dead ones older than deadRetentionDays, their attempt rows (attempt_log and
-// success_detail), and finished one-time jobs with no trigger left. In small batches, each its own
-// short statement: rows are locked SKIP LOCKED, so a claim, settle or replay never waits on a
-// retention pass, and a pass never waits on them. Found through triggers_job_idx (job_id, scheduled_for): a finished trigger was scheduled
-// before it finished. An index on finished_at would read a column the settle writes, and every settle
-// would stop being a HOT update (schema.ts, triggerQueue); see docs/decisions/0040-retention.md.
+// success_detail), finished one-time jobs with no trigger left, and notification fold windows that say
+// nothing any more. In small batches, each its own short statement: rows are locked SKIP LOCKED, so a
+// claim, settle or replay never waits on a retention pass, and a pass never waits on them. Triggers are
+// found through triggers_job_idx (job_id, scheduled_for): a finished trigger was scheduled before it
+// finished. An index on finished_at would read a column the settle writes, and every settle would stop
+// being a HOT update (schema.ts, triggerQueue); see docs/decisions/0040-retention.md.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 
@@ -123,4 +124,48 @@ export async function deleteExpiredJobs(
   );
   const r = rows[0];
   return { deleted: r?.deleted ?? 0, found: r?.found ?? 0, next: r?.last ? { jobId: r.last } : null };
+}
+
+/** A fold row's key (channel, subject, event): where a pass over notification_folds has got to. */
+export type FoldCursor = readonly [channelId: string, subject: string, event: string];
+
+/** Deletes up to `batch` fold windows (notifications.ts, fanOut) that say nothing any more, after
+ *  `after` in key order: past their channel's window with nothing folded since the last notification
+ *  sent (the next event then starts a window and reports 0 folded, with the row or without it), of a
+ *  job that is gone (no event will come to report what they folded), or of a channel that is gone
+ *  (a tenant deleted with its channels). Rows another transaction holds are skipped; one updated
+ *  meanwhile is checked again under its lock. */
+export async function deleteStaleFolds(
+  db: Db,
+  now: Date,
+  batch = 1000,
+  after: FoldCursor | null = null,
+): Promise<{ deleted: number; found: number; next: FoldCursor | null }> {
+  const [c0, s0, e0] = after ?? ["", "", ""];
+  const rows = await query<{ deleted: number; found: number; last: FoldCursor | null }>(
+    db,
+    sql`
+    WITH cand AS MATERIALIZED (
+      SELECT f.channel_id, f.subject, f.event FROM notification_folds f
+        LEFT JOIN notification_channels c ON c.id = f.channel_id
+       WHERE (f.channel_id, f.subject, f.event) > (${c0}, ${s0}, ${e0})
+         AND (c.id IS NULL
+              OR (f.sent_at <= ${now.toISOString()}::timestamptz - make_interval(secs => c.window_seconds)
+                  AND (f.folded = 0
+                       OR (f.subject <> '' AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = f.subject)))))
+       ORDER BY f.channel_id, f.subject, f.event
+       LIMIT ${batch}
+         FOR UPDATE OF f SKIP LOCKED
+    ),
+    del AS (
+      DELETE FROM notification_folds f USING cand
+       WHERE f.channel_id = cand.channel_id AND f.subject = cand.subject AND f.event = cand.event
+      RETURNING 1
+    ),
+    last AS (SELECT channel_id, subject, event FROM cand ORDER BY channel_id DESC, subject DESC, event DESC LIMIT 1)
+    SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found,
+           (SELECT json_build_array(channel_id, subject, event) FROM last) AS last`,
+  );
+  const r = rows[0];
+  return { deleted: r?.deleted ?? 0, found: r?.found ?? 0, next: r?.last ?? null };
 }
