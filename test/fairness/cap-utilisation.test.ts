@@ -4,7 +4,7 @@
 // its backlog at its cap, on one executor and on several, and never goes over it; afterwards nothing
 // is left counted and the queue matches the triggers. The receiver is sampled while the tenant has
 // triggers left to start, after its first round: the share of samples that saw it at its cap is
-// logged and held to a floor (docs/fairness.md; docs/bench.md has the figures).
+// logged and held to the floor docs/fairness.md promises.
 import { describe, expect, it } from "vitest";
 import { query, sql } from "@fairway/store";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
