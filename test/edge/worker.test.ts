@@ -1,9 +1,11 @@
 // The edge executor for real: the Worker bundle that `wrangler deploy` would upload,
 // run in workerd by `wrangler dev --local`, against real Postgres (Hyperdrive's localConnectionString)
 // and real Redis behind the Upstash REST shim, delivering to a real receiver that verifies signatures
-// with the official `standardwebhooks` library. Driven through the SDK, as a user would.
+// with the official `standardwebhooks` library, and sending email through an HTTP mail API (a local
+// server answering as Resend's `POST /emails` does). Driven through the SDK, as a user would.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -29,6 +31,23 @@ let receiver: Receiver;
 let dev: WranglerDev;
 let client: FairwayClient;
 let redis: Redis;
+let mailApi: { url: string; got: Array<{ path: string; authorization: string; body: unknown }>; server: Server };
+const mailKey = `re_${randomBytes(12).toString("hex")}`;
+
+/** An HTTP mail API as Resend answers: 200 with the new email's id. */
+async function startMailApi(): Promise<typeof mailApi> {
+  const got: (typeof mailApi)["got"] = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      got.push({ path: req.url ?? "", authorization: String(req.headers.authorization), body: JSON.parse(body) });
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id: `email_${got.length}` }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, got, server };
+}
 
 /** Fire the Worker's scheduled handler; wrangler answers once the invocation (and its waitUntil) is done. */
 async function fireScheduled(): Promise<void> {
@@ -43,6 +62,7 @@ beforeAll(async () => {
   db = await createTestDb({ max: 2 });
   shim = await startUpstashShim({ redisUrl: REDIS_URL, token: randomBytes(16).toString("hex") });
   receiver = await startReceiver();
+  mailApi = await startMailApi();
   redis = new Redis(REDIS_URL);
   // Miniflare's Hyperdrive wants a password in the URL; local Postgres trusts and ignores it.
   const hyperdriveUrl = new URL(db.url);
@@ -64,6 +84,9 @@ beforeAll(async () => {
       FAIRWAY_POLL_MS: "200",
       FAIRWAY_LOG_LEVEL: "warn",
       FAIRWAY_SECRETS_KEY: randomBytes(32).toString("base64"),
+      FAIRWAY_MAIL_API_URL: mailApi.url,
+      FAIRWAY_MAIL_API_KEY: mailKey,
+      FAIRWAY_MAIL_FROM: "fairway@example.test",
     },
   });
   const admin = createAdminClient({ baseUrl: dev.url, adminToken });
@@ -75,6 +98,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await dev?.stop();
   await receiver?.close();
+  await new Promise((r) => (mailApi ? mailApi.server.close(r) : r(null)));
   await shim?.close();
   redis?.disconnect();
   await deletePrefix(prefix);
@@ -277,21 +301,42 @@ describe("edge worker (wrangler dev, workerd)", () => {
     const secrets = await fetch(`${dev.url}${base}/secrets`);
     expect(secrets.status).toBe(200);
     expect(await secrets.text()).toContain("<h1>Secrets</h1>");
-    // The notifications page, and its add-channel form refusing email with the API's words: the
-    // Worker sends no email.
+    // The notifications page, and its add-channel form taking an email channel: this Worker has a
+    // mail API.
     const notifications = await fetch(`${dev.url}${base}/notifications`);
     expect(notifications.status).toBe(200);
     const notificationsHtml = await notifications.text();
     expect(notificationsHtml).toContain("<h1>Notifications</h1>");
     const csrf = /name="csrf" value="([^"]+)"/.exec(notificationsHtml)![1];
-    const refused = await fetch(`${dev.url}${base}/notifications/channels`, {
+    const added = await fetch(`${dev.url}${base}/notifications/channels`, {
       method: "POST",
-      body: new URLSearchParams({ csrf, type: "email", to: "ops@example.com", windowSeconds: "900" }),
+      body: new URLSearchParams({ csrf, type: "email", to: "portal@example.test", windowSeconds: "900" }),
+      redirect: "manual",
     });
-    expect(refused.status).toBe(400);
-    expect(await refused.text()).toContain("email channels cannot be created here: the Worker cannot send email");
+    expect(added.status).toBe(303);
+    await added.text();
+    expect((await client.notificationChannels.list()).data.map((c) => c.to)).toContain("portal@example.test");
     const tampered = await fetch(`${link.url.slice(0, -3)}abc`);
     expect(tampered.status).toBe(403);
     await tampered.text();
+  });
+
+  it("sends an email notification through the HTTP mail API, with its key, never showing the key", async () => {
+    const channel = await client.notificationChannels.create({ type: "email", to: "ops@example.test" });
+    const queued = await client.notificationChannels.test(channel.id);
+    await fireScheduled();
+    const sent = await until(
+      () => client.notifications({ channelId: channel.id }),
+      (p) => p.data[0]?.status === "sent",
+    );
+    expect(sent.data.map((n) => n.id)).toEqual([queued.id]);
+    const mails = mailApi.got.filter((m) => (m.body as { to: string[] }).to.includes("ops@example.test"));
+    expect(mails).toHaveLength(1);
+    expect(mails[0].path).toBe("/emails");
+    expect(mails[0].authorization).toBe(`Bearer ${mailKey}`);
+    expect(mails[0].body).toMatchObject({ from: "fairway@example.test", to: ["ops@example.test"] });
+    expect(mails[0].body).toMatchObject({ subject: "Fairway: test notification" });
+    expect((mails[0].body as { text: string }).text).toMatch(/^A test notification from Fairway: this channel works\./);
+    expect(JSON.stringify(await client.notificationChannels.list())).not.toContain(mailKey);
   });
 });

@@ -50,7 +50,7 @@ beforeAll(async () => {
     DATABASE_URL: db.url,
     FAIRWAY_POLL_MS: "50",
     FAIRWAY_SMTP_URL: `smtp://127.0.0.1:${port}`,
-    FAIRWAY_SMTP_FROM: "fairway@example.test",
+    FAIRWAY_MAIL_FROM: "fairway@example.test",
   });
   admin = createAdminClient({ baseUrl: server.url, adminToken: server.adminToken });
   // Quick retries, so a failing channel exhausts its attempts within the test.

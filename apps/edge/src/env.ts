@@ -2,6 +2,7 @@
 // once per invocation into a typed config. Every field documents its default.
 import { createLogger, loadSecretsKeyring, type Logger, type LogLevel, type SecretsKeyring } from "@fairway/core";
 import { parsePortalOrigins } from "@fairway/dashboard";
+import type { HttpMailApi } from "@fairway/executor";
 
 export interface Env {
   /** Hyperdrive binding to Postgres (wrangler.toml [[hyperdrive]]). */
@@ -35,6 +36,12 @@ export interface Env {
   FAIRWAY_METRICS_TOP_TENANTS?: string;
   /** Origins that may embed a tenant portal view in an iframe, space- or comma-separated. Default none. */
   FAIRWAY_PORTAL_ORIGINS?: string;
+  /** An HTTP mail API for email notification channels (Resend's `POST /emails`, e.g.
+   *  https://api.resend.com) and, a secret, its key. Unset = email channels are refused. */
+  FAIRWAY_MAIL_API_URL?: string;
+  FAIRWAY_MAIL_API_KEY?: string;
+  /** The From address of notification emails. Default fairway@localhost. */
+  FAIRWAY_MAIL_FROM?: string;
 }
 
 export interface EdgeConfig {
@@ -50,6 +57,7 @@ export interface EdgeConfig {
   metricsToken: string | undefined;
   metricsTopTenants: number;
   portalOrigins: string[];
+  mailApi: HttpMailApi | null;
   log: Logger;
 }
 
@@ -95,8 +103,20 @@ export async function readConfig(env: Env): Promise<EdgeConfig> {
     metricsToken: metricsTokenOf(env),
     metricsTopTenants: intVar(env, "FAIRWAY_METRICS_TOP_TENANTS", 20, 0, 1000),
     portalOrigins: portal.origins,
+    mailApi: mailApiOf(env),
     log: createLogger({ level }),
   };
+}
+
+function mailApiOf(env: Env): HttpMailApi | null {
+  const url = env.FAIRWAY_MAIL_API_URL?.trim();
+  const apiKey = env.FAIRWAY_MAIL_API_KEY?.trim();
+  if (Boolean(url) !== Boolean(apiKey))
+    throw new ConfigError("set both FAIRWAY_MAIL_API_URL and FAIRWAY_MAIL_API_KEY (wrangler secret put), or neither");
+  if (!url || !apiKey) return null;
+  if (!/^https?:\/\/[^/]/.test(url))
+    throw new ConfigError("FAIRWAY_MAIL_API_URL must be an http:// or https:// URL, e.g. https://api.resend.com");
+  return { url, apiKey, from: env.FAIRWAY_MAIL_FROM?.trim() || "fairway@localhost" };
 }
 
 function metricsTokenOf(env: Env): string | undefined {

@@ -6,7 +6,7 @@
 // Overlapping runs (a slow run meeting the next cron, or two isolates) are safe by construction:
 // claims lock with SKIP LOCKED, every later write is fenced by the lease token, and a crashed run's
 // leases expire and are reaped by whichever run comes next.
-import { Executor, createFetchTransport } from "@fairway/executor";
+import { Executor, createFetchTransport, createHttpMailer } from "@fairway/executor";
 import type { EdgeConfig } from "./env.ts";
 import { EXECUTOR_DB_POOL, openStore, upstashFor } from "./connections.ts";
 
@@ -33,6 +33,7 @@ export async function runExecutor(cfg: EdgeConfig, scheduledTime: number): Promi
     pollMs: cfg.pollMs,
     allowPrivateTargets: cfg.allowPrivateTargets,
     secretsKey: cfg.secretsKey,
+    mailer: cfg.mailApi ? createHttpMailer(cfg.mailApi) : undefined,
     log,
   });
   try {

@@ -37,8 +37,9 @@ export default {
         metricsTopTenants: cfg.metricsTopTenants,
         portalOrigins: cfg.portalOrigins,
         log: cfg.log,
-        emailUnavailable:
-          "the Worker cannot send email (Workers open no SMTP connections); use a webhook or slack channel",
+        emailUnavailable: cfg.mailApi
+          ? undefined
+          : "the Worker sends email only through an HTTP mail API (set FAIRWAY_MAIL_API_URL and FAIRWAY_MAIL_API_KEY); use a webhook or slack channel",
       });
       return await app.fetch(request);
     } finally {

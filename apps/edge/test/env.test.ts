@@ -32,6 +32,26 @@ describe("readConfig", () => {
     });
     // The defaults end a run (and its grace) before the next minute's cron fires.
     expect(cfg.runMs + cfg.graceMs).toBeLessThan(60_000);
+    expect(cfg.mailApi).toBeNull(); // no email channels without a mail API
+  });
+
+  it("reads the HTTP mail API, its key and the From address", async () => {
+    const cfg = await readConfig({
+      ...base,
+      FAIRWAY_MAIL_API_URL: "https://api.resend.com",
+      FAIRWAY_MAIL_API_KEY: "re_key",
+    });
+    expect(cfg.mailApi).toEqual({ url: "https://api.resend.com", apiKey: "re_key", from: "fairway@localhost" });
+    expect(
+      (
+        await readConfig({
+          ...base,
+          FAIRWAY_MAIL_API_URL: "https://m.example",
+          FAIRWAY_MAIL_API_KEY: "k",
+          FAIRWAY_MAIL_FROM: "ops@example.com",
+        })
+      ).mailApi?.from,
+    ).toBe("ops@example.com");
   });
 
   it("reads Upstash, the key prefix and the private-target opt-in", async () => {
@@ -57,6 +77,12 @@ describe("readConfig", () => {
     expect(await error({ ...base, FAIRWAY_RUN_MS: "soon" })).toMatch(/FAIRWAY_RUN_MS must be an integer/);
     expect(await error({ ...base, FAIRWAY_POLL_MS: "0" })).toMatch(/FAIRWAY_POLL_MS/);
     expect(await error({ ...base, FAIRWAY_LOG_LEVEL: "loud" })).toMatch(/FAIRWAY_LOG_LEVEL/);
+    expect(await error({ ...base, FAIRWAY_MAIL_API_URL: "https://api.resend.com" })).toMatch(
+      /both FAIRWAY_MAIL_API_URL and FAIRWAY_MAIL_API_KEY/,
+    );
+    expect(await error({ ...base, FAIRWAY_MAIL_API_URL: "api.resend.com", FAIRWAY_MAIL_API_KEY: "k" })).toMatch(
+      /FAIRWAY_MAIL_API_URL must be an http/,
+    );
     // The Worker refuses to start without a secrets key, or with one that is not 32 bytes.
     expect(await error({ ...base, FAIRWAY_SECRETS_KEY: undefined })).toMatch(/FAIRWAY_SECRETS_KEY must be set/);
     expect(await error({ ...base, FAIRWAY_SECRETS_KEY: btoa("short") })).toMatch(

@@ -65,8 +65,14 @@ const schema = z
       .string()
       .regex(/^smtps?:\/\//, "must start with smtp:// or smtps://")
       .optional(),
+    /** Or an HTTP mail API for them (Resend's `POST /emails`, e.g. https://api.resend.com) and its key. */
+    FAIRWAY_MAIL_API_URL: z
+      .string()
+      .regex(/^https?:\/\/[^/]/, "must be an http:// or https:// URL, e.g. https://api.resend.com")
+      .optional(),
+    FAIRWAY_MAIL_API_KEY: z.string().min(1).optional(),
     /** The From address of notification emails. Default fairway@localhost. */
-    FAIRWAY_SMTP_FROM: z.string().min(3).default("fairway@localhost"),
+    FAIRWAY_MAIL_FROM: z.string().min(3).default("fairway@localhost"),
     /** Per-tenant metric series are kept for the busiest this many tenants. Default 20. */
     FAIRWAY_METRICS_TOP_TENANTS: z.coerce.number().int().min(0).max(1000).default(20),
   })
@@ -74,6 +80,14 @@ const schema = z
     // Half of Upstash would otherwise fall back to REDIS_URL or to in-process coordination, silently.
     message: "set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither",
     path: ["UPSTASH_REDIS_REST_TOKEN"],
+  })
+  .refine((c) => Boolean(c.FAIRWAY_MAIL_API_URL) === Boolean(c.FAIRWAY_MAIL_API_KEY), {
+    message: "set both FAIRWAY_MAIL_API_URL and FAIRWAY_MAIL_API_KEY, or neither",
+    path: ["FAIRWAY_MAIL_API_KEY"],
+  })
+  .refine((c) => !(c.FAIRWAY_SMTP_URL && c.FAIRWAY_MAIL_API_URL), {
+    message: "set FAIRWAY_SMTP_URL or FAIRWAY_MAIL_API_URL for email, not both",
+    path: ["FAIRWAY_MAIL_API_URL"],
   });
 
 export type Config = z.infer<typeof schema>;
@@ -90,7 +104,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 }
 
 /** Variables that may hold credentials are never echoed back. */
-const SECRET = /URL|TOKEN/;
+const SECRET = /URL|TOKEN|KEY|SECRET|PASSWORD/;
 
 function echo(key: string, env: Record<string, string | undefined>): string {
   const v = env[key];

@@ -16,7 +16,7 @@ import type { Config } from "./config.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.ts";
 import { StartupError } from "./startup-error.ts";
-import { createMailer } from "./mailer.ts";
+import { mailerFor } from "./mailer.ts";
 import { createServerMetrics } from "./metrics.ts";
 
 export interface Server {
@@ -80,6 +80,7 @@ async function build(
   const runExecutor = cfg.FAIRWAY_ROLE !== "api";
   const serverMetrics = createServerMetrics();
   const transport = createUndiciTransport({ allowPrivate: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS });
+  const mailer = mailerFor(cfg);
   const executor = runExecutor
     ? new Executor({
         db: store.db,
@@ -91,7 +92,7 @@ async function build(
         allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
         secretsKey,
         observer: serverMetrics.observer,
-        mailer: cfg.FAIRWAY_SMTP_URL ? createMailer(cfg.FAIRWAY_SMTP_URL, cfg.FAIRWAY_SMTP_FROM) : undefined,
+        mailer,
         heartbeat: {
           everyMs: cfg.FAIRWAY_HEARTBEAT_MS,
           timeoutMs: cfg.FAIRWAY_HEARTBEAT_TIMEOUT_MS,
@@ -119,7 +120,9 @@ async function build(
       metricsText: () => serverMetrics.registry.metrics(),
       metricsToken: cfg.FAIRWAY_METRICS_TOKEN,
       metricsTopTenants: cfg.FAIRWAY_METRICS_TOP_TENANTS,
-      emailUnavailable: cfg.FAIRWAY_SMTP_URL ? undefined : "this server has no FAIRWAY_SMTP_URL; set it and restart",
+      emailUnavailable: mailer
+        ? undefined
+        : "this server has neither FAIRWAY_SMTP_URL nor FAIRWAY_MAIL_API_URL; set one and restart",
     });
     const listening = await new Promise<{ port: number }>((done, fail) => {
       http = serve({ fetch: app.fetch, port: cfg.PORT, hostname: cfg.HOST }, (info) => done(info));

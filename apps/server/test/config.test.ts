@@ -40,3 +40,28 @@ it("takes a fixed port for the embedded PostgreSQL, or none", () => {
   expect(loadConfig({ FAIRWAY_EMBEDDED_PG_PORT: "5433" }).FAIRWAY_EMBEDDED_PG_PORT).toBe(5433);
   expect(() => loadConfig({ FAIRWAY_EMBEDDED_PG_PORT: "70000" })).toThrow(/FAIRWAY_EMBEDDED_PG_PORT/);
 });
+
+it("sends email through SMTP or an HTTP mail API, set whole, not both; never echoing a key", () => {
+  expect(loadConfig({ FAIRWAY_MAIL_API_URL: "https://api.resend.com", FAIRWAY_MAIL_API_KEY: "re_k" })).toMatchObject({
+    FAIRWAY_MAIL_API_URL: "https://api.resend.com",
+    FAIRWAY_MAIL_FROM: "fairway@localhost",
+  });
+  expect(() => loadConfig({ FAIRWAY_MAIL_API_KEY: "k" })).toThrow(
+    /FAIRWAY_MAIL_API_KEY: set both FAIRWAY_MAIL_API_URL and FAIRWAY_MAIL_API_KEY, or neither/,
+  );
+  expect(() =>
+    loadConfig({
+      FAIRWAY_SMTP_URL: "smtp://localhost:25",
+      FAIRWAY_MAIL_API_URL: "https://m.example",
+      FAIRWAY_MAIL_API_KEY: "k",
+    }),
+  ).toThrow(/set FAIRWAY_SMTP_URL or FAIRWAY_MAIL_API_URL for email, not both/);
+  let message = "";
+  try {
+    loadConfig({ FAIRWAY_MAIL_API_KEY: "re_secret_value" });
+  } catch (err) {
+    message = (err as Error).message;
+  }
+  expect(message).toMatch(/FAIRWAY_MAIL_API_KEY/);
+  expect(message).not.toContain("re_secret_value");
+});

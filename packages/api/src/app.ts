@@ -44,8 +44,8 @@ export interface AppDeps {
   metricsToken?: string;
   /** Per-tenant series on /metrics: the busiest this many tenants. Default 20. */
   metricsTopTenants?: number;
-  /** Why email notification channels cannot be created here (no FAIRWAY_SMTP_URL; the Worker sends no
-   *  email); absent when they can. */
+  /** Why email notification channels cannot be created here (neither SMTP nor an HTTP mail API is
+   *  configured); absent when they can. */
   emailUnavailable?: string;
 }
 

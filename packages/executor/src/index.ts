@@ -11,3 +11,4 @@ export type { ExecutorObserver } from "./observe.ts";
 export { Retention, type RetentionOptions } from "./retention.ts";
 /** @public */
 export type { Mailer } from "./notify.ts";
+export { createHttpMailer, type HttpMailApi } from "./http-mailer.ts";

@@ -10,8 +10,9 @@ import { notificationDelivery, type Db, type NotificationDelivery } from "@fairw
 import type { Handler } from "./run-trigger.ts";
 import type { Transport } from "./transport.ts";
 
-/** Sends one plain-text email (Node: nodemailer over FAIRWAY_SMTP_URL). */
-export type Mailer = (msg: { to: string; subject: string; text: string }) => Promise<void>;
+/** Sends one plain-text email: nodemailer over SMTP on a Node server, or an HTTP mail API
+ *  (http-mailer.ts). `signal` aborts it when the notification's attempt times out. */
+export type Mailer = (msg: { to: string; subject: string; text: string }, signal?: AbortSignal) => Promise<void>;
 
 export interface NotifyDeps {
   db: Db;
@@ -40,9 +41,10 @@ export function notificationHandler(deps: NotifyDeps): Handler {
 async function send(n: NotificationDelivery, id: string, signal: AbortSignal, deps: NotifyDeps): Promise<void> {
   const data = { ...n.data, folded: n.folded };
   if (n.channelType === "email") {
-    if (!deps.mailer) throw new Error("this executor cannot send email (set FAIRWAY_SMTP_URL on a Node server)");
+    if (!deps.mailer)
+      throw new Error("this executor cannot send email (configure SMTP or an HTTP mail API: docs/notifications.md)");
     const { subject, text } = describe(n.event, data);
-    return deps.mailer({ to: n.to!, subject, text: `${text}\n\n${JSON.stringify(data, null, 2)}\n` });
+    return deps.mailer({ to: n.to!, subject, text: `${text}\n\n${JSON.stringify(data, null, 2)}\n` }, signal);
   }
   const checked = checkTargetUrl(n.url!, { allowPrivate: deps.allowPrivateTargets });
   if (!checked.ok) throw new Error(checked.message);
