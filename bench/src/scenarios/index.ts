@@ -5,6 +5,7 @@ import { api } from "./api.ts";
 import { capUtilisation } from "./cap-utilisation.ts";
 import { caps } from "./caps.ts";
 import { cron } from "./cron.ts";
+import { dashboard } from "./dashboard.ts";
 import { noisy } from "./noisy.ts";
 import { retentionUnderLoad } from "./retention.ts";
 import { scale } from "./scale.ts";
@@ -25,4 +26,5 @@ export const scenarios: Scenario[] = [
   retentionUnderLoad,
   webhooks,
   api,
+  dashboard,
 ];
