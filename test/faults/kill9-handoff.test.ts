@@ -15,7 +15,7 @@ const CAP = 4;
 
 useDrill();
 
-it("kill -9 during at-cap hand-offs: lost 0, only in-flight runs twice, never over the cap", {
+it("kill -9 during at-cap hand-offs: lost 0, only started runs twice, never over the cap", {
   timeout: 90_000,
 }, async () => {
   await seedTenant(db.store.db, "h", { maxInFlight: CAP });

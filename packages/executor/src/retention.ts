@@ -84,19 +84,20 @@ export class Retention {
     return this.opts.batch ?? 1000;
   }
 
-  /** Runs `one` until a batch comes back short (or stop()), paced by `share`; the rows it deleted. */
+  /** Runs `one` until a batch comes back short or stop() is called, paced by `share`; the rows it
+   *  deleted. */
   private async batches(one: () => Promise<{ deleted: number; found: number }>): Promise<number> {
     const share = Math.min(1, Math.max(0.01, this.opts.share ?? 0.2));
     let deleted = 0;
-    for (;;) {
+    while (!this.stopping) {
       const t0 = performance.now();
       const n = await one();
       const took = performance.now() - t0;
       deleted += n.deleted;
-      if (n.found < this.batch || this.stopping) return deleted;
+      if (n.found < this.batch) break;
       await this.waker.sleep(Math.max(this.opts.pauseMs ?? 20, (took * (1 - share)) / share));
-      if (this.stopping) return deleted;
     }
+    return deleted;
   }
 
   private async loop(): Promise<void> {
