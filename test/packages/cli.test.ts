@@ -112,6 +112,52 @@ describe("fairway CLI", () => {
     expect(human.stdout).toMatch(/^ID\s+NAME\s+TYPE\s+STATUS/);
   }, 120_000);
 
+  it("fairness keys: --key on jobs, keys set|get|list|reset|defaults, the admin's --tenant, bounds refused", async () => {
+    await json(["tenants", "create", "Keyed", "--id", "keyed"], server.adminToken);
+    const { key } = await json(["keys", "create", "keyed"], server.adminToken);
+    const job = await json(
+      ["jobs", "create", "--name", "k", "--key", "cust-1", "--cron", "0 3 * * *", "--target", `${receiver.url}/ok`],
+      key,
+    );
+    expect(job.key).toBe("cust-1");
+    await json(["jobs", "create", "--name", "n", "--cron", "0 3 * * *", "--target", `${receiver.url}/ok`], key);
+    expect((await json(["jobs", "list", "--key", "cust-1"], key)).map((j: { id: string }) => j.id)).toEqual([job.id]);
+
+    expect((await json(["keys", "set", "cust-1", "--max-in-flight", "2"], key)).override).toEqual({ maxInFlight: 2 });
+    // set changes the fields given and keeps the others.
+    const set = await json(["keys", "set", "cust-1", "--weight", "3", "--rate", "none"], key);
+    expect(set.override).toEqual({ maxInFlight: 2, weight: 3, ratePerSecond: null });
+    expect((await json(["keys", "get", "cust-1"], key)).policy).toEqual({ maxInFlight: 2, ratePerSecond: null, weight: 3 });
+    expect((await json(["keys", "list"], key)).map((k: { key: string }) => k.key)).toEqual(["cust-1"]);
+    const human = await fairway(["keys", "list"], key);
+    expect(human.stdout).toMatch(/^KEY\s+RUNNING\s+DUE\s+LAGMS\s+SHARE\s+MAXINFLIGHT\s+RATE\s+WEIGHT\s+OVERRIDE\n/);
+    expect(human.stdout).toMatch(/cust-1\s+0\s+0\s+-\s+0%\s+2\s+none\s+3\s+yes/);
+    expect((await json(["keys", "reset", "cust-1"], key)).override).toBeNull();
+
+    expect(await json(["keys", "defaults"], key)).toEqual({ maxInFlight: null, ratePerSecond: null, weight: 1 });
+    expect(await json(["keys", "defaults", "--max-in-flight", "4", "--rate", "2.5"], key)).toEqual({
+      maxInFlight: 4,
+      ratePerSecond: 2.5,
+      weight: 1,
+    });
+    expect(await json(["keys", "defaults", "--rate", "none"], key)).toEqual({ maxInFlight: 4, ratePerSecond: null, weight: 1 });
+    // The admin, for the tenant.
+    expect((await json(["keys", "defaults", "--tenant", "keyed"], server.adminToken)).maxInFlight).toBe(4);
+    expect((await json(["keys", "set", "x", "--weight", "2", "--tenant", "keyed"], server.adminToken)).policy.weight).toBe(2);
+
+    // Bounds: the API's code and message; nothing changed.
+    const bad = await fairway(["keys", "set", "cust-1", "--max-in-flight", "0", "--json"], key);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stderr).error).toMatchObject({ status: 400, code: "validation_error" });
+    expect(JSON.parse(bad.stderr).error.message).toMatch(/^maxInFlight: /);
+    const weight = await fairway(["keys", "defaults", "--weight", "1001"], key);
+    expect(weight.stderr).toMatch(/^error: validation_error: weight: must be at most 1000/);
+    const word = await fairway(["keys", "set", "cust-1", "--rate", "fast"], key);
+    expect([word.code, word.stderr]).toEqual([1, expect.stringMatching(/must be a number, or none/)]);
+    expect((await json(["keys", "get", "cust-1"], key)).override).toBeNull();
+    expect((await json(["keys", "defaults"], key)).weight).toBe(1);
+  }, 120_000);
+
   it("reports the API's error code and exits 1", async () => {
     const r = await fairway(["jobs", "get", "job_missing", "--json"], "fw_not_a_real_key_000000000000000000000");
     expect(r.code).toBe(1);
@@ -129,6 +175,11 @@ describe("fairway CLI", () => {
       ["tenants", "create"],
       ["tenants", "list"],
       ["keys", "create"],
+      ["keys", "list"],
+      ["keys", "get"],
+      ["keys", "set"],
+      ["keys", "reset"],
+      ["keys", "defaults"],
       ["jobs", "list"],
       ["jobs", "create"],
       ["jobs", "pause"],

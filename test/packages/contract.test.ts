@@ -221,6 +221,30 @@ describe("OpenAPI contract", () => {
     await client.secrets.list();
     await client.secrets.delete("API_KEY");
     await fails(client.secrets.delete("API_KEY"));
+    // Fairness keys: the tenant's routes and the admin's.
+    await client.jobs.create({
+      name: "keyed",
+      key: "customer/42",
+      schedule: { cron: "0 3 * * *" },
+      target: { url: `${receiver.url}/ok` },
+    });
+    await client.jobs.list({ key: "customer/42" });
+    await client.keys.put("customer/42", { maxInFlight: 2, weight: 3 });
+    expect((await fails(client.keys.put("customer/42", { maxInFlight: 0 })))?.code).toBe("validation_error");
+    await client.keys.get("customer/42");
+    await client.keys.list({ limit: 10 });
+    await client.keys.delete("customer/42");
+    await client.keyDefaults.update({ ratePerSecond: 5 });
+    expect((await fails(client.keyDefaults.update({ weight: 0 })))?.code).toBe("validation_error");
+    await client.keyDefaults.get();
+    const fair = admin.tenants.fairness("acme");
+    await fair.keys.put("customer/7", { ratePerSecond: null });
+    await fair.keys.get("customer/7");
+    await fair.keys.list();
+    await fair.keys.delete("customer/7");
+    await fair.keyDefaults.update({ ratePerSecond: null });
+    await fair.keyDefaults.get();
+    await fails(admin.tenants.fairness("nope").keyDefaults.get());
     await contract.fetch(`${base}/v1/metrics`, { headers: { authorization: `Bearer ${key.key}` } });
     await client.jobs.delete(cron.id);
     await fails(client.jobs.pause("job_nope"));

@@ -10,6 +10,10 @@ import type {
   CreateChannelInput,
   CreateJobInput,
   Job,
+  KeyDefaultsPatch,
+  KeyInfo,
+  KeyOverride,
+  KeyPolicy,
   Notification,
   NotificationChannel,
   Page,
@@ -45,10 +49,15 @@ export type Checks = [
   Expect<Mutual<Stats, z.output<typeof responses.statsResponse>>>,
   Expect<Mutual<NotificationChannel, z.output<typeof responses.channelResponse>>>,
   Expect<Mutual<Notification, z.output<typeof responses.notificationResponse>>>,
+  Expect<Mutual<KeyPolicy, z.output<typeof responses.keyPolicyResponse>>>,
+  Expect<Mutual<KeyInfo, z.output<typeof responses.keyInfoResponse>>>,
+  Expect<Mutual<Page<KeyInfo>, z.output<ReturnType<typeof responses.pageOf<typeof responses.keyInfoResponse>>>>>,
   // Requests: what the SDK lets you send is what the API accepts (its input side, before defaults).
   // The create schema parses a schedule as one object (so its errors can name the clash), so the SDK's
   // union of three shapes is checked one way. PATCH bodies are merge patches, validated after merging.
   Expect<Sendable<Wire<CreateJobInput>, z.input<typeof schemas.createJobBody>>>,
   Expect<Mutual<{ id?: string; name: string } & TenantQuotas, z.input<typeof schemas.createTenantBody>>>,
   Expect<Mutual<CreateChannelInput, z.input<typeof schemas.createChannelBody>>>,
+  Expect<Mutual<KeyOverride, z.input<typeof schemas.putKeyBody>>>,
+  Expect<Mutual<KeyDefaultsPatch, z.input<typeof schemas.patchKeyDefaultsBody>>>,
 ];

@@ -117,6 +117,33 @@ describe("@fairway/sdk", () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(3); // pages of 2, 2 and 1
   }, 60_000);
 
+  it("fairness keys: a keyed job, an override, the defaults, and the admin's view of the same tenant", async () => {
+    const client = createClient({ baseUrl: server.url, apiKey: key });
+    const admin = createAdminClient({ baseUrl: server.url, adminToken: server.adminToken });
+    const k = "team/a b"; // a slash and a space: sent URL-encoded
+    const job = await client.jobs.create({
+      name: "keyed",
+      key: k,
+      schedule: { cron: "0 3 * * *" },
+      target: { url: "https://example.com/h" },
+    });
+    expect(job.key).toBe(k);
+    expect((await client.jobs.list({ key: k })).data.map((j) => j.id)).toEqual([job.id]);
+    const put = await client.keys.put(k, { maxInFlight: 2, weight: 3 });
+    expect(put).toMatchObject({ key: k, override: { maxInFlight: 2, weight: 3 }, policy: { maxInFlight: 2, weight: 3 } });
+    expect(await client.keyDefaults.update({ ratePerSecond: 5 })).toEqual({
+      maxInFlight: null,
+      ratePerSecond: 5,
+      weight: 1,
+    });
+    const fair = admin.tenants.fairness("acme");
+    expect((await fair.keys.get(k)).policy).toEqual({ maxInFlight: 2, ratePerSecond: 5, weight: 3 });
+    expect((await fair.keys.list()).data.map((i) => i.key)).toContain(k);
+    expect((await client.keys.delete(k)).override).toBeNull();
+    expect(await fair.keyDefaults.update({ ratePerSecond: null })).toEqual(await client.keyDefaults.get());
+    expect(await client.keys.put(k, { weight: 0 }).catch((e) => e)).toBeInstanceOf(FairwayValidationError);
+  }, 60_000);
+
   it("verifyWebhook accepts the server's signature scheme and refuses a tampered body or an old timestamp", async () => {
     const secret = "whsec_" + Buffer.from("k".repeat(32)).toString("base64");
     const body = JSON.stringify({ id: "trg_1", payload: { a: 1 } });

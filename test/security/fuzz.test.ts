@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 type Scope = "tenant" | "admin" | "open";
-type Base = "job" | "jobPatch" | "tenant" | "tenantPatch" | "pool" | null;
+type Base = "job" | "jobPatch" | "tenant" | "tenantPatch" | "pool" | "keyPut" | "keyDefaults" | null;
 // Every route, with the valid body the fuzzer starts from; :id / :keyId / :type are filled by it.
 const ROUTES: Array<[string, string, Scope, Base]> = [
   ["POST", "/v1/jobs", "tenant", "job"],
@@ -75,6 +75,18 @@ const ROUTES: Array<[string, string, Scope, Base]> = [
   ["GET", "/v1/metrics", "tenant", null],
   ["PUT", "/v1/jobs/:id", "tenant", "job"],
   ["POST", "/v1/nope", "tenant", "job"],
+  ["GET", "/v1/key-defaults", "tenant", null],
+  ["PATCH", "/v1/key-defaults", "tenant", "keyDefaults"],
+  ["GET", "/v1/keys", "tenant", null],
+  ["GET", "/v1/keys/:key", "tenant", null],
+  ["PUT", "/v1/keys/:key", "tenant", "keyPut"],
+  ["DELETE", "/v1/keys/:key", "tenant", null],
+  ["GET", "/v1/admin/tenants/:id/key-defaults", "admin", null],
+  ["PATCH", "/v1/admin/tenants/:id/key-defaults", "admin", "keyDefaults"],
+  ["GET", "/v1/admin/tenants/:id/fairness-keys", "admin", null],
+  ["GET", "/v1/admin/tenants/:id/fairness-keys/:key", "admin", null],
+  ["PUT", "/v1/admin/tenants/:id/fairness-keys/:key", "admin", "keyPut"],
+  ["DELETE", "/v1/admin/tenants/:id/fairness-keys/:key", "admin", null],
 ];
 const BASES: Record<Exclude<Base, null>, Record<string, unknown>> = {
   job: validJob,
@@ -82,6 +94,8 @@ const BASES: Record<Exclude<Base, null>, Record<string, unknown>> = {
   tenant: { name: "Fuzz Co" },
   tenantPatch: { weight: 2 },
   pool: { concurrency: 5, timeoutMs: 1000 },
+  keyPut: { maxInFlight: 2, weight: 3 },
+  keyDefaults: { weight: 2, ratePerSecond: null },
 };
 const FIELDS = [
   "name",
@@ -106,6 +120,7 @@ const FIELDS = [
   "concurrency",
   "leaseMs",
   "maxAttempts",
+  "key",
 ];
 
 const nasty = fc.constantFrom(
@@ -248,7 +263,7 @@ const request = route.chain((route) =>
     p2: param,
     query: fc.option(
       fc.dictionary(
-        fc.constantFrom("limit", "cursor", "jobId", "x", "__proto__"),
+        fc.constantFrom("limit", "cursor", "jobId", "key", "x", "__proto__"),
         fc.oneof(text, fc.integer().map(String)),
         { maxKeys: 3 },
       ),
@@ -287,7 +302,7 @@ test("no input yields a 5xx, and a 4xx never writes", async () => {
   await fc.assert(
     fc.asyncProperty(request, async (r) => {
       const [method, pattern, scope] = r.route;
-      const path = pattern.replace(":id", enc(r.p1)).replace(":keyId", enc(r.p2)).replace(":type", enc(r.p2));
+      const path = pattern.replace(":id", enc(r.p1)).replace(":keyId", enc(r.p2)).replace(":type", enc(r.p2)).replace(":key", enc(r.p2));
       const qs = r.query ? `?${new URLSearchParams(r.query as Record<string, string>)}` : "";
       const token = {
         right: scope === "admin" ? ADMIN_TOKEN : a.key,

@@ -9,6 +9,7 @@ import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, errorResponse, loggableError } from "./errors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { jobRoutes } from "./routes/jobs.ts";
+import { keyAdminRoutes, keyRoutes } from "./routes/keys.ts";
 import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
 import { openRoutes } from "./routes/open.ts";
 import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
@@ -118,6 +119,7 @@ export function createApp(input: AppDeps) {
   app.route("/v1/admin/secrets", secretAdminRoutes);
   app.route("/v1/admin", adminRoutes);
   app.route("/v1/admin", operationsRoutes);
+  app.route("/v1/admin", keyAdminRoutes);
   app.route(
     "/dashboard",
     dashboardApp({ ...deps, addChannel: (tenantId, body) => addChannel(deps, tenantId, body, deps.log) }),
@@ -128,6 +130,7 @@ export function createApp(input: AppDeps) {
   app.route("/v1/secrets", secretRoutes);
   app.route("/v1", triggerRoutes);
   app.route("/v1", notificationRoutes);
+  app.route("/v1", keyRoutes);
 
   app.notFound((c) => errorResponse(c, new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => {

@@ -151,6 +151,7 @@ export function buildJob(
     tenantId: tenant.id,
     name: body.name,
     type: body.type,
+    key: body.key ?? null,
     ...when,
     target,
     payload: body.payload ?? null,
@@ -186,6 +187,7 @@ export function jobAsBody(j: JobRow): Record<string, unknown> {
   if (j.payload !== null && j.payload !== undefined) body.payload = structuredClone(j.payload);
   if (j.timeoutMs !== null) body.timeoutMs = j.timeoutMs;
   if (j.notify !== null && j.notify !== undefined) body.notify = structuredClone(j.notify);
+  if (j.key !== null) body.key = j.key;
   return body;
 }
 
@@ -221,6 +223,7 @@ export function jobPatchOf(built: NewJob, fields: string[]): JobPatch {
         "misfire",
         "catchupWindowMs",
         "notify",
+        "key",
       ].includes(f)
     ) {
       take(f as keyof JobPatch);

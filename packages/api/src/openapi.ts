@@ -8,7 +8,10 @@ import {
   notificationListQuery,
   createTenantBody,
   JOB_STATUSES,
+  keyListQuery,
   pageQuery,
+  patchKeyDefaultsBody,
+  putKeyBody,
   putPoolBody,
   putSecretBody,
   updateJobBody,
@@ -23,6 +26,8 @@ import {
   executorListResponse,
   healthResponse,
   jobResponse,
+  keyInfoResponse,
+  keyPolicyResponse,
   notificationResponse,
   pageOf,
   poolListResponse,
@@ -73,6 +78,9 @@ const SCHEMAS = {
   Notification: notificationResponse,
   NotificationPage: pageOf(notificationResponse),
   Health: healthResponse,
+  KeyPolicy: keyPolicyResponse,
+  KeyInfo: keyInfoResponse,
+  KeyPage: pageOf(keyInfoResponse),
 } satisfies Record<string, z.ZodType>;
 type SchemaName = keyof typeof SCHEMAS;
 
@@ -96,7 +104,7 @@ const inQuery = (name: string, description: string, values?: readonly string[]) 
 });
 
 const ERRORS: Record<number, string> = {
-  400: "Invalid input (validation_error, invalid_json, invalid_text, too_deep, invalid_cron, invalid_timezone, unknown_secret, unknown_channel, email_unavailable, or a blocked target)",
+  400: "Invalid input (validation_error, invalid_json, invalid_text, too_deep, invalid_cron, invalid_timezone, invalid_key, unknown_secret, unknown_channel, email_unavailable, or a blocked target)",
   401: "Missing or unknown credentials (unauthorized)",
   403: "Credentials not allowed here, or a suspended tenant (forbidden, tenant_suspended)",
   404: "No such resource (not_found)",
@@ -142,6 +150,58 @@ const jobId = [pathParam("id", "The job id")];
 const triggerId = [pathParam("id", "The trigger id")];
 const tenantId = [pathParam("id", "The tenant id")];
 const poolType = [pathParam("type", "The pool type, e.g. webhook or email.send")];
+const keyName = [pathParam("key", "The fairness key, URL-encoded (1-128 characters, no control characters)")];
+
+/** The fairness-key routes: the tenant's under /v1, the admin's the same under /v1/admin/tenants/{id}
+ *  (as key-defaults and fairness-keys: /keys there are API keys). */
+function keyPaths(prefix: string, keys: string, op: (o: object) => object, auth: number[], params: object[]) {
+  const one = [...params, ...keyName];
+  return {
+    [`${prefix}/key-defaults`]: {
+      get: op({
+        summary: "The policy of every fairness key without an override (default: no cap, no rate, weight 1)",
+        parameters: params,
+        responses: responses(200, "The defaults", "KeyPolicy", [...auth, 404]),
+      }),
+      patch: op({
+        summary: "Change the key defaults (JSON Merge Patch; null returns a field to its default)",
+        parameters: params,
+        requestBody: mergePatch(patchKeyDefaultsBody),
+        responses: responses(200, "The defaults", "KeyPolicy", [...auth, 400, 404]),
+      }),
+    },
+    [`${prefix}/${keys}`]: {
+      get: op({
+        summary: "Keys with due or running work, and keys with an override, by key",
+        parameters: [
+          ...params,
+          ...Object.entries((schema(keyListQuery, "input") as { properties: Record<string, unknown> }).properties).map(
+            ([name, s]) => ({ name, in: "query", required: false, schema: s }),
+          ),
+        ],
+        responses: responses(200, "A page of keys", "KeyPage", [...auth, 400, 404]),
+      }),
+    },
+    [`${prefix}/${keys}/{key}`]: {
+      get: op({
+        summary: "A key: running, due, oldest due lag, worker time share, override and policy in force",
+        parameters: one,
+        responses: responses(200, "The key (a key never seen: zeros, no override)", "KeyInfo", [...auth, 400, 404]),
+      }),
+      put: op({
+        summary: "Override a key's policy (a field left out takes the default; null: no cap or no rate)",
+        parameters: one,
+        requestBody: body(putKeyBody),
+        responses: responses(200, "The key", "KeyInfo", [...auth, 400, 404]),
+      }),
+      delete: op({
+        summary: "Return a key to the defaults (idempotent)",
+        parameters: one,
+        responses: responses(200, "The key", "KeyInfo", [...auth, 400, 404]),
+      }),
+    },
+  };
+}
 
 function build() {
   return {
@@ -191,6 +251,7 @@ function build() {
             inQuery("status", "Only jobs in this status; without it, every status but cancelled", JOB_STATUSES),
             inQuery("type", "Only jobs of this pool type"),
             inQuery("name", "Only jobs with exactly this name"),
+            inQuery("key", "Only jobs with exactly this fairness key"),
           ],
           responses: responses(200, "A page of jobs", "JobPage", [...TENANT, 400]),
         }),
@@ -327,6 +388,8 @@ function build() {
       "/v1/quota": {
         get: tenantOp({ summary: "Limits and live usage", responses: responses(200, "Quota", "Quota", TENANT) }),
       },
+      ...keyPaths("/v1", "keys", tenantOp, TENANT, []),
+      ...keyPaths("/v1/admin/tenants/{id}", "fairness-keys", adminOp, ADMIN, tenantId),
       "/v1/admin/tenants": {
         post: adminOp({
           summary: "Create a tenant",

@@ -133,6 +133,8 @@ export const jobResponse = z.strictObject({
   id,
   name: z.string(),
   type: z.string(),
+  /** The fairness key its triggers are shared and limited by inside the tenant; null: none. */
+  key: z.string().nullable(),
   status: z.enum(["active", "paused", "completed", "cancelled"]),
   /** Why Fairway paused it (http_410, consecutive_failures, schedule_not_computable); null otherwise. */
   pauseReason: z.string().nullable(),
@@ -274,4 +276,29 @@ export const notificationResponse = z.strictObject({
   attempts: z.number().int(),
   createdAt: iso,
   finishedAt: iso.nullable(),
+});
+
+/** A key policy: the tenant's defaults, or what is in force for one key. null: no cap, no rate. */
+export const keyPolicyResponse = z.strictObject({
+  maxInFlight: z.number().int().nullable(),
+  ratePerSecond: z.number().nullable(),
+  weight: z.number(),
+});
+
+/** One fairness key of a tenant: its override (null: the defaults apply), the policy in force, and now. */
+export const keyInfoResponse = z.strictObject({
+  key: z.string(),
+  override: z
+    .strictObject({
+      maxInFlight: z.number().int().nullable().optional(),
+      ratePerSecond: z.number().nullable().optional(),
+      weight: z.number().optional(),
+    })
+    .nullable(),
+  policy: keyPolicyResponse,
+  running: z.number().int(),
+  due: z.number().int(),
+  oldestDueLagMs: z.number().int().nullable(),
+  /** Of the tenant's recent worker time, the part this key's runs took (0 to 1). */
+  workerTimeShare: z.number(),
 });

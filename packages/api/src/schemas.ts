@@ -164,8 +164,15 @@ const notify = z.union(
   { error: 'must be false, or {"channels": ["<channel id>", …]} (POST /v1/notification-channels gives ids)' },
 );
 
+/** A fairness key (docs/fairness.md): 1-128 characters, no control characters, compared byte for byte. */
+const KEY_RE = /^[^\u0000-\u001f\u007f-\u009f]{1,128}$/u;
+const KEY_WHAT = 'a string of 1-128 characters without control characters, e.g. "customer-42"';
+export const fairnessKey = text(KEY_WHAT).regex(KEY_RE, `must be ${KEY_WHAT}`);
+
 export const createJobBody = strict({
   name: text("a job name string").min(1, "must not be empty").max(200),
+  /** Shares and limits inside the tenant are per key; absent: the job has none (tenant-level only). */
+  key: fairnessKey.optional(),
   type: poolType
     .refine((t) => !t.startsWith("fairway."), 'the "fairway." prefix is reserved for Fairway\'s own pools')
     .default("webhook"),
@@ -254,6 +261,7 @@ export const jobListQuery = strict({
   status: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(", ")}` }).optional(),
   type: poolType.optional(),
   name: z.string().min(1).max(200).optional(),
+  key: fairnessKey.optional(),
 });
 
 export const deadLetterQuery = strict({ ...page, jobId: z.string().max(100).optional() });
@@ -281,4 +289,54 @@ export const notificationListQuery = strict({
   ...page,
   channelId: z.string().max(100).optional(),
   event: z.enum([...NOTIFICATION_EVENTS, "notification.test"]).optional(),
+});
+
+// Fairness keys' policy (docs/fairness.md). The bounds are the same in the API, the dashboard (which
+// calls the API's functions) and the CLI (which sends to the API).
+const keyCap = int("a number of concurrent runs, 1-100000, or null for no cap").min(1).max(100_000);
+const keyRate = z
+  .number(expected("a number of starts per second, 0.01-100000, or null for no rate limit"))
+  .min(0.01, "must be at least 0.01 starts per second (or null for no rate limit)")
+  .max(100_000, "must be at most 100000 starts per second");
+const keyWeight = z
+  .number(expected("a weight from 0.01 to 1000"))
+  .min(0.01, "must be at least 0.01")
+  .max(1000, "must be at most 1000");
+
+/** PUT /v1/keys/{key}: the whole override. A field left out takes the tenant's default; null sets
+ *  "no cap" or "no rate" for this key whatever the default. */
+export const putKeyBody = strict(
+  {
+    maxInFlight: keyCap.nullable().optional(),
+    ratePerSecond: keyRate.nullable().optional(),
+    weight: z
+      .number({
+        error: (iss) =>
+          iss.input === null
+            ? "must be a weight from 0.01 to 1000; leave it out for the tenant's default"
+            : "must be a weight from 0.01 to 1000",
+      })
+      .min(0.01, "must be at least 0.01")
+      .max(1000, "must be at most 1000")
+      .optional(),
+  },
+  'an object, e.g. {"maxInFlight": 2, "weight": 3}',
+);
+
+/** The tenant's key defaults after a merge patch. null (or absent) returns a field to its default:
+ *  no cap, no rate, weight 1. */
+export const keyDefaultsState = strict({
+  maxInFlight: keyCap.nullable().optional(),
+  ratePerSecond: keyRate.nullable().optional(),
+  weight: keyWeight.nullable().optional(),
+});
+
+/** PATCH /v1/key-defaults, for the OpenAPI document (a merge patch; see keyDefaultsState). */
+export const patchKeyDefaultsBody = z
+  .object({ maxInFlight: keyCap.nullable(), ratePerSecond: keyRate.nullable(), weight: keyWeight.nullable() })
+  .partial();
+
+export const keyListQuery = strict({
+  ...page,
+  cursor: z.string().max(600).optional(),
 });

@@ -49,6 +49,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     id: j.id,
     name: j.name,
     type: j.type,
+    key: j.key,
     status: j.status,
     pauseReason: j.status === "paused" ? j.pauseReason : null,
     schedule,

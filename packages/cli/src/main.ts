@@ -5,6 +5,7 @@
 import { Command } from "commander";
 import { adminCommands } from "./commands/admin.ts";
 import { jobCommands } from "./commands/jobs.ts";
+import { fairnessKeyCommands } from "./commands/keys.ts";
 import { serverCommands } from "./commands/server.ts";
 import { tailCommand } from "./commands/tail.ts";
 import { report, type GlobalOptions } from "./context.ts";
@@ -21,6 +22,7 @@ const program = new Command("fairway")
 const globals = () => program.opts<GlobalOptions>();
 serverCommands(program);
 adminCommands(program, globals);
+fairnessKeyCommands(program, globals);
 jobCommands(program, globals);
 tailCommand(program, globals);
 

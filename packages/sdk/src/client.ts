@@ -1,11 +1,15 @@
 // createClient (tenant key) and createAdminClient (admin token): typed wrappers over the HTTP API.
-import { paginate, qs, requester, type HttpOptions } from "./http.ts";
+import { paginate, qs, requester, type HttpOptions, type Requester } from "./http.ts";
 import type {
   ApiKey,
   CreateChannelInput,
   CreateJobInput,
   DeadLetter,
   Job,
+  KeyDefaultsPatch,
+  KeyInfo,
+  KeyOverride,
+  KeyPolicy,
   ListJobsOptions,
   Notification,
   NotificationChannel,
@@ -48,6 +52,29 @@ export interface PageOptions {
 }
 
 const enc = encodeURIComponent;
+
+/** The fairness-key methods, over the tenant's own routes or the admin's for one tenant. */
+function keyMethods(req: Requester, defaultsPath: string, keysPath: string) {
+  const list = (o: PageOptions = {}) => req<Page<KeyInfo>>("GET", `${keysPath}${qs({ limit: o.limit, cursor: o.cursor })}`);
+  return {
+    keys: {
+      /** A key's running, due, lag, worker time share, override and policy in force (never seen: zeros). */
+      get: (key: string) => req<KeyInfo>("GET", `${keysPath}/${enc(key)}`),
+      /** Override one key's policy; a field left out takes the tenant's default. */
+      put: (key: string, override: KeyOverride) => req<KeyInfo>("PUT", `${keysPath}/${enc(key)}`, override),
+      /** Back to the defaults (idempotent). */
+      delete: (key: string) => req<KeyInfo>("DELETE", `${keysPath}/${enc(key)}`),
+      /** Keys with due or running work, and keys with an override, by key. */
+      list,
+      all: (o: Omit<PageOptions, "cursor"> = {}) => paginate((cursor) => list({ ...o, cursor })),
+    },
+    keyDefaults: {
+      get: () => req<KeyPolicy>("GET", defaultsPath),
+      /** JSON Merge Patch: only the fields given change; null returns one to its default. */
+      update: (patch: KeyDefaultsPatch) => req<KeyPolicy>("PATCH", defaultsPath, patch),
+    },
+  };
+}
 const http = (o: CommonOptions, token: string): HttpOptions => ({
   baseUrl: o.baseUrl,
   token,
@@ -61,7 +88,7 @@ export function createClient(opts: ClientOptions) {
   const listJobs = (o: ListJobsOptions = {}) =>
     req<Page<Job>>(
       "GET",
-      `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name })}`,
+      `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name, key: o.key })}`,
     );
   const jobTriggers = (id: string, o: PageOptions = {}) =>
     req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor })}`);
@@ -120,6 +147,8 @@ export function createClient(opts: ClientOptions) {
     notifications,
     allNotifications: (o: Omit<PageOptions, "cursor"> & { channelId?: string } = {}) =>
       paginate((cursor) => notifications({ ...o, cursor })),
+    /** Fairness keys: `keys.get|put|delete|list|all`, `keyDefaults.get|update`. */
+    ...keyMethods(req, "/v1/key-defaults", "/v1/keys"),
     secrets: {
       /** Create or replace; the value is never returned. */
       put: (name: string, value: string) => req<Secret>("PUT", `/v1/secrets/${enc(name)}`, { value }),
@@ -160,6 +189,9 @@ export function createAdminClient(opts: AdminClientOptions) {
       /** A signed, short-lived link to this tenant's dashboard view (default 15 minutes). */
       portalLink: (id: string, o: { ttlSeconds?: number } = {}) =>
         req<{ url: string; expiresAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/portal-link`, o),
+      /** One tenant's fairness keys and key defaults, as the tenant's own client has them. */
+      fairness: (id: string) =>
+        keyMethods(req, `/v1/admin/tenants/${enc(id)}/key-defaults`, `/v1/admin/tenants/${enc(id)}/fairness-keys`),
     },
     pools: {
       list: () => req<{ data: PoolConfig[] }>("GET", "/v1/admin/pools"),

@@ -60,6 +60,9 @@ export type ScheduleInput = { cron: string; timezone?: string } | { at: string |
 
 export interface CreateJobInput<P = unknown> {
   name: string;
+  /** The fairness key (1-128 characters, no control characters): inside the tenant, work is shared
+   *  by key weights over worker time, and each key's cap and rate apply. Absent: no key. */
+  key?: string;
   /** The pool. Default "webhook". A type served by a worker (createWorker) needs no target. */
   type?: string;
   schedule: ScheduleInput;
@@ -95,12 +98,16 @@ export interface ListJobsOptions {
   status?: JobStatus;
   type?: string;
   name?: string;
+  /** Only jobs with exactly this fairness key. */
+  key?: string;
 }
 
 export interface Job<P = unknown> {
   id: string;
   name: string;
   type: string;
+  /** Its fairness key; null: none. */
+  key: string | null;
   status: JobStatus;
   /** Why Fairway paused it: http_410, consecutive_failures or schedule_not_computable; null otherwise. */
   pauseReason: string | null;
@@ -292,4 +299,37 @@ export interface Notification {
   attempts: number;
   createdAt: string;
   finishedAt: string | null;
+}
+
+/** A fairness key's policy: the tenant's defaults, or what is in force for one key. */
+export interface KeyPolicy {
+  /** Runs of the key at once, 1-100000; null: no cap (the tenant's own cap still bounds the sum). */
+  maxInFlight: number | null;
+  /** Starts per second, 0.01-100000; null: no rate limit. */
+  ratePerSecond: number | null;
+  /** Its share of the tenant's worker time against the tenant's other backlogged keys, 0.01-1000. */
+  weight: number;
+}
+
+/** PUT /v1/keys/{key}: a field left out takes the tenant's default; null sets no cap or no rate. */
+export interface KeyOverride {
+  maxInFlight?: number | null;
+  ratePerSecond?: number | null;
+  weight?: number;
+}
+
+/** PATCH /v1/key-defaults (JSON Merge Patch): null returns a field to its default (no cap, no rate, weight 1). */
+export type KeyDefaultsPatch = { [K in keyof KeyPolicy]?: KeyPolicy[K] | null };
+
+export interface KeyInfo {
+  key: string;
+  /** This key's own override; null: the defaults apply. */
+  override: KeyOverride | null;
+  /** The policy in force: the override over the defaults. */
+  policy: KeyPolicy;
+  running: number;
+  due: number;
+  oldestDueLagMs: number | null;
+  /** Of the tenant's recent worker time, the part this key's runs took (0 to 1). */
+  workerTimeShare: number;
 }

@@ -132,6 +132,7 @@ jobRoutes.get("/", async (c) => {
     status: q.status,
     type: q.type,
     name: q.name,
+    key: q.key,
   });
   return c.json(page(rows, q.limit, (j) => jobJson(j)));
 });

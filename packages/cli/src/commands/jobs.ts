@@ -22,6 +22,7 @@ interface CreateFlags {
   maxAttempts?: number;
   timeoutMs?: number;
   idempotencyKey?: string;
+  key?: string;
 }
 
 function schedule(o: CreateFlags): ScheduleInput {
@@ -39,10 +40,11 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .command("list")
     .description("list jobs")
     .option("--limit <n>", "at most this many", int)
-    .action(async (o: { limit?: number }) => {
+    .option("--key <key>", "only jobs with this fairness key")
+    .action(async (o: { limit?: number; key?: string }) => {
       const g = globals();
       const rows: Job[] = [];
-      for await (const j of tenantClient(g).jobs.all()) {
+      for await (const j of tenantClient(g).jobs.all(o.key === undefined ? {} : { key: o.key })) {
         rows.push(j);
         if (o.limit && rows.length >= o.limit) break;
       }
@@ -77,11 +79,13 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--max-attempts <n>", "attempts before a dead letter", int)
     .option("--timeout-ms <n>", "per-attempt timeout", int)
     .option("--idempotency-key <key>", "send as Idempotency-Key")
+    .option("--key <key>", "fairness key: shares and caps inside the tenant are per key (see `fairway keys`)")
     .action(async (o: CreateFlags) => {
       const g = globals();
       const input: CreateJobInput = {
         name: o.name,
         schedule: schedule(o),
+        ...(o.key !== undefined ? { key: o.key } : {}),
         ...(o.type ? { type: o.type } : {}),
         ...(o.target ? { target: { url: o.target, ...(o.method ? { method: o.method } : {}) } } : {}),
         ...(o.payload !== undefined ? { payload: o.payload } : {}),
