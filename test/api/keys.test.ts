@@ -4,6 +4,7 @@
 // bound refused with its code and nothing written.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFetchTransport, Executor } from "@fairway/executor";
+import { parsePrometheus } from "../support/prometheus.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { until } from "../support/until.ts";
 import { ADMIN, startApi, type ApiHarness } from "./harness.ts";
@@ -84,6 +85,26 @@ describe("keyed jobs and /v1/keys", () => {
       expect(first.json.nextCursor).not.toBeNull();
       const second = await h.call(acme, "GET", `/v1/keys?limit=1&cursor=${enc(first.json.nextCursor)}`);
       expect(second.json.data[0].key).toBe(keys[1]);
+
+      // Metrics: per key, bounded to the top 10 keys per tenant however many keys have work.
+      for (let i = 0; i < 12; i++) {
+        const r = await h.call(acme, "POST", "/v1/jobs", job(`many-${i}`, { schedule: { delayMs: 3_600_000 } }));
+        expect(r.status).toBe(201);
+        expect((await h.call(acme, "PUT", `/v1/keys/many-${i}`, { weight: 1 })).status).toBe(200);
+      }
+      const fleet = parsePrometheus((await h.call(ADMIN, "GET", "/metrics")).text);
+      const running = fleet.get("fairway_key_running")!.metrics.filter((m) => m.labels?.tenant === "acme");
+      expect(running.length).toBeGreaterThanOrEqual(2);
+      expect(running.length).toBeLessThanOrEqual(10);
+      const at = (k: string) => running.find((m) => m.labels?.key === k)?.value;
+      expect([at(capped), at(open)]).toEqual(["1", "2"]);
+      const cap = fleet.get("fairway_key_max_in_flight")!.metrics.find((m) => m.labels?.key === capped);
+      expect(cap?.value).toBe("1");
+      const own = parsePrometheus((await h.call(acme, "GET", "/v1/metrics")).text);
+      const mine = own.get("fairway_key_due")!.metrics;
+      expect(mine.length).toBeLessThanOrEqual(10);
+      expect(mine.find((m) => m.labels?.key === capped)).toEqual({ labels: { key: capped }, value: "2" });
+      expect((await h.call(other, "GET", "/v1/metrics")).text).not.toContain(capped);
     } finally {
       await ex.stop(500);
     }

@@ -339,4 +339,31 @@ describe("edge worker (wrangler dev, workerd)", () => {
     expect((mails[0].body as { text: string }).text).toMatch(/^A test notification from Fairway: this channel works\./);
     expect(JSON.stringify(await client.notificationChannels.list())).not.toContain(mailKey);
   });
+  it("fairness keys on the Worker: a keyed job is due under its key in /v1/keys, then delivered", async () => {
+    const key = "edge customer/1";
+    await client.keys.put(key, { maxInFlight: 1, weight: 2 });
+    const job = await client.jobs.create({
+      name: "keyed",
+      key,
+      schedule: { delayMs: 0 },
+      target: { url: `${receiver.url}/ok` },
+    });
+    expect(job.key).toBe(key);
+    const listed = await client.keys.list();
+    expect(listed.data.find((k) => k.key === key)).toMatchObject({
+      due: 1,
+      running: 0,
+      override: { maxInFlight: 1, weight: 2 },
+      policy: { maxInFlight: 1, ratePerSecond: null, weight: 2 },
+    });
+    expect((await client.jobs.list({ key })).data.map((j) => j.id)).toEqual([job.id]);
+    await fireScheduled();
+    await until(
+      () => client.jobs.triggers(job.id),
+      (p) => p.data[0]?.status === "succeeded",
+    );
+    expect(await client.keys.get(key)).toMatchObject({ due: 0, running: 0 });
+    expect((await client.keyDefaults.update({ weight: 3 })).weight).toBe(3);
+    expect((await client.keys.delete(key)).policy.weight).toBe(3);
+  });
 });

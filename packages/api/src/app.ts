@@ -9,7 +9,7 @@ import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, errorResponse, loggableError } from "./errors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { jobRoutes } from "./routes/jobs.ts";
-import { keyAdminRoutes, keyRoutes } from "./routes/keys.ts";
+import { deleteKeyPolicy, keyAdminRoutes, keyRoutes, patchKeyDefaults, putKeyPolicy } from "./routes/keys.ts";
 import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
 import { openRoutes } from "./routes/open.ts";
 import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
@@ -122,7 +122,13 @@ export function createApp(input: AppDeps) {
   app.route("/v1/admin", keyAdminRoutes);
   app.route(
     "/dashboard",
-    dashboardApp({ ...deps, addChannel: (tenantId, body) => addChannel(deps, tenantId, body, deps.log) }),
+    dashboardApp({
+      ...deps,
+      addChannel: (tenantId, body) => addChannel(deps, tenantId, body, deps.log),
+      putKeyPolicy: (tenantId, key, body) => putKeyPolicy(deps.db, tenantId, key, body),
+      patchKeyDefaults: (tenantId, patch) => patchKeyDefaults(deps.db, tenantId, patch),
+      deleteKeyPolicy: (tenantId, key) => deleteKeyPolicy(deps.db, tenantId, key),
+    }),
   );
   app.use("/v1/*", requireTenant);
   app.route("/v1", tenantMetricsRoutes);

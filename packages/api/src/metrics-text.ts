@@ -1,7 +1,8 @@
 // Prometheus text format (version 0.0.4) for the database-derived gauges, on any runtime. Label values
-// are escaped; labels are pool types and tenant ids only, never a job or trigger id, and per-tenant
-// series are kept to the busiest N tenants (bounded cardinality).
-import type { MetricsSnapshot } from "@fairway/store";
+// are escaped; labels are pool types, tenant ids and fairness keys only, never a job or trigger id;
+// per-tenant series are kept to the busiest N tenants, and per-key series to each one's top
+// KEY_SERIES_PER_TENANT keys by worker time (bounded cardinality however many keys there are).
+import type { KeyInfo, MetricsSnapshot } from "@fairway/store";
 
 const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 
@@ -91,6 +92,37 @@ export function renderSnapshot(s: MetricsSnapshot, scope: "fleet" | "tenant"): s
     "fairway_tenant_max_in_flight",
     "The in-flight cap of the busiest tenants.",
     tenant((t) => t.maxInFlight),
+  );
+  return m.toString();
+}
+
+/** Per-key series per tenant: its busiest keys by recent worker time, at most this many. */
+export const KEY_SERIES_PER_TENANT = 10;
+
+/** Per-key gauges for each tenant's top keys (`keys` already cut to KEY_SERIES_PER_TENANT). On a
+ *  tenant's own /v1/metrics the tenant label is left out, as its other series leave it out. */
+export function renderKeys(tenants: Array<{ tenantId: string; keys: KeyInfo[] }>, scope: "fleet" | "tenant"): string {
+  const m = new TextMetrics();
+  const each = (pick: (k: KeyInfo) => number): Array<[Labels, number]> =>
+    tenants.flatMap((t) =>
+      t.keys
+        .slice(0, KEY_SERIES_PER_TENANT)
+        .map((k): [Labels, number] => [scope === "fleet" ? { tenant: t.tenantId, key: k.key } : { key: k.key }, pick(k)]),
+    );
+  if (tenants.every((t) => t.keys.length === 0)) return "";
+  const which = `the top ${KEY_SERIES_PER_TENANT} fairness keys by worker time${scope === "fleet" ? " of the busiest tenants" : ""}`;
+  m.gauge("fairway_key_running", `Running triggers of ${which}.`, each((k) => k.running));
+  m.gauge("fairway_key_due", `Due triggers of ${which}.`, each((k) => k.due));
+  m.gauge(
+    "fairway_key_oldest_due_lag_seconds",
+    `How long the oldest due trigger has waited, of ${which} (0 with none).`,
+    each((k) => (k.oldestDueLagMs ?? 0) / 1000),
+  );
+  m.gauge("fairway_key_worker_time_share", `Share of the tenant's recent worker time, of ${which}.`, each((k) => k.workerTimeShare));
+  m.gauge(
+    "fairway_key_max_in_flight",
+    `The in-flight cap in force (-1: none), of ${which}.`,
+    each((k) => k.policy.maxInFlight ?? -1),
   );
   return m.toString();
 }

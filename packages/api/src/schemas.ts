@@ -293,7 +293,9 @@ export const notificationListQuery = strict({
 
 // Fairness keys' policy (docs/fairness.md). The bounds are the same in the API, the dashboard (which
 // calls the API's functions) and the CLI (which sends to the API).
-const keyCap = int("a number of concurrent runs, 1-100000, or null for no cap").min(1).max(100_000);
+const keyCap = int("a number of concurrent runs, 1-100000, or null for no cap")
+  .min(1, "must be at least 1 (or null for no cap)")
+  .max(100_000, "must be at most 100000");
 const keyRate = z
   .number(expected("a number of starts per second, 0.01-100000, or null for no rate limit"))
   .min(0.01, "must be at least 0.01 starts per second (or null for no rate limit)")

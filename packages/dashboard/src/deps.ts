@@ -16,6 +16,11 @@ export interface DashboardDeps {
   /** Makes a notification channel from an API-shaped body with the API's own rules (packages/api hands
    *  in the function its route uses); a refusal throws an error with the API's status, code and message. */
   addChannel: (tenantId: string, body: unknown) => Promise<{ id: string }>;
+  /** A fairness key's override and the tenant's key defaults, set from API-shaped bodies with the API's
+   *  own checks (PUT /v1/keys/{key}; PATCH /v1/key-defaults as a merge patch); refused as addChannel is. */
+  putKeyPolicy: (tenantId: string, key: string, body: unknown) => Promise<unknown>;
+  patchKeyDefaults: (tenantId: string, patch: Record<string, unknown>) => Promise<unknown>;
+  deleteKeyPolicy: (tenantId: string, key: string) => Promise<unknown>;
 }
 
 /** Who is looking: the operator (every tenant), or one tenant through a portal session. */

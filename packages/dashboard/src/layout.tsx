@@ -25,6 +25,7 @@ export function adminNav(): NavItem[] {
 const TENANT_SECTIONS: ReadonlyArray<{ path: string; label: string }> = [
   { path: "/jobs", label: "Jobs" },
   { path: "/dead-letters", label: "Dead letters" },
+  { path: "/keys", label: "Keys" },
   { path: "/secrets", label: "Secrets" },
   { path: "/notifications", label: "Notifications" },
   { path: "/usage", label: "Quota & usage" },

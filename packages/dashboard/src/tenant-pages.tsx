@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import type { DashEnv } from "./deps.ts";
 import { jobPages } from "./job-pages.tsx";
+import { keysPage } from "./keys-page.tsx";
 import { notificationsPage } from "./notifications-page.tsx";
 import { secretsPage } from "./secrets-page.tsx";
 import { triggerPages } from "./trigger-pages.tsx";
@@ -14,6 +15,7 @@ import { usagePage } from "./usage-page.tsx";
 export const tenantPages = new Hono<DashEnv>();
 tenantPages.route("/", jobPages);
 tenantPages.route("/", triggerPages);
+tenantPages.route("/", keysPage);
 tenantPages.route("/", secretsPage);
 tenantPages.route("/", notificationsPage);
 tenantPages.route("/", usagePage);

@@ -65,6 +65,11 @@ export async function putKeyPolicy(db: Db, tenantId: string, key: string, raw: u
   return putKeyOverride(db, tenantId, k, override);
 }
 
+/** Returns a key to the defaults (false: it had no override). */
+export async function deleteKeyPolicy(db: Db, tenantId: string, key: string): Promise<boolean> {
+  return deleteKeyOverride(db, tenantId, keyParam(key));
+}
+
 /** Applies a merge patch to the tenant's key defaults; the merged whole is checked, null returns a
  *  field to its default (no cap, no rate, weight 1). A refusal writes nothing. */
 export async function patchKeyDefaults(db: Db, tenantId: string, patch: Patch): Promise<KeyPolicy> {
@@ -110,7 +115,7 @@ function keyHandlers(tenantOf: (c: Context<AppEnv>) => Promise<string>) {
     delete: async (c: Context<AppEnv>) => {
       const key = keyParam(c.req.param("key")!);
       const tenantId = await tenantOf(c);
-      await deleteKeyOverride(db(c), tenantId, key);
+      await deleteKeyPolicy(db(c), tenantId, key);
       return c.json(keyInfoJson(await getKeyInfo(db(c), tenantId, key)));
     },
   };

@@ -3,11 +3,14 @@
 // process's own histograms and counters where the runtime has them (the Node server's prom-client
 // registry, AppDeps.metricsText).
 import { Hono, type MiddlewareHandler } from "hono";
-import { metricsSnapshot } from "@fairway/store";
+import { metricsSnapshot, topKeys, type Db } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { safeEqual } from "../auth.ts";
 import { ApiError } from "../errors.ts";
-import { renderSnapshot } from "../metrics-text.ts";
+import { KEY_SERIES_PER_TENANT, renderKeys, renderSnapshot } from "../metrics-text.ts";
+
+const keysOf = (db: Db, tenantIds: string[]) =>
+  Promise.all(tenantIds.map(async (tenantId) => ({ tenantId, keys: await topKeys(db, tenantId, KEY_SERIES_PER_TENANT) })));
 
 const CONTENT_TYPE = { "content-type": "text/plain; version=0.0.4; charset=utf-8" };
 
@@ -29,7 +32,9 @@ export const fleetMetricsRoutes = new Hono<AppEnv>();
 
 fleetMetricsRoutes.get("/metrics", requireMetricsReader, async (c) => {
   const { db, metricsTopTenants, metricsText } = c.var.deps;
-  let text = renderSnapshot(await metricsSnapshot(db, { topTenants: metricsTopTenants }), "fleet");
+  const snapshot = await metricsSnapshot(db, { topTenants: metricsTopTenants });
+  let text = renderSnapshot(snapshot, "fleet");
+  text += renderKeys(await keysOf(db, snapshot.tenants.map((t) => t.tenantId)), "fleet");
   if (metricsText) text += await metricsText();
   return c.text(text, 200, CONTENT_TYPE);
 });
@@ -39,5 +44,6 @@ export const tenantMetricsRoutes = new Hono<AppEnv>();
 
 tenantMetricsRoutes.get("/metrics", async (c) => {
   const snapshot = await metricsSnapshot(c.var.deps.db, { topTenants: 1, tenantId: c.var.tenant.id });
-  return c.text(renderSnapshot(snapshot, "tenant"), 200, CONTENT_TYPE);
+  const keys = renderKeys(await keysOf(c.var.deps.db, [c.var.tenant.id]), "tenant");
+  return c.text(renderSnapshot(snapshot, "tenant") + keys, 200, CONTENT_TYPE);
 });
