@@ -21,7 +21,12 @@ describe("dashboard in a real browser: fairness keys", () => {
       ["customer-2", 2],
     ] as const) {
       for (let i = 0; i < n; i++)
-        await acme.jobs.create({ name: `${key}-${i}`, key, schedule: { delayMs: 0 }, target: { url: `${receiver.url}/slow/60000` } });
+        await acme.jobs.create({
+          name: `${key}-${i}`,
+          key,
+          schedule: { delayMs: 0 },
+          target: { url: `${receiver.url}/slow/60000` },
+        });
     }
     await globex.jobs.create({
       name: "other",
@@ -84,7 +89,10 @@ describe("dashboard in a real browser: fairness keys", () => {
     expect(await acme.keyDefaults.get()).toEqual({ maxInFlight: null, ratePerSecond: null, weight: 1 });
     await defaults.getByLabel("Weight").fill("");
     await defaults.getByLabel("Starts per second (ratePerSecond)").fill("2.5");
-    await Promise.all([page.waitForURL(/done=defaults/), defaults.getByRole("button", { name: "Save defaults" }).click()]);
+    await Promise.all([
+      page.waitForURL(/done=defaults/),
+      defaults.getByRole("button", { name: "Save defaults" }).click(),
+    ]);
     expect(await acme.keyDefaults.get()).toEqual({ maxInFlight: null, ratePerSecond: 2.5, weight: 1 });
 
     // Reset returns customer-1 to the defaults.

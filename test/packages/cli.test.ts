@@ -127,7 +127,11 @@ describe("fairway CLI", () => {
     // set changes the fields given and keeps the others.
     const set = await json(["keys", "set", "cust-1", "--weight", "3", "--rate", "none"], key);
     expect(set.override).toEqual({ maxInFlight: 2, weight: 3, ratePerSecond: null });
-    expect((await json(["keys", "get", "cust-1"], key)).policy).toEqual({ maxInFlight: 2, ratePerSecond: null, weight: 3 });
+    expect((await json(["keys", "get", "cust-1"], key)).policy).toEqual({
+      maxInFlight: 2,
+      ratePerSecond: null,
+      weight: 3,
+    });
     expect((await json(["keys", "list"], key)).map((k: { key: string }) => k.key)).toEqual(["cust-1"]);
     const human = await fairway(["keys", "list"], key);
     expect(human.stdout).toMatch(/^KEY\s+RUNNING\s+DUE\s+LAGMS\s+SHARE\s+MAXINFLIGHT\s+RATE\s+WEIGHT\s+OVERRIDE\n/);
@@ -140,10 +144,16 @@ describe("fairway CLI", () => {
       ratePerSecond: 2.5,
       weight: 1,
     });
-    expect(await json(["keys", "defaults", "--rate", "none"], key)).toEqual({ maxInFlight: 4, ratePerSecond: null, weight: 1 });
+    expect(await json(["keys", "defaults", "--rate", "none"], key)).toEqual({
+      maxInFlight: 4,
+      ratePerSecond: null,
+      weight: 1,
+    });
     // The admin, for the tenant.
     expect((await json(["keys", "defaults", "--tenant", "keyed"], server.adminToken)).maxInFlight).toBe(4);
-    expect((await json(["keys", "set", "x", "--weight", "2", "--tenant", "keyed"], server.adminToken)).policy.weight).toBe(2);
+    expect(
+      (await json(["keys", "set", "x", "--weight", "2", "--tenant", "keyed"], server.adminToken)).policy.weight,
+    ).toBe(2);
 
     // Bounds: the API's code and message; nothing changed.
     const bad = await fairway(["keys", "set", "cust-1", "--max-in-flight", "0", "--json"], key);

@@ -130,7 +130,11 @@ describe("@fairway/sdk", () => {
     expect(job.key).toBe(k);
     expect((await client.jobs.list({ key: k })).data.map((j) => j.id)).toEqual([job.id]);
     const put = await client.keys.put(k, { maxInFlight: 2, weight: 3 });
-    expect(put).toMatchObject({ key: k, override: { maxInFlight: 2, weight: 3 }, policy: { maxInFlight: 2, weight: 3 } });
+    expect(put).toMatchObject({
+      key: k,
+      override: { maxInFlight: 2, weight: 3 },
+      policy: { maxInFlight: 2, weight: 3 },
+    });
     expect(await client.keyDefaults.update({ ratePerSecond: 5 })).toEqual({
       maxInFlight: null,
       ratePerSecond: 5,

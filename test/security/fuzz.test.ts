@@ -302,7 +302,11 @@ test("no input yields a 5xx, and a 4xx never writes", async () => {
   await fc.assert(
     fc.asyncProperty(request, async (r) => {
       const [method, pattern, scope] = r.route;
-      const path = pattern.replace(":id", enc(r.p1)).replace(":keyId", enc(r.p2)).replace(":type", enc(r.p2)).replace(":key", enc(r.p2));
+      const path = pattern
+        .replace(":id", enc(r.p1))
+        .replace(":keyId", enc(r.p2))
+        .replace(":type", enc(r.p2))
+        .replace(":key", enc(r.p2));
       const qs = r.query ? `?${new URLSearchParams(r.query as Record<string, string>)}` : "";
       const token = {
         right: scope === "admin" ? ADMIN_TOKEN : a.key,

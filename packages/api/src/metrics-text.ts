@@ -107,18 +107,33 @@ export function renderKeys(tenants: Array<{ tenantId: string; keys: KeyInfo[] }>
     tenants.flatMap((t) =>
       t.keys
         .slice(0, KEY_SERIES_PER_TENANT)
-        .map((k): [Labels, number] => [scope === "fleet" ? { tenant: t.tenantId, key: k.key } : { key: k.key }, pick(k)]),
+        .map((k): [Labels, number] => [
+          scope === "fleet" ? { tenant: t.tenantId, key: k.key } : { key: k.key },
+          pick(k),
+        ]),
     );
   if (tenants.every((t) => t.keys.length === 0)) return "";
   const which = `the top ${KEY_SERIES_PER_TENANT} fairness keys by worker time${scope === "fleet" ? " of the busiest tenants" : ""}`;
-  m.gauge("fairway_key_running", `Running triggers of ${which}.`, each((k) => k.running));
-  m.gauge("fairway_key_due", `Due triggers of ${which}.`, each((k) => k.due));
+  m.gauge(
+    "fairway_key_running",
+    `Running triggers of ${which}.`,
+    each((k) => k.running),
+  );
+  m.gauge(
+    "fairway_key_due",
+    `Due triggers of ${which}.`,
+    each((k) => k.due),
+  );
   m.gauge(
     "fairway_key_oldest_due_lag_seconds",
     `How long the oldest due trigger has waited, of ${which} (0 with none).`,
     each((k) => (k.oldestDueLagMs ?? 0) / 1000),
   );
-  m.gauge("fairway_key_worker_time_share", `Share of the tenant's recent worker time, of ${which}.`, each((k) => k.workerTimeShare));
+  m.gauge(
+    "fairway_key_worker_time_share",
+    `Share of the tenant's recent worker time, of ${which}.`,
+    each((k) => k.workerTimeShare),
+  );
   m.gauge(
     "fairway_key_max_in_flight",
     `The in-flight cap in force (-1: none), of ${which}.`,

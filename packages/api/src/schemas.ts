@@ -164,8 +164,9 @@ const notify = z.union(
   { error: 'must be false, or {"channels": ["<channel id>", …]} (POST /v1/notification-channels gives ids)' },
 );
 
-/** A fairness key (docs/fairness.md): 1-128 characters, no control characters, compared byte for byte. */
-const KEY_RE = /^[^\u0000-\u001f\u007f-\u009f]{1,128}$/u;
+/** A fairness key (docs/fairness.md): 1-128 characters (code points), none a control character (Cc:
+ *  C0, DEL and C1), compared byte for byte. */
+const KEY_RE = /^\P{Cc}{1,128}$/u;
 const KEY_WHAT = 'a string of 1-128 characters without control characters, e.g. "customer-42"';
 export const fairnessKey = text(KEY_WHAT).regex(KEY_RE, `must be ${KEY_WHAT}`);
 

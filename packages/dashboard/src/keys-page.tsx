@@ -98,8 +98,8 @@ async function render(
       <h1>Fairness keys</h1>
       <p class="sub">
         A job's <span class="mono">key</span> (a customer, a user, an integration) shares this account's worker time
-        with its other keys by weight, within each key's cap and rate. These are the keys that used the most worker
-        time lately; refreshed every few seconds.
+        with its other keys by weight, within each key's cap and rate. These are the keys that used the most worker time
+        lately; refreshed every few seconds.
       </p>
       <div data-live={`${base}/keys/live`} data-every="3000">
         <KeyTable c={c} keys={keys} />
@@ -168,13 +168,7 @@ function PolicyFields(props: { prefix: string; form: PolicyForm; empty: string }
       </div>
       <div class="field">
         <label for={`${p}-weight`}>Weight</label>
-        <input
-          id={`${p}-weight`}
-          name="weight"
-          inputmode="decimal"
-          value={props.form.weight}
-          aria-describedby={hint}
-        />
+        <input id={`${p}-weight`} name="weight" inputmode="decimal" value={props.form.weight} aria-describedby={hint} />
       </div>
       <p class="hint" id={hint}>
         Runs 1–100000, starts 0.01–100000 per second, weight 0.01–1000; <span class="mono">none</span>: no cap or no
@@ -284,7 +278,12 @@ keysPage.post("/keys/policy", async (c) => {
   } catch (err) {
     const r = refusal(err);
     if (!r) throw err;
-    return render(c, { keyForm: form, keyError: r.message, flash: { kind: "err", text: "Key policy not saved." }, status: 400 });
+    return render(c, {
+      keyForm: form,
+      keyError: r.message,
+      flash: { kind: "err", text: "Key policy not saved." },
+      status: 400,
+    });
   }
   c.var.dash.log.info("key override set", { tenantId: c.var.tenantId, via: "dashboard" });
   return c.redirect(`${c.var.base}/keys?done=saved&edit=${encodeURIComponent(form.key)}`, 303);

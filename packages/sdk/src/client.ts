@@ -55,7 +55,8 @@ const enc = encodeURIComponent;
 
 /** The fairness-key methods, over the tenant's own routes or the admin's for one tenant. */
 function keyMethods(req: Requester, defaultsPath: string, keysPath: string) {
-  const list = (o: PageOptions = {}) => req<Page<KeyInfo>>("GET", `${keysPath}${qs({ limit: o.limit, cursor: o.cursor })}`);
+  const list = (o: PageOptions = {}) =>
+    req<Page<KeyInfo>>("GET", `${keysPath}${qs({ limit: o.limit, cursor: o.cursor })}`);
   return {
     keys: {
       /** A key's running, due, lag, worker time share, override and policy in force (never seen: zeros). */

@@ -10,7 +10,9 @@ import { ApiError } from "../errors.ts";
 import { KEY_SERIES_PER_TENANT, renderKeys, renderSnapshot } from "../metrics-text.ts";
 
 const keysOf = (db: Db, tenantIds: string[]) =>
-  Promise.all(tenantIds.map(async (tenantId) => ({ tenantId, keys: await topKeys(db, tenantId, KEY_SERIES_PER_TENANT) })));
+  Promise.all(
+    tenantIds.map(async (tenantId) => ({ tenantId, keys: await topKeys(db, tenantId, KEY_SERIES_PER_TENANT) })),
+  );
 
 const CONTENT_TYPE = { "content-type": "text/plain; version=0.0.4; charset=utf-8" };
 
@@ -34,7 +36,13 @@ fleetMetricsRoutes.get("/metrics", requireMetricsReader, async (c) => {
   const { db, metricsTopTenants, metricsText } = c.var.deps;
   const snapshot = await metricsSnapshot(db, { topTenants: metricsTopTenants });
   let text = renderSnapshot(snapshot, "fleet");
-  text += renderKeys(await keysOf(db, snapshot.tenants.map((t) => t.tenantId)), "fleet");
+  text += renderKeys(
+    await keysOf(
+      db,
+      snapshot.tenants.map((t) => t.tenantId),
+    ),
+    "fleet",
+  );
   if (metricsText) text += await metricsText();
   return c.text(text, 200, CONTENT_TYPE);
 });

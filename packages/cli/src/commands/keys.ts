@@ -86,11 +86,12 @@ export function fairnessKeyCommands(program: Command, globals: () => GlobalOptio
     print(g, rows, (r) => table(r.map(keyRow), KEY_COLUMNS));
   });
 
-  tenantOption(keys.command("get").description("one key: its work now, override and policy in force").argument("<key>"))
-    .action(async (key: string, o: { tenant?: string }) => {
-      const g = globals();
-      print(g, await fairness(g, o.tenant).keys.get(key), keyText);
-    });
+  tenantOption(
+    keys.command("get").description("one key: its work now, override and policy in force").argument("<key>"),
+  ).action(async (key: string, o: { tenant?: string }) => {
+    const g = globals();
+    print(g, await fairness(g, o.tenant).keys.get(key), keyText);
+  });
 
   tenantOption(
     policyOptions(
