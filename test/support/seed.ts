@@ -29,22 +29,24 @@ export async function seedDue(
     priority?: number;
     initialDelayMs?: number;
     delivery?: "at_least_once" | "at_most_once";
+    /** The job's fairness key, carried by its triggers. */
+    key?: string | null;
   } = {},
 ): Promise<{ jobId: string; triggerIds: string[] }> {
   const type = opts.type ?? "work";
   const jobId = newId("job");
   await db.execute(sql`
-    INSERT INTO jobs (id, tenant_id, name, type, run_at, target, max_attempts, initial_delay_ms, max_delay_ms, next_fire_at, delivery)
+    INSERT INTO jobs (id, tenant_id, name, type, run_at, target, max_attempts, initial_delay_ms, max_delay_ms, next_fire_at, delivery, key)
     VALUES (${jobId}, ${tenantId}, ${"seeded"}, ${type}, now(), ${opts.target ? JSON.stringify(opts.target) : null}::jsonb,
-            ${opts.maxAttempts ?? 3}, ${opts.initialDelayMs ?? 10}, 1000, now(), ${opts.delivery ?? "at_least_once"})`);
+            ${opts.maxAttempts ?? 3}, ${opts.initialDelayMs ?? 10}, 1000, now(), ${opts.delivery ?? "at_least_once"}, ${opts.key ?? null})`);
   await db.execute(sql`INSERT INTO pools (type) VALUES (${type}) ON CONFLICT DO NOTHING`);
   const at = (opts.at ?? new Date(Date.now() - 1000)).toISOString();
   const ids = Array.from({ length: count }, () => newId("trg"));
   for (let i = 0; i < ids.length; i += 5000) {
     const chunk = ids.slice(i, i + 5000);
     await db.execute(sql`
-      INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts, priority)
-      SELECT x.id, ${tenantId}, ${jobId}, ${type}, 'manual', ${at}::timestamptz, ${at}::timestamptz, ${opts.maxAttempts ?? 3}, ${opts.priority ?? 0}
+      INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts, priority, key)
+      SELECT x.id, ${tenantId}, ${jobId}, ${type}, 'manual', ${at}::timestamptz, ${at}::timestamptz, ${opts.maxAttempts ?? 3}, ${opts.priority ?? 0}, ${opts.key ?? null}
         FROM jsonb_array_elements_text(${JSON.stringify(chunk)}::jsonb) AS x(id)`);
   }
   return { jobId, triggerIds: ids };

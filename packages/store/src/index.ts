@@ -17,6 +17,18 @@ export { createJob, type JobRow, type NewJob } from "./sql/create-job.ts";
 export { cancelJob, pauseJob, resumeJob, runJobNow, updateJob, type JobPatch } from "./sql/job-lifecycle.ts";
 export { replayTrigger } from "./sql/replay.ts";
 export {
+  deleteKeyOverride,
+  getKeyDefaults,
+  getKeyInfo,
+  listKeys,
+  putKeyOverride,
+  setKeyDefaults,
+  topKeys,
+  type KeyInfo,
+  type KeyOverride,
+  type KeyPolicy,
+} from "./sql/keys.ts";
+export {
   authenticateKey,
   createApiKey,
   createTenant,

@@ -62,6 +62,10 @@ export const tenants = pgTable(
     // Auto-pause (sql/notifications.ts): a job whose last this-many triggers all dead-lettered is
     // paused (reason consecutive_failures); 0 turns it off.
     consecutiveFailureLimit: integer("consecutive_failure_limit").notNull().default(15),
+    // Fairness keys (tenantKeys): the policy of every key of the tenant without an override.
+    keyMaxInFlight: integer("key_max_in_flight"), // null = no cap per key
+    keyRatePerSecond: doublePrecision("key_rate_per_second"), // null = no rate per key
+    keyWeight: doublePrecision("key_weight").notNull().default(1),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -176,11 +180,17 @@ export const jobs = pgTable(
     nextFireAt: ts("next_fire_at"),
     idempotencyKey: key("idempotency_key"),
     idempotencyHash: text("idempotency_hash"),
+    // Fairness key (tenantKeys): the tenant's share is divided among its keys; null = no key, claimed
+    // as a job without one always was. Carried by the job's triggers.
+    key: key("key"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [
     index("jobs_tenant_idx").on(t.tenantId, t.id),
+    // GET /v1/jobs?key=: a tenant's jobs of one key. Partial: jobs without a key cost no entry.
+    index("jobs_key_idx").on(t.tenantId, t.key, t.id).where(sql`key IS NOT NULL`),
+    printable("jobs_key_printable", t.key),
     uniqueIndex("jobs_idempotency_idx").on(t.tenantId, t.idempotencyKey),
     // The materializer's scan: active cron jobs by next fire.
     index("jobs_due_cron_idx").on(t.nextFireAt).where(sql`status = 'active' and cron is not null`),
@@ -238,6 +248,9 @@ export const triggers = pgTable(
     // the slot one of its tenant's runs frees, but not counted in tenant_pools.running until that
     // settle records the hand-over. Meaningful only while status = 'running'; every claim sets it.
     standby: boolean("standby").notNull().default(false),
+    // Its job's fairness key (jobs.key), copied so that claim, settle and release need no join; NULL,
+    // which costs a row nothing, for a job without one.
+    key: key("key"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),
@@ -283,12 +296,58 @@ export const triggerQueue = pgTable(
     priority: integer("priority").notNull(),
     exclusive: boolean("exclusive").notNull(),
     nextAttemptAt: ts("next_attempt_at").notNull(),
+    key: key("key"),
   },
   (t) => [
     // The claim: a tenant's due work in one pool, best first.
     index("trigger_queue_claim_idx").on(t.tenantId, t.type, t.priority.desc(), t.nextAttemptAt),
+    // The keyed claim (claim.ts, keyedIds): one key's due work in one pool, best first. Partial: a
+    // trigger without a key costs no entry.
+    index("trigger_queue_key_idx")
+      .on(t.tenantId, t.type, t.key, t.priority.desc(), t.nextAttemptAt)
+      .where(sql`key IS NOT NULL`),
     // Candidate tenants per pool (skip-scan) and the ready-index rebuild.
     index("trigger_queue_type_idx").on(t.type, t.tenantId, t.nextAttemptAt),
+  ],
+);
+
+/** Per tenant and fairness key: the key's ledger and its override (docs/fairness.md, "Fairness keys").
+ *  A row is made by the first queued trigger of its key (migration 0020's triggers) or by an override;
+ *  retention removes rows of keys idle past it that carry no override (sql/retention.ts).
+ *  - `queued`: the key's rows in trigger_queue, over all pools, kept by the queue's triggers and the
+ *    claim's dequeue. Only keys with queued work are in `tenant_keys_due_idx`, which the claim walks in
+ *    virtual-time order: an idle key costs the claim nothing.
+ *  - `running`: the key's running triggers (none is ever on standby), +n by the claim under the tenant
+ *    lock, −n by settle, release and the triggers' sync and delete functions; the per-key cap reads it,
+ *    as the tenant cap reads tenant_pools.running.
+ *  - `vtime`: worker-ms received ÷ weight, charged by the claim's estimate and corrected at settle, as
+ *    tenant_pools.vtime; a key that becomes backlogged starts at the tenant's least backlogged vtime. */
+export const tenantKeys = pgTable(
+  "tenant_keys",
+  {
+    tenantId: key("tenant_id").notNull(),
+    key: key("key").notNull(),
+    vtime: doublePrecision("vtime").notNull().default(0),
+    costMs: doublePrecision("cost_ms").notNull().default(DEFAULT_COST_MS),
+    running: integer("running").notNull().default(0),
+    queued: integer("queued").notNull().default(0),
+    rateTokens: doublePrecision("rate_tokens"),
+    rateUpdatedAt: ts("rate_updated_at"),
+    // Worker-ms settled, halved every KEY_WORK_HALF_LIFE_S as of work_at (sql/keys.ts): the key's
+    // recent worker time, for workerTimeShare and topKeys.
+    workMs: doublePrecision("work_ms").notNull().default(0),
+    workAt: ts("work_at").notNull().defaultNow(),
+    // The last time work of the key was queued, claimed or settled: retention's clock.
+    activeAt: ts("active_at").notNull().defaultNow(),
+    // { maxInFlight?, ratePerSecond?, weight? } set by the tenant (sql/keys.ts); a field absent takes
+    // the tenant's default (tenants.key_*). NULL: no override.
+    override: jsonb("override"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.key] }),
+    index("tenant_keys_due_idx").on(t.tenantId, t.vtime, t.key).where(sql`queued > 0`),
+    index("tenant_keys_active_idx").on(t.activeAt),
+    printable("tenant_keys_key_printable", t.key),
   ],
 );
 

@@ -113,6 +113,7 @@ export type JobPatch = Partial<
     | "catchupWindowMs"
     | "nextFireAt"
     | "notify"
+    | "key"
   >
 >;
 
@@ -162,6 +163,13 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
     if ("priority" in patch) {
       await tx.execute(
         sql`UPDATE triggers SET priority = ${job.priority} WHERE job_id = ${jobId} AND status = 'pending'`,
+      );
+    }
+    // Its triggers not started move to the new key (their queue rows and key counts follow, migration
+    // 0021); running ones finish under the key they were claimed and counted in.
+    if ("key" in patch) {
+      await tx.execute(
+        sql`UPDATE triggers SET key = ${job.key} WHERE job_id = ${jobId} AND status = 'pending' AND key IS DISTINCT FROM ${job.key}`,
       );
     }
     return job;
@@ -218,6 +226,7 @@ async function insertManualTrigger(db: Db, job: JobRow, now: Date, kind: "manual
       priority: job.priority,
       exclusive: job.overlap !== "allow",
       maxAttempts: job.maxAttempts,
+      key: job.key,
       createdAt: now,
     })
     .onConflictDoNothing()
@@ -231,6 +240,7 @@ async function insertManualTrigger(db: Db, job: JobRow, now: Date, kind: "manual
       finishedAt: null,
       nextAttemptAt: at,
       priority: job.priority,
+      key: job.key,
       updatedAt: now,
     })
     .where(

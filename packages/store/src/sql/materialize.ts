@@ -13,6 +13,7 @@ interface DueJob extends CronJobState {
   type: string;
   priority: number;
   maxAttempts: number;
+  key: string | null;
 }
 
 export interface MaterializeResult {
@@ -35,7 +36,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
         tx,
         sql`
       SELECT id, tenant_id AS "tenantId", type, cron, timezone, next_fire_at AS "nextFireAt", misfire,
-             overlap, catchup_window_ms AS "catchupWindowMs", priority, max_attempts AS "maxAttempts"
+             overlap, catchup_window_ms AS "catchupWindowMs", priority, max_attempts AS "maxAttempts", key
         FROM jobs
        WHERE status = 'active' AND cron IS NOT NULL
          AND next_fire_at <= ${new Date(now.getTime() + lookaheadMs).toISOString()}::timestamptz
@@ -110,7 +111,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
       input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
           id text, tenant_id text, job_id text, type text, scheduled_for timestamptz, status text,
-          reason text, priority int, max_attempts int, exclusive boolean, overlap text)
+          reason text, priority int, max_attempts int, exclusive boolean, overlap text, key text)
       ),
       decided AS (
         -- Overlap at fire time: skip while one is running or waiting; buffer_one lets one wait.
@@ -126,11 +127,11 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
       ),
       fired AS (
         INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, status, reason,
-                              priority, exclusive, max_attempts, next_attempt_at, finished_at)
+                              priority, exclusive, max_attempts, next_attempt_at, finished_at, key)
         SELECT id, tenant_id, job_id, type, 'scheduled', scheduled_for,
                CASE WHEN final_reason IS NULL THEN 'pending' ELSE 'skipped' END, final_reason,
                priority, exclusive, max_attempts, scheduled_for,
-               CASE WHEN final_reason IS NULL THEN NULL ELSE now() END
+               CASE WHEN final_reason IS NULL THEN NULL ELSE now() END, key
           FROM decided
         -- One row per (job, instant), ever: a racing executor's duplicate changes nothing. The one
         -- exception is a fire cancelled before it was ever attempted, by a PATCH (reason rescheduled)
@@ -139,7 +140,8 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
         ON CONFLICT ${jobInstantConflict} DO UPDATE
            SET status = excluded.status, reason = excluded.reason, priority = excluded.priority,
                exclusive = excluded.exclusive, max_attempts = excluded.max_attempts,
-               next_attempt_at = excluded.next_attempt_at, finished_at = excluded.finished_at, updated_at = now()
+               next_attempt_at = excluded.next_attempt_at, finished_at = excluded.finished_at, key = excluded.key,
+               updated_at = now()
          WHERE triggers.status = 'cancelled' AND triggers.reason IN ('rescheduled', 'paused')
            AND triggers.attempt_count = 0
         RETURNING 1
@@ -165,5 +167,6 @@ function triggerRow(job: DueJob, at: Date, status: string, reason: string | null
     max_attempts: job.maxAttempts,
     exclusive,
     overlap: job.overlap,
+    key: job.key,
   };
 }

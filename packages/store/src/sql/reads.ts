@@ -27,6 +27,8 @@ export interface JobFilter {
   status?: JobStatus;
   type?: string;
   name?: string;
+  /** One fairness key (jobs_key_idx). */
+  key?: string;
 }
 
 export async function listJobs(db: Db, tenantId: string, f: JobFilter) {
@@ -40,6 +42,7 @@ export async function listJobs(db: Db, tenantId: string, f: JobFilter) {
         f.status ? eq(jobs.status, f.status) : notInArray(jobs.status, ["cancelled", "system"]),
         f.type ? eq(jobs.type, f.type) : undefined,
         f.name ? eq(jobs.name, f.name) : undefined,
+        f.key !== undefined ? eq(jobs.key, f.key) : undefined,
         f.after ? gt(jobs.id, f.after) : undefined,
       ),
     )
@@ -50,13 +53,25 @@ export async function listJobs(db: Db, tenantId: string, f: JobFilter) {
 /** A trigger as the reads below return it (the columns in triggerFields). */
 export type TriggerRow = Awaited<ReturnType<typeof listTriggers>>[number];
 
-/** A job's triggers, newest first. */
-export async function listTriggers(db: Db, tenantId: string, jobId: string, before: string | null, limit: number) {
+/** A job's triggers, newest first; with `key`, only those carrying that fairness key. */
+export async function listTriggers(
+  db: Db,
+  tenantId: string,
+  jobId: string,
+  before: string | null,
+  limit: number,
+  filter: { key?: string } = {},
+) {
   return db
     .select(triggerFields)
     .from(triggers)
     .where(
-      and(eq(triggers.jobId, jobId), eq(triggers.tenantId, tenantId), before ? lt(triggers.id, before) : undefined),
+      and(
+        eq(triggers.jobId, jobId),
+        eq(triggers.tenantId, tenantId),
+        before ? lt(triggers.id, before) : undefined,
+        filter.key !== undefined ? eq(triggers.key, filter.key) : undefined,
+      ),
     )
     .orderBy(desc(triggers.id))
     .limit(limit);

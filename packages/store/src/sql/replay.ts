@@ -1,5 +1,6 @@
 // Replay a dead letter: the same trigger (same id, so the same webhook-id) goes back to pending with a
-// fresh attempt budget; its attempt history is kept and numbering continues.
+// fresh attempt budget; its attempt history is kept and numbering continues. It takes its job's fairness
+// key as it is now, as a run-now would.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 
@@ -9,7 +10,7 @@ export async function replayTrigger(db: Db, tenantId: string, triggerId: string)
     sql`
     UPDATE triggers t
        SET status = 'pending', reason = NULL, finished_at = NULL, next_attempt_at = now(),
-           max_attempts = t.attempt_count + j.max_attempts, replayed_at = now(), updated_at = now()
+           max_attempts = t.attempt_count + j.max_attempts, replayed_at = now(), key = j.key, updated_at = now()
       FROM jobs j
      WHERE t.id = ${triggerId} AND t.tenant_id = ${tenantId} AND t.status = 'dead' AND j.id = t.job_id
     RETURNING t.id`,
