@@ -216,7 +216,7 @@ describe("policy", () => {
     const del = await h.call(ADMIN, "DELETE", `${base}/fairness-keys/${enc("shared name")}`);
     expect(del.json.override).toBeNull();
     // A tenant key is no admin credential; an unknown tenant is a 404.
-    expect((await h.call(other, "GET", `${base}/key-defaults`)).status).toBe(401);
+    expect((await h.call(other, "GET", `${base}/key-defaults`)).status).toBe(403);
     expect((await h.call(ADMIN, "GET", "/v1/admin/tenants/nope/key-defaults")).json.error.code).toBe("not_found");
     expect((await h.call(ADMIN, "PUT", "/v1/admin/tenants/nope/fairness-keys/a", {})).status).toBe(404);
     // The admin's /keys stay API keys.

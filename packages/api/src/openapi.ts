@@ -298,7 +298,7 @@ function build() {
       "/v1/jobs/{id}/triggers": {
         get: tenantOp({
           summary: "A job's triggers, newest first",
-          parameters: [...jobId, ...pageParams()],
+          parameters: [...jobId, ...pageParams(), inQuery("key", "Only triggers carrying this fairness key")],
           responses: responses(200, "A page of triggers", "TriggerPage", [...TENANT, 400, 404]),
         }),
       },

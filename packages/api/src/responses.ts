@@ -213,6 +213,8 @@ export const attemptResponse = z.strictObject({
 export const triggerResponse = z.strictObject({
   id,
   jobId: id,
+  /** Its job's fairness key when it was made; null: none. */
+  key: z.string().nullable(),
   kind: z.enum(["scheduled", "manual"]),
   triggeredBy: z.enum(["schedule", "manual", "replay"]),
   scheduledFor: iso,

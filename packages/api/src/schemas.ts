@@ -266,6 +266,7 @@ export const jobListQuery = strict({
 });
 
 export const deadLetterQuery = strict({ ...page, jobId: z.string().max(100).optional() });
+export const triggerListQuery = strict({ ...page, key: fairnessKey.optional() });
 
 const channelCommon = {
   events: z

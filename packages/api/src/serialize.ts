@@ -109,6 +109,7 @@ export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
   return {
     id: t.id,
     jobId: t.jobId,
+    key: t.key,
     kind: t.kind,
     triggeredBy: triggeredBy(t),
     scheduledFor: t.scheduledFor,

@@ -91,8 +91,8 @@ export function createClient(opts: ClientOptions) {
       "GET",
       `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name, key: o.key })}`,
     );
-  const jobTriggers = (id: string, o: PageOptions = {}) =>
-    req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor })}`);
+  const jobTriggers = (id: string, o: PageOptions & { key?: string } = {}) =>
+    req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor, key: o.key })}`);
   const deadLetters = (o: PageOptions & { jobId?: string } = {}) =>
     req<Page<DeadLetter>>("GET", `/v1/dead-letters${qs({ limit: o.limit, cursor: o.cursor, jobId: o.jobId })}`);
   const channels = (o: PageOptions = {}) =>

@@ -149,6 +149,8 @@ export interface Attempt {
 export interface Trigger {
   id: string;
   jobId: string;
+  /** Its job's fairness key when it was made; null: none. */
+  key: string | null;
   kind: "scheduled" | "manual";
   scheduledFor: string;
   status: TriggerStatus;

@@ -35,7 +35,7 @@ import {
   scheduleBase,
 } from "../job-input.ts";
 import { applyMergePatch, mergePatchBody, parseMerged } from "../merge-patch.ts";
-import { createJobBody, jobListQuery, pageQuery } from "../schemas.ts";
+import { createJobBody, jobListQuery, triggerListQuery } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";
 import { jsonBody, queryOf } from "../validate.ts";
 
@@ -237,9 +237,9 @@ jobRoutes.post("/:id/run", async (c) => {
 
 jobRoutes.get("/:id/triggers", async (c) => {
   const { deps, tenant } = c.var;
-  const q = queryOf(c, pageQuery);
+  const q = queryOf(c, triggerListQuery);
   const job = await getJob(deps.db, tenant.id, c.req.param("id"));
   if (!job) throw notFound("job");
-  const rows = await listTriggers(deps.db, tenant.id, job.id, q.cursor ?? null, q.limit);
+  const rows = await listTriggers(deps.db, tenant.id, job.id, q.cursor ?? null, q.limit, { key: q.key });
   return c.json(page(rows, q.limit, triggerJson));
 });
