@@ -28,6 +28,25 @@ async function create(body: Record<string, unknown>) {
   return r.json;
 }
 
+describe("field names", () => {
+  it("hasOwnProperty and __proto__ in a document are plain data: merged, never a 500", async () => {
+    const body = `{"name":"odd","schedule":{"cron":"0 3 * * *"},"target":{"url":"http://127.0.0.1:9/h"},"payload":{"hasOwnProperty":1,"__proto__":{"x":1},"a":1}}`;
+    const created = await h.call(key, "POST", "/v1/jobs", body);
+    expect(created.status, created.text).toBe(201);
+    const r = await h.call(
+      key,
+      "PATCH",
+      `/v1/jobs/${created.json.id}`,
+      `{"payload":{"a":null,"hasOwnProperty":{"b":2}}}`,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.payload).toEqual(JSON.parse(`{"hasOwnProperty":{"b":2},"__proto__":{"x":1}}`));
+    const top = await h.call(key, "PATCH", "/v1/key-defaults", `{"hasOwnProperty":{},"weight":2,"ratePerSecond":null}`);
+    expect([top.status, top.json.error.code]).toEqual([400, "validation_error"]);
+    expect(top.json.error.message).toMatch(/unknown field "hasOwnProperty"/);
+  });
+});
+
 describe("jobs", () => {
   it("changing cron keeps the time zone and everything else", async () => {
     const job = await create(cronJob());

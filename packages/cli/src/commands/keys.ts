@@ -7,15 +7,16 @@ import { adminClient, fail, print, table, tenantClient, type GlobalOptions } fro
 import { int } from "../parse.ts";
 
 interface PolicyFlags {
-  maxInFlight?: number | null;
-  rate?: number | null;
+  maxInFlight?: number | "none";
+  rate?: number | "none";
   weight?: number;
   tenant?: string;
 }
 
-/** A number, or `none` for no cap / no rate. */
-function numberOrNone(value: string): number | null {
-  if (value === "none") return null;
+/** A number, or `none` for no cap / no rate (kept as the word: commander takes a parser's null for
+ *  no value). */
+function numberOrNone(value: string): number | "none" {
+  if (value === "none") return "none";
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n)) throw new InvalidArgumentError("must be a number, or none");
   return n;
@@ -59,8 +60,8 @@ function policyOptions(cmd: Command): Command {
 
 function patchOf(o: PolicyFlags): KeyOverride & KeyDefaultsPatch {
   const out: KeyOverride & KeyDefaultsPatch = {};
-  if (o.maxInFlight !== undefined) out.maxInFlight = o.maxInFlight;
-  if (o.rate !== undefined) out.ratePerSecond = o.rate;
+  if (o.maxInFlight !== undefined) out.maxInFlight = o.maxInFlight === "none" ? null : o.maxInFlight;
+  if (o.rate !== undefined) out.ratePerSecond = o.rate === "none" ? null : o.rate;
   if (o.weight !== undefined) out.weight = o.weight;
   return out;
 }
