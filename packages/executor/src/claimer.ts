@@ -108,7 +108,9 @@ export class Claimer {
     if (candidates) await ready!.afterClaim(type, now, candidates, claimed, budget, busy);
     else await ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
     this.dispatchAll(pool, claimed);
-    const atCap = new Set(claimed.filter((c) => c.atCap).map((c) => c.tenantId));
+    // Standby is for tenants at their own cap; a key at its cap is refilled by its settle's hand-off
+    // claim (store standby.ts).
+    const atCap = new Set(claimed.filter((c) => c.atCap && c.key === null).map((c) => c.tenantId));
     if (atCap.size > 0) this.deps.reachedCap?.(type, [...atCap]);
     return { claimed, busy };
   }

@@ -12,6 +12,13 @@
 // tenant = min(maxInFlight − running, rate tokens, due). vstart = max(vtime, pool clock): a tenant back
 // from idle starts level with the busiest, never with banked credit. Every tenant's share is claimed
 // in one UPDATE, not one round trip per tenant.
+//
+// Fairness keys, the second level (docs/fairness.md, docs/decisions/0025): a tenant with keyed work
+// queued fills its slots from keyedIds() instead of dueIds(): its keys' due triggers in the order of
+// their own WFQ slots (key vtime, weight, cost), each key within its cap and rate. The tenant lock of
+// statement 1 serialises every claim of the tenant's keys, so tenant_keys.running, read after it and
+// raised in the same statement, is exact across executors, as tenant_pools.running is for the tenant.
+// A tenant with nothing keyed queued takes the path it always did.
 import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, pipelineTx, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
@@ -63,6 +70,9 @@ export interface ClaimedTrigger {
   delivery: string;
   /** Its job's last triggers dead-lettered: a success ends the streak and notifies (notifications.ts). */
   failing: boolean;
+  /** Its fairness key (jobs.key), or null. atCap is also set when this claim took its key to the key's
+   *  cap: its settle frees the slot the key waits for. */
+  key: string | null;
 }
 
 /** Tenants with queued work in the pool, each with its earliest queued trigger's due time, found by a
@@ -170,13 +180,16 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
       SELECT t.id, t.weight, t.max_in_flight, t.rate_per_second, t.burst, t.rate_tokens, t.rate_updated_at,
              coalesce(tp.vtime, 0) AS vtime,
              coalesce(tp.cost_ms, 100) AS cost_ms,
-             (t.weight / coalesce(tp.cost_ms, 100)) / sum(t.weight / coalesce(tp.cost_ms, 100)) OVER () AS share
+             (t.weight / coalesce(tp.cost_ms, 100)) / sum(t.weight / coalesce(tp.cost_ms, 100)) OVER () AS share,
+             t.key_max_in_flight, t.key_rate_per_second, t.key_weight,
+             -- Keyed work queued (one probe of tenant_keys_due_idx): its slots go by key (keyedIds).
+             EXISTS (SELECT 1 FROM tenant_keys k WHERE k.tenant_id = t.id AND k.queued > 0) AS keyed
         FROM tenants t
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
        WHERE t.id IN (SELECT id FROM ids) AND t.status = 'active'
     ),
     st AS (
-      SELECT c.id, c.weight, c.max_in_flight, c.vtime, c.cost_ms,
+      SELECT c.id, c.weight, c.max_in_flight, c.vtime, c.cost_ms, c.keyed,
              CASE WHEN c.rate_per_second IS NULL THEN NULL ELSE
                least(coalesce(c.burst, greatest(1, ceil(c.rate_per_second)))::float8,
                      coalesce(c.rate_tokens, coalesce(c.burst, greatest(1, ceil(c.rate_per_second)))::float8)
@@ -185,7 +198,9 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
              ${runningOf(sql`c.id`)} AS running,
              -- The tenant's first due queue rows (dueIds), up to dueScanCap(): how many it has due, and
              -- which "picked" takes.
-             ${dueIds(type, sql`c.id`, sql`least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int`)} AS due_ids
+             CASE WHEN c.keyed THEN ${keyedIds(type, sql`least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int`)}
+                  ELSE ${dueIds(type, sql`c.id`, sql`least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int`)}
+             END AS due_ids
         FROM cand c
     ),
     -- The pool clock as this statement found it: where a tenant back from idle starts.
@@ -227,7 +242,8 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     -- migration 0009 runs after the row's update), so locking the queue row first could deadlock with
     -- a cancel.
     picked AS (
-      SELECT unnest(s.due_ids[1:a.n]) AS id FROM alloc a JOIN st s ON s.id = a.id
+      SELECT u.id, u.ord, s.keyed FROM alloc a JOIN st s ON s.id = a.id
+       CROSS JOIN LATERAL unnest(s.due_ids[1:a.n]) WITH ORDINALITY AS u(id, ord)
     ),
     -- The tenant lock (statement 1) already keeps other claims away; SKIP LOCKED here keeps the claim
     -- from waiting on a row a pause, cancel or PATCH is changing — waiting there, in another order than
@@ -250,13 +266,14 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
              attempt_count = t.attempt_count + 1, updated_at = now()
        WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked WHERE status = 'pending'))
       -- What the result below needs, not t.*: the CTE keeps every returned row for its readers.
-      RETURNING t.id, t.tenant_id, t.job_id, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts
+      RETURNING t.id, t.tenant_id, t.job_id, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts, t.key
     ),
     -- The claimed rows leave the queue (their sync trigger does not fire for pending → running), and
     -- so does a row whose trigger had left pending. Rows skipped as locked stay.
     dequeued AS (
       DELETE FROM trigger_queue q
        WHERE q.id = ANY (ARRAY(SELECT id FROM claimed UNION ALL SELECT id FROM locked WHERE status <> 'pending'))
+      RETURNING q.tenant_id, q.key
     ),
     -- The claim's lease, for the reaper (schema.ts, leases).
     lease AS (
@@ -281,7 +298,9 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
       ON CONFLICT (tenant_id, type) DO UPDATE
         SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + excluded.vtime - (SELECT v FROM clock0),
             running = tp.running + excluded.running
+      RETURNING 1
     ),
+    ${keyCharge()},
     spend AS (
       UPDATE tenants t SET rate_tokens = r.tokens - coalesce(got.n, 0), rate_updated_at = now()
         FROM room r LEFT JOIN got ON got.tenant_id = r.id
@@ -294,7 +313,101 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
        WHERE pools.type IN (SELECT p.type FROM pools p WHERE p.type = ${type} FOR UPDATE SKIP LOCKED)
          AND sub.v > pools.vclock
     )
-    ${claimResult()}`;
+    ${claimResult(true)}`;
+}
+
+/** A key's policy in force (its override's fields over its tenant's defaults) and its rate tokens now,
+ *  for the tenant_keys row `k` of the tenant whose row (cand or tenants) is `c`. */
+function keyPolicy(k: SQL, c: SQL): SQL {
+  return sql`
+    SELECT p0.cap, p0.weight, p0.rate,
+           CASE WHEN p0.rate IS NULL THEN NULL ELSE
+             least(greatest(1, ceil(p0.rate))::float8,
+                   coalesce(${k}.rate_tokens, greatest(1, ceil(p0.rate))::float8)
+                   + extract(epoch FROM now() - coalesce(${k}.rate_updated_at, now())) * p0.rate)
+           END AS tokens
+      FROM (SELECT CASE WHEN ${k}.override ? 'maxInFlight' THEN (${k}.override->>'maxInFlight')::int
+                        ELSE ${c}.key_max_in_flight END AS cap,
+                   coalesce((${k}.override->>'weight')::float8, ${c}.key_weight) AS weight,
+                   CASE WHEN ${k}.override ? 'ratePerSecond' THEN (${k}.override->>'ratePerSecond')::float8
+                        ELSE ${c}.key_rate_per_second END AS rate) p0`;
+}
+
+/** The second level: a keyed tenant's (cand row `c`) due triggers, up to `limit`, in the order of its
+ *  keys' WFQ slots — key j's k-th slot at vtime_j + (k − 1) · cost_j ÷ weight_j, ties by key. Only keys
+ *  with queued work are read, in vtime order from tenant_keys_due_idx, and only the first `limit` with
+ *  room: a key's room is min(cap − running, rate tokens, its due rows), and a key with none is passed
+ *  over by one probe. A key is backlogged from the vtime it was queued at (migration 0021: never below
+ *  the least backlogged key's), so no clock is read here. The tenant's triggers without a key, among
+ *  its first `limit` due rows in claim order, take part as one more key (the empty string, which no
+ *  key is) that starts level with the least key each claim and carries no ledger. */
+function keyedIds(type: string, limit: SQL): SQL {
+  return sql`ARRAY(
+    WITH kk AS (
+      SELECT k.key, k.vtime, k.cost_ms / p.weight AS step, d.ids
+        FROM tenant_keys k
+       CROSS JOIN LATERAL (${keyPolicy(sql`k`, sql`c`)}) p
+       CROSS JOIN LATERAL (SELECT ARRAY(
+               SELECT x.id FROM trigger_queue x
+                WHERE x.tenant_id = k.tenant_id AND x.type = ${type} AND x.key = k.key AND x.next_attempt_at <= now()
+                  AND ${exclusiveFree(sql`x`)}
+                ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
+                LIMIT greatest(0, least(${limit}, coalesce(p.cap - k.running, ${limit}),
+                                        coalesce(floor(p.tokens)::int, ${limit})))) AS ids) d
+       WHERE k.tenant_id = c.id AND k.queued > 0 AND cardinality(d.ids) > 0
+       ORDER BY k.vtime, k.key
+       LIMIT ${limit}
+    ),
+    bare AS (
+      SELECT y.id, row_number() OVER () AS n FROM (
+        SELECT x.id, x.key FROM trigger_queue x
+         WHERE x.tenant_id = c.id AND x.type = ${type} AND x.next_attempt_at <= now()
+           AND ${exclusiveFree(sql`x`)}
+         ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
+         LIMIT ${limit}) y
+       WHERE y.key IS NULL
+    )
+    SELECT s.id FROM (
+      SELECT kk.ids[g.k] AS id, kk.vtime + (g.k - 1) * kk.step AS vt, kk.key, g.k
+        FROM kk CROSS JOIN LATERAL generate_series(1, cardinality(kk.ids)) AS g(k)
+      UNION ALL
+      SELECT bare.id, coalesce((SELECT min(vtime) FROM kk), 0) + (bare.n - 1) * c.cost_ms / c.key_weight, '', bare.n
+        FROM bare
+    ) s
+    ORDER BY s.vt, s.key, s.k
+    LIMIT ${limit})`;
+}
+
+/** The keys' ledger after a claim, read from its CTEs "claimed" (with key) and "dequeued" (tenant_id,
+ *  key): each key's queued count less its rows that left the queue, its running count and vtime
+ *  charged by what it got (cost estimate ÷ weight, corrected at settle), its rate tokens spent. The
+ *  rows are locked in key order, as settle and the queue's triggers lock them. Defines "klocked". */
+function keyCharge(): SQL {
+  return sql`
+    kdq AS (SELECT tenant_id, key, count(*)::int AS n FROM dequeued WHERE key IS NOT NULL GROUP BY 1, 2),
+    kgot AS (SELECT tenant_id, key, count(*)::int AS n FROM claimed WHERE key IS NOT NULL GROUP BY 1, 2),
+    klocked AS MATERIALIZED (
+      SELECT k.tenant_id, k.key, k.running, d.n AS dq, coalesce(g.n, 0) AS n, p.cap, p.weight, p.tokens
+        FROM tenant_keys k
+        JOIN kdq d ON d.tenant_id = k.tenant_id AND d.key = k.key
+        LEFT JOIN kgot g ON g.tenant_id = k.tenant_id AND g.key = k.key
+        JOIN tenants c ON c.id = k.tenant_id
+       CROSS JOIN LATERAL (${keyPolicy(sql`k`, sql`c`)}) p
+       -- After the tenants' ledger rows ("charge"): tenant_pools, then tenant_keys, as settle locks them.
+       WHERE (SELECT count(*) FROM charge) >= 0
+       ORDER BY k.tenant_id, k.key
+         FOR UPDATE OF k
+    ),
+    kcharge AS (
+      UPDATE tenant_keys k
+         SET queued = k.queued - l.dq, running = k.running + l.n,
+             vtime = k.vtime + l.n * k.cost_ms / l.weight,
+             rate_tokens = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_tokens ELSE l.tokens - l.n END,
+             rate_updated_at = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_updated_at ELSE now() END,
+             active_at = now()
+        FROM klocked l
+       WHERE k.tenant_id = l.tenant_id AND k.key = l.key
+    )`;
 }
 
 /** A tenant's first due queue rows in claim order, up to `limit` (an array of trigger ids). One index
@@ -304,26 +417,29 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
 export function dueIds(type: string, tenantId: SQL, limit: SQL): SQL {
   return sql`ARRAY(SELECT x.id FROM trigger_queue x
                     WHERE x.tenant_id = ${tenantId} AND x.type = ${type} AND x.next_attempt_at <= now()
-                      -- Overlap skip / buffer_one: an exclusive trigger starts only when no trigger of its
-                      -- job is running AND it is its job's first due exclusive trigger — otherwise one
-                      -- claim could start two of the same job (a run-now next to a waiting fire), both
-                      -- unseen by the check.
-                      AND (NOT x.exclusive OR (
-                            NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = x.job_id AND o.status = 'running')
-                            AND x.id = (SELECT f.id FROM trigger_queue f
-                                         WHERE f.tenant_id = x.tenant_id AND f.type = x.type AND f.job_id = x.job_id
-                                           AND f.exclusive AND f.next_attempt_at <= now()
-                                         ORDER BY f.priority DESC, f.next_attempt_at, f.id
-                                         LIMIT 1)))
+                      AND ${exclusiveFree(sql`x`)}
                     -- NULLS LAST matches trigger_queue_claim_idx (priority is NOT NULL, so the order is the
                     -- same): with the default NULLS FIRST the planner sorted a tenant's whole backlog.
                     ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
                     LIMIT ${limit})`;
 }
 
+/** Overlap skip / buffer_one, for the queue row `x`: an exclusive trigger starts only when no trigger of
+ *  its job is running AND it is its job's first due exclusive trigger — otherwise one claim could start
+ *  two of the same job (a run-now next to a waiting fire), both unseen by the check. */
+function exclusiveFree(x: SQL): SQL {
+  return sql`(NOT ${x}.exclusive OR (
+              NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = ${x}.job_id AND o.status = 'running')
+              AND ${x}.id = (SELECT f.id FROM trigger_queue f
+                              WHERE f.tenant_id = ${x}.tenant_id AND f.type = ${x}.type AND f.job_id = ${x}.job_id
+                                AND f.exclusive AND f.next_attempt_at <= now()
+                              ORDER BY f.priority DESC, f.next_attempt_at, f.id
+                              LIMIT 1)))`;
+}
+
 /** The claim's answer, read from its CTEs `claimed` (the claimed rows), `got` (per tenant how many),
  *  `room` (per tenant: id, free, vstart, cost_ms, weight) and `clock0` (the pool clock). */
-export function claimResult(): SQL {
+export function claimResult(keyed = false): SQL {
   return sql`
     -- One row: the triggers as packed text (packed.ts: cheaper for Postgres than json_build_array per
     -- row), and each claimed job's and tenant's data once as JSON (not once per trigger; names, targets
@@ -343,7 +459,19 @@ export function claimResult(): SQL {
            -- Each claimed tenant's first slot and the step between its slots, and the clock (ClaimedTrigger.vt).
            (SELECT json_object_agg(r.id, json_build_array(r.vstart, r.cost_ms / r.weight))
               FROM room r JOIN got ON got.tenant_id = r.id) AS slots,
-           (SELECT v FROM clock0) AS vclock`;
+           (SELECT v FROM clock0) AS vclock,
+           -- The claimed triggers' fairness keys (JSON: a key is free-form), only those with one.
+           (SELECT json_object_agg(c.id, c.key) FROM claimed c WHERE c.key IS NOT NULL) AS keys
+           ${
+             keyed
+               ? sql`,
+           -- A keyed tenant's triggers: their rank in its key-slot order (keyedIds), which fairOrder()
+           -- keeps within the tenant; and the keys this claim took to their cap (ClaimedTrigger.atCap).
+           (SELECT json_object_agg(p.id, p.ord) FROM picked p WHERE p.keyed) AS key_ord,
+           (SELECT json_agg(json_build_array(l.tenant_id, l.key)) FROM klocked l
+             WHERE l.n > 0 AND l.cap IS NOT NULL AND l.running + l.n >= l.cap) AS key_cap`
+               : sql``
+           }`;
 }
 
 type Json<T> = T | string;
@@ -366,6 +494,9 @@ interface ClaimResult {
   at_cap: Json<string[]> | null;
   slots: Json<Record<string, Slots>> | null;
   vclock: number | string;
+  keys: Json<Record<string, string>> | null;
+  key_ord?: Json<Record<string, number | string>> | null;
+  key_cap?: Json<Array<[string, string]>> | null;
 }
 
 /** A tenant's WFQ slots in a claim: the first one's virtual start, and the step between them. */
@@ -375,10 +506,14 @@ export function decodeClaim(
   r: ClaimResult,
   type: string,
   leaseToken: string,
-): { claimed: ClaimedTrigger[]; slots: Record<string, Slots>; vclock: number } {
+): { claimed: Array<ClaimedTrigger & { ord?: number }>; slots: Record<string, Slots>; vclock: number } {
   const jobs = r.jobs == null ? {} : jsonColumn(r.jobs);
   const secrets = r.secrets == null ? {} : jsonColumn(r.secrets);
   const atCap = new Set(r.at_cap == null ? [] : jsonColumn(r.at_cap));
+  const keys = r.keys == null ? {} : jsonColumn(r.keys);
+  const keyOrd = r.key_ord == null ? null : jsonColumn(r.key_ord);
+  // "tenant\u0000key": neither holds a NUL (printable checks).
+  const keyCap = new Set((r.key_cap == null ? [] : jsonColumn(r.key_cap)).map(([t, k]) => `${t}\u0000${k}`));
   const claimed = unpackRows(r.triggers, 8).map(
     ([id, tenantId, jobId, kind, priority, scheduledMs, attempt, maxAttempts]) => {
       const j = jobs[jobId];
@@ -404,9 +539,11 @@ export function decodeClaim(
         delivery: j[8],
         failing: j[9],
         secrets: secrets[tenantId] ?? [],
-        atCap: atCap.has(tenantId),
+        atCap: atCap.has(tenantId) || (keys[id] !== undefined && keyCap.has(`${tenantId}\u0000${keys[id]}`)),
         vt: 0, // fairOrder()
         vclock: null,
+        key: keys[id] ?? null,
+        ord: keyOrd?.[id] === undefined ? undefined : Number(keyOrd[id]),
       };
     },
   );
@@ -457,11 +594,9 @@ export function claimStatements(input: ClaimInput) {
  *  share would be off by up to a block. The pool goes on to order its whole queue by slot (pool.ts), so
  *  that slots from different claims interleave too. Sorted here, not in SQL, where an ORDER BY over the
  *  wide claimed rows is costly. A tenant missing from `slots` (none should be) sorts last. */
-export function fairOrder<T extends { tenantId: string; priority: number; vt: number; vclock: number | null }>(
-  rows: T[],
-  slots: Record<string, Slots>,
-  clock: number,
-): T[] {
+export function fairOrder<
+  T extends { tenantId: string; priority: number; vt: number; vclock: number | null; ord?: number },
+>(rows: T[], slots: Record<string, Slots>, clock: number): T[] {
   const byTenant = new Map<string, T[]>();
   for (const r of rows) {
     const list = byTenant.get(r.tenantId);
@@ -470,7 +605,9 @@ export function fairOrder<T extends { tenantId: string; priority: number; vt: nu
   }
   const keyed: Array<{ r: T; k: number }> = [];
   for (const [tenantId, list] of byTenant) {
-    list.sort((a, b) => b.priority - a.priority); // stable: the claim's order within a priority
+    // A keyed tenant's in its key-slot order (claimResult's key_ord); any other's highest priority first,
+    // stable: the claim's order within a priority.
+    list.sort((a, b) => (a.ord !== undefined && b.ord !== undefined ? a.ord - b.ord : b.priority - a.priority));
     const [vstart, step] = slots[tenantId] ?? [Infinity, 0];
     const vclock = vstart <= clock ? clock : null;
     list.forEach((r, k) => {
@@ -483,5 +620,8 @@ export function fairOrder<T extends { tenantId: string; priority: number; vt: nu
   keyed.sort(
     (a, b) => a.r.vt - b.r.vt || (a.r.tenantId < b.r.tenantId ? -1 : a.r.tenantId > b.r.tenantId ? 1 : a.k - b.k),
   );
-  return keyed.map((x) => x.r);
+  return keyed.map((x) => {
+    delete x.r.ord;
+    return x.r;
+  });
 }

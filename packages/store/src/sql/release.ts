@@ -22,7 +22,7 @@ export async function releaseLeases(db: Db, leases: Array<{ id: string; leaseTok
         FROM jsonb_to_recordset(${input}::jsonb) AS x(id text, token text)
        WHERE t.id = x.id AND t.lease_token = x.token AND t.status = 'running'
       -- standby is left as it was: what it returns is whether the row was counted (standby.ts).
-      RETURNING t.id, t.tenant_id, t.type, t.standby
+      RETURNING t.id, t.tenant_id, t.type, t.standby, t.key
     ),
     locked AS MATERIALIZED (
       SELECT tp.tenant_id, tp.type, g.n FROM tenant_pools tp
@@ -34,6 +34,19 @@ export async function releaseLeases(db: Db, leases: Array<{ id: string; leaseTok
     uncount AS (
       UPDATE tenant_pools tp SET running = tp.running - l.n
         FROM locked l WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
+    ),
+    -- And their keys' running counts (tenant_keys), in key order.
+    klocked AS MATERIALIZED (
+      SELECT k.tenant_id, k.key, g.n FROM tenant_keys k
+        JOIN (SELECT tenant_id, key, count(*)::int AS n FROM released WHERE NOT standby AND key IS NOT NULL GROUP BY 1, 2) g
+          ON g.tenant_id = k.tenant_id AND g.key = k.key
+       WHERE EXISTS (SELECT 1 FROM locked)
+       ORDER BY k.tenant_id, k.key
+         FOR UPDATE OF k
+    ),
+    kuncount AS (
+      UPDATE tenant_keys k SET running = k.running - l.n
+        FROM klocked l WHERE k.tenant_id = l.tenant_id AND k.key = l.key
     )
     SELECT id FROM released`,
   );

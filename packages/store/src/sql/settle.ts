@@ -7,6 +7,7 @@
 import { sql } from "drizzle-orm";
 import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
 import { pipelineTx, query, type Db } from "../db.ts";
+import { decayedWork } from "./keys.ts";
 import { decodeNotified, notifyStatements } from "./notifications.ts";
 import { packRows, unpackRows } from "./packed.ts";
 
@@ -168,7 +169,7 @@ export function settleStatement(items: Settlement[]) {
          AND (i.reap IS NOT TRUE OR t.lease_expires_at <= now())
       -- The settlement's own fields come back with the row: nothing below joins "input" again.
       -- standby is not written here: what it returns is whether the row was counted as running.
-      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status, t.standby, i.attempt, i.started_at,
+      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status, t.standby, t.key, i.attempt, i.started_at,
                 i.duration_ms, i.outcome, i.http_status, i.error, i.response_body, i.detail, i.pause_job, i.ok
     ),
     -- Standby triggers (standby.ts) that took a finished run's slot: counted from now on. Fenced by
@@ -249,6 +250,33 @@ export function settleStatement(items: Settlement[]) {
              running = tp.running - l.uncount
         FROM locked l JOIN tenants t ON t.id = l.tenant_id
        WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
+    ),
+    -- The same per fairness key, for the settled rows that have one (none is ever on standby): its
+    -- vtime corrected by real worker time over its weight, its estimate, its running count, and its
+    -- recent worker time (sql/keys.ts). Locked in key order, after tenant_pools (lock order as above).
+    kused AS (
+      SELECT d.tenant_id, d.key, count(*)::int AS n, sum(greatest(1, d.duration_ms)) AS total_ms,
+             count(*) FILTER (WHERE NOT d.standby)::int AS uncount
+        FROM done d WHERE d.key IS NOT NULL GROUP BY d.tenant_id, d.key
+    ),
+    klocked AS MATERIALIZED (
+      SELECT k.tenant_id, k.key, u.n, u.total_ms, u.uncount,
+             coalesce((k.override->>'weight')::float8, t.key_weight) AS weight
+        FROM tenant_keys k
+        JOIN kused u ON u.tenant_id = k.tenant_id AND u.key = k.key
+        JOIN tenants t ON t.id = k.tenant_id
+       WHERE EXISTS (SELECT 1 FROM locked)
+       ORDER BY k.tenant_id, k.key
+         FOR UPDATE OF k
+    ),
+    kcharge AS (
+      UPDATE tenant_keys k
+         SET vtime = k.vtime + (l.total_ms - l.n * k.cost_ms) / l.weight,
+             cost_ms = greatest(1, ${COST_KEEP} * k.cost_ms + ${COST_TAKE} * (l.total_ms / l.n)),
+             running = k.running - l.uncount,
+             work_ms = ${decayedWork(sql`k`)} + l.total_ms, work_at = now(), active_at = now()
+        FROM klocked l
+       WHERE k.tenant_id = l.tenant_id AND k.key = l.key
     )
     -- One text value (packed.ts): parsing it costs Node a fraction of what six columns × a thousand
     -- rows did, and building it costs Postgres less than JSON per row did.

@@ -12,7 +12,9 @@
 // claim took a tenant to its cap (standbyClaim()). Either way the ledger rows it charges are locked in
 // key order, as claim and settle lock them: no lock cycle.
 // Tenants with a rate quota are left to the claims (their tokens are spent under the tenant lock,
-// which this statement does not take).
+// which this statement does not take), and so are tenants with keyed work queued: a key's cap counts
+// tenant_keys.running, raised only under that lock (claim.ts), and a standby trigger would be counted
+// in no key. The claim a settle makes in its transaction (hand-off.ts) refills their freed slots.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 import { dueIds, type ClaimedTrigger, claimResult, decodeClaim, fairOrder } from "./claim.ts";
@@ -41,6 +43,7 @@ export function standbyStatement(input: StandbyInput) {
         JOIN tenants t ON t.id = w.id
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
        WHERE t.status = 'active' AND t.rate_per_second IS NULL AND w.n > 0
+         AND NOT EXISTS (SELECT 1 FROM tenant_keys k WHERE k.tenant_id = t.id AND k.queued > 0)
          AND NOT EXISTS (SELECT 1 FROM pools p WHERE p.type = ${type} AND p.paused)
          AND (SELECT coalesce(sum(r.running), 0) FROM tenant_pools r WHERE r.tenant_id = t.id) >= t.max_in_flight
     ),
@@ -59,7 +62,7 @@ export function standbyStatement(input: StandbyInput) {
              lease_expires_at = now() + make_interval(secs => ${leaseMs}::float8 / 1000),
              attempt_count = t.attempt_count + 1, updated_at = now()
        WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked WHERE status = 'pending'))
-      RETURNING t.id, t.tenant_id, t.job_id, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts
+      RETURNING t.id, t.tenant_id, t.job_id, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts, t.key
     ),
     dequeued AS (
       DELETE FROM trigger_queue q
