@@ -101,9 +101,11 @@ async function render(
         with its other keys by weight, within each key's cap and rate. These are the keys that used the most worker time
         lately; refreshed every few seconds.
       </p>
+      <h2 id="top-h">Busiest keys</h2>
       <div data-live={`${base}/keys/live`} data-every="3000">
         <KeyTable c={c} keys={keys} />
       </div>
+      <h2 id="edit-h">Policy</h2>
       <div class="grid">
         <section class="card" aria-labelledby="key-h">
           <h2 id="key-h">A key's policy</h2>
@@ -185,8 +187,7 @@ function KeyTable(props: { c: Context<DashEnv>; keys: KeyInfo[] }) {
     return <p class="card empty">No keys with work yet. Give jobs a key to share this account's capacity by it.</p>;
   return (
     <div class="table-wrap">
-      <table class="stack">
-        <caption class="sr">Top keys by worker time</caption>
+      <table class="stack" aria-labelledby="top-h">
         <thead>
           <tr>
             <th scope="col">Key</th>
