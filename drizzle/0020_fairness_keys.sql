@@ -2,7 +2,6 @@ CREATE TABLE "tenant_keys" (
 	"tenant_id" text COLLATE "C" NOT NULL,
 	"key" text COLLATE "C" NOT NULL,
 	"vtime" double precision DEFAULT 0 NOT NULL,
-	"cost_ms" double precision DEFAULT 100 NOT NULL,
 	"running" integer DEFAULT 0 NOT NULL,
 	"queued" integer DEFAULT 0 NOT NULL,
 	"rate_tokens" double precision,

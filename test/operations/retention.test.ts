@@ -60,20 +60,20 @@ it("deletes finished history after its tenant's period, dead after its own; pend
 
   const retentionAt = (offsetMs: number) =>
     new Retention({ db: h.db, now: () => Date.now() + offsetMs, log: silentLogger }, { batch: 7, pauseMs: 0 });
-  expect(await retentionAt(6 * DAY).pass()).toEqual({ triggers: 0, jobs: 0, folds: 0 });
+  expect(await retentionAt(6 * DAY).pass()).toEqual({ triggers: 0, jobs: 0, folds: 0, keys: 0 });
 
   // A succeeded trigger locked elsewhere (a settle or replay in flight) is skipped, and the pass does not wait.
   const other = postgres(h.t.url, { max: 1 });
   try {
     await other.begin(async (tx) => {
       await tx`SELECT 1 FROM triggers WHERE id = ${ok.triggerIds[0]} FOR UPDATE`;
-      expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 29, jobs: 0, folds: 0 });
+      expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 29, jobs: 0, folds: 0, keys: 0 });
     });
   } finally {
     await other.end();
   }
   expect(await count("success_detail")).toBe(1); // the skipped trigger's stays with it
-  expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 1, jobs: 1, folds: 0 }); // and the completed job with it
+  expect(await retentionAt(8 * DAY).pass()).toEqual({ triggers: 1, jobs: 1, folds: 0, keys: 0 }); // and the completed job with it
   expect(await count("triggers", sql`status = 'dead'`)).toBe(10);
   expect(await count("attempt_log")).toBe(20);
   expect(await count("success_detail")).toBe(0);
@@ -95,7 +95,7 @@ it("deletes finished history after its tenant's period, dead after its own; pend
   } finally {
     await holder.end();
   }
-  expect(await retentionAt(31 * DAY).pass()).toEqual({ triggers: 10 - first, jobs: 0, folds: 0 }); // the failing job is still active
+  expect(await retentionAt(31 * DAY).pass()).toEqual({ triggers: 10 - first, jobs: 0, folds: 0, keys: 0 }); // the failing job is still active
   expect(await count("attempt_log")).toBe(0);
   expect(await count("triggers", sql`status = 'pending'`)).toBe(5);
   expect(await count("jobs")).toBe(2);
@@ -178,19 +178,19 @@ it("forgets fold windows that say nothing: past the window with nothing folded, 
   );
   // Inside the window nothing goes but the deleted channel's rows.
   const inside = new Retention({ db: h.db, now: () => Date.now(), log: silentLogger }, { batch: 2, pauseMs: 0 });
-  expect(await inside.pass()).toEqual({ triggers: 0, jobs: 0, folds: 3 });
+  expect(await inside.pass()).toEqual({ triggers: 0, jobs: 0, folds: 3, keys: 0 });
   // Past it: the gone job's and the live job's (nothing folded), not the tenant's (one folded, to report);
   // a row held elsewhere is skipped and goes in the next pass.
   const other = postgres(h.t.url, { max: 1 });
   try {
     await other.begin(async (tx) => {
       await tx`SELECT 1 FROM notification_folds WHERE subject = ${live.jobId} FOR UPDATE`;
-      expect(await retention.pass()).toEqual({ triggers: 0, jobs: 0, folds: 1 });
+      expect(await retention.pass()).toEqual({ triggers: 0, jobs: 0, folds: 1, keys: 0 });
     });
   } finally {
     await other.end();
   }
-  expect(await retention.pass()).toEqual({ triggers: 0, jobs: 0, folds: 1 });
+  expect(await retention.pass()).toEqual({ triggers: 0, jobs: 0, folds: 1, keys: 0 });
   expect(await folds()).toEqual([{ channel: "nch_fa", subject: "", folded: 1 }]);
 
   // The live job's next dead letter is sent, reporting nothing folded, as it would have been with the row.

@@ -8,6 +8,7 @@ import type { Logger } from "@fairway/core";
 import {
   deleteExpiredJobs,
   deleteExpiredTriggers,
+  deleteIdleKeys,
   deleteStaleFolds,
   type Db,
   type FoldCursor,
@@ -51,8 +52,8 @@ export class Retention {
   }
 
   /** One full pass; returns what it deleted. */
-  async pass(): Promise<{ triggers: number; jobs: number; folds: number }> {
-    const out = { triggers: 0, jobs: 0, folds: 0 };
+  async pass(): Promise<{ triggers: number; jobs: number; folds: number; keys: number }> {
+    const out = { triggers: 0, jobs: 0, folds: 0, keys: 0 };
     for (const [what, del] of [
       ["triggers", deleteExpiredTriggers],
       ["jobs", deleteExpiredJobs],
@@ -77,6 +78,8 @@ export class Retention {
       fold = n.next;
       return n;
     });
+    // Idle fairness keys, oldest first: what a batch leaves (held elsewhere) the next pass takes.
+    out.keys = await this.batches(() => deleteIdleKeys(this.deps.db, new Date(this.deps.now()), this.batch));
     return out;
   }
 
@@ -104,7 +107,7 @@ export class Retention {
     while (!this.stopping) {
       try {
         const d = await this.pass();
-        if (d.triggers + d.jobs + d.folds > 0) this.deps.log.info("retention deleted expired history", d);
+        if (d.triggers + d.jobs + d.folds + d.keys > 0) this.deps.log.info("retention deleted expired history", d);
       } catch (err) {
         this.deps.log.error("retention pass failed", { err });
       }

@@ -76,6 +76,7 @@ export { metricsSnapshot, type MetricsSnapshot } from "./sql/metrics.ts";
 export {
   deleteExpiredJobs,
   deleteExpiredTriggers,
+  deleteIdleKeys,
   deleteStaleFolds,
   type FoldCursor,
   type RetentionBatch,

@@ -320,15 +320,16 @@ export const triggerQueue = pgTable(
  *  - `running`: the key's running triggers (none is ever on standby), +n by the claim under the tenant
  *    lock, −n by settle, release and the triggers' sync and delete functions; the per-key cap reads it,
  *    as the tenant cap reads tenant_pools.running.
- *  - `vtime`: worker-ms received ÷ weight, charged by the claim's estimate and corrected at settle, as
- *    tenant_pools.vtime; a key that becomes backlogged starts at the tenant's least backlogged vtime. */
+ *  - `vtime`: worker-ms received ÷ weight, charged by the claim at its tenant's run-time estimate in
+ *    the pool (tenant_pools.cost_ms) and corrected by the real duration at settle; a key that becomes
+ *    backlogged starts at the tenant's least backlogged vtime. No estimate per key: a key with few runs
+ *    would learn its own too slowly, and the settle's correction already charges what it used. */
 export const tenantKeys = pgTable(
   "tenant_keys",
   {
     tenantId: key("tenant_id").notNull(),
     key: key("key").notNull(),
     vtime: doublePrecision("vtime").notNull().default(0),
-    costMs: doublePrecision("cost_ms").notNull().default(DEFAULT_COST_MS),
     running: integer("running").notNull().default(0),
     queued: integer("queued").notNull().default(0),
     rateTokens: doublePrecision("rate_tokens"),

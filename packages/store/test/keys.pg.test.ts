@@ -5,6 +5,7 @@ import { expect, it } from "vitest";
 import { newId } from "@fairway/core";
 import {
   createJob,
+  deleteIdleKeys,
   deleteKeyOverride,
   getKeyDefaults,
   getKeyInfo,
@@ -126,4 +127,23 @@ it("defaults, overrides and the policy in force", async () => {
   const top = await topKeys(pg.db, "kp", 2);
   expect(top.map((k) => k.key)).toEqual(["busy", "quiet"]);
   expect(top[0].workerTimeShare).toBeCloseTo(0.75, 2);
+});
+
+it("retention removes the state of keys idle past it, and only those", async () => {
+  await seedPool(pg.db, "keys", 10);
+  await seedTenant(pg.db, "kr");
+  await pg.db.execute(sql`UPDATE tenants SET history_retention_days = 7 WHERE id = 'kr'`);
+  await pg.db.execute(sql`INSERT INTO tenant_keys (tenant_id, key, active_at, queued, running, override) VALUES
+    ('kr', 'idle', now() - interval '8 days', 0, 0, NULL),
+    ('kr', 'recent', now() - interval '6 days', 0, 0, NULL),
+    ('kr', 'set', now() - interval '8 days', 0, 0, '{"weight": 2}')`);
+  const busy = await createJob(pg.db, job("kr", "busy"), { maxJobs: 100, poolKnown: true });
+  expect(busy.kind).toBe("created");
+  await pg.db.execute(sql`UPDATE tenant_keys SET active_at = now() - interval '8 days' WHERE key = 'busy'`);
+  expect(await deleteIdleKeys(pg.db, new Date(), 10)).toEqual({ deleted: 1, found: 1 });
+  const left = await query<{ key: string }>(
+    pg.db,
+    sql`SELECT key FROM tenant_keys WHERE tenant_id = 'kr' ORDER BY key`,
+  );
+  expect(left.map((r) => r.key)).toEqual(["busy", "recent", "set"]);
 });

@@ -334,7 +334,8 @@ function keyPolicy(k: SQL, c: SQL): SQL {
 }
 
 /** The second level: a keyed tenant's (cand row `c`) due triggers, up to `limit`, in the order of its
- *  keys' WFQ slots — key j's k-th slot at vtime_j + (k − 1) · cost_j ÷ weight_j, ties by key. Only keys
+ *  keys' WFQ slots — key j's k-th slot at vtime_j + (k − 1) · cost ÷ weight_j, ties by key, where cost
+ *  is the tenant's run-time estimate in the pool (schema.ts, tenantKeys: vtime). Only keys
  *  with queued work are read, in vtime order from tenant_keys_due_idx, and only the first `limit` with
  *  room: a key's room is min(cap − running, rate tokens, its due rows), and a key with none is passed
  *  over by one probe. A key is backlogged from the vtime it was queued at (migration 0021: never below
@@ -344,7 +345,7 @@ function keyPolicy(k: SQL, c: SQL): SQL {
 function keyedIds(type: string, limit: SQL): SQL {
   return sql`ARRAY(
     WITH kk AS (
-      SELECT k.key, k.vtime, k.cost_ms / p.weight AS step, d.ids
+      SELECT k.key, k.vtime, c.cost_ms / p.weight AS step, d.ids
         FROM tenant_keys k
        CROSS JOIN LATERAL (${keyPolicy(sql`k`, sql`c`)}) p
        CROSS JOIN LATERAL (SELECT ARRAY(
@@ -378,20 +379,22 @@ function keyedIds(type: string, limit: SQL): SQL {
     LIMIT ${limit})`;
 }
 
-/** The keys' ledger after a claim, read from its CTEs "claimed" (with key) and "dequeued" (tenant_id,
- *  key): each key's queued count less its rows that left the queue, its running count and vtime
- *  charged by what it got (cost estimate ÷ weight, corrected at settle), its rate tokens spent. The
+/** The keys' ledger after a claim, read from its CTEs "claimed" (with key), "dequeued" (tenant_id,
+ *  key) and "cand": each key's queued count less its rows that left the queue, its running count and
+ *  vtime charged by what it got (its tenant's estimate ÷ weight, corrected at settle), its rate tokens
+ *  spent. The
  *  rows are locked in key order, as settle and the queue's triggers lock them. Defines "klocked". */
 function keyCharge(): SQL {
   return sql`
     kdq AS (SELECT tenant_id, key, count(*)::int AS n FROM dequeued WHERE key IS NOT NULL GROUP BY 1, 2),
     kgot AS (SELECT tenant_id, key, count(*)::int AS n FROM claimed WHERE key IS NOT NULL GROUP BY 1, 2),
     klocked AS MATERIALIZED (
-      SELECT k.tenant_id, k.key, k.running, d.n AS dq, coalesce(g.n, 0) AS n, p.cap, p.weight, p.tokens
+      SELECT k.tenant_id, k.key, k.running, d.n AS dq, coalesce(g.n, 0) AS n, p.cap, p.weight, p.tokens,
+             c.cost_ms
         FROM tenant_keys k
         JOIN kdq d ON d.tenant_id = k.tenant_id AND d.key = k.key
         LEFT JOIN kgot g ON g.tenant_id = k.tenant_id AND g.key = k.key
-        JOIN tenants c ON c.id = k.tenant_id
+        JOIN cand c ON c.id = k.tenant_id
        CROSS JOIN LATERAL (${keyPolicy(sql`k`, sql`c`)}) p
        -- After the tenants' ledger rows ("charge"): tenant_pools, then tenant_keys, as settle locks them.
        WHERE (SELECT count(*) FROM charge) >= 0
@@ -401,7 +404,7 @@ function keyCharge(): SQL {
     kcharge AS (
       UPDATE tenant_keys k
          SET queued = k.queued - l.dq, running = k.running + l.n,
-             vtime = k.vtime + l.n * k.cost_ms / l.weight,
+             vtime = k.vtime + l.n * l.cost_ms / l.weight,
              rate_tokens = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_tokens ELSE l.tokens - l.n END,
              rate_updated_at = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_updated_at ELSE now() END,
              active_at = now()

@@ -169,3 +169,32 @@ export async function deleteStaleFolds(
   const r = rows[0];
   return { deleted: r?.deleted ?? 0, found: r?.found ?? 0, next: r?.last ?? null };
 }
+
+/** Deletes up to `batch` fairness-key rows (schema.ts, tenantKeys) of keys idle past their tenant's
+ *  historyRetentionDays: nothing queued or running, no override, no activity since. Oldest first, by
+ *  tenant_keys_active_idx; each row is re-checked under its lock (a trigger queued meanwhile makes it
+ *  busy again), and one held elsewhere is skipped. A key queued again later starts a new row, at its
+ *  tenant's least backlogged vtime, as it would have with the old one. */
+export async function deleteIdleKeys(db: Db, now: Date, batch = 1000): Promise<{ deleted: number; found: number }> {
+  const rows = await query<{ deleted: number; found: number }>(
+    db,
+    sql`
+    WITH cand AS MATERIALIZED (
+      SELECT k.tenant_id, k.key FROM tenant_keys k
+        JOIN tenants tn ON tn.id = k.tenant_id
+       WHERE k.active_at < ${now.toISOString()}::timestamptz - make_interval(days => tn.history_retention_days)
+         AND k.queued = 0 AND k.running = 0 AND k.override IS NULL
+       ORDER BY k.active_at
+       LIMIT ${batch}
+         FOR UPDATE OF k SKIP LOCKED
+    ),
+    del AS (
+      DELETE FROM tenant_keys k USING cand c
+       WHERE k.tenant_id = c.tenant_id AND k.key = c.key
+         AND k.queued = 0 AND k.running = 0 AND k.override IS NULL
+      RETURNING 1
+    )
+    SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found`,
+  );
+  return rows[0] ?? { deleted: 0, found: 0 };
+}

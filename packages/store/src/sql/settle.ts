@@ -252,15 +252,20 @@ export function settleStatement(items: Settlement[]) {
        WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
     ),
     -- The same per fairness key, for the settled rows that have one (none is ever on standby): its
-    -- vtime corrected by real worker time over its weight, its estimate, its running count, and its
-    -- recent worker time (sql/keys.ts). Locked in key order, after tenant_pools (lock order as above).
+    -- vtime corrected by real worker time over its weight (the claim charged its tenant's estimate in
+    -- the pool, read here as this statement found it), its running count, and its recent worker time
+    -- (sql/keys.ts). Locked in key order, after tenant_pools (lock order as above).
     kused AS (
-      SELECT d.tenant_id, d.key, count(*)::int AS n, sum(greatest(1, d.duration_ms)) AS total_ms,
-             count(*) FILTER (WHERE NOT d.standby)::int AS uncount
-        FROM done d WHERE d.key IS NOT NULL GROUP BY d.tenant_id, d.key
+      SELECT x.tenant_id, x.key, sum(x.total_ms) AS total_ms, sum(x.charged) AS charged, sum(x.uncount)::int AS uncount
+        FROM (SELECT d.tenant_id, d.key, sum(greatest(1, d.duration_ms)) AS total_ms,
+                     count(*) * coalesce(min(tp.cost_ms), 100) AS charged,
+                     count(*) FILTER (WHERE NOT d.standby) AS uncount
+                FROM done d LEFT JOIN tenant_pools tp ON tp.tenant_id = d.tenant_id AND tp.type = d.type
+               WHERE d.key IS NOT NULL GROUP BY d.tenant_id, d.key, d.type) x
+       GROUP BY x.tenant_id, x.key
     ),
     klocked AS MATERIALIZED (
-      SELECT k.tenant_id, k.key, u.n, u.total_ms, u.uncount,
+      SELECT k.tenant_id, k.key, u.total_ms, u.charged, u.uncount,
              coalesce((k.override->>'weight')::float8, t.key_weight) AS weight
         FROM tenant_keys k
         JOIN kused u ON u.tenant_id = k.tenant_id AND u.key = k.key
@@ -271,8 +276,7 @@ export function settleStatement(items: Settlement[]) {
     ),
     kcharge AS (
       UPDATE tenant_keys k
-         SET vtime = k.vtime + (l.total_ms - l.n * k.cost_ms) / l.weight,
-             cost_ms = greatest(1, ${COST_KEEP} * k.cost_ms + ${COST_TAKE} * (l.total_ms / l.n)),
+         SET vtime = k.vtime + (l.total_ms - l.charged) / l.weight,
              running = k.running - l.uncount,
              work_ms = ${decayedWork(sql`k`)} + l.total_ms, work_at = now(), active_at = now()
         FROM klocked l
