@@ -24,7 +24,7 @@ import { queryOf, rawJsonBody } from "../validate.ts";
 
 /** A key from the path (Hono has decoded it), checked like a job's key: a bad one is a 400 that says
  *  how to send it, before anything is read or written. */
-export function keyParam(raw: string): string {
+function keyParam(raw: string): string {
   const r = fairnessKey.safeParse(raw);
   if (!r.success) {
     throw new ApiError(
@@ -36,11 +36,11 @@ export function keyParam(raw: string): string {
   return r.data;
 }
 
-export function keyPolicyJson(p: KeyPolicy) {
+function keyPolicyJson(p: KeyPolicy) {
   return { maxInFlight: p.maxInFlight, ratePerSecond: p.ratePerSecond, weight: p.weight };
 }
 
-export function keyInfoJson(k: KeyInfo) {
+function keyInfoJson(k: KeyInfo) {
   return {
     key: k.key,
     override: k.override ? { ...k.override } : null,
