@@ -172,8 +172,6 @@ export const fairnessKey = text(KEY_WHAT).regex(KEY_RE, `must be ${KEY_WHAT}`);
 
 export const createJobBody = strict({
   name: text("a job name string").min(1, "must not be empty").max(200),
-  /** Shares and limits inside the tenant are per key; absent: the job has none (tenant-level only). */
-  key: fairnessKey.optional(),
   type: poolType
     .refine((t) => !t.startsWith("fairway."), 'the "fairway." prefix is reserved for Fairway\'s own pools')
     .default("webhook"),
@@ -183,6 +181,8 @@ export const createJobBody = strict({
   retry: retry.optional(),
   ...policies,
   notify: notify.optional(),
+  /** Shares and limits inside the tenant are per key; absent: the job has none (tenant-level only). */
+  key: fairnessKey.optional(),
 });
 export type CreateJobBody = z.infer<typeof createJobBody>;
 
