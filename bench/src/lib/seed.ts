@@ -57,6 +57,14 @@ export async function seedTriggers(
   }
 }
 
+/** Spreads every pending trigger of each tenant over `perTenant` fairness keys (k0, k1, …): the
+ *  queue's triggers move them into their keys' counts, as a PATCH of a job's key would. */
+export async function keyTriggers(db: Db, perTenant: number): Promise<void> {
+  await db.execute(sql`
+    UPDATE triggers SET key = 'k' || (abs(hashtext(id)) % ${Math.max(1, Math.round(perTenant))}::int)
+     WHERE status = 'pending'`);
+}
+
 export async function countStatus(db: Db, status: string): Promise<number> {
   const rows = (await db.execute(sql`SELECT count(*)::int AS n FROM triggers WHERE status = ${status}`)) as unknown;
   const list = Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows;

@@ -6,6 +6,7 @@ import { capUtilisation } from "./cap-utilisation.ts";
 import { caps } from "./caps.ts";
 import { cron } from "./cron.ts";
 import { dashboard } from "./dashboard.ts";
+import { keyFairness } from "./key-fairness.ts";
 import { noisy } from "./noisy.ts";
 import { retentionUnderLoad } from "./retention.ts";
 import { scale } from "./scale.ts";
@@ -21,6 +22,7 @@ export const scenarios: Scenario[] = [
   caps,
   capUtilisation,
   shortWindowShare,
+  keyFairness,
   cron,
   scale,
   retentionUnderLoad,

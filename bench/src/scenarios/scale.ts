@@ -1,6 +1,8 @@
 // 6. scale — 1M jobs over 10k tenants, 1% of tenants active (due triggers): the time of one fair
 // claim (budget 100) on tables that size, the materializer's fires/s when 10k of those cron jobs come
-// due at once, and the resident memory of an executor process that drains the due work.
+// due at once, and the resident memory of an executor process that drains the due work. With fairness
+// keys: one more tenant with 100k keys each with a due trigger, and 900k more keys idle over the
+// tenants (1M keys in all): the claim tick again, with that tenant among the candidates.
 import { claim, materialize, settle, sql, type Db } from "@fairway/store";
 import { benchDb } from "../lib/db.ts";
 import { nextMessage, spawnWorker, stopChild } from "../lib/children.ts";
@@ -15,6 +17,32 @@ interface Size {
   perActive: number;
   due: number;
   ticks: number;
+  /** Keys with due work in the keyed tenant, and keys in all. */
+  dueKeys: number;
+  allKeys: number;
+}
+
+/** A tenant whose `dueKeys` keys each have one due trigger (their tenant_keys rows made by the queue's
+ *  triggers, as in production), and idle keys (no queued work: rows as a key leaves them) over the
+ *  other tenants up to `allKeys`. */
+async function seedKeys(db: Db, s: Size): Promise<void> {
+  await db.execute(sql`
+    INSERT INTO tenants (id, name, max_in_flight, signing_secret, max_jobs)
+    VALUES ('skeyed', 'scale', 100000, 'whsec_c2NhbGU=', 1000000)`);
+  await db.execute(sql`
+    INSERT INTO jobs (id, tenant_id, name, type, max_attempts, initial_delay_ms, max_delay_ms)
+    VALUES ('skjob', 'skeyed', 'scale', 'work', 3, 1000, 60000)`);
+  for (let i = 0; i < s.dueKeys; i += 50_000) {
+    await db.execute(sql`
+      INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts, key)
+      SELECT 'sk' || g, 'skeyed', 'skjob', 'work', 'manual', now(), now(), 3, 'key' || g
+        FROM generate_series(${i}::int, ${Math.min(s.dueKeys, i + 50_000) - 1}::int) g`);
+  }
+  await db.execute(sql`
+    INSERT INTO tenant_keys (tenant_id, key, vtime)
+    SELECT 's' || lpad((g % ${s.tenants}::int)::text, 5, '0'), 'idle' || g, 0
+      FROM generate_series(1, ${Math.max(0, s.allKeys - s.dueKeys)}::int) g`);
+  await db.execute(sql`VACUUM ANALYZE`);
 }
 
 async function seed(db: Db, s: Size): Promise<void> {
@@ -65,11 +93,22 @@ async function claimTicks(db: Db, ticks: number): Promise<number[]> {
 export const scale: Scenario = {
   name: "scale",
   title: "claim tick, materializer and executor memory with 1M jobs / 10k tenants (1% active)",
-  headline: { label: "scale", keys: ["tick_ms_p99", "tick_ms_p50", "materialize_per_s", "rss_mb"] },
+  headline: {
+    label: "scale",
+    keys: ["tick_ms_p99", "tick_ms_p50", "keyed_tick_ms_p99", "keyed_tick_ms_p50", "materialize_per_s", "rss_mb"],
+  },
   async run(ctx: BenchContext) {
     const s: Size = ctx.quick
-      ? { jobs: 20_000, tenants: 200, perActive: 200, due: 1_000, ticks: 20 }
-      : { jobs: 1_000_000, tenants: 10_000, perActive: 200, due: 10_000, ticks: 100 };
+      ? { jobs: 20_000, tenants: 200, perActive: 200, due: 1_000, ticks: 20, dueKeys: 1_000, allKeys: 10_000 }
+      : {
+          jobs: 1_000_000,
+          tenants: 10_000,
+          perActive: 200,
+          due: 10_000,
+          ticks: 100,
+          dueKeys: 100_000,
+          allKeys: 1_000_000,
+        };
     const tdb = await benchDb(4);
     try {
       const db = tdb.store.db;
@@ -79,6 +118,13 @@ export const scale: Scenario = {
       ctx.log(`seeded ${s.jobs} jobs / ${s.tenants} tenants in ${Math.round((performance.now() - t0) / 1000)} s`);
 
       const ticks = await claimTicks(db, s.ticks);
+
+      const k0 = performance.now();
+      await seedKeys(db, s);
+      ctx.log(
+        `seeded ${s.dueKeys} due keys, ${s.allKeys} keys in all, in ${Math.round((performance.now() - k0) / 1000)} s`,
+      );
+      const keyedTicks = await claimTicks(db, s.ticks);
 
       await db.execute(
         sql`UPDATE jobs SET next_fire_at = now() WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT ${s.due})`,
@@ -108,6 +154,8 @@ export const scale: Scenario = {
         return {
           tick_ms_p50: percentile(ticks, 50),
           tick_ms_p99: percentile(ticks, 99),
+          keyed_tick_ms_p50: percentile(keyedTicks, 50),
+          keyed_tick_ms_p99: percentile(keyedTicks, 99),
           materialize_per_s: materializePerS,
           rss_mb: msg.kind === "stopped" ? msg.rssMb : Number.NaN,
           executor_settled: msg.kind === "stopped" ? msg.settled : 0,

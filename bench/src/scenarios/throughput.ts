@@ -5,7 +5,7 @@ import { benchDb } from "../lib/db.ts";
 import { embeddedDb } from "../lib/embedded.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
 import { inTurn, type BenchContext, type Scenario } from "../lib/scenario.ts";
-import { seedTenants, seedTriggers, setPool, waitUntil } from "../lib/seed.ts";
+import { keyTriggers, seedTenants, seedTriggers, setPool, waitUntil } from "../lib/seed.ts";
 import { graphileEnqueue, graphileStart } from "../peers/graphile.ts";
 import { pgbossEnqueue, pgbossStart, PGBOSS_CONFIG } from "../peers/pgboss.ts";
 import { rawDrain, rawSetup } from "../peers/raw.ts";
@@ -15,13 +15,15 @@ const TENANTS = 100;
 /** Pool concurrency: enough free slots that each claim fills a big batch. */
 const CONCURRENCY = 1000;
 
-/** `open`: the machine's Postgres, or Fairway's embedded one (the `npm start` default). */
-async function fairway(n: number, open = benchDb): Promise<number> {
+/** `open`: the machine's Postgres, or Fairway's embedded one (the `npm start` default); `keys`: that
+ *  many fairness keys over the tenants (seed.ts, keyTriggers), 0 for none. */
+async function fairway(n: number, open = benchDb, keys = 0): Promise<number> {
   const tdb = await open(10);
   try {
     const tenants = await seedTenants(tdb.store.db, { prefix: "t", count: TENANTS, maxInFlight: 100_000 }, "noop");
     await setPool(tdb.store.db, "noop", CONCURRENCY);
     await seedTriggers(tdb.store.db, tenants, n / TENANTS, "noop");
+    if (keys > 0) await keyTriggers(tdb.store.db, keys / TENANTS);
     await tdb.store.db.execute(sql`VACUUM ANALYZE`);
     const { ms } = await runExecutorUntil({
       db: tdb.store.db,
@@ -87,7 +89,10 @@ async function raw(n: number): Promise<number> {
 export const throughput: Scenario = {
   name: "throughput",
   title: "no-op triggers/s end to end, Fairway vs graphile-worker vs pg-boss vs raw SKIP LOCKED",
-  headline: { label: "throughput", keys: ["fairway_per_s", "ratio_vs_graphile", "ratio_vs_raw", "ratio_vs_pgboss"] },
+  headline: {
+    label: "throughput",
+    keys: ["fairway_per_s", "ratio_vs_graphile", "ratio_vs_raw", "ratio_vs_pgboss", "ratio_10k_keys_vs_none"],
+  },
   async run(ctx: BenchContext) {
     const n = ctx.quick ? 5_000 : 50_000;
     // pg-boss (~25 s a run) goes first. The raw loop, graphile-worker and Fairway then run back to
@@ -95,12 +100,14 @@ export const throughput: Scenario = {
     // place while the machine drifts (a peer always measured first sees a different machine).
     const pgboss_per_s = await pgboss(n);
     ctx.log(`pg-boss ${Math.round(pgboss_per_s)}/s`);
-    const { raw_per_s, graphile_per_s, fairway_per_s, embedded_per_s } = await inTurn(
+    const { raw_per_s, graphile_per_s, fairway_per_s, embedded_per_s, keys_per_s } = await inTurn(
       ctx,
       ["raw_per_s", "raw", () => raw(n)],
       ["graphile_per_s", "graphile-worker", () => graphile(n)],
       ["fairway_per_s", "fairway", () => fairway(n)],
       ["embedded_per_s", "fairway (embedded Postgres)", () => fairway(n, embeddedDb)],
+      // The same triggers spread over 10k fairness keys (100 per tenant): the two-level claim.
+      ["keys_per_s", "fairway (10k keys)", () => fairway(n, benchDb, 10_000)],
     );
     ctx.shared.set("fairway_per_s", fairway_per_s);
     return {
@@ -109,6 +116,8 @@ export const throughput: Scenario = {
       pgboss_per_s,
       raw_per_s,
       embedded_per_s,
+      keys_per_s,
+      ratio_10k_keys_vs_none: keys_per_s / fairway_per_s,
       ratio_embedded_vs_postgres: embedded_per_s / fairway_per_s,
       ratio_vs_graphile: fairway_per_s / graphile_per_s,
       ratio_vs_pgboss: fairway_per_s / pgboss_per_s,

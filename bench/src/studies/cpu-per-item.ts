@@ -1,6 +1,6 @@
 // Design study: CPU per item of Fairway's own work, on a machine others are using too.
 //
-//   [N=20000] npx tsx bench/src/studies/cpu-per-item.ts webhooks|throughput
+//   [N=20000] [KEYS=10000] npx tsx bench/src/studies/cpu-per-item.ts webhooks|throughput
 //
 // Runs the webhooks scenario's Fairway arm (signed deliveries to the scenario's target process) or the
 // throughput scenario's (no-op handler), and over the timed window after a warm-up of N/4 reads the CPU
@@ -12,7 +12,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { nextMessage, spawnWorker, stopChild } from "../lib/children.ts";
 import { benchDb } from "../lib/db.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
-import { seedTenants, seedTriggers, setPool } from "../lib/seed.ts";
+import { keyTriggers, seedTenants, seedTriggers, setPool } from "../lib/seed.ts";
 import { fairway as webhooksFairway } from "../scenarios/webhooks.ts";
 import { sql } from "@fairway/store";
 
@@ -113,6 +113,8 @@ if (arm === "webhooks") {
     const tenants = await seedTenants(db, { prefix: "t", count: 100, maxInFlight: 100_000 }, "noop");
     await setPool(db, "noop", 1000);
     await seedTriggers(db, tenants, (N + N / 4) / 100, "noop");
+    // Throughput with fairness keys (KEYS over the 100 tenants), to set beside a run without.
+    if (Number(process.env.KEYS ?? 0) > 0) await keyTriggers(db, Number(process.env.KEYS) / 100);
     await db.execute(sql`VACUUM ANALYZE`);
     const m = meter();
     await runExecutorUntil({

@@ -20,6 +20,9 @@ import {
   sql,
   topKeys,
   updateJob,
+  type KeyInfo,
+  type KeyOverride,
+  type KeyPolicy,
   type NewJob,
 } from "@fairway/store";
 import { useTestDb } from "../../../test/support/use-db.ts";
@@ -100,7 +103,7 @@ it("defaults, overrides and the policy in force", async () => {
     ratePerSecond: 5,
     weight: 1,
   });
-  const never = await getKeyInfo(pg.db, "kp", "never-seen");
+  const never: KeyInfo = await getKeyInfo(pg.db, "kp", "never-seen");
   expect(never).toEqual({
     key: "never-seen",
     override: null,
@@ -111,9 +114,11 @@ it("defaults, overrides and the policy in force", async () => {
     workerTimeShare: 0,
   });
   // An explicit null is an override too: no cap for this key, whatever the default.
-  const o = await putKeyOverride(pg.db, "kp", "vip", { maxInFlight: null, weight: 3 });
-  expect(o.override).toEqual({ maxInFlight: null, weight: 3 });
-  expect(o.policy).toEqual({ maxInFlight: null, ratePerSecond: 5, weight: 3 });
+  const override: KeyOverride = { maxInFlight: null, weight: 3 };
+  const o = await putKeyOverride(pg.db, "kp", "vip", override);
+  expect(o.override).toEqual(override);
+  const inForce: KeyPolicy = { maxInFlight: null, ratePerSecond: 5, weight: 3 };
+  expect(o.policy).toEqual(inForce);
   await putKeyOverride(pg.db, "kp", "a-low", { weight: 0.5 });
   expect((await listKeys(pg.db, "kp", { limit: 1 })).data.map((k) => k.key)).toEqual(["a-low"]);
   const page2 = await listKeys(pg.db, "kp", { limit: 1, cursor: "a-low" });

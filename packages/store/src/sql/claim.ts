@@ -471,8 +471,9 @@ export function claimResult(keyed = false): SQL {
            -- A keyed tenant's triggers: their rank in its key-slot order (keyedIds), which fairOrder()
            -- keeps within the tenant; and the keys this claim took to their cap (ClaimedTrigger.atCap).
            (SELECT json_object_agg(p.id, p.ord) FROM picked p WHERE p.keyed) AS key_ord,
-           (SELECT json_agg(json_build_array(l.tenant_id, l.key)) FROM klocked l
-             WHERE l.n > 0 AND l.cap IS NOT NULL AND l.running + l.n >= l.cap) AS key_cap`
+           -- The capped keys this claim took work of, and whether it took them to their cap.
+           (SELECT json_agg(json_build_array(l.tenant_id, l.key, l.running + l.n >= l.cap)) FROM klocked l
+             WHERE l.n > 0 AND l.cap IS NOT NULL) AS key_cap`
                : sql``
            }`;
 }
@@ -499,7 +500,7 @@ interface ClaimResult {
   vclock: number | string;
   keys: Json<Record<string, string>> | null;
   key_ord?: Json<Record<string, number | string>> | null;
-  key_cap?: Json<Array<[string, string]>> | null;
+  key_cap?: Json<Array<[string, string, boolean]>> | null;
 }
 
 /** A tenant's WFQ slots in a claim: the first one's virtual start, and the step between them. */
@@ -509,14 +510,20 @@ export function decodeClaim(
   r: ClaimResult,
   type: string,
   leaseToken: string,
-): { claimed: Array<ClaimedTrigger & { ord?: number }>; slots: Record<string, Slots>; vclock: number } {
+): {
+  claimed: Array<ClaimedTrigger & { ord?: number; capped?: boolean }>;
+  slots: Record<string, Slots>;
+  vclock: number;
+} {
   const jobs = r.jobs == null ? {} : jsonColumn(r.jobs);
   const secrets = r.secrets == null ? {} : jsonColumn(r.secrets);
   const atCap = new Set(r.at_cap == null ? [] : jsonColumn(r.at_cap));
   const keys = r.keys == null ? {} : jsonColumn(r.keys);
   const keyOrd = r.key_ord == null ? null : jsonColumn(r.key_ord);
   // "tenant\u0000key": neither holds a NUL (printable checks).
-  const keyCap = new Set((r.key_cap == null ? [] : jsonColumn(r.key_cap)).map(([t, k]) => `${t}\u0000${k}`));
+  const capRows = r.key_cap == null ? [] : jsonColumn(r.key_cap);
+  const keyCap = new Set(capRows.filter((c) => c[2]).map(([t, k]) => `${t}\u0000${k}`));
+  const capped = new Set(capRows.map(([t, k]) => `${t}\u0000${k}`));
   const claimed = unpackRows(r.triggers, 8).map(
     ([id, tenantId, jobId, kind, priority, scheduledMs, attempt, maxAttempts]) => {
       const j = jobs[jobId];
@@ -547,6 +554,7 @@ export function decodeClaim(
         vclock: null,
         key: keys[id] ?? null,
         ord: keyOrd?.[id] === undefined ? undefined : Number(keyOrd[id]),
+        capped: keys[id] !== undefined && capped.has(`${tenantId}\u0000${keys[id]}`),
       };
     },
   );
@@ -585,7 +593,7 @@ export function claimStatements(input: ClaimInput) {
     decode(lockRows: unknown[], claimRows: unknown[]): ClaimReport {
       const busy = (lockRows as Array<{ busy: Json<string[]> | null }>)[0]?.busy;
       const { claimed, slots, vclock } = decodeClaim((claimRows as ClaimResult[])[0], input.type, leaseToken);
-      return { claimed: fairOrder(claimed, slots, vclock), busy: busy == null ? [] : jsonColumn(busy) };
+      return { claimed: capsFirst(fairOrder(claimed, slots, vclock)), busy: busy == null ? [] : jsonColumn(busy) };
     },
   };
 }
@@ -627,4 +635,16 @@ export function fairOrder<
     delete x.r.ord;
     return x.r;
   });
+}
+
+/** A capped key's triggers start among what the pool is starting now (vclock = vt: startKey() moves
+ *  them to the slot in service), not behind the tenant's queued work: each fills a slot its key freed
+ *  or still has, and a key slot left waiting behind the prefetch queue would idle (the key's cap is
+ *  "fully used", docs/fairness.md). At most a key's cap of them are claimed at a time. */
+function capsFirst(rows: Array<ClaimedTrigger & { capped?: boolean }>): ClaimedTrigger[] {
+  for (const r of rows) {
+    if (r.capped) r.vclock = r.vt;
+    delete r.capped;
+  }
+  return rows;
 }

@@ -20,7 +20,7 @@ export type KeyInfo = {
 };
 
 /** A key's settled worker time halves every this many seconds (tenant_keys.work_ms): "recent". */
-export const KEY_WORK_HALF_LIFE_S = 300;
+const KEY_WORK_HALF_LIFE_S = 300;
 
 const DEFAULTS: KeyPolicy = { maxInFlight: null, ratePerSecond: null, weight: 1 };
 
