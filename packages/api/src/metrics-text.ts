@@ -112,7 +112,6 @@ export function renderKeys(tenants: Array<{ tenantId: string; keys: KeyInfo[] }>
           pick(k),
         ]),
     );
-  if (tenants.every((t) => t.keys.length === 0)) return "";
   const which = `the top ${KEY_SERIES_PER_TENANT} fairness keys by worker time${scope === "fleet" ? " of the busiest tenants" : ""}`;
   m.gauge(
     "fairway_key_running",
