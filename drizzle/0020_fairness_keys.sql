@@ -21,7 +21,6 @@ ALTER TABLE "tenants" ADD COLUMN "key_weight" double precision DEFAULT 1 NOT NUL
 ALTER TABLE "trigger_queue" ADD COLUMN "key" text COLLATE "C";--> statement-breakpoint
 ALTER TABLE "triggers" ADD COLUMN "key" text COLLATE "C";--> statement-breakpoint
 CREATE INDEX "tenant_keys_due_idx" ON "tenant_keys" USING btree ("tenant_id","vtime","key") WHERE queued > 0;--> statement-breakpoint
-CREATE INDEX "tenant_keys_active_idx" ON "tenant_keys" USING btree ("active_at");--> statement-breakpoint
 CREATE INDEX "jobs_key_idx" ON "jobs" USING btree ("tenant_id","key","id") WHERE key IS NOT NULL;--> statement-breakpoint
 CREATE INDEX "trigger_queue_key_idx" ON "trigger_queue" USING btree ("tenant_id","type","key","priority" DESC NULLS LAST,"next_attempt_at") WHERE key IS NOT NULL;--> statement-breakpoint
 ALTER TABLE "jobs" ADD CONSTRAINT "jobs_key_printable" CHECK ("jobs"."key" !~ '[[:cntrl:]]');

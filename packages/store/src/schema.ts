@@ -338,7 +338,10 @@ export const tenantKeys = pgTable(
     // recent worker time, for workerTimeShare and topKeys.
     workMs: doublePrecision("work_ms").notNull().default(0),
     workAt: ts("work_at").notNull().defaultNow(),
-    // The last time work of the key was queued, claimed or settled: retention's clock.
+    // The last time work of the key was queued: retention's clock (a key is deleted only with nothing
+    // queued or running). No index reads it: claim and settle change vtime (tenant_keys_due_idx), so
+    // their updates are not HOT and every index of the table takes an entry per update; retention
+    // finds idle keys by a scan it stops after a batch.
     activeAt: ts("active_at").notNull().defaultNow(),
     // { maxInFlight?, ratePerSecond?, weight? } set by the tenant (sql/keys.ts); a field absent takes
     // the tenant's default (tenants.key_*). NULL: no override.
@@ -347,7 +350,6 @@ export const tenantKeys = pgTable(
   (t) => [
     primaryKey({ columns: [t.tenantId, t.key] }),
     index("tenant_keys_due_idx").on(t.tenantId, t.vtime, t.key).where(sql`queued > 0`),
-    index("tenant_keys_active_idx").on(t.activeAt),
     printable("tenant_keys_key_printable", t.key),
   ],
 );

@@ -406,8 +406,7 @@ function keyCharge(): SQL {
          SET queued = k.queued - l.dq, running = k.running + l.n,
              vtime = k.vtime + l.n * l.cost_ms / l.weight,
              rate_tokens = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_tokens ELSE l.tokens - l.n END,
-             rate_updated_at = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_updated_at ELSE now() END,
-             active_at = now()
+             rate_updated_at = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_updated_at ELSE now() END
         FROM klocked l
        WHERE k.tenant_id = l.tenant_id AND k.key = l.key
     )`;

@@ -171,9 +171,9 @@ export async function deleteStaleFolds(
 }
 
 /** Deletes up to `batch` fairness-key rows (schema.ts, tenantKeys) of keys idle past their tenant's
- *  historyRetentionDays: nothing queued or running, no override, no activity since. Oldest first, by
- *  tenant_keys_active_idx; each row is re-checked under its lock (a trigger queued meanwhile makes it
- *  busy again), and one held elsewhere is skipped. A key queued again later starts a new row, at its
+ *  historyRetentionDays: nothing queued or running, no override, nothing queued since. Found by a scan
+ *  that stops after `batch` (no index on active_at: see schema.ts); each row is re-checked under its
+ *  lock (a trigger queued meanwhile makes it busy again), and one held elsewhere is skipped. A key queued again later starts a new row, at its
  *  tenant's least backlogged vtime, as it would have with the old one. */
 export async function deleteIdleKeys(db: Db, now: Date, batch = 1000): Promise<{ deleted: number; found: number }> {
   const rows = await query<{ deleted: number; found: number }>(
@@ -184,7 +184,6 @@ export async function deleteIdleKeys(db: Db, now: Date, batch = 1000): Promise<{
         JOIN tenants tn ON tn.id = k.tenant_id
        WHERE k.active_at < ${now.toISOString()}::timestamptz - make_interval(days => tn.history_retention_days)
          AND k.queued = 0 AND k.running = 0 AND k.override IS NULL
-       ORDER BY k.active_at
        LIMIT ${batch}
          FOR UPDATE OF k SKIP LOCKED
     ),

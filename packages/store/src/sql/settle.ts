@@ -278,7 +278,7 @@ export function settleStatement(items: Settlement[]) {
       UPDATE tenant_keys k
          SET vtime = k.vtime + (l.total_ms - l.charged) / l.weight,
              running = k.running - l.uncount,
-             work_ms = ${decayedWork(sql`k`)} + l.total_ms, work_at = now(), active_at = now()
+             work_ms = ${decayedWork(sql`k`)} + l.total_ms, work_at = now()
         FROM klocked l
        WHERE k.tenant_id = l.tenant_id AND k.key = l.key
     )
