@@ -1,7 +1,7 @@
 // The executor: composes the claim loop (claimer.ts), the materializer (materializer.ts), the reaper,
 // lease renewal and the settler around its pools. Runtime-neutral: it is handed its database,
 // transport, coordinator and clock. Its loops never die (a failed step counts as no work and is
-// logged) and never spin (they sleep, interruptibly, when there is nothing to do). Every claimed
+// logged) and never spin (they sleep, interruptibly, when there is nothing to do: loop.ts). Every claimed
 // trigger is settled or released, whatever happens.
 import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
 import {
@@ -28,7 +28,7 @@ import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
 import { Settler, decideSettlement } from "./settler.ts";
-import { Waker } from "./sleep.ts";
+import { exponentialBackoff, Loop } from "./loop.ts";
 import { StandbySlots, type Held } from "./standby-slots.ts";
 import { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
 
@@ -90,10 +90,11 @@ export class Executor {
   /** What at-cap tenants hold on standby here (standby-slots.ts). stop() waits for the standby claims
    *  under way, then releases what they got with everything else held. */
   private readonly slots: StandbySlots;
-  private waker = new Waker();
+  /** The claim loop (loop.ts): a pass is tick(). */
+  private readonly loop: Loop;
   private settler: Settler;
   private stopping = false;
-  private loopDone: Promise<void> | null = null;
+  private started = false;
   private readonly claimer: Claimer;
   private readonly materializer: Materializer;
   private dueTimer: ReturnType<typeof setTimeout> | null = null;
@@ -144,7 +145,7 @@ export class Executor {
           ),
         reapNow: () => {
           this.last.reap = 0;
-          this.waker.wake();
+          this.loop.wake();
         },
       },
       opts.heartbeat,
@@ -182,7 +183,7 @@ export class Executor {
           ? { claims: [], standby: [] }
           : { claims: this.claimer.handOff(freed), standby: this.slots.wanted(freed, atCap) },
       onHandedOff: (input, report) => {
-        if (this.claimer.handedOff(input, report)) this.waker.wake();
+        if (this.claimer.handedOff(input, report)) this.loop.wake();
       },
       onStandby: (_input, claimed) => this.slots.hold(claimed),
     });
@@ -206,20 +207,38 @@ export class Executor {
       now: this.now,
       lookaheadMs: opts.lookaheadMs ?? 10_000,
       maxBackoffMs: opts.reapEveryMs ?? 1000,
-      wakeClaims: () => this.waker.wake(),
+      wakeClaims: () => this.loop.wake(),
       wakeClaimsAt: (atMs) => this.wakeClaimsAt(atMs),
+    });
+    const pollMs = opts.pollMs ?? 250;
+    this.loop = new Loop({
+      pass: async () => {
+        const work = await this.tick();
+        return work === 0 || this.allPoolsFull() ? pollMs : "now";
+      },
+      failed: "executor tick failed",
+      log: this.log,
+      onError: () => this.stats.loopErrors++,
+      // Back off, but never past the reap interval: when Postgres returns after an outage, leases that
+      // expired meanwhile are reaped within one interval. One failed connect per interval costs nothing.
+      backoffMs: exponentialBackoff(opts.reapEveryMs ?? 1000, 6),
+      // Claims start once the materializer has caught up (or failed a pass): after an outage it decides
+      // the overdue fires written ahead before it (a misfire policy may skip them), and a claim taken
+      // first would run them late on top of the policy's catch-up.
+      after: this.materializer.caughtUp,
     });
   }
 
   /** Start order: wake hints first (none is missed), lease renewal before anything is claimed, then
    *  the claim loop and the materializer. */
   start(): this {
-    if (this.loopDone) return this;
+    if (this.started) return this;
+    this.started = true;
     this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
     this.scheduleRenew();
     this.heartbeat.start();
     this.retention.start();
-    this.loopDone = this.loop();
+    this.loop.start();
     this.materializer.start();
     return this;
   }
@@ -227,7 +246,7 @@ export class Executor {
   /** New work may be due now — possibly in a pool this executor has not seen yet. */
   wake(): void {
     this.last.pools = 0;
-    this.waker.wake();
+    this.loop.wake();
   }
 
   get inFlight(): number {
@@ -238,9 +257,8 @@ export class Executor {
    *  release what is left. No lease is left behind. */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
-    this.waker.wake();
     this.unsubscribe?.();
-    await Promise.all([this.loopDone, this.materializer.stop(), this.slots.idle()]);
+    await Promise.all([this.loop.stop(), this.materializer.stop(), this.slots.idle()]);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     // Runs already started may finish within the grace period; queued ones (claimed ahead) never start
     // once stopping, and are released with whatever is still running at the deadline.
@@ -279,39 +297,16 @@ export class Executor {
     return work;
   }
 
-  private async loop(): Promise<void> {
-    // Claims start once the materializer has caught up (or failed a pass): after an outage it decides
-    // the overdue fires written ahead before it (a misfire policy may skip them), and a claim taken
-    // first would run them late on top of the policy's catch-up.
-    await this.materializer.caughtUp;
-    let failures = 0;
-    while (!this.stopping) {
-      try {
-        const work = await this.tick();
-        failures = 0;
-        if (work === 0 || this.allPoolsFull()) await this.waker.sleep(this.opts.pollMs ?? 250);
-      } catch (err) {
-        this.stats.loopErrors++;
-        failures++;
-        this.log.error("executor tick failed", { err });
-        // Back off, but never past the reap interval: when Postgres returns after an outage, leases
-        // that expired meanwhile are reaped within one interval. One failed connect per interval
-        // costs nothing.
-        await this.waker.sleep(Math.min(this.opts.reapEveryMs ?? 1000, 100 * 2 ** Math.min(failures, 6)));
-      }
-    }
-  }
-
   private wakeClaimsAt(atMs: number): void {
     const delay = atMs - this.now();
-    if (delay <= 0) return this.waker.wake();
+    if (delay <= 0) return this.loop.wake();
     if (atMs >= this.dueTimerAt) return; // an earlier wake-up is already set
     if (this.dueTimer) clearTimeout(this.dueTimer);
     this.dueTimerAt = atMs;
     this.dueTimer = setTimeout(() => {
       this.dueTimer = null;
       this.dueTimerAt = Infinity;
-      this.waker.wake();
+      this.loop.wake();
     }, delay);
   }
 
@@ -385,7 +380,7 @@ export class Executor {
         if (next) this.run(next, startKey(next.t.vt, next.t.vclock, next.pool.lastStarted));
         // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
         // An at-cap tenant's slot frees only once settled: the settle wakes the claims (slotsFreed).
-        else if (!t.atCap && pool.wantsClaim) this.waker.wake();
+        else if (!t.atCap && pool.wantsClaim) this.loop.wake();
       } finally {
         this.slots.uncount(t, next !== undefined, this.stopping);
       }
@@ -405,7 +400,7 @@ export class Executor {
     });
     this.stats.released += n;
     await this.ready?.mark(list.map((h) => ({ type: h.t.type, tenantId: h.t.tenantId, dueAtMs: this.now() })));
-    this.waker.wake();
+    this.loop.wake();
   }
 
   /** Renew at a third of the shortest pool lease, at most every 5 s, so that no lease expires under a
