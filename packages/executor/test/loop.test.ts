@@ -50,6 +50,13 @@ function loop(clock: FakeClock, o: Partial<LoopOptions> & Pick<LoopOptions, "pas
   return { l, errors };
 }
 
+let passes = 0;
+/** A pass that counts itself and asks for a sleep of `ms`. */
+const count = (ms: number) => async () => {
+  passes++;
+  return ms;
+};
+
 describe("background loop", () => {
   it("sleeps what a pass asks between passes, and runs the next at once when it asks for 'now'", async () => {
     const clock = new FakeClock();
@@ -124,8 +131,8 @@ describe("background loop", () => {
 
   it("stop() during a sleep ends it at once and runs no further pass", async () => {
     const clock = new FakeClock();
-    let passes = 0;
-    const { l } = loop(clock, { pass: async () => (passes++, 3_600_000) });
+    passes = 0;
+    const { l } = loop(clock, { pass: count(3_600_000) });
     l.start();
     await settle();
     expect(clock.pending).toEqual([3_600_000]);
@@ -186,9 +193,9 @@ describe("background loop", () => {
   it("starts its passes once `after` resolves, and none if stopped before", async () => {
     const clock = new FakeClock();
     let ready: () => void = () => {};
-    let passes = 0;
+    passes = 0;
     const { l } = loop(clock, {
-      pass: async () => (passes++, 1_000),
+      pass: count(1_000),
       after: new Promise<void>((r) => (ready = r)),
     });
     l.start();
@@ -199,7 +206,7 @@ describe("background loop", () => {
     expect(passes).toBe(1);
     await l.stop();
 
-    const c2 = loop(new FakeClock(), { pass: async () => (passes++, 1_000), after: Promise.resolve() });
+    const c2 = loop(new FakeClock(), { pass: count(1_000), after: Promise.resolve() });
     c2.l.start();
     await c2.l.stop();
     expect(passes).toBe(1);
@@ -207,10 +214,10 @@ describe("background loop", () => {
 
   it("start() twice runs one loop; stop() before start() resolves at once", async () => {
     const clock = new FakeClock();
-    let passes = 0;
-    const { l } = loop(clock, { pass: async () => (passes++, 1_000) });
+    passes = 0;
+    const { l } = loop(clock, { pass: count(1_000) });
     await l.stop();
-    const { l: l2 } = loop(clock, { pass: async () => (passes++, 1_000) });
+    const { l: l2 } = loop(clock, { pass: count(1_000) });
     l2.start();
     l2.start();
     await settle();
