@@ -68,7 +68,7 @@ export interface ClaimedTrigger {
   vclock: number | null;
   /** The job's delivery mode: at_most_once is recorded as sending before it starts (sending.ts). */
   delivery: string;
-  /** Its job's last triggers dead-lettered: a success ends the streak and notifies (notifications.ts). */
+  /** Its job's last triggers dead-lettered: a success ends the streak and notifies (notification-fanout.ts). */
   failing: boolean;
   /** Its fairness key (jobs.key), or null. atCap is also set when this claim took its key to the key's
    *  cap: its settle frees the slot the key waits for. */
