@@ -22,8 +22,10 @@ useDrill("test");
 async function seed(): Promise<string[]> {
   await seedTenant(db.store.db, "keyed", { maxInFlight: 100 });
   await setKeyDefaults(db.store.db, "keyed", { maxInFlight: CAP, ratePerSecond: null, weight: 1 });
-  // A timeout longer than the drill: held requests wait while the other processes start.
-  await seedPool(db.store.db, "work", 20, { leaseMs: 1500, timeoutMs: 120_000 });
+  // A timeout longer than the drill: held requests wait while the other processes start. A lease that
+  // a loaded machine still renews in time: a lapse would re-run a live trigger and blur the count of
+  // duplicates the kill alone makes.
+  await seedPool(db.store.db, "work", 20, { leaseMs: 4000, timeoutMs: 120_000 });
   const ids: string[] = [];
   for (const key of KEYS) {
     // The receiver counts open requests per /t/<name>: one name per key.

@@ -87,7 +87,7 @@ export class Retention {
       fold = n.next;
       return n;
     });
-    // Idle fairness keys, oldest first: what a batch leaves (held elsewhere) the next pass takes.
+    // Idle fairness keys: what a batch leaves (held elsewhere) the next pass takes.
     out.keys = await this.batches(() => deleteIdleKeys(this.deps.db, new Date(this.deps.now()), this.batch));
     return out;
   }
