@@ -45,7 +45,9 @@ describe("through PgBouncer", () => {
     await db?.drop();
   });
 
-  it("refuses a pooler without DATABASE_DIRECT_URL, or as DATABASE_DIRECT_URL, in one line", { timeout: 60_000 }, async () => {
+  it("refuses a pooler without DATABASE_DIRECT_URL, or as DATABASE_DIRECT_URL, in one line", {
+    timeout: 60_000,
+  }, async () => {
     const base = { FAIRWAY_DATA_DIR: "/nonexistent-unused", FAIRWAY_ADMIN_TOKEN: "fwadmin_unused_0123456789" };
     const noDirect = await runToExit({ ...base, DATABASE_URL: bouncer.url(db.name) });
     expect(noDirect.code).toBe(1);
@@ -84,8 +86,7 @@ describe("through PgBouncer", () => {
     await f.start("executor");
     mark("survivor started");
     const done = await until(
-      () =>
-        query<{ n: number }>(db.store.db, sql`SELECT count(*)::int AS n FROM triggers WHERE status = 'succeeded'`),
+      () => query<{ n: number }>(db.store.db, sql`SELECT count(*)::int AS n FROM triggers WHERE status = 'succeeded'`),
       (r) => r[0]!.n === TOTAL,
       30_000,
       "every trigger succeeded",

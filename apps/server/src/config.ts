@@ -9,7 +9,10 @@ const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" |
 // (postgres://h1:5432,h2:5432/db?target_session_attrs=read-write, for a failover pair).
 const pgUrl = z
   .string()
-  .regex(/^postgres(ql)?:\/\/[^/\s]+\/\S*$/, "must be a postgres://user@host:port/database URL (hosts may be listed host1:port,host2:port)");
+  .regex(
+    /^postgres(ql)?:\/\/[^/\s]+\/\S*$/,
+    "must be a postgres://user@host:port/database URL (hosts may be listed host1:port,host2:port)",
+  );
 
 const schema = z
   .object({
@@ -89,7 +92,8 @@ const schema = z
     FAIRWAY_METRICS_TOP_TENANTS: z.coerce.number().int().min(0).max(1000).default(20),
   })
   .refine((c) => !c.DATABASE_DIRECT_URL || c.DATABASE_URL, {
-    message: "DATABASE_DIRECT_URL goes with DATABASE_URL (the pooler); without DATABASE_URL Fairway runs its embedded PostgreSQL",
+    message:
+      "DATABASE_DIRECT_URL goes with DATABASE_URL (the pooler); without DATABASE_URL Fairway runs its embedded PostgreSQL",
     path: ["DATABASE_DIRECT_URL"],
   })
   .refine((c) => Boolean(c.UPSTASH_REDIS_REST_URL) === Boolean(c.UPSTASH_REDIS_REST_TOKEN), {

@@ -7,6 +7,7 @@ import { caps } from "./caps.ts";
 import { cron } from "./cron.ts";
 import { dashboard } from "./dashboard.ts";
 import { noisy } from "./noisy.ts";
+import { pooler } from "./pooler.ts";
 import { retentionUnderLoad } from "./retention.ts";
 import { scale } from "./scale.ts";
 import { shortWindowShare } from "./short-window-share.ts";
@@ -27,4 +28,5 @@ export const scenarios: Scenario[] = [
   webhooks,
   api,
   dashboard,
+  pooler,
 ];

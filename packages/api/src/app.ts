@@ -6,7 +6,7 @@ import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/
 import type { Coordinator } from "@fairway/coord";
 import type { Db, TenantRow } from "@fairway/store";
 import { requireAdmin, requireTenant } from "./auth.ts";
-import { ApiError, errorResponse, loggableError } from "./errors.ts";
+import { ApiError, databaseUnavailable, errorResponse, loggableError } from "./errors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
@@ -132,6 +132,11 @@ export function createApp(input: AppDeps) {
   app.notFound((c) => errorResponse(c, new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => {
     if (err instanceof ApiError) return errorResponse(c, err);
+    const unavailable = databaseUnavailable(err);
+    if (unavailable) {
+      c.var.log?.warn("database unavailable", loggableError(err));
+      return errorResponse(c, unavailable);
+    }
     c.var.log?.error("unhandled error", { ...loggableError(err), path: loggablePath(c.req.path) });
     return errorResponse(c, new ApiError(500, "internal_error", "an internal error occurred"));
   });

@@ -104,7 +104,8 @@ export async function startPgBouncer(upstreamPort = 5432): Promise<PgBouncer> {
   await until(
     () =>
       new Promise<boolean>((resolve) => {
-        if (child.exitCode !== null) throw new Error(`pgbouncer exited: ${(child as never as { output(): string }).output()}`);
+        if (child.exitCode !== null)
+          throw new Error(`pgbouncer exited: ${(child as never as { output(): string }).output()}`);
         const s = createServer();
         s.once("error", () => resolve(true)); // taken: pgbouncer listens
         s.listen(port, "127.0.0.1", () => s.close(() => resolve(false)));
