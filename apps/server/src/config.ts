@@ -68,6 +68,9 @@ const schema = z
       }),
     /** Postgres pool size. Default 10. */
     FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
+    /** An API request still waiting on Postgres this long, while Postgres does not answer a probe either
+     *  (a failover, a restart), gets 503 database_unavailable with Retry-After. Default 5000 ms. */
+    FAIRWAY_DB_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
     /** Executor heartbeat interval. Default 5000 ms. */
     FAIRWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
     /** An executor silent this long is lost: its leases are reaped at once. Default 30000 ms. */

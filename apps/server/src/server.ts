@@ -16,6 +16,7 @@ import type { Config } from "./config.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.ts";
 import { StartupError } from "./startup-error.ts";
+import { withDbDeadline } from "./db-deadline.ts";
 import { mailerFor } from "./mailer.ts";
 import { createServerMetrics } from "./metrics.ts";
 
@@ -115,6 +116,7 @@ async function build(
   if (executor) serverMetrics.bindExecutor(executor);
 
   let http: ServerType | null = null;
+  let closeDeadline: (() => Promise<void>) | null = null;
   let url: string | null = null;
   if (runApi) {
     const app = createApp({
@@ -134,8 +136,15 @@ async function build(
         ? undefined
         : "this server has neither FAIRWAY_SMTP_URL nor FAIRWAY_MAIL_API_URL; set one and restart",
     });
+    const deadline = withDbDeadline(app.fetch as never, dbUrl, {
+      waitMs: cfg.FAIRWAY_DB_WAIT_MS,
+      probeMs: Math.min(2000, cfg.FAIRWAY_DB_WAIT_MS),
+      prepare: cfg.FAIRWAY_DB_PREPARE ?? !pooled,
+    });
+    closeDeadline = deadline.close;
+    undo.push(() => deadline.close());
     const listening = await new Promise<{ port: number }>((done, fail) => {
-      http = serve({ fetch: app.fetch, port: cfg.PORT, hostname: cfg.HOST }, (info) => done(info));
+      http = serve({ fetch: deadline.fetch, port: cfg.PORT, hostname: cfg.HOST }, (info) => done(info));
       http.once("error", (err: NodeJS.ErrnoException) => fail(listenError(err, cfg)));
     });
     url = `http://${cfg.HOST}:${listening.port}`;
@@ -162,6 +171,7 @@ async function build(
       await executor?.stop(cfg.FAIRWAY_GRACE_MS);
       await transport.close();
       await coordinator.close();
+      await closeDeadline?.();
       await store.close();
       await embedded?.stop();
       lock?.release();

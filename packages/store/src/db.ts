@@ -155,8 +155,15 @@ export interface PostgresOptions {
   prepare?: boolean;
 }
 
+/** The URL as postgres.js must be given it. Its `target_session_attrs=read-write` check reads only
+ *  `default_transaction_read_only`, which a hot standby reports as off, so it would settle on a standby
+ *  of a failover pair; `primary` checks `in_hot_standby`, which is what read-write means there. */
+export function driverUrl(url: string): string {
+  return url.replace(/([?&]target_session_attrs=)read-write(?=&|$)/, "$1primary");
+}
+
 export function connectPostgres(url: string, opts: PostgresOptions = {}): Store {
-  const client = postgres(url, {
+  const client = postgres(driverUrl(url), {
     max: opts.max ?? 10,
     prepare: opts.prepare ?? true,
     onnotice: () => {},

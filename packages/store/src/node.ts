@@ -20,7 +20,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
-import type { Store } from "./db.ts";
+import { driverUrl, type Store } from "./db.ts";
 
 // From sources: the repository's drizzle/. In a bundled package (the CLI): the copy next to the bundle.
 const bundledMigrations = fileURLToPath(new URL("./drizzle", import.meta.url));
@@ -207,7 +207,7 @@ export interface DatabaseProbe {
  *  `transactionPooler` is never true by mistake; a busy shared pooler may hide itself, so it is asked
  *  three times. Throws what connecting throws. */
 export async function probeDatabase(url: string): Promise<DatabaseProbe> {
-  const sql = postgres(url, { max: 2, prepare: false, onnotice: () => {}, connect_timeout: 10, idle_timeout: 1 });
+  const sql = postgres(driverUrl(url), { max: 2, prepare: false, onnotice: () => {}, connect_timeout: 10, idle_timeout: 1 });
   try {
     const a = await sql.reserve();
     const b = await sql.reserve();
