@@ -18,7 +18,10 @@ import { PG_BIN } from "./support/processes.ts";
 
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
-  for (const c of cleanups.reverse()) await Promise.resolve().then(c).catch(() => {});
+  for (const c of cleanups.reverse())
+    await Promise.resolve()
+      .then(c)
+      .catch(() => {});
 });
 
 it("a pg_dump of a running Fairway, restored, resumes its cron schedule: nothing fired twice, nothing due lost", async () => {

@@ -207,7 +207,13 @@ export interface DatabaseProbe {
  *  `transactionPooler` is never true by mistake; a busy shared pooler may hide itself, so it is asked
  *  three times. Throws what connecting throws. */
 export async function probeDatabase(url: string): Promise<DatabaseProbe> {
-  const sql = postgres(driverUrl(url), { max: 2, prepare: false, onnotice: () => {}, connect_timeout: 10, idle_timeout: 1 });
+  const sql = postgres(driverUrl(url), {
+    max: 2,
+    prepare: false,
+    onnotice: () => {},
+    connect_timeout: 10,
+    idle_timeout: 1,
+  });
   try {
     const a = await sql.reserve();
     const b = await sql.reserve();

@@ -38,7 +38,7 @@ export function ownedTempDir(prefix: string): string {
   return dir;
 }
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);
@@ -50,7 +50,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Run a PostgreSQL binary as the run-as user; its output on failure. */
-export function pgTool(tool: string, args: string[], env: Record<string, string> = {}): string {
+function pgTool(tool: string, args: string[], env: Record<string, string> = {}): string {
   return execFileSync(join(PG_BIN, tool), args, {
     ...runAs(),
     cwd: tmpdir(),
