@@ -5,7 +5,7 @@ import type { MiddlewareHandler } from "hono";
 import { sha256Hex } from "@fairway/core";
 import { authenticateKey, type TenantRow } from "@fairway/store";
 import { ApiError } from "./errors.ts";
-import type { AppEnv } from "./app.ts";
+import type { AppEnv } from "./env.ts";
 
 export const KEY_PREFIX = "fw_";
 

@@ -1,35 +1,35 @@
 // POST /v1/admin/tenants/:id/portal-link (admin token): a signed, short-lived link to one tenant's
 // dashboard view (packages/dashboard), for a SaaS to hand to its customer or embed in an iframe.
-import type { Context } from "hono";
-import { z } from "zod";
-import {
-  createPortalLink,
-  PORTAL_LINK_DEFAULT_TTL_S,
-  PORTAL_LINK_MAX_TTL_S,
-  PORTAL_LINK_MIN_TTL_S,
-  publicOrigin,
-} from "@fairway/dashboard";
+import { createPortalLink, publicOrigin } from "@fairway/dashboard";
 import { getTenant } from "@fairway/store";
-import type { AppEnv } from "../app.ts";
 import { notFound } from "../errors.ts";
+import { route } from "../route.ts";
+import { portalLinkBody } from "../schemas.ts";
 import { jsonBody } from "../validate.ts";
 
-const portalLinkBody = z.strictObject({
-  ttlSeconds: z.number().int().min(PORTAL_LINK_MIN_TTL_S).max(PORTAL_LINK_MAX_TTL_S).default(PORTAL_LINK_DEFAULT_TTL_S),
-});
-
-export async function createPortalLinkRoute(c: Context<AppEnv>) {
-  const body = await jsonBody(c, portalLinkBody);
-  const { deps } = c.var;
-  const tenant = await getTenant(deps.db, c.req.param("id")!);
-  if (!tenant) throw notFound("tenant");
-  const link = await createPortalLink({
-    secret: deps.adminToken,
-    origin: publicOrigin(c),
-    tenantId: tenant.id,
-    ttlSeconds: body.ttlSeconds,
-    nowMs: deps.now(),
-  });
-  c.var.log.info("portal link created", { tenantId: tenant.id, ttlSeconds: body.ttlSeconds });
-  return c.json(link, 201);
-}
+export const portalLinkRoutes = [
+  route({
+    method: "post",
+    path: "/v1/admin/tenants/:id/portal-link",
+    summary: "A signed, short-lived link to the tenant's dashboard view ({ ttlSeconds? }, default 900)",
+    params: { id: "The tenant id" },
+    body: { name: "CreatePortalLink", optional: true, example: { ttlSeconds: 900 } },
+    ok: { status: 201, description: "The link", json: "PortalLink" },
+    errors: [400, 404],
+    handler: async (c) => {
+      const body = await jsonBody(c, portalLinkBody);
+      const { deps } = c.var;
+      const tenant = await getTenant(deps.db, c.req.param("id"));
+      if (!tenant) throw notFound("tenant");
+      const link = await createPortalLink({
+        secret: deps.adminToken,
+        origin: publicOrigin(c),
+        tenantId: tenant.id,
+        ttlSeconds: body.ttlSeconds,
+        nowMs: deps.now(),
+      });
+      c.var.log.info("portal link created", { tenantId: tenant.id, ttlSeconds: body.ttlSeconds });
+      return c.json(link, 201);
+    },
+  }),
+];
