@@ -124,8 +124,9 @@ it("Postgres cut for 3 s under load: executors and API recover in place; nothing
       executors: stats,
     }),
   );
-  expect(apiDuring.status).toBe(500);
-  expect(apiDuring.json.error.code).toBe("internal_error");
+  // Unavailable, not broken: a 503 the client may retry, never a 500.
+  expect(apiDuring.status).toBe(503);
+  expect(apiDuring.json.error.code).toBe("database_unavailable");
   expect(done.succeeded).toBe(TOTAL);
   expect(report.lost).toBe(0);
   expect(report.foreign).toBe(0);

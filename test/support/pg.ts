@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { connectPostgres, type Store } from "@fairway/store";
-import { migrationsFolder } from "@fairway/store/node";
+import { migrationsFolder, plannerDefaultsFor } from "@fairway/store/node";
 
 export const PG_BASE_URL = process.env.FAIRWAY_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -45,7 +45,11 @@ export interface TestDb {
 /** A fresh, migrated database of its own; drop() closes and removes it. */
 export async function createTestDb(opts: { max?: number } = {}): Promise<TestDb> {
   const name = `fairway_t_${randomBytes(6).toString("hex")}`;
-  await withAdmin((sql) => sql.unsafe(`CREATE DATABASE ${name} TEMPLATE ${templateName()}`));
+  await withAdmin(async (sql) => {
+    await sql.unsafe(`CREATE DATABASE ${name} TEMPLATE ${templateName()}`);
+    // A copy does not inherit its template's role defaults; migrate() set them on the template.
+    for (const s of plannerDefaultsFor(name)) await sql.unsafe(s);
+  });
   const url = urlFor(name);
   const store = connectPostgres(url, { max: opts.max ?? 5 });
   return {

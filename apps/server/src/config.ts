@@ -5,10 +5,25 @@ import { StartupError } from "./startup-error.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
+// postgres.js's own syntax, which WHATWG URL parsing rejects when it lists several hosts
+// (postgres://h1:5432,h2:5432/db?target_session_attrs=read-write, for a failover pair).
+const pgUrl = z
+  .string()
+  .regex(
+    /^postgres(ql)?:\/\/[^/\s]+\/\S*$/,
+    "must be a postgres://user@host:port/database URL (hosts may be listed host1:port,host2:port)",
+  );
+
 const schema = z
   .object({
     /** Postgres URL; unset = embedded PostgreSQL started by Fairway, its cluster under FAIRWAY_DATA_DIR. */
-    DATABASE_URL: z.string().url().optional(),
+    DATABASE_URL: pgUrl.optional(),
+    /** Postgres itself when DATABASE_URL is a transaction pooler (PgBouncer, Supavisor, RDS Proxy): the
+     *  migrations and their session lock run here. Unset = DATABASE_URL (refused if that is a pooler). */
+    DATABASE_DIRECT_URL: pgUrl.optional(),
+    /** Named prepared statements on DATABASE_URL. Default: on, off behind a transaction pooler (PgBouncer
+     *  before 1.21 has none; set true for 1.21+ with max_prepared_statements). */
+    FAIRWAY_DB_PREPARE: bool.optional(),
     /** redis:// URL for self-hosted Redis coordination. */
     REDIS_URL: z.string().optional(),
     UPSTASH_REDIS_REST_URL: z.string().url().optional(),
@@ -53,6 +68,9 @@ const schema = z
       }),
     /** Postgres pool size. Default 10. */
     FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
+    /** An API request still waiting on Postgres this long, while Postgres does not answer a probe either
+     *  (a failover, a restart), gets 503 database_unavailable with Retry-After. Default 5000 ms. */
+    FAIRWAY_DB_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
     /** Executor heartbeat interval. Default 5000 ms. */
     FAIRWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
     /** An executor silent this long is lost: its leases are reaped at once. Default 30000 ms. */
@@ -75,6 +93,11 @@ const schema = z
     FAIRWAY_MAIL_FROM: z.string().min(3).default("fairway@localhost"),
     /** Per-tenant metric series are kept for the busiest this many tenants. Default 20. */
     FAIRWAY_METRICS_TOP_TENANTS: z.coerce.number().int().min(0).max(1000).default(20),
+  })
+  .refine((c) => !c.DATABASE_DIRECT_URL || c.DATABASE_URL, {
+    message:
+      "DATABASE_DIRECT_URL goes with DATABASE_URL (the pooler); without DATABASE_URL Fairway runs its embedded PostgreSQL",
+    path: ["DATABASE_DIRECT_URL"],
   })
   .refine((c) => Boolean(c.UPSTASH_REDIS_REST_URL) === Boolean(c.UPSTASH_REDIS_REST_TOKEN), {
     // Half of Upstash would otherwise fall back to REDIS_URL or to in-process coordination, silently.

@@ -11,11 +11,12 @@ import { createLogger, generateSecretsKey, loadSecretsKeyring, randomToken, type
 import { Executor, type Handler } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { connectPostgres, sql, type Store } from "@fairway/store";
-import { migrate } from "@fairway/store/node";
+import { migrate, probeDatabase, type DatabaseProbe } from "@fairway/store/node";
 import type { Config } from "./config.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.ts";
 import { StartupError } from "./startup-error.ts";
+import { withDbDeadline } from "./db-deadline.ts";
 import { mailerFor } from "./mailer.ts";
 import { createServerMetrics } from "./metrics.ts";
 
@@ -64,10 +65,20 @@ async function build(
     undo.push(() => embedded!.stop());
   }
   const dbUrl = cfg.DATABASE_URL ?? embedded!.url;
-  const store = connectPostgres(dbUrl, { max: cfg.FAIRWAY_DB_POOL });
+  const pooled = cfg.DATABASE_URL ? await checkDatabase(cfg, cfg.DATABASE_URL, log) : false;
+  // Migrations hold a session (an advisory lock, lock_timeout) and so run on Postgres itself; their
+  // connection closes before the pool opens, whose connections then start with the planner defaults.
+  const directUrl = cfg.DATABASE_DIRECT_URL ?? dbUrl;
+  const direct = connectPostgres(directUrl, { max: 1 });
+  try {
+    await reachable(direct, directUrl);
+    await migrate(direct, { log: (line) => log.warn(line) });
+  } finally {
+    await direct.close();
+  }
+  const store = connectPostgres(dbUrl, { max: cfg.FAIRWAY_DB_POOL, prepare: cfg.FAIRWAY_DB_PREPARE ?? !pooled });
   undo.push(() => store.close());
   await reachable(store, dbUrl);
-  await migrate(store);
   const coordinator = createCoordinatorFromEnv(
     cfg as unknown as Record<string, string | undefined>,
     cfg.FAIRWAY_REDIS_PREFIX,
@@ -105,6 +116,7 @@ async function build(
   if (executor) serverMetrics.bindExecutor(executor);
 
   let http: ServerType | null = null;
+  let closeDeadline: (() => Promise<void>) | null = null;
   let url: string | null = null;
   if (runApi) {
     const app = createApp({
@@ -124,8 +136,15 @@ async function build(
         ? undefined
         : "this server has neither FAIRWAY_SMTP_URL nor FAIRWAY_MAIL_API_URL; set one and restart",
     });
+    const deadline = withDbDeadline(app.fetch as never, dbUrl, {
+      waitMs: cfg.FAIRWAY_DB_WAIT_MS,
+      probeMs: Math.min(2000, cfg.FAIRWAY_DB_WAIT_MS),
+      prepare: cfg.FAIRWAY_DB_PREPARE ?? !pooled,
+    });
+    closeDeadline = deadline.close;
+    undo.push(() => deadline.close());
     const listening = await new Promise<{ port: number }>((done, fail) => {
-      http = serve({ fetch: app.fetch, port: cfg.PORT, hostname: cfg.HOST }, (info) => done(info));
+      http = serve({ fetch: deadline.fetch, port: cfg.PORT, hostname: cfg.HOST }, (info) => done(info));
       http.once("error", (err: NodeJS.ErrnoException) => fail(listenError(err, cfg)));
     });
     url = `http://${cfg.HOST}:${listening.port}`;
@@ -152,6 +171,7 @@ async function build(
       await executor?.stop(cfg.FAIRWAY_GRACE_MS);
       await transport.close();
       await coordinator.close();
+      await closeDeadline?.();
       await store.close();
       await embedded?.stop();
       lock?.release();
@@ -159,16 +179,57 @@ async function build(
   };
 }
 
+/** Whether DATABASE_URL is a transaction pooler; refuses a pooler without a direct URL (or a pooler as
+ *  the direct URL) with one line, and waits, saying so once, while the database is a read-only standby
+ *  (a failover in progress, or a URL that reaches a replica). */
+async function checkDatabase(cfg: Config, url: string, log: Logger): Promise<boolean> {
+  const probe = await probeOrFail(url, "DATABASE_URL");
+  if (probe.transactionPooler && !cfg.DATABASE_DIRECT_URL)
+    throw new StartupError(
+      `DATABASE_URL (${redactUrl(url)}) is a transaction pooler: set DATABASE_DIRECT_URL to Postgres itself, not the pooler, for the migrations and their session lock (the API and executors keep DATABASE_URL); see docs/production.md`,
+    );
+  const directUrl = cfg.DATABASE_DIRECT_URL ?? url;
+  let direct = directUrl === url ? probe : await probeOrFail(directUrl, "DATABASE_DIRECT_URL");
+  if (direct.transactionPooler)
+    throw new StartupError(
+      `DATABASE_DIRECT_URL (${redactUrl(directUrl)}) is a transaction pooler too: point it at Postgres itself (its own host and port); see docs/production.md`,
+    );
+  for (let said = false; direct.readOnly; ) {
+    if (!said)
+      log.warn(
+        `Postgres at ${redactUrl(directUrl)} is a read-only standby: waiting for it to be promoted (point the URL at the primary, or list every host with ?target_session_attrs=read-write)`,
+      );
+    said = true;
+    await new Promise((r) => setTimeout(r, 1000));
+    direct = await probeDatabase(directUrl).catch(() => direct);
+  }
+  return probe.transactionPooler;
+}
+
+async function probeOrFail(url: string, name: string): Promise<DatabaseProbe> {
+  try {
+    return await probeDatabase(url);
+  } catch (err) {
+    throw new StartupError(
+      `cannot connect to Postgres at ${redactUrl(url)}: ${errorLine(err)}; check that it is running and that ${name} is right`,
+    );
+  }
+}
+
+function errorLine(err: unknown): string {
+  let e = err as { code?: string; message?: string; cause?: unknown };
+  while (e.cause && typeof e.cause === "object") e = e.cause as typeof e; // drizzle wraps the driver's error
+  const what = e.message?.split("\n")[0] ?? String(err);
+  return `${what}${e.code && !what.includes(e.code) ? ` (${e.code})` : ""}`;
+}
+
 /** Fail the start with one line if the database cannot be reached (wrong URL, server down, bad password). */
 async function reachable(store: Store, url: string): Promise<void> {
   try {
     await store.db.execute(sql`select 1`);
   } catch (err) {
-    let e = err as { code?: string; message?: string; cause?: unknown };
-    while (e.cause && typeof e.cause === "object") e = e.cause as typeof e; // drizzle wraps the driver's error
-    const what = e.message?.split("\n")[0] ?? String(err);
     throw new StartupError(
-      `cannot connect to Postgres at ${redactUrl(url)}: ${what}${e.code && !what.includes(e.code) ? ` (${e.code})` : ""}; check that it is running and that DATABASE_URL is right`,
+      `cannot connect to Postgres at ${redactUrl(url)}: ${errorLine(err)}; check that it is running and that DATABASE_URL is right`,
     );
   }
 }

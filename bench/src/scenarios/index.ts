@@ -8,6 +8,7 @@ import { cron } from "./cron.ts";
 import { dashboard } from "./dashboard.ts";
 import { keyFairness } from "./key-fairness.ts";
 import { noisy } from "./noisy.ts";
+import { pooler } from "./pooler.ts";
 import { retentionUnderLoad } from "./retention.ts";
 import { scale } from "./scale.ts";
 import { shortWindowShare } from "./short-window-share.ts";
@@ -29,4 +30,5 @@ export const scenarios: Scenario[] = [
   webhooks,
   api,
   dashboard,
+  pooler,
 ];

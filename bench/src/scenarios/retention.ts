@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 import { silentLogger } from "@fairway/core";
 import { Retention } from "@fairway/executor";
 import { connectPostgres, query, sql, type Db } from "@fairway/store";
+import { plannerDefaultsFor } from "@fairway/store/node";
 import { urlFor, withAdmin, type TestDb } from "../../../test/support/pg.ts";
 import { benchDb } from "../lib/db.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
@@ -112,7 +113,10 @@ export async function seeded(ctx: BenchContext, s: Size): Promise<TestDb> {
 /** A copy of the seeded database (its store closed first: a template may have no connections). */
 export async function copyOf(template: TestDb, max = 10): Promise<TestDb> {
   const name = `fairway_t_${randomBytes(6).toString("hex")}`;
-  await withAdmin((a) => a.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template.name}`));
+  await withAdmin(async (a) => {
+    await a.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template.name}`);
+    for (const s of plannerDefaultsFor(name)) await a.unsafe(s);
+  });
   const store = connectPostgres(urlFor(name), { max });
   return {
     name,

@@ -1,6 +1,7 @@
 // 1. throughput — N no-op triggers due now across 100 tenants (caps high), in-process no-op handler.
 // Fairway end to end (fair claim → pool dispatch → batched settle recording the attempt) against
 // graphile-worker, pg-boss and the raw SKIP LOCKED limit, each on its own fresh database, in one run.
+import type { TestDb } from "../../../test/support/pg.ts";
 import { benchDb } from "../lib/db.ts";
 import { embeddedDb } from "../lib/embedded.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
@@ -17,7 +18,7 @@ const CONCURRENCY = 1000;
 
 /** `open`: the machine's Postgres, or Fairway's embedded one (the `npm start` default); `keys`: that
  *  many fairness keys over the tenants (seed.ts, keyTriggers), 0 for none. */
-async function fairway(n: number, open = benchDb, keys = 0): Promise<number> {
+export async function fairway(n: number, open: (max: number) => Promise<TestDb> = benchDb, keys = 0): Promise<number> {
   const tdb = await open(10);
   try {
     const tenants = await seedTenants(tdb.store.db, { prefix: "t", count: TENANTS, maxInFlight: 100_000 }, "noop");

@@ -5,7 +5,7 @@ import { bodyLimit } from "hono/body-limit";
 import { newId, silentLogger } from "@fairway/core";
 import type { AppDeps, AppEnv, ResolvedDeps } from "./env.ts";
 import { requireAdmin, requireTenant } from "./auth.ts";
-import { ApiError, errorResponse, loggableError } from "./errors.ts";
+import { ApiError, databaseUnavailable, errorResponse, loggableError } from "./errors.ts";
 import { deleteKeyPolicy, patchKeyDefaults, putKeyPolicy } from "./routes/keys.ts";
 import { addChannel } from "./routes/notifications.ts";
 import { ROUTES } from "./route-table.ts";
@@ -95,6 +95,11 @@ export function createApp(input: AppDeps) {
   app.notFound((c) => errorResponse(c, new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => {
     if (err instanceof ApiError) return errorResponse(c, err);
+    const unavailable = databaseUnavailable(err);
+    if (unavailable) {
+      c.var.log?.warn("database unavailable", loggableError(err));
+      return errorResponse(c, unavailable);
+    }
     c.var.log?.error("unhandled error", { ...loggableError(err), path: loggablePath(c.req.path) });
     return errorResponse(c, new ApiError(500, "internal_error", "an internal error occurred"));
   });

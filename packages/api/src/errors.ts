@@ -32,6 +32,52 @@ export function errorResponse(c: Context, err: ApiError) {
   return c.json({ error: body }, err.status);
 }
 
+/** Connection-level failures: Postgres restarting or failing over, unreachable, or (a standby) read-only. */
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now (starting up, shutting down, in recovery)
+]);
+
+/** A 503 with Retry-After for an error that says the database is unavailable for now (a failover, a
+ *  restart, a standby answering), else null. Found on the error or its causes (drizzle wraps the
+ *  driver's). The write may or may not have happened: a client retries a create with its
+ *  Idempotency-Key. */
+export function databaseUnavailable(err: unknown): ApiError | null {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+    const code = typeof e.code === "string" ? e.code : "";
+    if (code === "25006")
+      return new ApiError(
+        503,
+        "database_unavailable",
+        "the database is read-only (a standby, or a failover in progress); retry in a few seconds",
+        undefined,
+        { "Retry-After": "2" },
+      );
+    if (UNREACHABLE.has(code) || code.startsWith("08"))
+      return new ApiError(
+        503,
+        "database_unavailable",
+        "the database is unavailable (a failover or restart in progress); retry in a few seconds",
+        undefined,
+        { "Retry-After": "2" },
+      );
+    e = typeof e.cause === "object" && e.cause !== null ? (e.cause as typeof e) : undefined;
+  }
+  return null;
+}
+
 /** What may be logged about an unexpected error. A drizzle query error's message carries the
  *  statement's parameters (a new signing secret, a key hash, a tenant's payload): log the statement
  *  text and the database's own code and message instead, never the parameters. */

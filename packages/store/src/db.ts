@@ -150,21 +150,26 @@ export function withDates<T, K extends keyof T>(rows: T[], ...keys: K[]): T[] {
 export interface PostgresOptions {
   /** Pool size. Default 10. */
   max?: number;
-  /** Hyperdrive and PgBouncer in transaction mode need prepare: false. Default true. */
+  /** Hyperdrive and transaction poolers without named prepared statements (PgBouncer before 1.21)
+   *  need prepare: false. Default true. */
   prepare?: boolean;
 }
 
+/** The URL as postgres.js must be given it. Its `target_session_attrs=read-write` check reads only
+ *  `default_transaction_read_only`, which a hot standby reports as off, so it would settle on a standby
+ *  of a failover pair; `primary` checks `in_hot_standby`, which is what read-write means there. */
+export function driverUrl(url: string): string {
+  return url.replace(/([?&]target_session_attrs=)read-write(?=&|$)/, "$1primary");
+}
+
 export function connectPostgres(url: string, opts: PostgresOptions = {}): Store {
-  const client = postgres(url, {
+  const client = postgres(driverUrl(url), {
     max: opts.max ?? 10,
     prepare: opts.prepare ?? true,
     onnotice: () => {},
-    // jit off: Fairway's statements are short OLTP statements whose cost estimates (CTEs with unknown
-    // LIMITs) reach the JIT threshold; compiling costs seconds for statements that run in milliseconds.
-    // enable_seqscan off: every statement is index-driven, and the queue tables swing from empty to 10k+
-    // rows faster than autovacuum re-analyzes them; planned from an empty table's statistics the claim
-    // degrades to sequential scans. See docs/decisions/0003-planner-settings.md.
-    connection: { jit: "off", enable_seqscan: "off" },
+    // No startup parameters: transaction poolers (PgBouncer, Supavisor, RDS Proxy) refuse or pin a
+    // connection for them. The planner settings Fairway relies on are the role's defaults in its
+    // database, set by migrate() (packages/store/src/node.ts, docs/decisions/0003-planner-settings.md).
     // bigint counts as numbers.
     types: { bigint: postgres.BigInt },
     // Reconnect quickly after an outage. postgres.js's default grows as 3^n/100 s up to 20 s, so a 3 s

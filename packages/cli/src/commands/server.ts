@@ -58,9 +58,10 @@ export function serverCommands(program: Command): void {
     try {
       const cfg = loadConfig(env(flags));
       if (cfg.DATABASE_URL) {
-        const store = connectPostgres(cfg.DATABASE_URL, { max: 1 });
+        // Postgres itself: through a transaction pooler the migrator's session would be scattered.
+        const store = connectPostgres(cfg.DATABASE_DIRECT_URL ?? cfg.DATABASE_URL, { max: 1 });
         await migrate(store).finally(() => store.close());
-        console.error("migrations applied (DATABASE_URL)");
+        console.error(`migrations applied (${cfg.DATABASE_DIRECT_URL ? "DATABASE_DIRECT_URL" : "DATABASE_URL"})`);
         return;
       }
       mkdirSync(cfg.FAIRWAY_DATA_DIR, { recursive: true });
