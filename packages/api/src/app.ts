@@ -6,7 +6,7 @@ import { newId, silentLogger } from "@fairway/core";
 import type { AppDeps, AppEnv, ResolvedDeps } from "./env.ts";
 import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, errorResponse, loggableError } from "./errors.ts";
-import { addChannel } from "./routes/notifications.ts";
+import { dashboardCommands } from "./commands/dashboard.ts";
 import { ROUTES } from "./route-table.ts";
 import { scopeOf, type AnyRoute, type Scope } from "./route.ts";
 import { dashboardApp, loggablePath } from "@fairway/dashboard";
@@ -78,10 +78,7 @@ export function createApp(input: AppDeps) {
   register("open");
   app.use("/v1/admin/*", requireAdmin);
   register("admin");
-  app.route(
-    "/dashboard",
-    dashboardApp({ ...deps, addChannel: (tenantId, body) => addChannel(deps, tenantId, body, deps.log) }),
-  );
+  app.route("/dashboard", dashboardApp({ ...deps, commands: dashboardCommands(deps) }));
   app.use("/v1/*", requireTenant);
   register("tenant");
 
