@@ -30,6 +30,7 @@ export interface DashboardCommands {
   deleteChannel(tenantId: string, id: string): Promise<void>;
   testChannel(tenantId: string, id: string): Promise<unknown>;
   updateTenant(tenantId: string, patch: Record<string, unknown>): Promise<{ id: string }>;
+  setPoolPaused(type: string, paused: boolean): Promise<{ type: string }>;
 }
 
 /** Who is looking: the operator (every tenant), or one tenant through a portal session. */

@@ -6,6 +6,7 @@ import type { ResolvedDeps } from "../env.ts";
 import { notFound } from "../errors.ts";
 import { addChannel, deleteChannel, testChannel } from "./channels.ts";
 import { pauseJob, resumeJob, runJob, updateJob, type CommandContext } from "./jobs.ts";
+import { setPoolPausedCommand } from "./pools.ts";
 import { updateTenant } from "./tenants.ts";
 import { replayTrigger } from "./triggers.ts";
 
@@ -25,5 +26,6 @@ export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
     deleteChannel: (tenantId, id) => deleteChannel(ctx, tenantId, id),
     testChannel: (tenantId, id) => testChannel(ctx, tenantId, id),
     updateTenant: (tenantId, patch) => updateTenant(ctx, tenantId, patch),
+    setPoolPaused: (type, paused) => setPoolPausedCommand(ctx, type, paused),
   };
 }
