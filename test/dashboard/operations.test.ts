@@ -397,5 +397,5 @@ describe("dashboard in a real browser: operations and notifications", () => {
     );
     expect(res.status()).toBe(404);
     expect((await globex.notificationChannels.list()).data.map((c) => c.id)).toEqual([other.id]);
-  });
+  }, 90_000);
 });

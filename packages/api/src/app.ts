@@ -6,8 +6,7 @@ import { newId, silentLogger } from "@fairway/core";
 import type { AppDeps, AppEnv, ResolvedDeps } from "./env.ts";
 import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, databaseUnavailable, errorResponse, loggableError } from "./errors.ts";
-import { deleteKeyPolicy, patchKeyDefaults, putKeyPolicy } from "./routes/keys.ts";
-import { addChannel } from "./routes/notifications.ts";
+import { dashboardCommands } from "./commands/dashboard.ts";
 import { ROUTES } from "./route-table.ts";
 import { scopeOf, type AnyRoute, type Scope } from "./route.ts";
 import { dashboardApp, loggablePath } from "@fairway/dashboard";
@@ -79,16 +78,7 @@ export function createApp(input: AppDeps) {
   register("open");
   app.use("/v1/admin/*", requireAdmin);
   register("admin");
-  app.route(
-    "/dashboard",
-    dashboardApp({
-      ...deps,
-      addChannel: (tenantId, body) => addChannel(deps, tenantId, body, deps.log),
-      putKeyPolicy: (tenantId, key, body) => putKeyPolicy(deps.db, tenantId, key, body),
-      patchKeyDefaults: (tenantId, patch) => patchKeyDefaults(deps.db, tenantId, patch),
-      deleteKeyPolicy: (tenantId, key) => deleteKeyPolicy(deps.db, tenantId, key),
-    }),
-  );
+  app.route("/dashboard", dashboardApp({ ...deps, commands: dashboardCommands(deps) }));
   app.use("/v1/*", requireTenant);
   register("tenant");
 

@@ -9,14 +9,13 @@ import {
   deadLettersByType,
   listDeadLetterSummaries,
   tenantOverview,
-  updateTenant,
   type TenantOverview,
 } from "@fairway/store";
 import { BarChart, fillMinutes, MinuteChart } from "./charts.tsx";
 import type { DashEnv } from "./deps.ts";
-import { DashboardError, notFound } from "./errors.ts";
+import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { fmtCount, fmtMs, fmtTime, pct } from "./format.ts";
-import { firstIssue, PAGE_SIZE, quotaForm, statusForm } from "./forms.ts";
+import { PAGE_SIZE, quotaPatch, statusForm } from "./forms.ts";
 import { adminNav, Page, Pager, PostForm, StatusChip } from "./layout.tsx";
 import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_S } from "./portal-link.ts";
 import { opsPages } from "./ops-pages.tsx";
@@ -324,29 +323,25 @@ function NumberField(props: { name: string; label: string; value: number | null;
 adminPages.post("/tenants/:id/quota", async (c) => {
   const d = c.var.dash;
   const id = c.req.param("id");
-  const parsed = quotaForm.safeParse(await c.req.parseBody());
-  if (!parsed.success) {
+  // The form's text as the admin API's patch; the command checks it, with the API's messages.
+  const patch = quotaPatch(await c.req.parseBody());
+  try {
+    await d.commands.updateTenant(id, patch);
+  } catch (err) {
+    const r = refusalOf(err);
+    if (r?.status !== 400) throw err;
     const [t] = await tenantOverview(d.db, { after: null, limit: 1, ids: [id] });
     if (!t) throw notFound("tenant");
-    return c.html(
-      <TenantDetail c={c} t={t} flash={{ kind: "err", text: `Not saved. ${firstIssue(parsed.error)}` }} />,
-      400,
-    );
+    return c.html(<TenantDetail c={c} t={t} flash={{ kind: "err", text: `Not saved. ${r.message}` }} />, 400);
   }
-  const t = await updateTenant(d.db, id, parsed.data);
-  if (!t) throw notFound("tenant");
-  d.log.info("tenant updated", { tenantId: id, fields: Object.keys(parsed.data), via: "dashboard" });
   return c.redirect(`/dashboard/admin/tenants/${encodeURIComponent(id)}?done=quota`, 303);
 });
 
 adminPages.post("/tenants/:id/status", async (c) => {
-  const d = c.var.dash;
   const id = c.req.param("id");
   const parsed = statusForm.safeParse(await c.req.parseBody());
   if (!parsed.success) throw new DashboardError(400, "validation_error", `status: send "active" or "suspended"`);
-  const t = await updateTenant(d.db, id, { status: parsed.data.status });
-  if (!t) throw notFound("tenant");
-  d.log.info("tenant updated", { tenantId: id, fields: ["status"], via: "dashboard" });
+  await c.var.dash.commands.updateTenant(id, { status: parsed.data.status });
   return c.redirect(`/dashboard/admin/tenants/${encodeURIComponent(id)}?done=${parsed.data.status}`, 303);
 });
 

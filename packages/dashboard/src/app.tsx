@@ -8,7 +8,7 @@ import { adminPages } from "./admin-pages.tsx";
 import { adminSessionNonce, csrfFor, endAdminSession, startAdminSession } from "./admin-session.ts";
 import { LIVE_JS, STYLE_CSS } from "./assets.ts";
 import type { DashboardDeps, DashEnv } from "./deps.ts";
-import { DashboardError, notFound } from "./errors.ts";
+import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { firstIssue, loginForm } from "./forms.ts";
 import { Page } from "./layout.tsx";
 import { loggablePath } from "./loggable-path.ts";
@@ -141,7 +141,7 @@ export function dashboardApp(deps: DashboardDeps) {
     throw notFound("page");
   });
   app.onError((err, c) => {
-    const e = err instanceof DashboardError ? err : null;
+    const e = refusalOf(err);
     if (!e)
       deps.log.error("dashboard error", {
         err: err instanceof Error ? err.message.slice(0, 300) : String(err),

@@ -13,14 +13,28 @@ export interface DashboardDeps {
   portalOrigins: readonly string[];
   now: () => number;
   log: Logger;
-  /** Makes a notification channel from an API-shaped body with the API's own rules (packages/api hands
-   *  in the function its route uses); a refusal throws an error with the API's status, code and message. */
-  addChannel: (tenantId: string, body: unknown) => Promise<{ id: string }>;
-  /** A fairness key's override and the tenant's key defaults, set from API-shaped bodies with the API's
-   *  own checks (PUT /v1/keys/{key}; PATCH /v1/key-defaults as a merge patch); refused as addChannel is. */
-  putKeyPolicy: (tenantId: string, key: string, body: unknown) => Promise<unknown>;
-  patchKeyDefaults: (tenantId: string, patch: Record<string, unknown>) => Promise<unknown>;
-  deleteKeyPolicy: (tenantId: string, key: string) => Promise<unknown>;
+  /** Every change the dashboard makes, through the API's command layer (packages/api/src/commands):
+   *  the same checks and messages as the API; a refusal throws an error with the API's status, code and
+   *  message (see refusalOf). The dashboard writes nothing to the store itself. */
+  commands: DashboardCommands;
+}
+
+/** The commands the dashboard calls; bodies and patches are API-shaped (JSON Merge Patch for jobs). */
+export interface DashboardCommands {
+  runJob(tenantId: string, id: string): Promise<{ id: string }>;
+  pauseJob(tenantId: string, id: string): Promise<{ id: string }>;
+  resumeJob(tenantId: string, id: string): Promise<{ id: string }>;
+  updateJob(tenantId: string, id: string, patch: Record<string, unknown>): Promise<{ id: string }>;
+  replayTrigger(tenantId: string, id: string): Promise<{ id: string }>;
+  addChannel(tenantId: string, body: unknown): Promise<{ id: string }>;
+  deleteChannel(tenantId: string, id: string): Promise<void>;
+  testChannel(tenantId: string, id: string): Promise<unknown>;
+  updateTenant(tenantId: string, patch: Record<string, unknown>): Promise<{ id: string }>;
+  setPoolPaused(type: string, paused: boolean): Promise<{ type: string }>;
+  /** A fairness key's override (PUT /v1/keys/{key}) and the tenant's key defaults (a merge patch). */
+  putKeyPolicy(tenantId: string, key: string, body: unknown): Promise<unknown>;
+  deleteKeyPolicy(tenantId: string, key: string): Promise<unknown>;
+  patchKeyDefaults(tenantId: string, patch: Record<string, unknown>): Promise<unknown>;
 }
 
 /** Who is looking: the operator (every tenant), or one tenant through a portal session. */

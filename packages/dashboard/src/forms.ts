@@ -1,21 +1,24 @@
-// Form bodies, validated with zod. Browsers send every field as text: an empty optional field means
-// "no limit" (null), numbers are coerced, and the bounds are the admin API's.
+// Form bodies. Browsers send every field as text: forms that change state become the API's shapes here
+// (an empty optional limit means "no limit", null) and the command layer checks them.
 import { z } from "zod";
 
-const optionalNumber = <T extends z.ZodType>(inner: T) =>
-  z.preprocess(
-    (v) => (typeof v === "string" && v.trim() === "" ? null : typeof v === "string" ? Number(v) : v),
-    inner.nullable(),
-  );
+const QUOTA_FIELDS = ["maxInFlight", "weight", "ratePerSecond", "burst", "maxJobs", "maxPayloadBytes"] as const;
+const CLEARABLE: ReadonlySet<string> = new Set(["ratePerSecond", "burst"]);
 
-export const quotaForm = z.object({
-  maxInFlight: z.coerce.number().int().min(1).max(100_000),
-  weight: z.coerce.number().positive().max(10_000),
-  ratePerSecond: optionalNumber(z.number().positive().max(100_000)),
-  burst: optionalNumber(z.number().int().min(1).max(1_000_000)),
-  maxJobs: z.coerce.number().int().min(0).max(10_000_000),
-  maxPayloadBytes: z.coerce.number().int().min(0).max(10_485_760),
-});
+/** The quota form's text as a merge patch for the tenant command: a number where the text is one, an
+ *  empty rate or burst as null (no limit); anything else is passed as typed, for the command to refuse
+ *  with the admin API's message. */
+export function quotaPatch(form: Record<string, unknown>): Record<string, unknown> {
+  const patch: Record<string, unknown> = {};
+  for (const k of QUOTA_FIELDS) {
+    if (!(k in form)) continue;
+    const v = typeof form[k] === "string" ? (form[k] as string).trim() : form[k];
+    if (v === "" && CLEARABLE.has(k)) patch[k] = null;
+    else if (typeof v === "string" && v !== "" && Number.isFinite(Number(v))) patch[k] = Number(v);
+    else patch[k] = v;
+  }
+  return patch;
+}
 
 export const statusForm = z.object({ status: z.enum(["active", "suspended"]) });
 

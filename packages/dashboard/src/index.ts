@@ -1,6 +1,7 @@
 // @fairway/dashboard: the web dashboard (operator view, tenant view, tenant portal links), served by
 // the API app at /dashboard as server-rendered HTML.
 export { dashboardApp } from "./app.tsx";
+export type { DashboardCommands } from "./deps.ts";
 export {
   createPortalLink,
   PORTAL_LINK_DEFAULT_TTL_S,

@@ -2,24 +2,14 @@
 // A tenant's jobs: the searchable list, a job with its schedule in words, next fires and triggers, and
 // its actions (run now, pause, resume, edit schedule).
 import { Hono, type Context } from "hono";
-import { nextFires, parseCron, validateTimezone } from "@fairway/core";
-import {
-  getJob,
-  listTriggers,
-  pauseJob,
-  resumeJob,
-  runJobNow,
-  searchJobs,
-  updateJob,
-  type TriggerRow,
-} from "@fairway/store";
+import { getJob, listTriggers, searchJobs, type TriggerRow } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
-import { DashboardError, notFound } from "./errors.ts";
+import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { fmtInZone, fmtMs, fmtTime } from "./format.ts";
 import { firstIssue, jobsQuery, PAGE_SIZE, scheduleForm } from "./forms.ts";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
 import { scheduleInWords, upcomingFires } from "./schedule-words.ts";
-import { announce, page, targetText } from "./tenant-shell.tsx";
+import { page, targetText } from "./tenant-shell.tsx";
 
 export const jobPages = new Hono<DashEnv>();
 
@@ -336,29 +326,17 @@ function TriggerTable(props: { c: Context<DashEnv>; jobId: string; triggers: Tri
 }
 
 jobPages.post("/jobs/:id/run", async (c) => {
-  const d = c.var.dash;
-  const trigger = await runJobNow(d.db, c.var.tenantId, c.req.param("id"), new Date(d.now()));
-  if (!trigger)
-    throw new DashboardError(
-      404,
-      "not_found",
-      "job not found, or it is completed or cancelled: only active and paused jobs can run now",
-    );
-  announce(c, trigger.type, d.now());
+  const trigger = await c.var.dash.commands.runJob(c.var.tenantId, c.req.param("id"));
   return c.redirect(`${c.var.base}/triggers/${encodeURIComponent(trigger.id)}?done=run`, 303);
 });
 
 jobPages.post("/jobs/:id/pause", async (c) => {
-  const job = await pauseJob(c.var.dash.db, c.var.tenantId, c.req.param("id"));
-  if (!job) throw notFound("job");
+  const job = await c.var.dash.commands.pauseJob(c.var.tenantId, c.req.param("id"));
   return c.redirect(`${c.var.base}/jobs/${encodeURIComponent(job.id)}?done=paused`, 303);
 });
 
 jobPages.post("/jobs/:id/resume", async (c) => {
-  const d = c.var.dash;
-  const job = await resumeJob(d.db, c.var.tenantId, c.req.param("id"), new Date(d.now()));
-  if (!job) throw notFound("job");
-  announce(c, job.type, d.now());
+  const job = await c.var.dash.commands.resumeJob(c.var.tenantId, c.req.param("id"));
   return c.redirect(`${c.var.base}/jobs/${encodeURIComponent(job.id)}?done=resumed`, 303);
 });
 
@@ -379,21 +357,17 @@ jobPages.post("/jobs/:id/schedule", async (c) => {
   };
   const parsed = scheduleForm.safeParse(await c.req.parseBody());
   if (!parsed.success) return refuse(firstIssue(parsed.error));
-  const cron = parseCron(parsed.data.cron);
-  if (!cron.ok) return refuse(`cron: ${cron.message}`);
-  if (!validateTimezone(parsed.data.timezone))
-    return refuse(`timezone: "${parsed.data.timezone}" is not an IANA time zone; use e.g. Europe/Berlin`);
-  const now = new Date(d.now());
-  const [next] = nextFires(cron.expr, parsed.data.timezone, now, 1);
-  if (!next) return refuse("cron: the expression never fires");
-  const job = await updateJob(
-    d.db,
-    c.var.tenantId,
-    existing.id,
-    { cron: cron.expr, timezone: parsed.data.timezone, runAt: null, nextFireAt: next },
-    now,
-  );
-  if (!job) throw notFound("job");
+  // The API's own check of a schedule (cron, time zone, a first fire), with its messages.
+  let job: { id: string };
+  try {
+    job = await d.commands.updateJob(c.var.tenantId, existing.id, {
+      schedule: { cron: parsed.data.cron, timezone: parsed.data.timezone },
+    });
+  } catch (err) {
+    const r = refusalOf(err);
+    if (r?.status !== 400) throw err;
+    return refuse(r.message);
+  }
   d.log.info("job schedule updated", { tenantId: c.var.tenantId, jobId: job.id, via: "dashboard" });
   return c.redirect(`${c.var.base}/jobs/${encodeURIComponent(job.id)}?done=schedule`, 303);
 });

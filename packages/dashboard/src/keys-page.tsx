@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 // A tenant's fairness keys: the top keys by recent worker time with running, due, lag and the policy in
 // force (refreshed live), and forms for one key's override and for the tenant's key defaults. The
-// forms go through the API's own functions (DashboardDeps.putKeyPolicy, patchKeyDefaults,
+// forms go through the API's own functions (DashboardDeps.commands.putKeyPolicy, patchKeyDefaults,
 // deleteKeyPolicy): the same bounds, refused with the same words.
 import type { Context } from "hono";
 import { Hono } from "hono";
@@ -275,7 +275,7 @@ keysPage.post("/keys/policy", async (c) => {
     weight: text(b.weight),
   };
   try {
-    await c.var.dash.putKeyPolicy(c.var.tenantId, form.key, apiBody(form, undefined));
+    await c.var.dash.commands.putKeyPolicy(c.var.tenantId, form.key, apiBody(form, undefined));
   } catch (err) {
     const r = refusal(err);
     if (!r) throw err;
@@ -293,7 +293,7 @@ keysPage.post("/keys/policy", async (c) => {
 keysPage.post("/keys/reset", async (c) => {
   const key = text((await c.req.parseBody()).key);
   try {
-    await c.var.dash.deleteKeyPolicy(c.var.tenantId, key);
+    await c.var.dash.commands.deleteKeyPolicy(c.var.tenantId, key);
   } catch (err) {
     const r = refusal(err);
     if (!r) throw err;
@@ -310,7 +310,7 @@ keysPage.post("/keys/defaults", async (c) => {
     weight: text(b.weight),
   };
   try {
-    await c.var.dash.patchKeyDefaults(c.var.tenantId, apiBody(form, null));
+    await c.var.dash.commands.patchKeyDefaults(c.var.tenantId, apiBody(form, null));
   } catch (err) {
     const r = refusal(err);
     if (!r) throw err;

@@ -8,22 +8,18 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import {
   type ChannelRow,
-  deleteChannel,
-  getChannel,
   listChannels,
   listNotifications,
   NOTIFICATION_EVENTS,
-  NOTIFICATION_POOL,
   notificationStatus,
   shownChannelTarget,
-  testChannel,
 } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
-import { notFound } from "./errors.ts";
+import { refusalOf } from "./errors.ts";
 import { fmtTime } from "./format.ts";
 import { PAGE_SIZE } from "./forms.ts";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
-import { announce, type Flash, page } from "./tenant-shell.tsx";
+import { type Flash, page } from "./tenant-shell.tsx";
 
 export const notificationsPage = new Hono<DashEnv>();
 
@@ -55,14 +51,6 @@ function apiBody(f: AddForm): Record<string, unknown> {
   if (f.events.length > 0) body.events = f.events;
   if (f.windowSeconds.trim() !== "") body.windowSeconds = Number(f.windowSeconds);
   return body;
-}
-
-/** An API refusal (ApiError, which this package cannot import): a 4xx with a code and a message. */
-function refusal(err: unknown): { code: string; message: string } | null {
-  const e = err as { status?: unknown; code?: unknown; message?: unknown } | null;
-  return e && typeof e.status === "number" && e.status >= 400 && e.status < 500 && typeof e.code === "string"
-    ? { code: e.code, message: String(e.message) }
-    : null;
 }
 
 function fmtWindow(seconds: number): string {
@@ -311,9 +299,9 @@ notificationsPage.post("/notifications/channels", async (c) => {
     windowSeconds: text(b.windowSeconds),
   };
   try {
-    await c.var.dash.addChannel(c.var.tenantId, apiBody(form));
+    await c.var.dash.commands.addChannel(c.var.tenantId, apiBody(form));
   } catch (err) {
-    const r = refusal(err);
+    const r = refusalOf(err);
     if (!r) throw err;
     return render(c, {
       form,
@@ -326,17 +314,11 @@ notificationsPage.post("/notifications/channels", async (c) => {
 });
 
 notificationsPage.post("/notifications/channels/:id/delete", async (c) => {
-  const id = c.req.param("id");
-  if (!(await deleteChannel(c.var.dash.db, c.var.tenantId, id))) throw notFound("notification channel");
-  c.var.dash.log.info("notification channel deleted", { tenantId: c.var.tenantId, channelId: id, via: "dashboard" });
+  await c.var.dash.commands.deleteChannel(c.var.tenantId, c.req.param("id"));
   return c.redirect(`${c.var.base}/notifications?done=deleted`, 303);
 });
 
 notificationsPage.post("/notifications/channels/:id/test", async (c) => {
-  const d = c.var.dash;
-  const channel = await getChannel(d.db, c.var.tenantId, c.req.param("id"));
-  if (!channel) throw notFound("notification channel");
-  if (!(await testChannel(d.db, c.var.tenantId, channel.id))) throw notFound("notification channel");
-  announce(c, NOTIFICATION_POOL, d.now());
+  await c.var.dash.commands.testChannel(c.var.tenantId, c.req.param("id"));
   return c.redirect(`${c.var.base}/notifications?done=tested`, 303);
 });

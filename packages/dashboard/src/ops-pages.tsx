@@ -4,17 +4,12 @@
 // Pausing only flips the pool's flag (store pool-pause.ts): the claim takes nothing of a paused type,
 // what is running finishes, and new fires wait as pending until it is resumed.
 import { Hono, type Context } from "hono";
-import { z } from "zod";
-import { COUNT_CAP, DEFAULT_POOL, listExecutors, poolOverview, setPoolPaused, type ExecutorRow } from "@fairway/store";
+import { COUNT_CAP, DEFAULT_POOL, listExecutors, poolOverview, type ExecutorRow } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
-import { DashboardError } from "./errors.ts";
 import { fmtCount, fmtMs, fmtTime, pct } from "./format.ts";
 import { adminNav, Page, PostForm, StatusChip } from "./layout.tsx";
 
 export const opsPages = new Hono<DashEnv>();
-
-/** The API's pool type rule (POST /v1/admin/pools/:type/pause). */
-const poolType = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/);
 
 function flashOf(c: Context): { kind: "ok"; text: string } | null {
   const done = c.req.query("done");
@@ -132,15 +127,7 @@ function PoolTable(props: { pools: Awaited<ReturnType<typeof poolOverview>>; csr
 
 for (const action of ["pause", "resume"] as const) {
   opsPages.post(`/pools/:type/${action}`, async (c) => {
-    const d = c.var.dash;
-    const parsed = poolType.safeParse(c.req.param("type"));
-    if (!parsed.success)
-      throw new DashboardError(400, "validation_error", "pool type: 1-63 characters, letters, digits, _ . or -");
-    const type = parsed.data;
-    await setPoolPaused(d.db, type, action === "pause");
-    d.log.info(action === "pause" ? "pool paused" : "pool resumed", { type, via: "dashboard" });
-    // Executors reload pools every few seconds; a wake makes a resumed pool's due work start now.
-    if (action === "resume") await d.coordinator.wake().catch(() => {});
+    const { type } = await c.var.dash.commands.setPoolPaused(c.req.param("type"), action === "pause");
     return c.redirect(
       `/dashboard/admin/pools?done=${action === "pause" ? "paused" : "resumed"}&type=${encodeURIComponent(type)}`,
       303,

@@ -45,12 +45,6 @@ export function page(
 }
 
 /** Tell the executors about new pending work (best effort; they also poll Postgres). */
-export function announce(c: Context<DashEnv>, type: string, dueAtMs: number): void {
-  const d = c.var.dash;
-  d.coordinator.markReady(type, c.var.tenantId, dueAtMs).catch((err) => d.log.warn("ready index unavailable", { err }));
-  if (dueAtMs <= d.now() + 1000) d.coordinator.wake().catch(() => {});
-}
-
 export function targetText(target: unknown): string {
   const t = target as { url?: string; method?: string } | null;
   return t?.url ? `${t.method ?? "POST"} ${t.url}` : "in-process handler";

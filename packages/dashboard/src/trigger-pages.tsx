@@ -6,17 +6,16 @@ import {
   getJob,
   getTrigger,
   listDeadLetterSummaries,
-  replayTrigger,
   type AttemptDetail,
   type AttemptRow,
   type TriggerRow,
 } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
-import { DashboardError, notFound } from "./errors.ts";
+import { notFound } from "./errors.ts";
 import { fmtMs, fmtTime } from "./format.ts";
 import { PAGE_SIZE } from "./forms.ts";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
-import { announce, headerNames, page, shownHeaderValue, targetText, triggeredBy } from "./tenant-shell.tsx";
+import { headerNames, page, shownHeaderValue, targetText, triggeredBy } from "./tenant-shell.tsx";
 
 export const triggerPages = new Hono<DashEnv>();
 
@@ -215,16 +214,8 @@ function Headers(props: { headers: Record<string, string> }) {
 }
 
 triggerPages.post("/triggers/:id/replay", async (c) => {
-  const d = c.var.dash;
   const id = c.req.param("id");
-  const replayed = await replayTrigger(d.db, c.var.tenantId, id);
-  if (!replayed) {
-    const t = await getTrigger(d.db, c.var.tenantId, id);
-    if (!t) throw notFound("trigger");
-    throw new DashboardError(409, "not_dead", `Only dead triggers can be replayed; this one is ${t.status}.`);
-  }
-  const t = await getTrigger(d.db, c.var.tenantId, id);
-  announce(c, t!.type, d.now());
+  await c.var.dash.commands.replayTrigger(c.var.tenantId, id);
   return c.redirect(`${c.var.base}/triggers/${encodeURIComponent(id)}?done=replayed`, 303);
 });
 

@@ -5,7 +5,6 @@ import {
   handlerPoolStatus,
   poolStats,
   createApiKey,
-  createTenant,
   getPool,
   getTenant,
   listPools,
@@ -13,16 +12,16 @@ import {
   putPool,
   revokeApiKey,
   rotateSigningSecret,
-  updateTenant,
   DEFAULT_POOL,
   type Db,
 } from "@fairway/store";
 import type { z } from "zod";
 import { route } from "../route.ts";
 import { KEY_PREFIX } from "../auth.ts";
+import { createTenant, updateTenant } from "../commands/tenants.ts";
 import { ApiError, fromZod, notFound } from "../errors.ts";
 import { applyMergePatch, mergePatchBody, parseMerged } from "../merge-patch.ts";
-import { createTenantBody, pageQuery, poolType, putPoolBody, tenantState } from "../schemas.ts";
+import { createTenantBody, pageQuery, poolType, putPoolBody } from "../schemas.ts";
 import { page, tenantJson } from "../serialize.ts";
 import { jsonBody, queryOf } from "../validate.ts";
 
@@ -59,15 +58,7 @@ export const adminRoutes = [
     ok: { status: 201, description: "The tenant and its signing secret (shown once)", json: "CreatedTenant" },
     errors: [400, 409],
     handler: async (c) => {
-      const body = await jsonBody(c, createTenantBody);
-      const signingSecret = generateSigningSecret();
-      const row = await createTenant(c.var.deps.db, {
-        ...body,
-        id: body.id ?? newId("ten").toLowerCase(),
-        signingSecret,
-      });
-      if (!row) throw new ApiError(409, "tenant_exists", `a tenant with id "${body.id}" already exists`);
-      c.var.log.info("tenant created", { tenantId: row.id });
+      const { row, signingSecret } = await createTenant(c.var, await jsonBody(c, createTenantBody));
       return c.json({ ...tenantJson(row), signingSecret }, 201);
     },
   }),
@@ -108,16 +99,7 @@ export const adminRoutes = [
     ok: { status: 200, description: "The tenant", json: "Tenant" },
     errors: [400, 404],
     handler: async (c) => {
-      const patch = await mergePatchBody(c);
-      const current = await getTenant(c.var.deps.db, c.req.param("id"));
-      if (!current) throw notFound("tenant");
-      const { id: _id, createdAt: _c, updatedAt: _u, ...editable } = tenantJson(current);
-      const merged = parseMerged(tenantState, applyMergePatch(editable, patch));
-      const fields = Object.keys(patch) as Array<keyof typeof merged>;
-      const changes = Object.fromEntries(fields.map((k) => [k, merged[k] ?? null]));
-      const t = await updateTenant(c.var.deps.db, current.id, changes);
-      if (!t) throw notFound("tenant");
-      c.var.log.info("tenant updated", { tenantId: t.id, fields });
+      const t = await updateTenant(c.var, c.req.param("id"), await mergePatchBody(c));
       return c.json(tenantJson(t));
     },
   }),

@@ -1,45 +1,16 @@
 // Fairness keys (docs/fairness.md): a tenant's key defaults (JSON Merge Patch) and per-key overrides,
 // and the keys with work now. The tenant's routes live under /v1; the admin's the same under
-// /v1/admin/tenants/:id, as key-defaults and fairness-keys (/keys there are API keys). The dashboard is
-// handed putKeyPolicy and patchKeyDefaults, so its forms are checked and refused exactly as here.
+// /v1/admin/tenants/:id, as key-defaults and fairness-keys (/keys there are API keys). Changes go
+// through commands/keys.ts, which the dashboard's forms call too.
 import type { Context } from "hono";
-import {
-  deleteKeyOverride,
-  getKeyDefaults,
-  getKeyInfo,
-  getTenant,
-  listKeys,
-  putKeyOverride,
-  setKeyDefaults,
-  type Db,
-  type KeyInfo,
-  type KeyOverride,
-  type KeyPolicy,
-} from "@fairway/store";
+import { getKeyDefaults, getKeyInfo, getTenant, listKeys, type KeyInfo } from "@fairway/store";
 import type { AppEnv } from "../env.ts";
 import { route } from "../route.ts";
-import { ApiError, fromZod, notFound } from "../errors.ts";
-import { applyMergePatch, mergePatchBody, parseMerged, type Patch } from "../merge-patch.ts";
-import { fairnessKey, keyDefaultsState, keyListQuery, putKeyBody } from "../schemas.ts";
+import { notFound } from "../errors.ts";
+import { mergePatchBody } from "../merge-patch.ts";
+import { keyListQuery } from "../schemas.ts";
+import { deleteKeyPolicy, keyParam, keyPolicyJson, patchKeyDefaults, putKeyPolicy } from "../commands/keys.ts";
 import { queryOf, rawJsonBody } from "../validate.ts";
-
-/** A key from the path (Hono has decoded it), checked like a job's key: a bad one is a 400 that says
- *  how to send it, before anything is read or written. */
-function keyParam(raw: string): string {
-  const r = fairnessKey.safeParse(raw);
-  if (!r.success) {
-    throw new ApiError(
-      400,
-      "invalid_key",
-      `key: ${r.error.issues[0]?.message ?? "invalid"}; URL-encode it in the path (encodeURIComponent)`,
-    );
-  }
-  return r.data;
-}
-
-function keyPolicyJson(p: KeyPolicy) {
-  return { maxInFlight: p.maxInFlight, ratePerSecond: p.ratePerSecond, weight: p.weight };
-}
 
 function keyInfoJson(k: KeyInfo) {
   return {
@@ -51,36 +22,6 @@ function keyInfoJson(k: KeyInfo) {
     oldestDueLagMs: k.oldestDueLagMs === null ? null : Math.round(k.oldestDueLagMs),
     workerTimeShare: k.workerTimeShare,
   };
-}
-
-/** Sets one key's override from an API-shaped body (parsed JSON, or the dashboard's form as the same
- *  shape); a refusal is an ApiError and writes nothing. */
-export async function putKeyPolicy(db: Db, tenantId: string, key: string, raw: unknown): Promise<KeyInfo> {
-  const k = keyParam(key);
-  const r = putKeyBody.safeParse(raw);
-  if (!r.success) throw fromZod(r.error);
-  const override: KeyOverride = {};
-  for (const f of ["maxInFlight", "ratePerSecond", "weight"] as const) {
-    if (r.data[f] !== undefined) (override as Record<string, unknown>)[f] = r.data[f];
-  }
-  return putKeyOverride(db, tenantId, k, override);
-}
-
-/** Returns a key to the defaults (false: it had no override). */
-export async function deleteKeyPolicy(db: Db, tenantId: string, key: string): Promise<boolean> {
-  return deleteKeyOverride(db, tenantId, keyParam(key));
-}
-
-/** Applies a merge patch to the tenant's key defaults; the merged whole is checked, null returns a
- *  field to its default (no cap, no rate, weight 1). A refusal writes nothing. */
-export async function patchKeyDefaults(db: Db, tenantId: string, patch: Patch): Promise<KeyPolicy> {
-  const current = await getKeyDefaults(db, tenantId);
-  const merged = parseMerged(keyDefaultsState, applyMergePatch(keyPolicyJson(current), patch));
-  return setKeyDefaults(db, tenantId, {
-    maxInFlight: merged.maxInFlight ?? null,
-    ratePerSecond: merged.ratePerSecond ?? null,
-    weight: merged.weight ?? 1,
-  });
 }
 
 /** The key routes under `prefix`, for a tenant found by `tenantOf` (its own key, or the admin's path).

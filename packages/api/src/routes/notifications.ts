@@ -1,68 +1,14 @@
 // Notification channels (where a tenant hears about dead letters, pauses and recoveries) and the
 // notifications sent to them (docs/notifications.md). Sending is the executor's: a notification is a
 // trigger of the tenant's notifications job, so it is fair, leased, retried and recorded.
-import { newId, type Logger } from "@fairway/core";
-import {
-  type ChannelRow,
-  createChannel,
-  deleteChannel,
-  getChannel,
-  listChannels,
-  listNotifications,
-  NOTIFICATION_POOL,
-  testChannel,
-} from "@fairway/store";
-import type { ResolvedDeps } from "../env.ts";
+import { listChannels, listNotifications } from "@fairway/store";
+import { addChannel, deleteChannel, testChannel } from "../commands/channels.ts";
 import { route } from "../route.ts";
-import { announceWork } from "../announce.ts";
-import { ApiError, fromZod, notFound } from "../errors.ts";
-import { checkUrl } from "../job-input.ts";
-import { createChannelBody, notificationListQuery, pageQuery } from "../schemas.ts";
+import { notificationListQuery, pageQuery } from "../schemas.ts";
 import { channelJson, notificationJson, page } from "../serialize.ts";
 import { queryOf, rawJsonBody } from "../validate.ts";
 
 const CHANNEL_ID = { id: "The channel id" };
-
-/** At most this many channels per tenant: each event fans out to every channel that takes it. */
-const MAX_CHANNELS = 20;
-
-/** Makes a channel from a request body (parsed JSON, or the dashboard's form as the same shape) with
- *  the API's rules; a refusal is an ApiError. The dashboard is handed this function, so a channel added
- *  there is validated, and refused, exactly as through the API. */
-export async function addChannel(deps: ResolvedDeps, tenantId: string, raw: unknown, log: Logger): Promise<ChannelRow> {
-  const parsed = createChannelBody.safeParse(raw);
-  if (!parsed.success) throw fromZod(parsed.error);
-  const body = parsed.data;
-  if (body.type === "email" && deps.emailUnavailable) {
-    throw new ApiError(400, "email_unavailable", `email channels cannot be created here: ${deps.emailUnavailable}`);
-  }
-  if (body.type !== "email" && body.url.includes("${secrets.")) {
-    throw new ApiError(
-      400,
-      "validation_error",
-      "url: a channel URL is stored as given; it takes no secret placeholders",
-    );
-  }
-  const url = body.type === "email" ? null : checkUrl(body.url, deps.allowPrivateTargets, "url");
-  if ((await listChannels(deps.db, tenantId, null, MAX_CHANNELS)).length >= MAX_CHANNELS) {
-    throw new ApiError(
-      409,
-      "too_many_channels",
-      `a tenant may have at most ${MAX_CHANNELS} notification channels; delete one first`,
-    );
-  }
-  const channel = await createChannel(deps.db, {
-    id: newId("nch"),
-    tenantId,
-    type: body.type,
-    url,
-    to: body.type === "email" ? body.to : null,
-    events: body.events ?? null,
-    windowSeconds: body.windowSeconds,
-  });
-  log.info("notification channel created", { tenantId, channelId: channel.id, type: channel.type });
-  return channel;
-}
 
 export const notificationRoutes = [
   route({
@@ -73,7 +19,7 @@ export const notificationRoutes = [
     ok: { status: 201, description: "The channel", json: "Channel" },
     errors: [400, 409],
     handler: async (c) => {
-      const channel = await addChannel(c.var.deps, c.var.tenant.id, await rawJsonBody(c), c.var.log);
+      const channel = await addChannel(c.var, c.var.tenant.id, await rawJsonBody(c));
       return c.json(channelJson(channel), 201);
     },
   }),
@@ -98,9 +44,7 @@ export const notificationRoutes = [
     ok: { status: 204, description: "Deleted" },
     errors: [404],
     handler: async (c) => {
-      if (!(await deleteChannel(c.var.deps.db, c.var.tenant.id, c.req.param("id"))))
-        throw notFound("notification channel");
-      c.var.log.info("notification channel deleted", { channelId: c.req.param("id") });
+      await deleteChannel(c.var, c.var.tenant.id, c.req.param("id"));
       return c.body(null, 204);
     },
   }),
@@ -114,18 +58,9 @@ export const notificationRoutes = [
     errors: [404],
     handler: async (c) => {
       const { deps, tenant } = c.var;
-      const channel = await getChannel(deps.db, tenant.id, c.req.param("id"));
-      if (!channel) throw notFound("notification channel");
-      const made = await testChannel(deps.db, tenant.id, channel.id);
-      if (!made) throw notFound("notification channel"); // deleted meanwhile
-      announceWork(
-        deps.coordinator,
-        c.var.log,
-        { type: NOTIFICATION_POOL, tenantId: tenant.id, dueAt: null },
-        deps.now(),
-      );
+      const { channel, notificationId } = await testChannel(c.var, tenant.id, c.req.param("id"));
       const [row] = await listNotifications(deps.db, tenant.id, {
-        before: `${made.id}~`,
+        before: `${notificationId}~`,
         limit: 1,
         channelId: channel.id,
       });

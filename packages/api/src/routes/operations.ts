@@ -1,17 +1,10 @@
 // Operations routes (admin token): pausing and resuming a pool, and the executors' heartbeats.
-import { listExecutors, setPoolPaused } from "@fairway/store";
+import { listExecutors } from "@fairway/store";
+import { setPoolPausedCommand } from "../commands/pools.ts";
 import { route } from "../route.ts";
-import { fromZod } from "../errors.ts";
-import { poolType } from "../schemas.ts";
 import { poolJson } from "../serialize.ts";
 
 const POOL_TYPE = { type: "The pool type, e.g. webhook or email.send" };
-
-function poolTypeParam(raw: string): string {
-  const type = poolType.safeParse(raw);
-  if (!type.success) throw fromZod(type.error);
-  return type.data;
-}
 
 export const operationsRoutes = [
   /** Claims of this type stop (running work finishes; pending work waits). Idempotent. */
@@ -23,10 +16,7 @@ export const operationsRoutes = [
     ok: { status: 200, description: "The pool", json: "Pool" },
     errors: [400],
     handler: async (c) => {
-      const type = poolTypeParam(c.req.param("type"));
-      const cfg = await setPoolPaused(c.var.deps.db, type, true);
-      c.var.log.info("pool paused", { type });
-      return c.json(poolJson(cfg));
+      return c.json(poolJson(await setPoolPausedCommand(c.var, c.req.param("type"), true)));
     },
   }),
   /** Claims of this type start again; executors are woken to reload the pool at once. Idempotent. */
@@ -38,13 +28,7 @@ export const operationsRoutes = [
     ok: { status: 200, description: "The pool", json: "Pool" },
     errors: [400],
     handler: async (c) => {
-      const type = poolTypeParam(c.req.param("type"));
-      const cfg = await setPoolPaused(c.var.deps.db, type, false);
-      c.var.log.info("pool resumed", { type });
-      await c.var.deps.coordinator
-        .wake()
-        .catch((err) => c.var.log.warn("wake failed; executors reload pools within seconds", { err }));
-      return c.json(poolJson(cfg));
+      return c.json(poolJson(await setPoolPausedCommand(c.var, c.req.param("type"), false)));
     },
   }),
   /** Live executors and those lost or stopped in the last hour: identity, last heartbeat, per pool

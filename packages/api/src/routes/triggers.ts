@@ -1,8 +1,8 @@
 // Tenant trigger routes: a trigger with its attempts, dead letters, replay, and the tenant's quota.
-import { getTrigger, listDeadLetters, replayTrigger, tenantUsage } from "@fairway/store";
+import { getTrigger, listDeadLetters, tenantUsage } from "@fairway/store";
+import { replayTrigger } from "../commands/triggers.ts";
 import { route } from "../route.ts";
-import { announceWork } from "../announce.ts";
-import { ApiError, notFound } from "../errors.ts";
+import { notFound } from "../errors.ts";
 import { deadLetterQuery } from "../schemas.ts";
 import { deadLetterJson, page, quotaJson, triggerJson } from "../serialize.ts";
 import { queryOf } from "../validate.ts";
@@ -31,16 +31,7 @@ export const triggerRoutes = [
     ok: { status: 200, description: "The trigger, pending again", json: "Trigger" },
     errors: [404, 409],
     handler: async (c) => {
-      const { deps, tenant } = c.var;
-      const replayed = await replayTrigger(deps.db, tenant.id, c.req.param("id"));
-      if (!replayed) {
-        const exists = await getTrigger(deps.db, tenant.id, c.req.param("id"));
-        if (!exists) throw notFound("trigger");
-        throw new ApiError(409, "not_dead", `only dead triggers can be replayed; this one is ${exists.status}`);
-      }
-      const t = await getTrigger(deps.db, tenant.id, replayed.id);
-      announceWork(deps.coordinator, c.var.log, { type: t!.type, tenantId: tenant.id, dueAt: null }, deps.now());
-      return c.json(triggerJson(t!));
+      return c.json(triggerJson(await replayTrigger(c.var, c.var.tenant.id, c.req.param("id"))));
     },
   }),
   route({
