@@ -1,6 +1,6 @@
 // Every API input, validated with zod (strict: unknown fields are errors, not silently dropped). Each
 // message says what to send instead: a user reading `schedule: …` must not have to guess the shape.
-import { SECRET_NAME } from "@fairway/core";
+import { SECRET_NAME, TENANT_BOUNDS } from "@fairway/core";
 import { NOTIFICATION_EVENTS } from "@fairway/store";
 import { z } from "zod";
 
@@ -182,11 +182,19 @@ export type CreateJobBody = z.infer<typeof createJobBody>;
  *  clears). Requests are checked by merging into the job and parsing the result with createJobBody. */
 export const updateJobBody = z.object(createJobBody.shape).partial();
 
+const B = TENANT_BOUNDS;
 const quota = {
-  maxInFlight: int("a number of concurrent deliveries, 1-100000").min(1).max(100_000),
-  weight: z.number(expected("a positive number")).positive().max(10_000),
-  ratePerSecond: z.number(expected("a positive number, or null for no rate limit")).positive().max(100_000).nullable(),
-  burst: int("a bucket size, or null for max(1, ratePerSecond)").min(1).max(1_000_000).nullable(),
+  maxInFlight: int("a number of concurrent deliveries, 1-100000").min(B.maxInFlight.min).max(B.maxInFlight.max),
+  weight: z
+    .number(expected(`a number from ${B.weight.min} to ${B.weight.max}`))
+    .min(B.weight.min, `must be at least ${B.weight.min}`)
+    .max(B.weight.max, `must be at most ${B.weight.max}`),
+  ratePerSecond: z
+    .number(expected(`a number from ${B.ratePerSecond.min} to ${B.ratePerSecond.max}, or null for no rate limit`))
+    .min(B.ratePerSecond.min, `must be at least ${B.ratePerSecond.min} (or null for no rate limit)`)
+    .max(B.ratePerSecond.max, `must be at most ${B.ratePerSecond.max}`)
+    .nullable(),
+  burst: int("a bucket size, or null for max(1, ratePerSecond)").min(B.burst.min).max(B.burst.max).nullable(),
   maxJobs: int("a number of live jobs").min(0).max(10_000_000),
   maxPayloadBytes: int("a size in bytes").min(0).max(10_485_760),
   // History retention (docs/operations.md): finished triggers and jobs, and dead ones.

@@ -5,6 +5,7 @@ export {
   DEFAULT_COST_MS,
   DEFAULT_POOL_SETTINGS,
   DEFAULT_RETRY,
+  TENANT_BOUNDS,
 } from "./defaults.ts";
 export type { AttemptRequest, DeliveryResult, HttpMethod, JobStatus, WebhookTarget } from "./types.ts";
 export { nextFires, parseCron, validateTimezone } from "./cron.ts";

@@ -3,6 +3,7 @@
 // status, dead letters across tenants, and fire lag and throughput from attempt history. Pools and
 // executors are in ops-pages.tsx.
 import { Hono, type Context } from "hono";
+import { TENANT_BOUNDS } from "@fairway/core";
 import {
   activityWindow,
   COUNT_CAP,
@@ -266,6 +267,8 @@ function TenantDetail(props: {
               name="maxInFlight"
               label="In-flight cap"
               value={t.maxInFlight}
+              min={TENANT_BOUNDS.maxInFlight.min}
+              max={TENANT_BOUNDS.maxInFlight.max}
               hint="Most triggers running at once, across all executors."
             />
             <NumberField
@@ -273,19 +276,25 @@ function TenantDetail(props: {
               label="Weight"
               value={t.weight}
               step="any"
-              hint="Share of each pool's worker time relative to other tenants."
+              min={TENANT_BOUNDS.weight.min}
+              max={TENANT_BOUNDS.weight.max}
+              hint={`Share of each pool's worker time relative to other tenants (${TENANT_BOUNDS.weight.min}-${TENANT_BOUNDS.weight.max}).`}
             />
             <NumberField
               name="ratePerSecond"
               label="Rate per second"
               value={t.ratePerSecond}
               step="any"
+              min={TENANT_BOUNDS.ratePerSecond.min}
+              max={TENANT_BOUNDS.ratePerSecond.max}
               hint="Empty: unlimited."
             />
             <NumberField
               name="burst"
               label="Burst"
               value={t.burst}
+              min={TENANT_BOUNDS.burst.min}
+              max={TENANT_BOUNDS.burst.max}
               hint="Token bucket size. Empty: the rate, at least 1."
             />
             <NumberField name="maxJobs" label="Max live jobs" value={t.maxJobs} />
@@ -298,7 +307,15 @@ function TenantDetail(props: {
   );
 }
 
-function NumberField(props: { name: string; label: string; value: number | null; hint?: string; step?: string }) {
+function NumberField(props: {
+  name: string;
+  label: string;
+  value: number | null;
+  hint?: string;
+  step?: string;
+  min?: number;
+  max?: number;
+}) {
   const id = `f-${props.name}`;
   return (
     <div class="field">
@@ -309,6 +326,8 @@ function NumberField(props: { name: string; label: string; value: number | null;
         type="number"
         inputmode="decimal"
         step={props.step ?? "1"}
+        min={props.min}
+        max={props.max}
         value={props.value == null ? "" : String(props.value)}
         aria-describedby={props.hint ? `${id}-hint` : undefined}
       />

@@ -1,5 +1,6 @@
 // Form bodies, validated with zod. Browsers send every field as text: an empty optional field means
 // "no limit" (null), numbers are coerced, and the bounds are the admin API's.
+import { TENANT_BOUNDS as B } from "@fairway/core";
 import { z } from "zod";
 
 const optionalNumber = <T extends z.ZodType>(inner: T) =>
@@ -9,10 +10,10 @@ const optionalNumber = <T extends z.ZodType>(inner: T) =>
   );
 
 export const quotaForm = z.object({
-  maxInFlight: z.coerce.number().int().min(1).max(100_000),
-  weight: z.coerce.number().positive().max(10_000),
-  ratePerSecond: optionalNumber(z.number().positive().max(100_000)),
-  burst: optionalNumber(z.number().int().min(1).max(1_000_000)),
+  maxInFlight: z.coerce.number().int().min(B.maxInFlight.min).max(B.maxInFlight.max),
+  weight: z.coerce.number().min(B.weight.min).max(B.weight.max),
+  ratePerSecond: optionalNumber(z.number().min(B.ratePerSecond.min).max(B.ratePerSecond.max)),
+  burst: optionalNumber(z.number().int().min(B.burst.min).max(B.burst.max)),
   maxJobs: z.coerce.number().int().min(0).max(10_000_000),
   maxPayloadBytes: z.coerce.number().int().min(0).max(10_485_760),
 });
