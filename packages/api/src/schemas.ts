@@ -18,12 +18,17 @@ const expected = (what: string) => ({
 });
 const int = (what: string) => z.number(expected(what)).int(`must be a whole number (${what})`);
 const text = (what: string) => z.string(expected(what));
+/** The first few unknown keys, each cut short: the message stays small whatever the body held. */
+function namedKeys(keys: readonly PropertyKey[]): string {
+  const shown = keys.slice(0, 5).map((k) => JSON.stringify(String(k).slice(0, 40)));
+  return keys.length > 5 ? `${shown.join(", ")} and ${keys.length - 5} more` : shown.join(", ");
+}
 /** Unknown keys name themselves and the keys that are allowed. */
 const strict = <S extends z.ZodRawShape>(shape: S, what = "an object") =>
   z.strictObject(shape, {
     error: (iss) => {
       if (iss.code === "unrecognized_keys") {
-        return `unknown field${iss.keys.length > 1 ? "s" : ""} ${iss.keys.map((k) => `"${k}"`).join(", ")}; allowed: ${Object.keys(shape).join(", ")}`;
+        return `unknown field${iss.keys.length > 1 ? "s" : ""} ${namedKeys(iss.keys)}; allowed: ${Object.keys(shape).join(", ")}`;
       }
       return iss.input === undefined ? `required: ${what}` : `must be ${what}`;
     },

@@ -3,6 +3,7 @@
 // Two ways in: the operator's session (admin token → signed cookie) sees every tenant; a portal session
 // (from a signed portal link, carried in the path) sees one tenant's pages and nothing else.
 import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { getTenant } from "@fairway/store";
 import { adminPages } from "./admin-pages.tsx";
 import { adminSessionNonce, csrfFor, endAdminSession, startAdminSession } from "./admin-session.ts";
@@ -17,6 +18,10 @@ import { publicOrigin } from "./public-origin.ts";
 import { constantTimeEqual } from "./signed-token.ts";
 import { tenantPages } from "./tenant-pages.tsx";
 
+/** Dashboard forms are small: a secret value (8 KiB) is the largest field. */
+const MAX_FORM_BYTES = 64 * 1024;
+const MAX_FORM_FIELDS = 200;
+
 /** Sign-in attempts allowed per minute (all clients together), so the token cannot be guessed online. */
 const LOGIN_ATTEMPTS_PER_MINUTE = 20;
 
@@ -28,6 +33,28 @@ export function dashboardApp(deps: DashboardDeps) {
     await next();
     securityHeaders(c, deps);
   });
+
+  // Cheap checks before any form is parsed (the CSRF check and the sign-in read the body): a
+  // dashboard form is a few fields of at most a few KiB, so anything larger or with more fields is
+  // refused by its declared or counted size before a parser builds it.
+  app.post(
+    "*",
+    bodyLimit({
+      maxSize: MAX_FORM_BYTES,
+      onError: () => {
+        throw new DashboardError(413, "form_too_large", `A dashboard form is at most ${MAX_FORM_BYTES} bytes.`);
+      },
+    }),
+    async (c, next) => {
+      const text = await c.req.text();
+      let fields = 1;
+      for (let i = text.indexOf("&"); i !== -1 && fields <= MAX_FORM_FIELDS; i = text.indexOf("&", i + 1)) fields++;
+      if (fields > MAX_FORM_FIELDS) {
+        throw new DashboardError(400, "too_many_fields", `A dashboard form has at most ${MAX_FORM_FIELDS} fields.`);
+      }
+      return next();
+    },
+  );
 
   app.get("/assets/style.css", (c) => asset(c, STYLE_CSS, "text/css; charset=utf-8"));
   app.get("/assets/live.js", (c) => asset(c, LIVE_JS, "text/javascript; charset=utf-8"));
