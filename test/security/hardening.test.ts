@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { claim, settle, sql, type Settlement } from "@fairway/store";
 import { seedDue, seedTenant } from "../support/seed.ts";
-import { createHarness, type Harness } from "./harness.ts";
+import { ADMIN_TOKEN as ADMIN, createHarness, type Harness } from "./harness.ts";
 
 let h: Harness;
 beforeAll(async () => {
@@ -73,5 +73,66 @@ describe("finding 1: numeric settings are bounded, and a stored extreme cannot s
     // And the next claim still works.
     await db.execute(sql`UPDATE tenants SET weight = 'NaN', rate_per_second = 'NaN' WHERE id = 'extreme'`);
     await claim(db, { type: "clamp", budget: 10, owner: "t", leaseMs: 60_000 });
+  });
+});
+
+describe("finding 3: failed credentials are limited per client address, and the right one always passes", () => {
+  const from = (address: string, path: string, init: RequestInit = {}) =>
+    Promise.resolve(h.app.request(path, init, { incoming: { socket: { remoteAddress: address } } }));
+  const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+
+  test("admin token, fw_ keys and the metrics reader: 401 up to the limit, then 429 with Retry-After", async () => {
+    const t = await h.tenant("limited");
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++)
+      statuses.push((await from("10.0.0.1", "/v1/admin/tenants", bearer(`wrong-${i}`))).status);
+    for (let i = 0; i < 12; i++)
+      statuses.push((await from("10.0.0.1", "/v1/jobs", bearer(`fw_${"x".repeat(43)}`))).status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(20);
+    expect(statuses.slice(20)).toEqual([429, 429, 429, 429]);
+    const limited = await from("10.0.0.1", "/metrics", bearer("wrong"));
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await errorOf(limited)).code).toBe("too_many_failures");
+    // The right credentials from the same address are never refused by the limiter.
+    expect((await from("10.0.0.1", "/v1/admin/tenants", bearer(ADMIN))).status).toBe(200);
+    expect((await from("10.0.0.1", "/v1/jobs", bearer(t.key))).status).toBe(200);
+    // Another address is not affected.
+    expect((await from("10.0.0.2", "/v1/admin/tenants", bearer("wrong"))).status).toBe(401);
+  });
+
+  test("dashboard sign-in: wrong tokens are limited per address; the right token signs in at once", async () => {
+    const login = (address: string, token: string) =>
+      from(address, "/dashboard/login", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token }).toString(),
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 22; i++) statuses.push((await login("10.0.1.1", `wrong-${i}`)).status);
+    expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(20)).toEqual([429, 429]);
+    expect((await login("10.0.1.1", ADMIN)).status).toBe(303);
+    expect((await login("10.0.1.2", "wrong")).status).toBe(401);
+    // Invalid portal links count too.
+    for (let i = 0; i < 21; i++) await from("10.0.1.3", `/dashboard/open/not-a-link-${i}`);
+    const r = await from("10.0.1.3", "/dashboard/open/not-a-link");
+    expect(r.status).toBe(429);
+    expect(r.headers.get("retry-after")).toMatch(/^\d+$/);
+  });
+
+  test("a bad fw_ key costs no database read: malformed ones never, a repeated one only once", async () => {
+    const repeated = `fw_${"r".repeat(43)}`;
+    expect((await h.call("GET", "/v1/jobs", { token: repeated })).status).toBe(401);
+    await h.db.execute(sql`ALTER TABLE api_keys RENAME TO api_keys_away`);
+    try {
+      expect((await h.call("GET", "/v1/jobs", { token: repeated })).status).toBe(401);
+      expect((await h.call("GET", "/v1/jobs", { token: "fw_short" })).status).toBe(401);
+      expect((await h.call("GET", "/v1/admin/tenants", { token: repeated })).status).toBe(401);
+      // A new well-shaped key does read (and fails here, the table being away): the check above is real.
+      expect((await h.call("GET", "/v1/jobs", { token: `fw_${"n".repeat(43)}` })).status).toBe(500);
+    } finally {
+      await h.db.execute(sql`ALTER TABLE api_keys_away RENAME TO api_keys`);
+    }
   });
 });

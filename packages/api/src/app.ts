@@ -2,10 +2,10 @@
 // build the dependencies and hand them in.
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
+import { FailedAuthLimiter, newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
 import type { Coordinator } from "@fairway/coord";
 import type { Db, TenantRow } from "@fairway/store";
-import { requireAdmin, requireTenant } from "./auth.ts";
+import { clientAddress, requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, errorResponse, loggableError } from "./errors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { jobRoutes } from "./routes/jobs.ts";
@@ -47,6 +47,9 @@ export interface AppDeps {
   /** Why email notification channels cannot be created here (neither SMTP nor an HTTP mail API is
    *  configured); absent when they can. */
   emailUnavailable?: string;
+  /** Failed credentials per client address (every route: API tokens, dashboard sign-in, portal
+   *  links). Default 20 a minute per address. */
+  failedAuth?: FailedAuthLimiter;
 }
 
 type Optional = "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable";
@@ -74,6 +77,7 @@ export function createApp(input: AppDeps) {
     log: silentLogger,
     metricsTopTenants: 20,
     portalOrigins: [],
+    failedAuth: new FailedAuthLimiter(),
     ...input,
   };
   const app = new Hono<AppEnv>();
@@ -120,7 +124,11 @@ export function createApp(input: AppDeps) {
   app.route("/v1/admin", operationsRoutes);
   app.route(
     "/dashboard",
-    dashboardApp({ ...deps, addChannel: (tenantId, body) => addChannel(deps, tenantId, body, deps.log) }),
+    dashboardApp({
+      ...deps,
+      addChannel: (tenantId, body) => addChannel(deps, tenantId, body, deps.log),
+      clientAddress,
+    }),
   );
   app.use("/v1/*", requireTenant);
   app.route("/v1", tenantMetricsRoutes);

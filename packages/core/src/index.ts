@@ -12,6 +12,7 @@ export { nextFires, parseCron, validateTimezone } from "./cron.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
 export { BoundedMap } from "./bounded-map.ts";
+export { FailedAuthLimiter } from "./failed-auth.ts";
 export { checkTargetUrl, isForbiddenAddress } from "./ssrf.ts";
 export { isStorableText, storableText } from "./text.ts";
 export { base64url, newId, randomToken, sha256Hex, ulid } from "./ids.ts";

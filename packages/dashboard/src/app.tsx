@@ -22,11 +22,23 @@ import { tenantPages } from "./tenant-pages.tsx";
 const MAX_FORM_BYTES = 64 * 1024;
 const MAX_FORM_FIELDS = 200;
 
-/** Sign-in attempts allowed per minute (all clients together), so the token cannot be guessed online. */
-const LOGIN_ATTEMPTS_PER_MINUTE = 20;
-
 export function dashboardApp(deps: DashboardDeps) {
   const app = new Hono<DashEnv>();
+
+  /** Counts a failed credential against the client's address: the seconds to wait when it is over
+   *  the limit, else 0. */
+  const failed = (c: Context): number => {
+    const address = deps.clientAddress(c);
+    return address ? deps.failedAuth.fail(address, deps.now()) : 0;
+  };
+  const tooMany = (c: Context, wait: number) => {
+    c.header("retry-after", String(wait));
+    return new DashboardError(
+      429,
+      "too_many_failures",
+      `Too many invalid links from this address. Wait ${wait} s, then open a new portal link.`,
+    );
+  };
 
   app.use(async (c, next) => {
     c.set("dash", deps);
@@ -66,12 +78,17 @@ export function dashboardApp(deps: DashboardDeps) {
     sameOrigin(c);
     const parsed = loginForm.safeParse(await c.req.parseBody());
     if (!parsed.success) return c.html(<LoginPage error={firstIssue(parsed.error)} />, 400);
-    // Counted before the comparison, so a guess past the limit is never compared. Fails open: the
-    // limiter is Redis when there is one, and Redis is never needed to sign in.
-    const r = await deps.coordinator.limit("dashboard:login", LOGIN_ATTEMPTS_PER_MINUTE, 60_000).catch(() => null);
-    if (r && !r.allowed)
-      return c.html(<LoginPage error="Too many sign-in attempts. Wait a minute, then try again." />, 429);
+    // Compared first, limited after: the right token always signs in; only wrong ones count against
+    // the client's address, and past the limit they get a 429.
     if (!constantTimeEqual(parsed.data.token, deps.adminToken)) {
+      const wait = failed(c);
+      if (wait) {
+        c.header("retry-after", String(wait));
+        return c.html(
+          <LoginPage error={`Too many failed sign-ins from this address. Wait ${wait} s, then try again.`} />,
+          429,
+        );
+      }
       deps.log.warn("dashboard sign-in refused");
       return c.html(
         <LoginPage error="That is not the admin token. Paste the token the server printed on first start (or FAIRWAY_ADMIN_TOKEN)." />,
@@ -92,6 +109,8 @@ export function dashboardApp(deps: DashboardDeps) {
     const v = await verifyPortalLink(deps.adminToken, c.req.param("token"), deps.now());
     if (!v.ok) {
       const expired = v.reason === "expired";
+      const wait = expired ? 0 : failed(c);
+      if (wait) throw tooMany(c, wait);
       deps.log.warn("portal link refused", { reason: v.reason });
       throw new DashboardError(
         expired ? 410 : 403,
@@ -130,6 +149,8 @@ export function dashboardApp(deps: DashboardDeps) {
   app.use("/portal/:session/*", async (c, next) => {
     const v = await verifyPortalSession(deps.adminToken, c.req.param("session")!, deps.now());
     if (!v.ok) {
+      const wait = v.reason === "expired" ? 0 : failed(c);
+      if (wait) throw tooMany(c, wait);
       throw new DashboardError(
         v.reason === "expired" ? 410 : 403,
         v.reason === "expired" ? "portal_session_expired" : "portal_session_invalid",

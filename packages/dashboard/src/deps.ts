@@ -1,11 +1,12 @@
 // What the dashboard needs from the app that mounts it (packages/api's createApp hands its own deps in).
 import type { Coordinator } from "@fairway/coord";
-import type { Logger } from "@fairway/core";
+import type { FailedAuthLimiter, Logger } from "@fairway/core";
+import type { Context } from "hono";
 import type { Db } from "@fairway/store";
 
 export interface DashboardDeps {
   db: Db;
-  /** Login attempts are limited; saved and run-now jobs are announced to executors. */
+  /** Saved and run-now jobs are announced to executors. */
   coordinator: Pick<Coordinator, "limit" | "wake" | "markReady">;
   /** Signs sessions and portal links (a key derived from it per purpose; see signed-token.ts). */
   adminToken: string;
@@ -16,6 +17,10 @@ export interface DashboardDeps {
   /** Makes a notification channel from an API-shaped body with the API's own rules (packages/api hands
    *  in the function its route uses); a refusal throws an error with the API's status, code and message. */
   addChannel: (tenantId: string, body: unknown) => Promise<{ id: string }>;
+  /** Failed sign-ins and portal tokens, per client address (shared with the API's routes). */
+  failedAuth: FailedAuthLimiter;
+  /** The client's address, or null when it cannot be told (then nothing is limited). */
+  clientAddress: (c: Context) => string | null;
 }
 
 /** Who is looking: the operator (every tenant), or one tenant through a portal session. */

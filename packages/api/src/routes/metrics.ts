@@ -5,7 +5,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { metricsSnapshot } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
-import { safeEqual } from "../auth.ts";
+import { failedCredential, safeEqual } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import { renderSnapshot } from "../metrics-text.ts";
 
@@ -16,13 +16,14 @@ const requireMetricsReader: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = m?.[1];
   const { adminToken, metricsToken } = c.var.deps;
   if (token && (safeEqual(token, adminToken) || (metricsToken && safeEqual(token, metricsToken)))) return next();
-  throw new ApiError(
+  const refusal = new ApiError(
     401,
     "unauthorized",
     "send the admin token or FAIRWAY_METRICS_TOKEN as a bearer token",
     undefined,
     { "www-authenticate": "Bearer" },
   );
+  throw token ? failedCredential(c, refusal) : refusal;
 };
 
 export const fleetMetricsRoutes = new Hono<AppEnv>();
