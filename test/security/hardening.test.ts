@@ -136,3 +136,35 @@ describe("finding 3: failed credentials are limited per client address, and the 
     }
   });
 });
+
+describe("finding 4: tokens are masked in every logged path", () => {
+  test("canary: a portal link and session on non-canonical paths never reach the access log", async () => {
+    await h.tenant("canary4");
+    const link = (await (await h.call("POST", "/v1/admin/tenants/canary4/portal-link", { body: {} })).json()) as {
+      url: string;
+    };
+    const linkToken = link.url.split("/open/")[1];
+    const opened = await h.app.request(`/dashboard/open/${linkToken}`);
+    const session = opened.headers.get("location")!.split("/portal/")[1].split("/")[0];
+    expect(session.length).toBeGreaterThan(40);
+    h.logs.length = 0;
+    const paths = [
+      `/dashboard//portal/${session}/jobs`,
+      `/dashboard/portal//${session}/jobs`,
+      `/Dashboard/portal/${session}/jobs`,
+      `/dashboard/PORTAL/${session}/jobs`,
+      `//dashboard/open/${linkToken}`,
+      `/dashboard/open//${linkToken}`,
+      `/dashboard/portal/${session.replace(".", "%2E")}/jobs`,
+      `/v1/jobs/${session}`,
+      `/elsewhere/${linkToken}/x`,
+    ];
+    for (const p of paths) await h.app.request(p);
+    const logged = h.logs.join("\n");
+    expect(h.logs.length).toBeGreaterThanOrEqual(paths.length);
+    // No 16-character run of either token appears anywhere in the log.
+    for (const token of [linkToken, session]) {
+      for (let i = 0; i + 16 <= token.length; i += 8) expect(logged).not.toContain(token.slice(i, i + 16));
+    }
+  });
+});

@@ -61,8 +61,8 @@ export type AppEnv = {
 
 /** The job and trigger a tenant path names, as log fields (the routes' own ids; never a secret). */
 function idsInPath(path: string): { jobId?: string; triggerId?: string } {
-  const job = /^\/v1\/jobs\/([^/]{1,100})/.exec(path)?.[1];
-  const trigger = /^\/v1\/triggers\/([^/]{1,100})/.exec(path)?.[1];
+  const job = /^\/v1\/jobs\/([^/]{1,100})/.exec(loggablePath(path))?.[1];
+  const trigger = /^\/v1\/triggers\/([^/]{1,100})/.exec(loggablePath(path))?.[1];
   return { ...(job ? { jobId: job } : {}), ...(trigger ? { triggerId: trigger } : {}) };
 }
 
