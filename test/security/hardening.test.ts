@@ -168,3 +168,56 @@ describe("finding 4: tokens are masked in every logged path", () => {
     }
   });
 });
+
+describe("finding 5: merge patch refuses unknown and prototype keys with the create's 400", () => {
+  test("tenants, jobs and pools: each key refused by name, nothing changed, never a 500", async () => {
+    const t = await h.tenant("patchy");
+    const job = await h.call("POST", "/v1/jobs", {
+      token: t.key,
+      body: { name: "p", schedule: { delayMs: 60_000 }, target: { url: "https://example.com/" } },
+    });
+    const jobId = ((await job.json()) as { id: string }).id;
+    expect(
+      (await h.call("PUT", "/v1/admin/pools/patchy-pool", { body: { concurrency: 2, timeoutMs: 1000 } })).status,
+    ).toBe(200);
+    const targets: Array<[string, string, Record<string, unknown>]> = [
+      ["/v1/admin/tenants/patchy", ADMIN, { maxInFlight: 7 }],
+      [`/v1/jobs/${jobId}`, t.key, { name: "changed" }],
+      ["/v1/admin/pools/patchy-pool", ADMIN, { concurrency: 3 }],
+    ];
+    for (const [path, token, valid] of targets) {
+      const before = await (await h.call("GET", path, { token })).text();
+      for (const raw of [
+        `{"constructor":1,${JSON.stringify(valid).slice(1)}`,
+        `{"prototype":1,${JSON.stringify(valid).slice(1)}`,
+        `{"__proto__":{},${JSON.stringify(valid).slice(1)}`,
+        '{"__proto__":null}',
+        '{"__proto__":1}',
+        '{"unknownField":1}',
+      ]) {
+        const r = await h.call("PATCH", path, { token, raw, headers: { "content-type": "application/json" } });
+        expect(r.status, `${path} ${raw}`).toBe(400);
+        const e = await errorOf(r);
+        expect(e.code).toBe("validation_error");
+        const key = /"(constructor|prototype|__proto__|unknownField)"/.exec(raw)![1];
+        // __proto__: null is RFC 7396's "remove a field that does not exist": a no-op, yet still named.
+        expect(e.message, raw).toContain(`"${key}"`);
+      }
+      expect(await (await h.call("GET", path, { token })).text()).toBe(before);
+    }
+    // The same body on create gives the same refusal.
+    const created = await h.call("POST", "/v1/admin/tenants", {
+      raw: '{"name":"x","constructor":1}',
+      headers: { "content-type": "application/json" },
+    });
+    expect(created.status).toBe(400);
+    expect((await errorOf(created)).message).toContain('"constructor"');
+    // A free-form payload may still carry such keys as data.
+    const withPayload = await h.call("PATCH", `/v1/jobs/${jobId}`, {
+      token: t.key,
+      raw: '{"payload":{"constructor":1,"__proto__":{"x":1}}}',
+      headers: { "content-type": "application/json" },
+    });
+    expect(withPayload.status).toBe(200);
+  });
+});
