@@ -18,7 +18,14 @@ export { isStorableText, storableText } from "./text.ts";
 export { base64url, newId, randomToken, sha256Hex, ulid } from "./ids.ts";
 export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
 export { EXCLUSIVE_LOOKAHEAD_MS, planFires, type CronJobState } from "./schedule.ts";
-export { SECRET_NAME, redactSecrets, substituteInJson, substituteSecrets, targetSecretRefs } from "./secret-refs.ts";
+export {
+  SECRET_NAME,
+  redactSecretFragments,
+  redactSecrets,
+  substituteInJson,
+  substituteSecrets,
+  targetSecretRefs,
+} from "./secret-refs.ts";
 export {
   decryptSecret,
   encryptSecret,

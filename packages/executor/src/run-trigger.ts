@@ -4,6 +4,7 @@ import {
   BoundedMap,
   checkTargetUrl,
   parseRetryAfter,
+  redactSecretFragments,
   redactSecrets,
   signWebhook,
   signWebhookSync,
@@ -103,8 +104,10 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
   const url = values ? substituteSecrets(target.url, values) : target.url;
   // Checked again at delivery time: the rules (or the job, or a secret in the URL) may have changed.
   const checked = checkTarget(url, deps.allowPrivateTargets);
+  // When a secret went into the URL, its host is secret too: errors about it are redacted by parts.
+  const secretUrl = values && url !== target.url ? url : undefined;
   if (checked.href === null)
-    return fail("network_error", values ? redactSecrets(checked.message, values) : checked.message);
+    return fail("network_error", values ? redactSecretFragments(checked.message, values, secretUrl) : checked.message);
   const method = methodOf(t);
   const body = bodyOf(t, values);
   const own = userHeaders(t, values);
@@ -133,11 +136,11 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
     });
   } catch (err) {
     const r = signal.aborted ? fail("timeout", "timed out") : fail("network_error", errorText(err));
-    if (values && r.error) r.error = redactSecrets(r.error, values);
+    if (values && r.error) r.error = redactSecretFragments(r.error, values, secretUrl);
     r.request = request;
     return r;
   }
-  const responseBody = values ? redactSecrets(res.body, values) : res.body;
+  const responseBody = values ? redactSecretFragments(res.body, values) : res.body;
   let r: DeliveryResult;
   if (res.status >= 200 && res.status < 300) r = answer("success", res.status, null, responseBody || null, null);
   // Retry-After matters only to a failed attempt's retry.
