@@ -101,7 +101,7 @@ test("no part of a token or secret reaches a log line, a response or a stored at
   for (const id of ids) {
     const page = await until(
       () => call("GET", `/v1/jobs/${id}/triggers`).then((r) => r.json()),
-      (p: { data: Array<{ status: string }> }) => p.data[0]?.status === "dead",
+      (p: { data: Array<{ id: string; status: string }> }) => p.data[0]?.status === "dead",
       30_000,
     );
     const t = await call("GET", `/v1/triggers/${page.data[0].id}`);
