@@ -221,3 +221,38 @@ describe("finding 5: merge patch refuses unknown and prototype keys with the cre
     expect(withPayload.status).toBe(200);
   });
 });
+
+describe("finding 7: headers the transport cannot send are refused at create", () => {
+  test("keep-alive, upgrade, expect and the rest: 400 naming the header, nothing stored", async () => {
+    const t = await h.tenant("hdrs");
+    const before = await h.counts();
+    for (const name of [
+      "keep-alive",
+      "Upgrade",
+      "expect",
+      "TE",
+      "trailer",
+      "proxy-connection",
+      "connection",
+      "transfer-encoding",
+      "host",
+      "content-length",
+      ":path",
+      "http2-settings",
+    ]) {
+      const r = await h.call("POST", "/v1/jobs", {
+        token: t.key,
+        body: {
+          name: "h",
+          schedule: { delayMs: 60_000 },
+          target: { url: "https://example.com/", headers: { [name]: "x" } },
+        },
+      });
+      expect(r.status, name).toBe(400);
+      const e = await errorOf(r);
+      expect(e.code).toBe("validation_error");
+      expect(e.message, name).toContain(name);
+    }
+    expect(await h.counts()).toEqual(before);
+  });
+});

@@ -43,6 +43,11 @@ const RESERVED_HEADERS: Array<[RegExp, string]> = [
   [/^webhook-/i, "the webhook- prefix is reserved for Standard Webhooks headers"],
   [/^fairway-/i, "the fairway- prefix is reserved for Fairway's delivery headers"],
   [/^(host|content-length|connection|transfer-encoding)$/i, "it is set by the HTTP client from the URL and the body"],
+  // What the transport (undici) refuses to send or manages itself: every attempt would fail.
+  [
+    /^(keep-alive|upgrade|expect|te|trailer|proxy-connection|http2-settings)$/i,
+    "it controls the connection, which the HTTP client manages; it can never be sent",
+  ],
   [/^user-agent$/i, "Fairway identifies itself as the sender"],
 ];
 
