@@ -256,3 +256,44 @@ describe("finding 7: headers the transport cannot send are refused at create", (
     expect(await h.counts()).toEqual(before);
   });
 });
+
+describe("finding 8: portal access is revoked per tenant", () => {
+  async function openSession(tenant: string) {
+    const link = (await (await h.call("POST", `/v1/admin/tenants/${tenant}/portal-link`, { body: {} })).json()) as {
+      url: string;
+    };
+    const path = `/dashboard/open/${link.url.split("/open/")[1]}`;
+    const opened = await h.app.request(path);
+    expect(opened.status).toBe(303);
+    return { link: path, session: opened.headers.get("location")! };
+  }
+  const status = async (path: string) => (await h.app.request(path)).status;
+
+  test("revoke, signing-secret rotation and suspension each end links and sessions; others keep theirs", async () => {
+    await h.tenant("portal-a");
+    await h.tenant("portal-b");
+    const other = await openSession("portal-b");
+
+    let s = await openSession("portal-a");
+    expect(await status(s.session)).toBe(200);
+    const revoked = await h.call("POST", "/v1/admin/tenants/portal-a/portal-sessions/revoke");
+    expect(revoked.status).toBe(200);
+    expect(await status(s.session)).toBe(403);
+    expect(await status(s.link)).toBe(403);
+
+    s = await openSession("portal-a");
+    expect((await h.call("POST", "/v1/admin/tenants/portal-a/signing-secret/rotate")).status).toBe(200);
+    expect(await status(s.session)).toBe(403);
+
+    s = await openSession("portal-a");
+    expect((await h.call("PATCH", "/v1/admin/tenants/portal-a", { body: { status: "suspended" } })).status).toBe(200);
+    expect((await h.call("PATCH", "/v1/admin/tenants/portal-a", { body: { status: "active" } })).status).toBe(200);
+    expect(await status(s.session)).toBe(403);
+    expect(await status(s.link)).toBe(403);
+
+    // A new link works again; the other tenant's session was never touched.
+    expect(await status((await openSession("portal-a")).session)).toBe(200);
+    expect(await status(other.session)).toBe(200);
+    expect((await h.call("POST", "/v1/admin/tenants/nope/portal-sessions/revoke")).status).toBe(404);
+  });
+});

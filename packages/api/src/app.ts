@@ -15,7 +15,7 @@ import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
 import { operationsRoutes } from "./routes/operations.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
 import { addChannel, notificationRoutes } from "./routes/notifications.ts";
-import { createPortalLinkRoute } from "./routes/portal-link.ts";
+import { createPortalLinkRoute, revokePortalSessionsRoute } from "./routes/portal-link.ts";
 import { dashboardApp, loggablePath } from "@fairway/dashboard";
 
 /** What the API needs from coordination: request limits, and the hints for executors (wake, and the
@@ -119,6 +119,7 @@ export function createApp(input: AppDeps) {
   app.route("/", fleetMetricsRoutes);
   app.use("/v1/admin/*", requireAdmin);
   app.post("/v1/admin/tenants/:id/portal-link", createPortalLinkRoute);
+  app.post("/v1/admin/tenants/:id/portal-sessions/revoke", revokePortalSessionsRoute);
   app.route("/v1/admin/secrets", secretAdminRoutes);
   app.route("/v1/admin", adminRoutes);
   app.route("/v1/admin", operationsRoutes);

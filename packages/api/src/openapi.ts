@@ -28,6 +28,7 @@ import {
   poolListResponse,
   poolResponse,
   portalLinkResponse,
+  portalRevokeResponse,
   quotaResponse,
   reencryptResponse,
   revokedKeyResponse,
@@ -55,6 +56,7 @@ const SCHEMAS = {
   RotatedSecret: rotatedSecretResponse,
   SigningSecret: signingSecretResponse,
   PortalLink: portalLinkResponse,
+  PortalRevoke: portalRevokeResponse,
   Secret: secretResponse,
   SecretList: secretListResponse,
   Reencrypted: reencryptResponse,
@@ -389,6 +391,14 @@ function build() {
           summary: "A signed, short-lived link to the tenant's dashboard view ({ ttlSeconds? }, default 900)",
           parameters: tenantId,
           responses: responses(201, "The link", "PortalLink", [...ADMIN, 400, 404]),
+        }),
+      },
+      "/v1/admin/tenants/{id}/portal-sessions/revoke": {
+        post: adminOp({
+          summary:
+            "End every portal link and session of the tenant now (rotating its signing secret or suspending it does too)",
+          parameters: tenantId,
+          responses: responses(200, "Revoked", "PortalRevoke", [...ADMIN, 404]),
         }),
       },
       "/v1/admin/pools": {

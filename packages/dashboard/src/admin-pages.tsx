@@ -8,7 +8,9 @@ import {
   activityWindow,
   COUNT_CAP,
   deadLettersByType,
+  getTenant,
   listDeadLetterSummaries,
+  revokePortalSessions,
   tenantOverview,
   updateTenant,
   type TenantOverview,
@@ -223,6 +225,16 @@ function TenantDetail(props: {
           </button>
         </PostForm>
         <PostForm
+          action={`${base}/portal-sessions/revoke`}
+          csrf={csrf}
+          class="inline"
+          label="End every portal session and link of this tenant"
+        >
+          <button type="submit" class="secondary">
+            End portal sessions
+          </button>
+        </PostForm>
+        <PostForm
           action={`${base}/status`}
           csrf={csrf}
           class="inline"
@@ -372,15 +384,25 @@ adminPages.post("/tenants/:id/status", async (c) => {
 adminPages.post("/tenants/:id/portal-link", async (c) => {
   const d = c.var.dash;
   const [t] = await tenantOverview(d.db, { after: null, limit: 1, ids: [c.req.param("id")] });
-  if (!t) throw notFound("tenant");
+  const row = t && (await getTenant(d.db, t.id));
+  if (!t || !row) throw notFound("tenant");
   const link = await createPortalLink({
     secret: d.adminToken,
     origin: publicOrigin(c),
     tenantId: t.id,
+    epoch: row.portalEpoch,
     ttlSeconds: PORTAL_LINK_DEFAULT_TTL_S,
     nowMs: d.now(),
   });
   return c.html(<TenantDetail c={c} t={t} link={link} />);
+});
+
+adminPages.post("/tenants/:id/portal-sessions/revoke", async (c) => {
+  const d = c.var.dash;
+  const t = await revokePortalSessions(d.db, c.req.param("id"));
+  if (!t) throw notFound("tenant");
+  d.log.info("portal sessions revoked", { tenantId: t.id });
+  return c.redirect(`/dashboard/admin/tenants/${encodeURIComponent(t.id)}`, 303);
 });
 
 adminPages.get("/dead-letters", async (c) => {

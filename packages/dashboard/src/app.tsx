@@ -13,7 +13,7 @@ import { DashboardError, notFound } from "./errors.ts";
 import { firstIssue, loginForm } from "./forms.ts";
 import { Page } from "./layout.tsx";
 import { loggablePath } from "./loggable-path.ts";
-import { createPortalSession, verifyPortalLink, verifyPortalSession } from "./portal-link.ts";
+import { createPortalSession, currentEpoch, verifyPortalLink, verifyPortalSession } from "./portal-link.ts";
 import { publicOrigin } from "./public-origin.ts";
 import { constantTimeEqual } from "./signed-token.ts";
 import { tenantPages } from "./tenant-pages.tsx";
@@ -122,7 +122,12 @@ export function dashboardApp(deps: DashboardDeps) {
     }
     const tenant = await getTenant(deps.db, v.claims.t);
     if (!tenant) throw notFound("tenant");
-    const session = await createPortalSession(deps.adminToken, tenant.id, deps.now());
+    if (!currentEpoch(v.claims, tenant)) throw portalRevoked();
+    const session = await createPortalSession(
+      deps.adminToken,
+      { tenantId: tenant.id, epoch: tenant.portalEpoch },
+      deps.now(),
+    );
     return c.redirect(`/dashboard/portal/${session}/jobs`, 303);
   });
 
@@ -160,6 +165,7 @@ export function dashboardApp(deps: DashboardDeps) {
       );
     }
     const csrf = await csrfFor(deps.adminToken, v.claims.n);
+    c.set("portalClaims", v.claims);
     if (c.req.method === "POST") await requireCsrf(c, csrf);
     c.set("csrf", csrf);
     c.set("scope", {
@@ -217,6 +223,13 @@ export function dashboardApp(deps: DashboardDeps) {
 }
 
 /** Resolve the tenant a tenant page is about, and refuse an unknown one. */
+const portalRevoked = () =>
+  new DashboardError(
+    403,
+    "portal_session_revoked",
+    "This portal access was ended by the application that gave it. Open a new portal link from it.",
+  );
+
 function tenantScope(
   tenantOf: (c: Context<DashEnv>) => string,
   baseOf: (c: Context<DashEnv>) => string,
@@ -226,6 +239,7 @@ function tenantScope(
     const tenantId = tenantOf(c);
     const tenant = await getTenant(c.var.dash.db, tenantId);
     if (!tenant) throw notFound("tenant");
+    if (portal && !currentEpoch(c.var.portalClaims, tenant)) throw portalRevoked();
     if (portal && tenant.status !== "active") {
       throw new DashboardError(
         403,

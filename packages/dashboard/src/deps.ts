@@ -2,6 +2,7 @@
 import type { Coordinator } from "@fairway/coord";
 import type { FailedAuthLimiter, Logger } from "@fairway/core";
 import type { Context } from "hono";
+import type { PortalClaims } from "./portal-link.ts";
 import type { Db } from "@fairway/store";
 
 export interface DashboardDeps {
@@ -29,5 +30,13 @@ export type Scope =
   | { kind: "tenant"; tenantId: string; csrf: string; portal: boolean; base: string };
 
 export type DashEnv = {
-  Variables: { dash: DashboardDeps; scope: Scope; tenantId: string; base: string; portal: boolean; csrf: string };
+  Variables: {
+    dash: DashboardDeps;
+    scope: Scope;
+    tenantId: string;
+    base: string;
+    portal: boolean;
+    csrf: string;
+    portalClaims: PortalClaims;
+  };
 };

@@ -160,6 +160,9 @@ export function createAdminClient(opts: AdminClientOptions) {
       /** A signed, short-lived link to this tenant's dashboard view (default 15 minutes). */
       portalLink: (id: string, o: { ttlSeconds?: number } = {}) =>
         req<{ url: string; expiresAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/portal-link`, o),
+      /** Ends every portal link and session of the tenant now. */
+      revokePortalSessions: (id: string) =>
+        req<{ tenantId: string; revokedAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/portal-sessions/revoke`),
     },
     pools: {
       list: () => req<{ data: PoolConfig[] }>("GET", "/v1/admin/pools"),

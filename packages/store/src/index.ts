@@ -23,6 +23,7 @@ export {
   getTenant,
   listTenants,
   revokeApiKey,
+  revokePortalSessions,
   rotateSigningSecret,
   updateTenant,
   type TenantRow,

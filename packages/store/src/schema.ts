@@ -62,6 +62,9 @@ export const tenants = pgTable(
     // Auto-pause (sql/notifications.ts): a job whose last this-many triggers all dead-lettered is
     // paused (reason consecutive_failures); 0 turns it off.
     consecutiveFailureLimit: integer("consecutive_failure_limit").notNull().default(15),
+    // Portal sessions and links carry the epoch they were made in and are refused once it moved on:
+    // bumped by POST …/portal-sessions/revoke, a signing-secret rotation and a suspension.
+    portalEpoch: integer("portal_epoch").notNull().default(0),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },

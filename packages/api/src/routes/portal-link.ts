@@ -9,7 +9,7 @@ import {
   PORTAL_LINK_MIN_TTL_S,
   publicOrigin,
 } from "@fairway/dashboard";
-import { getTenant } from "@fairway/store";
+import { getTenant, revokePortalSessions } from "@fairway/store";
 import type { AppEnv } from "../app.ts";
 import { notFound } from "../errors.ts";
 import { jsonBody } from "../validate.ts";
@@ -27,9 +27,20 @@ export async function createPortalLinkRoute(c: Context<AppEnv>) {
     secret: deps.adminToken,
     origin: publicOrigin(c),
     tenantId: tenant.id,
+    epoch: tenant.portalEpoch,
     ttlSeconds: body.ttlSeconds,
     nowMs: deps.now(),
   });
   c.var.log.info("portal link created", { tenantId: tenant.id, ttlSeconds: body.ttlSeconds });
+  c.header("cache-control", "no-store");
   return c.json(link, 201);
+}
+
+/** POST /v1/admin/tenants/:id/portal-sessions/revoke: every portal link and session the tenant has
+ *  ends now (its portal epoch moves on); links made afterwards work. */
+export async function revokePortalSessionsRoute(c: Context<AppEnv>) {
+  const tenant = await revokePortalSessions(c.var.deps.db, c.req.param("id")!);
+  if (!tenant) throw notFound("tenant");
+  c.var.log.info("portal sessions revoked", { tenantId: tenant.id });
+  return c.json({ tenantId: tenant.id, revokedAt: new Date(c.var.deps.now()).toISOString() });
 }

@@ -46,6 +46,16 @@ export function adminCommands(program: Command, globals: () => GlobalOptions): v
       print(g, rows, (r) => table(r as never, ["id", "name", "status", "maxInFlight", "weight", "maxJobs"]));
     });
 
+  tenants
+    .command("revoke-portal")
+    .description("end every portal link and session of a tenant now")
+    .argument("<tenant>", "tenant id")
+    .action(async (tenant: string) => {
+      const g = globals();
+      const r = await adminClient(g).tenants.revokePortalSessions(tenant);
+      print(g, r, (r) => `portal sessions of ${r.tenantId} ended at ${r.revokedAt}`);
+    });
+
   const keys = program.command("keys").description("tenant API keys (admin token)");
   keys
     .command("create")
