@@ -297,3 +297,99 @@ describe("finding 8: portal access is revoked per tenant", () => {
     expect((await h.call("POST", "/v1/admin/tenants/nope/portal-sessions/revoke")).status).toBe(404);
   });
 });
+
+describe("finding 9 and the user-found bugs", () => {
+  test("API answers carry Cache-Control: no-store (new key, signing secret, portal link, errors)", async () => {
+    const t = await h.tenant("nostore");
+    for (const [method, path] of [
+      ["POST", "/v1/admin/tenants/nostore/keys"],
+      ["GET", "/v1/admin/tenants/nostore/signing-secret"],
+      ["POST", "/v1/admin/tenants/nostore/signing-secret/rotate"],
+      ["POST", "/v1/admin/tenants/nostore/portal-link"],
+      ["GET", "/v1/admin/tenants/none"],
+    ]) {
+      const r = await h.call(method, path, method === "POST" ? { body: {} } : {});
+      expect(r.headers.get("cache-control"), path).toBe("no-store");
+    }
+    const created = await h.call("POST", "/v1/admin/tenants", { body: { name: "n" } });
+    expect(created.headers.get("cache-control")).toBe("no-store");
+    expect((await h.call("GET", "/v1/jobs", { token: t.key })).headers.get("cache-control")).toBe("no-store");
+  });
+
+  test("channel URLs must be https (plain http only to a private address when private targets are allowed)", async () => {
+    const t = await h.tenant("chan");
+    const add = (url: string, app = h) =>
+      app.call("POST", "/v1/notification-channels", { token: t.key, body: { type: "webhook", url } });
+    const r = await add("http://example.com/hook");
+    expect(r.status).toBe(400);
+    expect((await errorOf(r)).message).toContain("https");
+    expect((await add("https://example.com/hook")).status).toBe(201);
+  });
+
+  test("GET /v1/dead-letters is newest first, page by page", async () => {
+    const t = await h.tenant("dlorder");
+    const jobs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await h.call("POST", "/v1/jobs", {
+        token: t.key,
+        body: {
+          name: `d${i}`,
+          type: "dl-order",
+          schedule: { delayMs: 0 },
+          retry: { maxAttempts: 1 },
+          target: { url: "https://example.com/" },
+        },
+      });
+      jobs.push(((await r.json()) as { id: string }).id);
+    }
+    await h.db.execute(
+      sql`UPDATE triggers SET next_attempt_at = now() - interval '1 second' WHERE tenant_id = 'dlorder'`,
+    );
+    const got = await claim(h.db, { type: "dl-order", budget: 10, owner: "t", leaseMs: 60_000 });
+    expect(got).toHaveLength(3);
+    await settle(
+      h.db,
+      got.map((c) => ({
+        id: c.id,
+        leaseToken: c.leaseToken,
+        attempt: c.attempt,
+        status: "dead" as const,
+        reason: "exhausted",
+        startedAt: new Date(),
+        durationMs: 1,
+        outcome: "http_error",
+        httpStatus: 503,
+      })),
+    );
+    const all = (await (await h.call("GET", "/v1/dead-letters", { token: t.key })).json()) as {
+      data: Array<{ id: string }>;
+    };
+    const ids = all.data.map((d) => d.id);
+    expect(ids).toEqual([...ids].sort().reverse());
+    expect(ids).toHaveLength(3);
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = (await (
+        await h.call("GET", `/v1/dead-letters?limit=1${cursor ? `&cursor=${cursor}` : ""}`, { token: t.key })
+      ).json()) as { data: Array<{ id: string }>; nextCursor: string | null };
+      paged.push(...page.data.map((d) => d.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(paged).toEqual(ids);
+  });
+
+  test("POST /v1/jobs answers nextFires for a cron job, as GET does", async () => {
+    const t = await h.tenant("nextfires");
+    const r = await h.call("POST", "/v1/jobs", {
+      token: t.key,
+      body: { name: "c", schedule: { cron: "0 9 * * *" }, target: { url: "https://example.com/" } },
+    });
+    const created = (await r.json()) as { id: string; nextFires?: string[] };
+    const got = (await (await h.call("GET", `/v1/jobs/${created.id}`, { token: t.key })).json()) as {
+      nextFires: string[];
+    };
+    expect(created.nextFires).toHaveLength(5);
+    expect(created.nextFires).toEqual(got.nextFires);
+  });
+});

@@ -115,6 +115,12 @@ export function createApp(input: AppDeps) {
     }),
   );
 
+  // API answers are never cached by a browser or a proxy: several carry secrets (a new key, a signing
+  // secret, a portal link), and none is worth keeping.
+  app.use("/v1/*", async (c, next) => {
+    await next();
+    c.header("cache-control", "no-store");
+  });
   app.route("/", openRoutes);
   app.route("/", fleetMetricsRoutes);
   app.use("/v1/admin/*", requireAdmin);

@@ -121,7 +121,7 @@ jobRoutes.post("/", async (c) => {
   // retried after a lost response cannot tell, and need not care; the header says it was a replay.
   if (result.kind === "replayed") c.header("idempotent-replayed", "true");
   c.var.log.info("job created", { jobId: result.job.id, replayed: result.kind === "replayed" });
-  return c.json({ ...jobJson(result.job), firesImmediately: firesImmediately(result.job) }, 201);
+  return c.json({ ...jobJson(result.job, { upcoming: 5 }), firesImmediately: firesImmediately(result.job) }, 201);
 });
 
 jobRoutes.get("/", async (c) => {
