@@ -393,3 +393,55 @@ describe("finding 9 and the user-found bugs", () => {
     expect(created.nextFires).toEqual(got.nextFires);
   });
 });
+
+describe("finding 9: a target that became forbidden is a final failure with the flag hint", () => {
+  test("saved while private targets were allowed, run without: forbidden_target, dead at once, never retried", async () => {
+    const { runTrigger } = await import("../../packages/executor/src/run-trigger.ts");
+    const { RunAbort } = await import("@fairway/executor");
+    const { decideRetry } = await import("@fairway/core");
+    const { createUndiciTransport } = await import("@fairway/executor/node");
+    const transport = createUndiciTransport({ allowPrivate: false });
+    try {
+      for (const url of ["http://127.0.0.1:9/hook", "http://localhost:9/hook"]) {
+        const r = await runTrigger(
+          {
+            id: "trg_x",
+            tenantId: "t",
+            jobId: "job_x",
+            type: "webhook",
+            kind: "schedule",
+            scheduledFor: new Date(),
+            attempt: 1,
+            maxAttempts: 5,
+            leaseToken: "l",
+            priority: 0,
+            jobName: "j",
+            target: { url },
+            payload: null,
+            timeoutMs: 5000,
+            initialDelayMs: 1000,
+            maxDelayMs: 60_000,
+            backoff: "exponential",
+            jitter: "none",
+            secrets: ["whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdHRlc3Q="],
+            atCap: false,
+          } as never,
+          new RunAbort(),
+          { transport, handlers: {}, allowPrivateTargets: false, now: Date.now },
+        );
+        expect(r.outcome, url).toBe("forbidden_target");
+        expect(r.error, url).toContain("FAIRWAY_ALLOW_PRIVATE_TARGETS=true");
+        const d = decideRetry({
+          outcome: r.outcome,
+          httpStatus: null,
+          retryAfterMs: null,
+          attempt: 1,
+          policy: { maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 60_000 },
+        } as never);
+        expect(d.kind, url).toBe("dead");
+      }
+    } finally {
+      await transport.close();
+    }
+  });
+});

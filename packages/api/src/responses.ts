@@ -184,6 +184,7 @@ export const attemptResponse = z.strictObject({
     "handler_error",
     "lease_expired",
     "secret_missing",
+    "forbidden_target",
     "lost_in_flight",
   ]),
   httpStatus: z.number().int().nullable(),

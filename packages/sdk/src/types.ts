@@ -14,6 +14,7 @@ export type AttemptOutcome =
   | "handler_error"
   | "lease_expired"
   | "secret_missing"
+  | "forbidden_target"
   | "lost_in_flight";
 
 /** Any JSON value. */
