@@ -74,9 +74,13 @@ export async function runTrigger(t: ClaimedTrigger, abort: RunAbort, deps: RunDe
       }
     }
   } catch (err) {
+    const status = (err as { httpStatus?: unknown } | null)?.httpStatus;
     r = abort.aborted
       ? fail("timeout", "timed out")
-      : fail(t.target ? "network_error" : "handler_error", errorText(err));
+      : typeof status === "number" && !t.target
+        ? // A handler that got an HTTP answer says so (notify.ts): the status decides, as for a webhook.
+          answer("http_error", status, errorText(err), null, null)
+        : fail(t.target ? "network_error" : "handler_error", errorText(err));
   }
   r.durationMs = performance.now() - started;
   return r;
