@@ -37,7 +37,7 @@ function badText(path: string) {
 /** More object keys than this in one body are refused before JSON.parse builds them: parsing and then
  *  checking hundreds of thousands of keys holds the event loop for seconds. A real body (a payload
  *  included) has far fewer. */
-export const MAX_JSON_KEYS = 10_000;
+const MAX_JSON_KEYS = 10_000;
 
 /** A streaming check over the raw bytes as they arrive, outside strings: object keys (colons) and
  *  nesting. JSON's structural characters are ASCII and no byte of a multi-byte UTF-8 character is, so
