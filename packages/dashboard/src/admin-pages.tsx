@@ -279,8 +279,6 @@ function TenantDetail(props: {
               name="maxInFlight"
               label="In-flight cap"
               value={t.maxInFlight}
-              min={TENANT_BOUNDS.maxInFlight.min}
-              max={TENANT_BOUNDS.maxInFlight.max}
               hint="Most triggers running at once, across all executors."
             />
             <NumberField
@@ -288,8 +286,6 @@ function TenantDetail(props: {
               label="Weight"
               value={t.weight}
               step="any"
-              min={TENANT_BOUNDS.weight.min}
-              max={TENANT_BOUNDS.weight.max}
               hint={`Share of each pool's worker time relative to other tenants (${TENANT_BOUNDS.weight.min}-${TENANT_BOUNDS.weight.max}).`}
             />
             <NumberField
@@ -297,16 +293,12 @@ function TenantDetail(props: {
               label="Rate per second"
               value={t.ratePerSecond}
               step="any"
-              min={TENANT_BOUNDS.ratePerSecond.min}
-              max={TENANT_BOUNDS.ratePerSecond.max}
-              hint="Empty: unlimited."
+              hint={`${TENANT_BOUNDS.ratePerSecond.min}-${TENANT_BOUNDS.ratePerSecond.max} a second. Empty: unlimited.`}
             />
             <NumberField
               name="burst"
               label="Burst"
               value={t.burst}
-              min={TENANT_BOUNDS.burst.min}
-              max={TENANT_BOUNDS.burst.max}
               hint="Token bucket size. Empty: the rate, at least 1."
             />
             <NumberField name="maxJobs" label="Max live jobs" value={t.maxJobs} />
@@ -319,15 +311,7 @@ function TenantDetail(props: {
   );
 }
 
-function NumberField(props: {
-  name: string;
-  label: string;
-  value: number | null;
-  hint?: string;
-  step?: string;
-  min?: number;
-  max?: number;
-}) {
+function NumberField(props: { name: string; label: string; value: number | null; hint?: string; step?: string }) {
   const id = `f-${props.name}`;
   return (
     <div class="field">
@@ -338,8 +322,6 @@ function NumberField(props: {
         type="number"
         inputmode="decimal"
         step={props.step ?? "1"}
-        min={props.min}
-        max={props.max}
         value={props.value == null ? "" : String(props.value)}
         aria-describedby={props.hint ? `${id}-hint` : undefined}
       />

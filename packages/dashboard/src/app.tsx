@@ -122,6 +122,7 @@ export function dashboardApp(deps: DashboardDeps) {
     }
     const tenant = await getTenant(deps.db, v.claims.t);
     if (!tenant) throw notFound("tenant");
+    if (tenant.status !== "active") throw portalSuspended();
     if (!currentEpoch(v.claims, tenant)) throw portalRevoked();
     const session = await createPortalSession(
       deps.adminToken,
@@ -223,6 +224,13 @@ export function dashboardApp(deps: DashboardDeps) {
 }
 
 /** Resolve the tenant a tenant page is about, and refuse an unknown one. */
+const portalSuspended = () =>
+  new DashboardError(
+    403,
+    "tenant_suspended",
+    "This account is suspended, so its portal is closed. Contact the application that gave you this link.",
+  );
+
 const portalRevoked = () =>
   new DashboardError(
     403,
@@ -239,14 +247,8 @@ function tenantScope(
     const tenantId = tenantOf(c);
     const tenant = await getTenant(c.var.dash.db, tenantId);
     if (!tenant) throw notFound("tenant");
+    if (portal && tenant.status !== "active") throw portalSuspended();
     if (portal && !currentEpoch(c.var.portalClaims, tenant)) throw portalRevoked();
-    if (portal && tenant.status !== "active") {
-      throw new DashboardError(
-        403,
-        "tenant_suspended",
-        "This account is suspended, so its portal is closed. Contact the application that gave you this link.",
-      );
-    }
     const base = baseOf(c);
     c.set("tenantId", tenant.id);
     c.set("base", base);
