@@ -190,9 +190,13 @@ export interface Quota {
 }
 
 export interface TenantQuotas {
+  /** Whole number, 1-100000. */
   maxInFlight?: number;
+  /** 0.01-1000. */
   weight?: number;
+  /** 0.01-100000 a second, or null for no rate limit. */
   ratePerSecond?: number | null;
+  /** Whole number, 1-1000000, or null for max(1, ratePerSecond). */
   burst?: number | null;
   maxJobs?: number;
   maxPayloadBytes?: number;
