@@ -12,6 +12,8 @@ import { db, receiver, useDrill } from "./support/drill.ts";
 
 const TOTAL = 2000;
 const POOL = 20;
+/** Restarts per executor slot. */
+const ROUNDS = 3;
 useDrill();
 
 it("three executors restarted repeatedly under load: lost 0, duplicates bounded", { timeout: 90_000 }, async () => {
@@ -24,8 +26,7 @@ it("three executors restarted repeatedly under load: lost 0, duplicates bounded"
     );
   }
   await seedPool(db.store.db, "work", POOL, { leaseMs: 1500, timeoutMs: 1000 });
-  // Slow enough that the run spans several restarts of each of the three slots, also when the machine
-  // is loaded and restarts take longer (at 100 ms a full suite run once saw only 5 churn events; at 200 ms, 12–13).
+  // Slow enough that every restart finds runs in flight.
   receiver.delayMs = 200;
 
   let n = 0;
@@ -34,11 +35,16 @@ it("three executors restarted repeatedly under load: lost 0, duplicates bounded"
   let crashes = 0;
   let deploys = 0;
   let done = false;
-  // Each of the three slots churns on its own: run a little, then crash or deploy, then replace.
+  // Each of the three slots churns on its own: run until the drill's progress reaches its next mark,
+  // then crash or deploy, then replace. Marks by answered deliveries, not by time: ROUNDS restarts per
+  // slot, spread over the run, however slow the machine (on a timer, a loaded full-suite run once saw
+  // only 5 churn events). Slots churn independently, so one may be down while another restarts.
+  const answered = () => receiver.hits.filter((h) => h.status === 200).length;
   const slot = async (k: number) => {
     let child = await start();
-    for (let round = 0; !done; round++) {
-      await new Promise((r) => setTimeout(r, 1500 + 500 * k));
+    for (let round = 0; round < ROUNDS && !done; round++) {
+      const mark = ((3 * round + k + 1) / (3 * ROUNDS + 1)) * TOTAL;
+      while (!done && answered() < mark) await new Promise((r) => setTimeout(r, 20));
       if (done) break;
       if ((round + k) % 2 === 0) {
         child.signal("SIGKILL");
@@ -82,7 +88,7 @@ it("three executors restarted repeatedly under load: lost 0, duplicates bounded"
   expect(counts).toEqual({ succeeded: TOTAL });
   expect(report.lost).toBe(0);
   expect(report.foreign).toBe(0);
-  expect(crashes + deploys).toBeGreaterThanOrEqual(6);
+  expect(crashes + deploys).toBe(3 * ROUNDS);
   expect(report.duplicates).toBeLessThanOrEqual(maxLeasesHeld(POOL) * (crashes + deploys));
   for (const t of ["a", "b", "c", "d"]) expect(receiver.maxOpen.get(t)).toBeLessThanOrEqual(20);
   expect(await attemptAnomalies(db.store.db)).toEqual([]);

@@ -41,12 +41,17 @@ it.each([
     // From now on every delivery stays open: the pool's slots fill with held runs, its queue stays.
     receiver.mode = { kind: "hold" };
     await receiver.waitFor(() => receiver.held === POOL, 20_000, "a full pool held");
-    // Longer than the settle linger: every answered delivery's result is written before the kill.
-    await new Promise((r) => setTimeout(r, 400));
     const held = new Set(receiver.hits.filter((h) => h.status === null).map((h) => h.id));
     const answered = new Set(receiver.hits.filter((h) => h.status === 200).map((h) => h.id));
     expect(held.size).toBe(POOL);
-    expect((await statusCounts(db.store.db)).succeeded).toBe(answered.size);
+    // Every answered delivery's result is written before the kill (waited for, not timed: the settle
+    // linger plus a write, however slow the machine).
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.succeeded === answered.size,
+      20_000,
+      "every answered delivery settled",
+    );
 
     victim.signal("SIGKILL");
     expect(await victim.exited).toBe(null);

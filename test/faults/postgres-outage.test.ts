@@ -106,8 +106,8 @@ it("Postgres cut for 3 s under load: executors and API recover in place; nothing
   );
   const stats = await Promise.all(executors.map((e) => e.stop()));
   // Unpatched, postgres.js 3.4.9 kills the process here (porsager/postgres#1154/#1208: a buffered
-  // write runs after the socket closed and throws from a setImmediate). scripts/patch-postgres.mjs
-  // guards it at install; with the guard no executor may crash at all.
+  // write runs after the socket closed and throws from a setImmediate). patches/postgres+3.4.9.patch
+  // (patch-package) guards it at install; with the guard no executor may crash at all.
   const crashed = executors.filter((e) => !e.events.some((x) => x.event === "stopped"));
   const report = deliveryReport(receiver.hits, ids);
   console.log(

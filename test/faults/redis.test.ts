@@ -91,8 +91,8 @@ it("flush and outage under load: lost 0, duplicates 0, fails open, recovers", as
   const builtKey = `${prefix}ready:webhook:built`;
 
   try {
-    await sleep(1500);
-    const before = await probe();
+    // The limiter is up once a probe is refused (waited for: connecting takes longer on a loaded machine).
+    const before = await until(probe, (p) => p.limited > 0 || p.other > 0, 15_000, "rate limiter up");
     await until(
       () => direct.exists(builtKey),
       (n) => n === 1,

@@ -3,7 +3,7 @@
 // (test/support/contract.ts) — successes and errors. Every documented /v1 operation must be seen.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "@fairway/api";
-import { openApiDocument } from "../../packages/api/src/openapi.ts";
+import { openApiDocument } from "../../packages/api/src/route-table.ts";
 import { generateSecretsKey, loadSecretsKeyring } from "@fairway/core";
 import { createMemoryCoordinator } from "@fairway/coord";
 import { createFetchTransport, Executor } from "@fairway/executor";

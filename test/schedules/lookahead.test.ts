@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Executor, createFetchTransport } from "@fairway/executor";
 import { connectPostgres, materialize, query, sql, type Store } from "@fairway/store";
 import { createHarness, iso, triggerRows, type Harness, type Row } from "./harness.ts";
+import { until } from "../support/until.ts";
 
 const MIN = 60_000;
 const AHEAD = 10 * MIN;
@@ -206,7 +207,15 @@ describe("fires written ahead and the job lifecycle", () => {
         ...paused.map((id) => call("POST", `/v1/jobs/${id}/pause`)),
         ...moved.map((id) => call("PATCH", `/v1/jobs/${id}`, { schedule: { cron: "*/7 * * * *", timezone: "UTC" } })),
       ]);
-      await new Promise((r) => setTimeout(r, 200));
+      // The loops go on racing for a few passes past the last change (counted, not timed: a loaded
+      // machine runs fewer passes in a given time).
+      const after = passes;
+      await until(
+        () => passes,
+        (n) => n >= after + 3,
+        20_000,
+        "three passes after the changes",
+      );
     } finally {
       racing = false;
       await Promise.all(loops);

@@ -1,7 +1,7 @@
 // Shared set-up for the attacker's tests: the real API app (createApp) on a fresh Postgres test
 // database, an admin token, tenants and keys made through the admin API, captured JSON log lines,
 // and row counts over every table (to prove a refused request wrote nothing).
-import { createLogger } from "@fairway/core";
+import { createLogger, type SecretsKeyring } from "@fairway/core";
 import { createMemoryCoordinator } from "@fairway/coord";
 import { createApp } from "@fairway/api";
 import { query, sql, type Db } from "@fairway/store";
@@ -24,7 +24,7 @@ export interface Harness {
 }
 
 export async function createHarness(
-  opts: { allowPrivateTargets?: boolean; handlerTypes?: string[] } = {},
+  opts: { allowPrivateTargets?: boolean; handlerTypes?: string[]; secretsKey?: SecretsKeyring } = {},
 ): Promise<Harness> {
   const tdb = await createTestDb();
   const logs: string[] = [];
@@ -36,6 +36,7 @@ export async function createHarness(
     handlerTypes: new Set(opts.handlerTypes ?? []),
     apiRatePerSecond: 0,
     log: createLogger({ level: "debug", write: (l) => logs.push(l) }),
+    secretsKey: opts.secretsKey,
   });
   const call: Harness["call"] = (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };

@@ -2,7 +2,7 @@
 // idle executors wake if it is due now. Best effort — Redis is never needed for correctness (executors
 // poll and sweep Postgres), so a coordinator error is logged, never surfaced to the caller.
 import type { Logger } from "@fairway/core";
-import type { ApiCoordinator } from "./app.ts";
+import type { ApiCoordinator } from "./env.ts";
 
 export function announceWork(
   coord: ApiCoordinator,

@@ -1,63 +1,15 @@
 // createApp(deps) returns the Hono app: the runtime files (Node server, Worker) only
 // build the dependencies and hand them in.
-import { Hono } from "hono";
+import { Hono, type Handler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { FailedAuthLimiter, newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
-import type { Coordinator } from "@fairway/coord";
-import type { Db, TenantRow } from "@fairway/store";
+import { FailedAuthLimiter, newId, silentLogger } from "@fairway/core";
+import type { AppDeps, AppEnv, ResolvedDeps } from "./env.ts";
 import { clientAddress, requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, errorResponse, loggableError } from "./errors.ts";
-import { adminRoutes } from "./routes/admin.ts";
-import { jobRoutes } from "./routes/jobs.ts";
-import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
-import { openRoutes } from "./routes/open.ts";
-import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
-import { operationsRoutes } from "./routes/operations.ts";
-import { triggerRoutes } from "./routes/triggers.ts";
-import { addChannel, notificationRoutes } from "./routes/notifications.ts";
-import { createPortalLinkRoute, revokePortalSessionsRoute } from "./routes/portal-link.ts";
+import { addChannel } from "./routes/notifications.ts";
+import { ROUTES } from "./route-table.ts";
+import { scopeOf, type AnyRoute, type Scope } from "./route.ts";
 import { dashboardApp, loggablePath } from "@fairway/dashboard";
-
-/** What the API needs from coordination: request limits, and the hints for executors (wake, and the
- *  ready-tenant index's markReady). */
-export type ApiCoordinator = Pick<Coordinator, "limit" | "wake" | "markReady">;
-
-export interface AppDeps {
-  db: Db;
-  coordinator: ApiCoordinator;
-  adminToken: string;
-  /** FAIRWAY_ALLOW_PRIVATE_TARGETS: let webhooks reach loopback/private addresses. Default false. */
-  allowPrivateTargets: boolean;
-  /** Pool types with an in-process handler: their jobs need no target. */
-  handlerTypes?: ReadonlySet<string>;
-  /** Per-tenant API requests per second; 0 disables. Default 1000. */
-  apiRatePerSecond?: number;
-  now?: () => number;
-  log?: Logger;
-  /** Origins allowed to embed a tenant portal view in an iframe (FAIRWAY_PORTAL_ORIGINS). */
-  portalOrigins?: string[];
-  /** FAIRWAY_SECRETS_KEY (and _PREVIOUS): seals tenant secrets. Without it the secrets routes answer 503. */
-  secretsKey?: SecretsKeyring;
-  /** The process's own metrics in Prometheus text (Node: the prom-client registry), appended to /metrics. */
-  metricsText?: () => Promise<string>;
-  /** A token that may read /metrics besides the admin token (FAIRWAY_METRICS_TOKEN). */
-  metricsToken?: string;
-  /** Per-tenant series on /metrics: the busiest this many tenants. Default 20. */
-  metricsTopTenants?: number;
-  /** Why email notification channels cannot be created here (neither SMTP nor an HTTP mail API is
-   *  configured); absent when they can. */
-  emailUnavailable?: string;
-  /** Failed credentials per client address (every route: API tokens, dashboard sign-in, portal
-   *  links). Default 20 a minute per address. */
-  failedAuth?: FailedAuthLimiter;
-}
-
-type Optional = "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable";
-export type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
-
-export type AppEnv = {
-  Variables: { deps: ResolvedDeps; tenant: TenantRow; log: Logger; requestId: string };
-};
 
 /** The job and trigger a tenant path names, as log fields (the routes' own ids; never a secret). */
 function idsInPath(path: string): { jobId?: string; triggerId?: string } {
@@ -121,14 +73,18 @@ export function createApp(input: AppDeps) {
     await next();
     c.header("cache-control", "no-store");
   });
-  app.route("/", openRoutes);
-  app.route("/", fleetMetricsRoutes);
+  // Registered by scope, in the order the credential checks must run: open routes, the admin check
+  // and admin routes, then the tenant check and tenant routes (a middleware runs only for handlers
+  // registered after it).
+  const register = (scope: Scope) => {
+    for (const r of ROUTES.filter((r: AnyRoute) => scopeOf(r.path) === scope)) {
+      const handlers: Handler<AppEnv>[] = [...(r.use ?? []), r.handler as Handler<AppEnv>];
+      app.on(r.method.toUpperCase(), r.path, handlers[0], ...handlers.slice(1));
+    }
+  };
+  register("open");
   app.use("/v1/admin/*", requireAdmin);
-  app.post("/v1/admin/tenants/:id/portal-link", createPortalLinkRoute);
-  app.post("/v1/admin/tenants/:id/portal-sessions/revoke", revokePortalSessionsRoute);
-  app.route("/v1/admin/secrets", secretAdminRoutes);
-  app.route("/v1/admin", adminRoutes);
-  app.route("/v1/admin", operationsRoutes);
+  register("admin");
   app.route(
     "/dashboard",
     dashboardApp({
@@ -138,11 +94,7 @@ export function createApp(input: AppDeps) {
     }),
   );
   app.use("/v1/*", requireTenant);
-  app.route("/v1", tenantMetricsRoutes);
-  app.route("/v1/jobs", jobRoutes);
-  app.route("/v1/secrets", secretRoutes);
-  app.route("/v1", triggerRoutes);
-  app.route("/v1", notificationRoutes);
+  register("tenant");
 
   app.notFound((c) => errorResponse(c, new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => {

@@ -5,7 +5,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { BoundedMap, sha256Hex } from "@fairway/core";
 import { authenticateKey, type TenantRow } from "@fairway/store";
 import { ApiError } from "./errors.ts";
-import type { AppEnv } from "./app.ts";
+import type { AppEnv } from "./env.ts";
 
 export const KEY_PREFIX = "fw_";
 /** What POST /v1/admin/tenants/:id/keys issues: the prefix and 32 random bytes in base64url. Anything

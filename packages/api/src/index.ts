@@ -1,2 +1,3 @@
 // @fairway/api: the HTTP API (Hono); the runtimes build its dependencies and hand them to createApp.
-export { createApp, type ApiCoordinator } from "./app.ts";
+export { createApp } from "./app.ts";
+export type { ApiCoordinator } from "./env.ts";

@@ -1,101 +1,40 @@
-// The OpenAPI 3.1 document, generated from the same zod schemas that validate requests (schemas.ts)
-// and that describe every response (responses.ts). test/packages/contract.test.ts validates live
-// responses against it.
+// The OpenAPI 3.1 document, built from the route declarations (route-table.ts) and the named zod
+// schemas (components.ts) that validate requests and describe every response. Response schemas become
+// components/schemas, and every $ref points there (recursive ones too, through SHARED), so the document
+// resolves for client generators. test/api/openapi-document.test.ts validates it; test/packages/
+// contract.test.ts validates live responses against it.
 import { z } from "zod";
-import {
-  createChannelBody,
-  createJobBody,
-  notificationListQuery,
-  createTenantBody,
-  JOB_STATUSES,
-  pageQuery,
-  putPoolBody,
-  putSecretBody,
-  updateJobBody,
-  updateTenantBody,
-} from "./schemas.ts";
-import {
-  apiKeyResponse,
-  channelResponse,
-  createdTenantResponse,
-  deadLetterResponse,
-  errorResponse,
-  executorListResponse,
-  healthResponse,
-  jobResponse,
-  notificationResponse,
-  pageOf,
-  poolListResponse,
-  poolResponse,
-  portalLinkResponse,
-  portalRevokeResponse,
-  quotaResponse,
-  reencryptResponse,
-  revokedKeyResponse,
-  rotatedSecretResponse,
-  secretListResponse,
-  secretResponse,
-  signingSecretResponse,
-  statsResponse,
-  tenantResponse,
-  triggerResponse,
-} from "./responses.ts";
+import { BODIES, RESPONSES, SHARED, type ResponseName } from "./components.ts";
+import { scopeOf, type Answer, type AnyRoute, type Scope } from "./route.ts";
 
-const schema = (s: z.ZodType, io: "input" | "output") => {
-  const { $schema: _, ...json } = z.toJSONSchema(s, { io, unrepresentable: "any" }) as Record<string, unknown>;
-  return json;
-};
+type Json = Record<string, unknown>;
+const REF = "#/components/schemas/";
 
-const SCHEMAS = {
-  Error: errorResponse,
-  Tenant: tenantResponse,
-  CreatedTenant: createdTenantResponse,
-  TenantPage: pageOf(tenantResponse),
-  ApiKey: apiKeyResponse,
-  RevokedKey: revokedKeyResponse,
-  RotatedSecret: rotatedSecretResponse,
-  SigningSecret: signingSecretResponse,
-  PortalLink: portalLinkResponse,
-  PortalRevoke: portalRevokeResponse,
-  Secret: secretResponse,
-  SecretList: secretListResponse,
-  Reencrypted: reencryptResponse,
-  ExecutorList: executorListResponse,
-  DeadLetterPage: pageOf(deadLetterResponse),
-  Pool: poolResponse,
-  PoolList: poolListResponse,
-  Stats: statsResponse,
-  Job: jobResponse,
-  JobPage: pageOf(jobResponse),
-  Trigger: triggerResponse,
-  TriggerPage: pageOf(triggerResponse),
-  Quota: quotaResponse,
-  Channel: channelResponse,
-  ChannelPage: pageOf(channelResponse),
-  Notification: notificationResponse,
-  NotificationPage: pageOf(notificationResponse),
-  Health: healthResponse,
-} satisfies Record<string, z.ZodType>;
-type SchemaName = keyof typeof SCHEMAS;
+/** One side (what the API accepts, or what it answers) of the named schemas, each $ref into REF. */
+function named(schemas: Record<string, z.ZodType>, io: "input" | "output"): Record<string, Json> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, s] of Object.entries({ ...SHARED, ...schemas })) registry.add(s, { id });
+  const { schemas: out } = z.toJSONSchema(registry, { io, unrepresentable: "any", uri: (id) => REF + id }) as {
+    schemas: Record<string, Json>;
+  };
+  // A sub-schema that recurses without a name would land in __shared, a ref no tool resolves.
+  if ("__shared" in out) throw new Error("a recursive schema needs a name in components.ts SHARED");
+  return Object.fromEntries(Object.entries(out).map(([id, { $schema: _, $id: _id, ...json }]) => [id, json]));
+}
 
-const ref = (name: SchemaName) => ({ $ref: `#/components/schemas/${name}` });
-const jsonContent = (name: SchemaName) => ({ "application/json": { schema: ref(name) } });
-const body = (s: z.ZodType) => ({ required: true, content: { "application/json": { schema: schema(s, "input") } } });
-/** PATCH bodies are JSON Merge Patch (RFC 7396); plain application/json is accepted too. */
-const mergePatch = (s: z.ZodType) => ({
-  required: true,
-  content: {
-    "application/merge-patch+json": { schema: schema(s, "input") },
-    "application/json": { schema: schema(s, "input") },
-  },
-});
-const inQuery = (name: string, description: string, values?: readonly string[]) => ({
-  name,
-  in: "query",
-  required: false,
-  description,
-  schema: values ? { type: "string", enum: values } : { type: "string" },
-});
+/** A query's fields as query parameters (input side: fields with defaults are optional). */
+function queryParameters(query: z.ZodObject): Json[] {
+  const json = z.toJSONSchema(query, { io: "input", unrepresentable: "any" }) as {
+    properties?: Record<string, Json>;
+    required?: string[];
+  };
+  return Object.entries(json.properties ?? {}).map(([name, schema]) => ({
+    name,
+    in: "query",
+    required: json.required?.includes(name) ?? false,
+    schema,
+  }));
+}
 
 const ERRORS: Record<number, string> = {
   400: "Invalid input (validation_error, invalid_json, invalid_text, too_deep, invalid_cron, invalid_timezone, unknown_secret, unknown_channel, email_unavailable, or a blocked target)",
@@ -107,45 +46,99 @@ const ERRORS: Record<number, string> = {
   429: "Per-tenant API rate limit (rate_limited); Retry-After says when to try again",
   503: "Not configured on this server (secrets_unavailable: no FAIRWAY_SECRETS_KEY)",
 };
-
-/** The success answer, the listed error statuses, and every other status as the error envelope. */
-function responses(status: number, description: string, name: SchemaName, errors: number[]) {
-  const out: Record<string, unknown> = { [status]: { description, content: jsonContent(name) } };
-  for (const code of errors) out[code] = { description: ERRORS[code], content: jsonContent("Error") };
-  out.default = {
-    description: "Any other failure (internal_error, …): the error envelope",
-    content: jsonContent("Error"),
-  };
-  return out;
-}
-
-const pathParam = (name: string, description: string) => ({
-  name,
-  in: "path",
-  required: true,
-  schema: { type: "string" },
-  description,
-});
-const pageParams = (withJobId = false) => {
-  const props = (schema(pageQuery, "input") as { properties: Record<string, unknown> }).properties;
-  return ["limit", "cursor", ...(withJobId ? ["jobId"] : [])].map((name) => ({
-    name,
-    in: "query",
-    required: false,
-    schema: props[name],
-  }));
+const SCOPE_ERRORS: Record<Scope, number[]> = { tenant: [401, 403, 429], admin: [401, 403], open: [] };
+const TAGS: Record<Scope, string> = { tenant: "Jobs and triggers", admin: "Admin", open: "Operations" };
+const SECURITY: Record<Scope, Json[] | undefined> = {
+  tenant: [{ tenantKey: [] }],
+  admin: [{ adminToken: [] }],
+  open: undefined,
 };
 
-const TENANT = [401, 403, 429];
-const ADMIN = [401, 403];
-const tenantOp = (o: object) => ({ tags: ["Jobs and triggers"], security: [{ tenantKey: [] }], ...o });
-const adminOp = (o: object) => ({ tags: ["Admin"], security: [{ adminToken: [] }], ...o });
-const jobId = [pathParam("id", "The job id")];
-const triggerId = [pathParam("id", "The trigger id")];
-const tenantId = [pathParam("id", "The tenant id")];
-const poolType = [pathParam("type", "The pool type, e.g. webhook or email.send")];
+const jsonOf = (name: ResponseName) => ({ "application/json": { schema: { $ref: REF + name } } });
 
-function build() {
+function answer(a: Answer): Json {
+  if (a.json) return { description: a.description, content: jsonOf(a.json) };
+  if (a.text) return { description: a.description, content: { [a.text]: { schema: { type: "string" } } } };
+  return { description: a.description };
+}
+
+/** "/v1/jobs/:id" → "/v1/jobs/{id}" */
+const openApiPath = (path: string) => path.replace(/:(\w+)/g, "{$1}");
+
+function operation(r: AnyRoute, bodies: Record<string, Json>): Json {
+  const scope = scopeOf(r.path);
+  const names = [...r.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+  const described = Object.keys(r.params ?? {});
+  if (names.join() !== described.join()) {
+    throw new Error(`${r.method} ${r.path}: describe its path parameters (${names.join(", ")}), in order`);
+  }
+  const parameters = [
+    ...names.map((name) => ({
+      name,
+      in: "path",
+      required: true,
+      description: r.params![name],
+      schema: { type: "string" },
+    })),
+    ...(r.query ? queryParameters(r.query) : []),
+    ...Object.entries(r.headers ?? {}).map(([name, s]) => {
+      const { $schema: _, ...schema } = z.toJSONSchema(s, { io: "input" }) as Json;
+      return { name, in: "header", required: false, schema };
+    }),
+  ];
+  const responses: Json = { [r.ok.status]: answer(r.ok) };
+  for (const a of r.also ?? []) responses[a.status] = answer(a);
+  for (const status of [...(r.scopeErrors ?? SCOPE_ERRORS[scope]), ...(r.errors ?? [])].sort()) {
+    responses[status] = { description: ERRORS[status], content: jsonOf("Error") };
+  }
+  responses.default = {
+    description: "Any other failure (internal_error, …): the error envelope",
+    content: jsonOf("Error"),
+  };
+  const op: Json = { tags: [r.tag ?? TAGS[scope]], summary: r.summary };
+  if (SECURITY[scope]) op.security = SECURITY[scope];
+  op.operationId = r.operationId ?? operationId(r);
+  if (parameters.length) op.parameters = parameters;
+  if (r.body) {
+    // Inline, not a $ref: generators (openapi-typescript) then read a field with a default as optional
+    // to send, where a shared component would make it required.
+    const schema = bodies[r.body.name];
+    const example = r.body.example;
+    op.requestBody = {
+      required: !r.body.optional,
+      content: {
+        // PATCH bodies are JSON Merge Patch (RFC 7396); plain application/json is accepted too.
+        ...(r.body.mergePatch ? { "application/merge-patch+json": { schema, example } } : {}),
+        "application/json": { schema, example },
+      },
+    };
+  }
+  op.responses = responses;
+  return op;
+}
+
+/** A stable name per operation for generated clients: the method and the path's words. */
+function operationId(r: AnyRoute): string {
+  const words = r.path
+    .split("/")
+    .filter((p) => p && p !== "v1")
+    .map((p) => (p.startsWith(":") ? `by-${p.slice(1)}` : p))
+    .flatMap((p) => p.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean);
+  return [r.method, ...words].map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1))).join("");
+}
+
+export function buildDocument(routes: readonly AnyRoute[]) {
+  const { JsonValue: _, ...bodies } = named(BODIES, "input");
+  const paths: Record<string, Record<string, Json>> = {};
+  const ids = new Set<unknown>();
+  for (const r of routes) {
+    const at = (paths[openApiPath(r.path)] ??= {});
+    if (at[r.method]) throw new Error(`${r.method} ${r.path} is declared twice`);
+    at[r.method] = operation(r, bodies);
+    if (ids.has(at[r.method].operationId)) throw new Error(`${r.method} ${r.path}: give it its own operationId`);
+    ids.add(at[r.method].operationId);
+  }
   return {
     openapi: "3.1.0",
     info: {
@@ -164,339 +157,13 @@ function build() {
         tenantKey: { type: "http", scheme: "bearer", description: "A tenant API key (fw_…)" },
         adminToken: { type: "http", scheme: "bearer", description: "The admin token" },
       },
-      schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, s]) => [name, schema(s, "output")])),
-    },
-    paths: {
-      "/v1/jobs": {
-        post: tenantOp({
-          summary: "Create a job (honours Idempotency-Key)",
-          parameters: [
-            {
-              name: "idempotency-key",
-              in: "header",
-              required: false,
-              schema: { type: "string", minLength: 1, maxLength: 200 },
-            },
-          ],
-          requestBody: body(createJobBody),
-          responses: responses(
-            201,
-            "The job (a replay of an Idempotency-Key answers the same, with Idempotent-Replayed: true)",
-            "Job",
-            [...TENANT, 400, 409, 413],
-          ),
-        }),
-        get: tenantOp({
-          summary: "List jobs (cursor pagination; cancelled jobs only with ?status=cancelled)",
-          parameters: [
-            ...pageParams(),
-            inQuery("status", "Only jobs in this status; without it, every status but cancelled", JOB_STATUSES),
-            inQuery("type", "Only jobs of this pool type"),
-            inQuery("name", "Only jobs with exactly this name"),
-          ],
-          responses: responses(200, "A page of jobs", "JobPage", [...TENANT, 400]),
-        }),
-      },
-      "/v1/jobs/{id}": {
-        get: tenantOp({
-          summary: "A job with its next 5 fires",
-          parameters: jobId,
-          responses: responses(200, "The job", "Job", [...TENANT, 404]),
-        }),
-        patch: tenantOp({
-          summary: "Update a job (JSON Merge Patch; from its next fire)",
-          parameters: jobId,
-          requestBody: mergePatch(updateJobBody),
-          responses: responses(200, "The job", "Job", [...TENANT, 400, 404, 409, 413]),
-        }),
-        delete: tenantOp({
-          summary: "Cancel a job and its pending triggers (idempotent)",
-          parameters: jobId,
-          responses: responses(200, "The job", "Job", [...TENANT, 404]),
-        }),
-      },
-      "/v1/jobs/{id}/pause": {
-        post: tenantOp({
-          summary: "Pause",
-          parameters: jobId,
-          responses: responses(200, "The job", "Job", [...TENANT, 404, 409]),
-        }),
-      },
-      "/v1/jobs/{id}/resume": {
-        post: tenantOp({
-          summary: "Resume",
-          parameters: jobId,
-          responses: responses(200, "The job", "Job", [...TENANT, 404]),
-        }),
-      },
-      "/v1/jobs/{id}/run": {
-        post: tenantOp({
-          summary: "Fire now",
-          parameters: jobId,
-          responses: responses(201, "The new trigger", "Trigger", [...TENANT, 404]),
-        }),
-      },
-      "/v1/jobs/{id}/triggers": {
-        get: tenantOp({
-          summary: "A job's triggers, newest first",
-          parameters: [...jobId, ...pageParams()],
-          responses: responses(200, "A page of triggers", "TriggerPage", [...TENANT, 400, 404]),
-        }),
-      },
-      "/v1/triggers/{id}": {
-        get: tenantOp({
-          summary: "A trigger with its attempts",
-          parameters: triggerId,
-          responses: responses(200, "The trigger", "Trigger", [...TENANT, 404]),
-        }),
-      },
-      "/v1/triggers/{id}/replay": {
-        post: tenantOp({
-          summary: "Replay a dead letter",
-          parameters: triggerId,
-          responses: responses(200, "The trigger, pending again", "Trigger", [...TENANT, 404, 409]),
-        }),
-      },
-      "/v1/dead-letters": {
-        get: tenantOp({
-          summary: "Dead letters, newest first, with the job's name and type and the last attempt",
-          parameters: pageParams(true),
-          responses: responses(200, "A page of dead letters", "DeadLetterPage", [...TENANT, 400]),
-        }),
-      },
-      "/v1/secrets": {
-        get: tenantOp({
-          summary: "The tenant's secrets: names and times, never values",
-          responses: responses(200, "The secrets", "SecretList", TENANT),
-        }),
-      },
-      "/v1/secrets/{name}": {
-        put: tenantOp({
-          summary: "Create or replace a secret (name [A-Z][A-Z0-9_]{0,63}); targets use it as $" + "{secrets.NAME}",
-          parameters: [pathParam("name", "The secret's name")],
-          requestBody: body(putSecretBody),
-          responses: responses(200, "The secret (never its value)", "Secret", [...TENANT, 400, 503]),
-        }),
-        delete: tenantOp({
-          summary: "Delete a secret (deliveries naming it then end secret_missing)",
-          parameters: [pathParam("name", "The secret's name")],
-          responses: { ...responses(204, "Deleted", "Error", [...TENANT, 404]), 204: { description: "Deleted" } },
-        }),
-      },
-      "/v1/metrics": {
-        get: tenantOp({
-          summary: "The tenant's own series, Prometheus text",
-          responses: {
-            200: { description: "Text exposition format", content: { "text/plain": { schema: { type: "string" } } } },
-          },
-        }),
-      },
-      "/v1/notification-channels": {
-        post: tenantOp({
-          summary: "Create a notification channel: webhook (signed Standard Webhooks envelope), slack or email",
-          requestBody: body(createChannelBody),
-          responses: responses(201, "The channel", "Channel", [...TENANT, 400, 409]),
-        }),
-        get: tenantOp({
-          summary: "The tenant's notification channels",
-          parameters: pageParams(),
-          responses: responses(200, "A page of channels", "ChannelPage", [...TENANT, 400]),
-        }),
-      },
-      "/v1/notification-channels/{id}": {
-        delete: tenantOp({
-          summary: "Delete a channel (its notifications not yet sent are cancelled)",
-          parameters: [pathParam("id", "The channel id")],
-          responses: { ...responses(204, "Deleted", "Error", [...TENANT, 404]), 204: { description: "Deleted" } },
-        }),
-      },
-      "/v1/notification-channels/{id}/test": {
-        post: tenantOp({
-          summary: "Queue a test notification to the channel (outside its fold window)",
-          parameters: [pathParam("id", "The channel id")],
-          responses: responses(202, "The queued notification", "Notification", [...TENANT, 404]),
-        }),
-      },
-      "/v1/notifications": {
-        get: tenantOp({
-          summary: "Notifications, newest first: event, channel, when, delivery status",
-          parameters: Object.entries(
-            (schema(notificationListQuery, "input") as { properties: Record<string, unknown> }).properties,
-          ).map(([name, s]) => ({ name, in: "query", required: false, schema: s })),
-          responses: responses(200, "A page of notifications", "NotificationPage", [...TENANT, 400]),
-        }),
-      },
-      "/v1/quota": {
-        get: tenantOp({ summary: "Limits and live usage", responses: responses(200, "Quota", "Quota", TENANT) }),
-      },
-      "/v1/admin/tenants": {
-        post: adminOp({
-          summary: "Create a tenant",
-          requestBody: body(createTenantBody),
-          responses: responses(201, "The tenant and its signing secret (shown once)", "CreatedTenant", [
-            ...ADMIN,
-            400,
-            409,
-          ]),
-        }),
-        get: adminOp({
-          summary: "List tenants",
-          parameters: pageParams(),
-          responses: responses(200, "A page of tenants", "TenantPage", [...ADMIN, 400]),
-        }),
-      },
-      "/v1/admin/tenants/{id}": {
-        get: adminOp({
-          summary: "A tenant",
-          parameters: tenantId,
-          responses: responses(200, "The tenant", "Tenant", [...ADMIN, 404]),
-        }),
-        patch: adminOp({
-          summary: "Update quotas or status (JSON Merge Patch)",
-          parameters: tenantId,
-          requestBody: mergePatch(updateTenantBody),
-          responses: responses(200, "The tenant", "Tenant", [...ADMIN, 400, 404]),
-        }),
-      },
-      "/v1/admin/tenants/{id}/keys": {
-        post: adminOp({
-          summary: "Issue an API key (shown once)",
-          parameters: tenantId,
-          responses: responses(201, "The key", "ApiKey", [...ADMIN, 404]),
-        }),
-      },
-      "/v1/admin/tenants/{id}/keys/{keyId}": {
-        delete: adminOp({
-          summary: "Revoke a key",
-          parameters: [...tenantId, pathParam("keyId", "The key id")],
-          responses: responses(200, "Revoked", "RevokedKey", [...ADMIN, 404]),
-        }),
-      },
-      "/v1/admin/tenants/{id}/signing-secret": {
-        get: adminOp({
-          summary: "The signing secret (and the previous one during a rotation)",
-          parameters: tenantId,
-          responses: responses(200, "The secret", "SigningSecret", [...ADMIN, 404]),
-        }),
-      },
-      "/v1/admin/tenants/{id}/signing-secret/rotate": {
-        post: adminOp({
-          summary: "Rotate the signing secret (the old one keeps signing for 24 h)",
-          parameters: tenantId,
-          responses: responses(200, "The new secret", "RotatedSecret", [...ADMIN, 404]),
-        }),
-      },
-      "/v1/admin/tenants/{id}/portal-link": {
-        post: adminOp({
-          summary: "A signed, short-lived link to the tenant's dashboard view ({ ttlSeconds? }, default 900)",
-          parameters: tenantId,
-          responses: responses(201, "The link", "PortalLink", [...ADMIN, 400, 404]),
-        }),
-      },
-      "/v1/admin/tenants/{id}/portal-sessions/revoke": {
-        post: adminOp({
-          summary:
-            "End every portal link and session of the tenant now (rotating its signing secret or suspending it does too)",
-          parameters: tenantId,
-          responses: responses(200, "Revoked", "PortalRevoke", [...ADMIN, 404]),
-        }),
-      },
-      "/v1/admin/pools": {
-        get: adminOp({ summary: "Every pool's config", responses: responses(200, "The pools", "PoolList", ADMIN) }),
-      },
-      "/v1/admin/pools/{type}": {
-        get: adminOp({
-          summary: "Pool config (defaults if never set)",
-          parameters: poolType,
-          responses: responses(200, "The pool", "Pool", [...ADMIN, 400]),
-        }),
-        put: adminOp({
-          summary: "Set pool config",
-          parameters: poolType,
-          requestBody: body(putPoolBody),
-          responses: responses(200, "The pool", "Pool", [...ADMIN, 400]),
-        }),
-        patch: adminOp({
-          summary: "Change pool config (JSON Merge Patch)",
-          parameters: poolType,
-          requestBody: mergePatch(putPoolBody.partial()),
-          responses: responses(200, "The pool", "Pool", [...ADMIN, 400]),
-        }),
-      },
-      "/v1/admin/pools/{type}/pause": {
-        post: adminOp({
-          summary: "Stop claiming this type (running work finishes, nothing is lost)",
-          parameters: poolType,
-          responses: responses(200, "The pool", "Pool", [...ADMIN, 400]),
-        }),
-      },
-      "/v1/admin/pools/{type}/resume": {
-        post: adminOp({
-          summary: "Claim this type again",
-          parameters: poolType,
-          responses: responses(200, "The pool", "Pool", [...ADMIN, 400]),
-        }),
-      },
-      "/v1/admin/executors": {
-        get: adminOp({
-          summary: "Live executors, and those lost or stopped in the last hour",
-          responses: responses(200, "The executors", "ExecutorList", ADMIN),
-        }),
-      },
-      "/v1/admin/secrets/reencrypt": {
-        post: adminOp({
-          summary: "Re-seal every secret under FAIRWAY_SECRETS_KEY (after a rotation)",
-          responses: responses(200, "Counts", "Reencrypted", [...ADMIN, 503]),
-        }),
-      },
-      "/v1/admin/stats": {
-        get: adminOp({
-          summary: "Per-tenant figures, and handler pools",
-          responses: responses(200, "Stats", "Stats", ADMIN),
-        }),
-      },
-      "/healthz": {
-        get: {
-          tags: ["Operations"],
-          summary: "Liveness and database reachability",
-          responses: {
-            200: { description: "Healthy", content: jsonContent("Health") },
-            503: { description: "Database unreachable", content: jsonContent("Health") },
-          },
-        },
-      },
-      "/metrics": {
-        get: {
-          tags: ["Operations"],
-          summary: "Prometheus metrics (admin token or FAIRWAY_METRICS_TOKEN)",
-          responses: {
-            200: { description: "Text exposition format", content: { "text/plain": { schema: { type: "string" } } } },
-          },
-        },
-      },
-      "/openapi.json": {
-        get: {
-          tags: ["Operations"],
-          summary: "This document",
-          responses: {
-            200: { description: "OpenAPI 3.1", content: { "application/json": { schema: { type: "object" } } } },
-          },
-        },
-      },
-      "/docs": {
-        get: {
-          tags: ["Operations"],
-          summary: "Interactive reference for this document",
-          responses: { 200: { description: "HTML", content: { "text/html": { schema: { type: "string" } } } } },
-        },
+      schemas: {
+        ...named(RESPONSES, "output"),
+        // Its own recursion in a component is a type generators cannot write (openapi-typescript's
+        // components["schemas"]["JsonValue"] would refer to itself); any JSON value is what it says.
+        JsonValue: { description: "Any JSON value" },
       },
     },
+    paths,
   };
-}
-
-let cached: ReturnType<typeof build> | null = null;
-
-export function openApiDocument() {
-  cached ??= build();
-  return cached;
 }

@@ -1,6 +1,7 @@
 // Every API input, validated with zod (strict: unknown fields are errors, not silently dropped). Each
 // message says what to send instead: a user reading `schedule: …` must not have to guess the shape.
 import { SECRET_NAME, TENANT_BOUNDS } from "@fairway/core";
+import { PORTAL_LINK_DEFAULT_TTL_S, PORTAL_LINK_MAX_TTL_S, PORTAL_LINK_MIN_TTL_S } from "@fairway/dashboard";
 import { NOTIFICATION_EVENTS } from "@fairway/store";
 import { z } from "zod";
 
@@ -86,13 +87,17 @@ const headers = z
     if (Object.keys(h).length > 20) ctx.addIssue({ code: "custom", message: "at most 20 headers" });
   });
 
+/** Any JSON value. One instance, so the OpenAPI document names it once (components.ts) instead of
+ *  repeating its recursion. */
+export const jsonValue = z.json();
+
 const HTTP_METHODS = ["POST", "PUT", "PATCH", "GET", "HEAD", "DELETE"] as const;
 const target = strict({
   url: text('an absolute http(s) URL, e.g. "https://example.com/hook"').min(1).max(2048),
   method: z.enum(HTTP_METHODS, { error: `must be one of ${HTTP_METHODS.join(", ")}` }).default("POST"),
   headers: headers.optional(),
   // Sent verbatim: a string as is, any other JSON value as JSON (job-input.ts checks method and size).
-  body: z.union([z.string(), z.json()]).optional(),
+  body: z.union([z.string(), jsonValue]).optional(),
 });
 
 const SCHEDULE_KINDS = "give exactly one of cron, at or delayMs";
@@ -260,13 +265,17 @@ export const putSecretBody = z.strictObject({
     .regex(/^[^\0]*$/, "must not contain NUL characters"),
 });
 
+export const portalLinkBody = z.strictObject({
+  ttlSeconds: z.number().int().min(PORTAL_LINK_MIN_TTL_S).max(PORTAL_LINK_MAX_TTL_S).default(PORTAL_LINK_DEFAULT_TTL_S),
+});
+
 const page = {
   limit: z.coerce.number(expected("a number from 1 to 200")).int().min(1).max(200, "at most 200").default(50),
   cursor: z.string().max(100).optional(),
 };
 export const pageQuery = strict(page);
 
-export const JOB_STATUSES = ["active", "paused", "completed", "cancelled"] as const;
+const JOB_STATUSES = ["active", "paused", "completed", "cancelled"] as const;
 export const jobListQuery = strict({
   ...page,
   status: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(", ")}` }).optional(),

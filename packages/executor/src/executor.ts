@@ -1,7 +1,7 @@
 // The executor: composes the claim loop (claimer.ts), the materializer (materializer.ts), the reaper,
 // lease renewal and the settler around its pools. Runtime-neutral: it is handed its database,
 // transport, coordinator and clock. Its loops never die (a failed step counts as no work and is
-// logged) and never spin (they sleep, interruptibly, when there is nothing to do). Every claimed
+// logged) and never spin (they sleep, interruptibly, when there is nothing to do: loop.ts). Every claimed
 // trigger is settled or released, whatever happens.
 import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
 import {
@@ -14,7 +14,6 @@ import {
   renewLeases,
   type ClaimedTrigger,
   type Db,
-  type StandbyInput,
 } from "@fairway/store";
 import { atMostOnce } from "./at-most-once.ts";
 import { notificationHandler, type Mailer } from "./notify.ts";
@@ -28,8 +27,9 @@ import { Pool, startKey } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
-import { Settler, decideSettlement, type HeldBy } from "./settler.ts";
-import { Waker } from "./sleep.ts";
+import { Settler, decideSettlement } from "./settler.ts";
+import { exponentialBackoff, Loop } from "./loop.ts";
+import { StandbySlots, type Held } from "./standby-slots.ts";
 import { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
 
 interface WakeSource {
@@ -83,36 +83,18 @@ export interface ExecutorOptions {
   mailer?: Mailer;
 }
 
-/** A claimed trigger not yet finished (on standby, queued or running in its pool). Finished ones belong
- *  to the settler. */
-interface Held {
-  t: ClaimedTrigger;
-  pool: Pool;
-  started: boolean;
-  /** Claimed on standby (store standby.ts): not counted against its tenant's cap, and started only in
-   *  the slot one of its tenant's runs here frees (handOver). */
-  standby: boolean;
-  abort: RunAbort;
-}
-
-/** The key of a tenant in a pool. */
-const tenantKey = (t: { type: string; tenantId: string }) => `${t.type}\u0000${t.tenantId}`;
-
 export class Executor {
   readonly owner: string;
   private pools = new Map<string, Pool>();
   private held = new Map<string, Held>();
-  /** Per tenant and pool: its triggers on standby here, in slot order, and how many of its counted
-   *  triggers are in the pool here (queued or running). */
-  private standby = new Map<string, Held[]>();
-  private counted = new Map<string, number>();
-  /** Standby claims under way outside a settle (standbyAfterClaim): stop() waits for them, then
-   *  releases what they got with everything else held. */
-  private standbyClaims = new Set<Promise<void>>();
-  private waker = new Waker();
+  /** What at-cap tenants hold on standby here (standby-slots.ts). stop() waits for the standby claims
+   *  under way, then releases what they got with everything else held. */
+  private readonly slots: StandbySlots;
+  /** The claim loop (loop.ts): a pass is tick(). */
+  private readonly loop: Loop;
   private settler: Settler;
   private stopping = false;
-  private loopDone: Promise<void> | null = null;
+  private started = false;
   private readonly claimer: Claimer;
   private readonly materializer: Materializer;
   private dueTimer: ReturnType<typeof setTimeout> | null = null;
@@ -163,12 +145,20 @@ export class Executor {
           ),
         reapNow: () => {
           this.last.reap = 0;
-          this.waker.wake();
+          this.loop.wake();
         },
       },
       opts.heartbeat,
     );
     this.retention = new Retention({ db: opts.db, now: this.now, log: this.log }, opts.retention);
+    this.slots = new StandbySlots({
+      owner: this.owner,
+      log: this.log,
+      pool: (type) => this.pools.get(type),
+      claim: (input) => standbyClaim(opts.db, input),
+      hold: (h) => this.held.set(h.t.id, h),
+      release: (list) => void this.release(list),
+    });
     this.settler = new Settler({
       db: opts.db,
       batchSize: opts.settleBatch,
@@ -191,11 +181,11 @@ export class Executor {
       handOff: (freed, atCap) =>
         this.stopping
           ? { claims: [], standby: [] }
-          : { claims: this.claimer.handOff(freed), standby: this.standbyWanted(freed, atCap) },
+          : { claims: this.claimer.handOff(freed), standby: this.slots.wanted(freed, atCap) },
       onHandedOff: (input, report) => {
-        if (this.claimer.handedOff(input, report)) this.waker.wake();
+        if (this.claimer.handedOff(input, report)) this.loop.wake();
       },
-      onStandby: (_input, claimed) => this.holdOnStandby(claimed),
+      onStandby: (_input, claimed) => this.slots.hold(claimed),
     });
     this.claimer = new Claimer({
       db: opts.db,
@@ -206,7 +196,9 @@ export class Executor {
       dispatch: (pool, t, key) => this.dispatch(pool, t, key),
       stats: this.stats,
       observer: opts.observer,
-      reachedCap: (type, tenantIds) => this.standbyAfterClaim(type, tenantIds),
+      reachedCap: (type, tenantIds) => {
+        if (!this.stopping) this.slots.afterClaim(type, tenantIds);
+      },
     });
     this.materializer = new Materializer({
       db: opts.db,
@@ -215,20 +207,38 @@ export class Executor {
       now: this.now,
       lookaheadMs: opts.lookaheadMs ?? 10_000,
       maxBackoffMs: opts.reapEveryMs ?? 1000,
-      wakeClaims: () => this.waker.wake(),
+      wakeClaims: () => this.loop.wake(),
       wakeClaimsAt: (atMs) => this.wakeClaimsAt(atMs),
+    });
+    const pollMs = opts.pollMs ?? 250;
+    this.loop = new Loop({
+      pass: async () => {
+        const work = await this.tick();
+        return work === 0 || this.allPoolsFull() ? pollMs : "now";
+      },
+      failed: "executor tick failed",
+      log: this.log,
+      onError: () => this.stats.loopErrors++,
+      // Back off, but never past the reap interval: when Postgres returns after an outage, leases that
+      // expired meanwhile are reaped within one interval. One failed connect per interval costs nothing.
+      backoffMs: exponentialBackoff(opts.reapEveryMs ?? 1000, 6),
+      // Claims start once the materializer has caught up (or failed a pass): after an outage it decides
+      // the overdue fires written ahead before it (a misfire policy may skip them), and a claim taken
+      // first would run them late on top of the policy's catch-up.
+      after: this.materializer.caughtUp,
     });
   }
 
   /** Start order: wake hints first (none is missed), lease renewal before anything is claimed, then
    *  the claim loop and the materializer. */
   start(): this {
-    if (this.loopDone) return this;
+    if (this.started) return this;
+    this.started = true;
     this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
     this.scheduleRenew();
     this.heartbeat.start();
     this.retention.start();
-    this.loopDone = this.loop();
+    this.loop.start();
     this.materializer.start();
     return this;
   }
@@ -236,7 +246,7 @@ export class Executor {
   /** New work may be due now — possibly in a pool this executor has not seen yet. */
   wake(): void {
     this.last.pools = 0;
-    this.waker.wake();
+    this.loop.wake();
   }
 
   get inFlight(): number {
@@ -247,9 +257,8 @@ export class Executor {
    *  release what is left. No lease is left behind. */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
-    this.waker.wake();
     this.unsubscribe?.();
-    await Promise.all([this.loopDone, this.materializer.stop(), ...this.standbyClaims]);
+    await Promise.all([this.loop.stop(), this.materializer.stop(), this.slots.idle()]);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     // Runs already started may finish within the grace period; queued ones (claimed ahead) never start
     // once stopping, and are released with whatever is still running at the deadline.
@@ -288,39 +297,16 @@ export class Executor {
     return work;
   }
 
-  private async loop(): Promise<void> {
-    // Claims start once the materializer has caught up (or failed a pass): after an outage it decides
-    // the overdue fires written ahead before it (a misfire policy may skip them), and a claim taken
-    // first would run them late on top of the policy's catch-up.
-    await this.materializer.caughtUp;
-    let failures = 0;
-    while (!this.stopping) {
-      try {
-        const work = await this.tick();
-        failures = 0;
-        if (work === 0 || this.allPoolsFull()) await this.waker.sleep(this.opts.pollMs ?? 250);
-      } catch (err) {
-        this.stats.loopErrors++;
-        failures++;
-        this.log.error("executor tick failed", { err });
-        // Back off, but never past the reap interval: when Postgres returns after an outage, leases
-        // that expired meanwhile are reaped within one interval. One failed connect per interval
-        // costs nothing.
-        await this.waker.sleep(Math.min(this.opts.reapEveryMs ?? 1000, 100 * 2 ** Math.min(failures, 6)));
-      }
-    }
-  }
-
   private wakeClaimsAt(atMs: number): void {
     const delay = atMs - this.now();
-    if (delay <= 0) return this.waker.wake();
+    if (delay <= 0) return this.loop.wake();
     if (atMs >= this.dueTimerAt) return; // an earlier wake-up is already set
     if (this.dueTimer) clearTimeout(this.dueTimer);
     this.dueTimerAt = atMs;
     this.dueTimer = setTimeout(() => {
       this.dueTimer = null;
       this.dueTimerAt = Infinity;
-      this.waker.wake();
+      this.loop.wake();
     }, delay);
   }
 
@@ -360,11 +346,11 @@ export class Executor {
   }
 
   /** Queue a counted trigger in its pool. When a run ends, the next trigger its tenant holds on standby
-   *  here takes its slot at once (handOver): no round trip between the answer and the next request. */
+   *  here takes its slot at once (standby-slots.ts): no round trip between the answer and the next
+   *  request. */
   private run(h: Held, key: number): void {
     const { t, pool } = h;
-    const k = tenantKey(t);
-    this.counted.set(k, (this.counted.get(k) ?? 0) + 1);
+    this.slots.count(t);
     let next: Held | undefined;
     pool.run(async () => {
       try {
@@ -384,120 +370,21 @@ export class Executor {
         this.held.delete(t.id);
         const decided = decideSettlement(t, r, startedAt, this.now());
         const settlement = t.delivery === "at_most_once" ? atMostOnce(decided, r) : decided;
-        next = this.stopping ? undefined : this.standby.get(k)?.shift();
+        next = this.stopping ? undefined : this.slots.takeOver(t);
         if (next) settlement.successor = { id: next.t.id, leaseToken: next.t.leaseToken, attempt: next.t.attempt };
         reportAttempt(this.log, this.opts.observer, this.owner, t, r, settlement, startedAt);
         // A settle that hands the slot over goes at once too: it also refills the standby.
         this.settler.add(settlement, this.now() + 600_000, t.atCap || next !== undefined, t);
-        if (next) this.handOver(next);
+        // Queued in the pool before this run's task returns, it starts in the pool slot this run frees
+        // unless a trigger with an earlier WFQ slot is waiting for it (the pool's fairness is kept).
+        if (next) this.run(next, startKey(next.t.vt, next.t.vclock, next.pool.lastStarted));
         // Half the queue ahead has drained (pool.ts): claim again now, while the other half still runs.
         // An at-cap tenant's slot frees only once settled: the settle wakes the claims (slotsFreed).
-        else if (!t.atCap && pool.wantsClaim) this.waker.wake();
+        else if (!t.atCap && pool.wantsClaim) this.loop.wake();
       } finally {
-        this.uncount(k, next !== undefined);
+        this.slots.uncount(t, next !== undefined, this.stopping);
       }
     }, key);
-  }
-
-  /** A standby trigger takes the slot of its tenant's run that just ended here. It is queued in the
-   *  pool before that run's task returns, so it starts in the pool slot that run frees unless a trigger
-   *  with an earlier WFQ slot is waiting for it (the pool's fairness is kept). */
-  private handOver(h: Held): void {
-    const list = this.standby.get(tenantKey(h.t));
-    if (list?.length === 0) this.standby.delete(tenantKey(h.t));
-    h.standby = false;
-    h.t.atCap = true;
-    this.run(h, startKey(h.t.vt, h.t.vclock, h.pool.lastStarted));
-  }
-
-  /** A counted trigger left the pool. Standby triggers start only in the slot of a run of theirs here
-   *  that ends; with none left (a run ended without handing over: an at-most-once run not sent), they
-   *  are released rather than held with no run to take over from. */
-  private uncount(k: string, handedOver: boolean): void {
-    const n = (this.counted.get(k) ?? 1) - 1;
-    if (n > 0) return void this.counted.set(k, n);
-    this.counted.delete(k);
-    const left = this.standby.get(k);
-    if (handedOver || this.stopping || !left || left.length === 0) return;
-    this.standby.delete(k);
-    void this.release(left);
-  }
-
-  /** How many triggers each at-cap tenant of a settle batch should hold on standby here: one for each
-   *  of its counted triggers here once the batch's hand-off claims have refilled the freed slots, less
-   *  those already held. */
-  private standbyWanted(freed: HeldBy[], atCap: HeldBy[]): StandbyInput[] {
-    const byType = new Map<string, Map<string, number>>();
-    for (const r of freed) {
-      const m = byType.get(r.type) ?? new Map<string, number>();
-      m.set(r.tenantId, (m.get(r.tenantId) ?? 0) + 1);
-      byType.set(r.type, m);
-    }
-    const inputs: StandbyInput[] = [];
-    const seen = new Set<string>();
-    for (const r of atCap) {
-      const k = tenantKey(r);
-      const pool = this.pools.get(r.type);
-      if (seen.has(k) || !pool) continue;
-      seen.add(k);
-      const n =
-        (this.counted.get(k) ?? 0) + (byType.get(r.type)?.get(r.tenantId) ?? 0) - (this.standby.get(k)?.length ?? 0);
-      if (n <= 0) continue;
-      let input = inputs.find((i) => i.type === r.type);
-      if (!input) {
-        input = { type: r.type, owner: this.owner, leaseMs: pool.config.leaseMs, want: [] };
-        inputs.push(input);
-      }
-      input.want.push({ tenantId: r.tenantId, n });
-    }
-    return inputs;
-  }
-
-  /** A claim took these tenants to their cap: their next triggers go on standby now, so that even
-   *  their first runs here are refilled without a round trip. */
-  private standbyAfterClaim(type: string, tenantIds: string[]): void {
-    if (this.stopping) return;
-    for (const input of this.standbyWanted(
-      [],
-      tenantIds.map((tenantId) => ({ type, tenantId })),
-    )) {
-      const p = standbyClaim(this.opts.db, input).then(
-        (claimed) => this.holdOnStandby(claimed),
-        (err) => this.log.warn("standby claim failed", { err }),
-      );
-      this.standbyClaims.add(p);
-      void p.finally(() => this.standbyClaims.delete(p));
-    }
-  }
-
-  /** Triggers claimed on standby: held (their leases renewed, released on stop) until a run of their
-   *  tenant here ends. Never more per tenant than its counted triggers here (two standby claims may
-   *  have crossed): the rest are released. */
-  private holdOnStandby(claimed: ClaimedTrigger[]): void {
-    const orphans: Held[] = [];
-    for (const t of claimed) {
-      const pool = this.pools.get(t.type);
-      const h: Held = { t, pool: pool!, started: false, standby: true, abort: new RunAbort() };
-      if (!pool) {
-        orphans.push(h);
-        continue;
-      }
-      this.held.set(t.id, h);
-      const k = tenantKey(t);
-      // No run of its tenant here to take over from (they ended while the settle was written).
-      if (!this.counted.get(k)) {
-        orphans.push(h);
-        continue;
-      }
-      const list = this.standby.get(k) ?? [];
-      if (list.length >= (this.counted.get(k) ?? 0)) {
-        orphans.push(h);
-        continue;
-      }
-      list.push(h);
-      this.standby.set(k, list);
-    }
-    if (orphans.length > 0) void this.release(orphans);
   }
 
   /** Standby triggers given back: pending again, their attempt number returned, their tenant's index
@@ -513,15 +400,7 @@ export class Executor {
     });
     this.stats.released += n;
     await this.ready?.mark(list.map((h) => ({ type: h.t.type, tenantId: h.t.tenantId, dueAtMs: this.now() })));
-    this.waker.wake();
-  }
-
-  private dropStandby(h: Held): void {
-    const k = tenantKey(h.t);
-    const list = this.standby.get(k)?.filter((x) => x !== h) ?? [];
-    if (list.length > 0) this.standby.set(k, list);
-    else this.standby.delete(k);
-    this.held.delete(h.t.id);
+    this.loop.wake();
   }
 
   /** Renew at a third of the shortest pool lease, at most every 5 s, so that no lease expires under a
@@ -556,7 +435,10 @@ export class Executor {
           if (kept.has(l.id) || !h) continue;
           this.log.warn("lease lost", { triggerId: l.id });
           // Not started yet on standby: it never will be here (another executor may hold it now).
-          if (h.standby) this.dropStandby(h);
+          if (h.standby) {
+            this.slots.drop(h);
+            this.held.delete(h.t.id);
+          }
         }
       } catch (err) {
         this.log.error("lease renewal failed", { err });

@@ -12,7 +12,7 @@ import {
   type Db,
   type ExecutorPoolLoad,
 } from "@fairway/store";
-import { Waker } from "./sleep.ts";
+import { Loop } from "./loop.ts";
 
 /** Kept equal to the packages' version (package.json). */
 const FAIRWAY_VERSION = "0.1.0";
@@ -40,25 +40,32 @@ export interface HeartbeatDeps {
 }
 
 export class Heartbeat {
-  private readonly waker = new Waker();
-  private stopping = false;
-  private done: Promise<void> | null = null;
+  private readonly loop: Loop;
   private readonly startedAt = new Date();
   private passes = 0;
 
   constructor(
     private readonly deps: HeartbeatDeps,
     private readonly opts: HeartbeatOptions = {},
-  ) {}
+  ) {
+    const everyMs = opts.everyMs ?? 5_000;
+    this.loop = new Loop({
+      pass: async () => {
+        await this.beat();
+        return everyMs;
+      },
+      failed: "heartbeat failed",
+      log: deps.log,
+      backoffMs: () => everyMs,
+    });
+  }
 
   start(): void {
-    this.done ??= this.loop();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.waker.wake();
-    await this.done;
+    await this.loop.stop();
     await markExecutorStopped(this.deps.db, this.deps.owner).catch((err) =>
       this.deps.log.warn("marking the executor stopped failed", { err }),
     );
@@ -81,16 +88,5 @@ export class Heartbeat {
       this.deps.log.warn("executor lost: no heartbeat within its timeout; its leases are reaped", { executor: id });
     if (cut > 0) this.deps.reapNow();
     if (++this.passes % 100 === 0) await dropOldExecutors(db);
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopping) {
-      try {
-        await this.beat();
-      } catch (err) {
-        this.deps.log.error("heartbeat failed", { err });
-      }
-      await this.waker.sleep(this.opts.everyMs ?? 5_000);
-    }
   }
 }

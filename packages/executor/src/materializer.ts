@@ -1,11 +1,11 @@
 // The materializer: due cron fires become triggers, `lookaheadMs` ahead, on a loop of its own, so that a
 // burst of due jobs is written back to back and is claimable the moment it is due. The claim loop is
-// woken at each instant written (a fire written already due wakes it at once). The loop never dies (a
-// failed pass is logged and retried after a backoff) and never spins.
+// woken at each instant written (a fire written already due wakes it at once). A failed pass is logged
+// and retried after a backoff (loop.ts).
 import type { Logger } from "@fairway/core";
 import { materialize, type Db } from "@fairway/store";
 import type { ReadyIndex } from "./ready-index.ts";
-import { Waker } from "./sleep.ts";
+import { exponentialBackoff, Loop } from "./loop.ts";
 
 export interface MaterializerDeps {
   db: Db;
@@ -26,66 +26,62 @@ const BATCH = 500;
 const IDLE_MS = 100;
 
 export class Materializer {
-  private stopping = false;
-  private done: Promise<void> | null = null;
-  private waker = new Waker();
+  private readonly loop: Loop;
   private markCaughtUp: () => void = () => {};
   /** Resolved once a pass found less than a batch (or failed, or a long backlog took 100 full passes,
    *  or the loop stopped). Claims wait for it: after an outage the materializer decides the overdue
    *  fires written ahead (a misfire policy may skip them), and a claim taken first would run them late
    *  on top of the policy's catch-up. */
   readonly caughtUp = new Promise<void>((resolve) => (this.markCaughtUp = resolve));
+  /** Instants written and not yet reached: the claim loop's timer holds only the earliest, so each
+   *  pass re-arms it with the next one (one entry per distinct instant in the lookahead). */
+  private readonly upcoming = new Set<number>();
+  /** Full passes so far (a long backlog counts as caught up after 100). */
+  private fullPasses = 0;
 
-  constructor(private readonly deps: MaterializerDeps) {}
+  constructor(private readonly deps: MaterializerDeps) {
+    this.loop = new Loop({
+      pass: () => this.pass(),
+      failed: "materializer pass failed",
+      log: deps.log,
+      onError: () => this.markCaughtUp(),
+      backoffMs: exponentialBackoff(deps.maxBackoffMs),
+    });
+  }
 
   start(): void {
-    this.done ??= this.loop();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.waker.wake();
-    await this.done;
+    await this.loop.stop();
+    this.markCaughtUp(); // stopped before a pass: the claim loop must not wait for one
   }
 
-  private async loop(): Promise<void> {
+  /** One pass; a full batch asks for the next at once. */
+  private async pass(): Promise<number | "now"> {
     const { db, ready, log, now } = this.deps;
-    // Instants written and not yet reached: the claim loop's timer holds only the earliest, so each
-    // pass re-arms it with the next one (one entry per distinct instant in the lookahead).
-    const upcoming = new Set<number>();
-    let failures = 0;
-    let passes = 0;
-    while (!this.stopping) {
-      try {
-        const m = await materialize(db, new Date(now()), this.deps.lookaheadMs, BATCH);
-        failures = 0;
-        for (const f of m.failed) log.error("cron job paused: its schedule cannot be computed", f);
-        await ready?.mark(m.ready);
-        const t = now();
-        let dueNow = false;
-        for (const r of m.ready) {
-          if (r.dueAtMs > t) upcoming.add(r.dueAtMs);
-          else dueNow = true;
-        }
-        if (dueNow) this.deps.wakeClaims(); // written already due (late, or a catch-up)
-        let next = Infinity;
-        for (const at of upcoming) {
-          if (at <= t) upcoming.delete(at);
-          else if (at < next) next = at;
-        }
-        if (next < Infinity) this.deps.wakeClaimsAt(next);
-        if (m.jobs >= BATCH) {
-          if (++passes >= 100) this.markCaughtUp();
-          continue;
-        }
-        this.markCaughtUp();
-      } catch (err) {
-        this.markCaughtUp();
-        failures++;
-        log.error("materializer pass failed", { err });
-      }
-      await this.waker.sleep(failures ? Math.min(this.deps.maxBackoffMs, 100 * 2 ** failures) : IDLE_MS);
+    const m = await materialize(db, new Date(now()), this.deps.lookaheadMs, BATCH);
+    for (const f of m.failed) log.error("cron job paused: its schedule cannot be computed", f);
+    await ready?.mark(m.ready);
+    const t = now();
+    let dueNow = false;
+    for (const r of m.ready) {
+      if (r.dueAtMs > t) this.upcoming.add(r.dueAtMs);
+      else dueNow = true;
     }
-    this.markCaughtUp(); // stopped before a pass: the claim loop must not wait for one
+    if (dueNow) this.deps.wakeClaims(); // written already due (late, or a catch-up)
+    let next = Infinity;
+    for (const at of this.upcoming) {
+      if (at <= t) this.upcoming.delete(at);
+      else if (at < next) next = at;
+    }
+    if (next < Infinity) this.deps.wakeClaimsAt(next);
+    if (m.jobs >= BATCH) {
+      if (++this.fullPasses >= 100) this.markCaughtUp();
+      return "now";
+    }
+    this.markCaughtUp();
+    return IDLE_MS;
   }
 }

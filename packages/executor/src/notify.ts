@@ -4,7 +4,7 @@
 // Webhooks envelope {type, timestamp, data}, signed with the tenant's secret like any delivery; Slack a
 // readable {text}; email a plain-text message through the executor's mailer. A throw is a failed
 // attempt, retried with backoff; a notification that runs out of attempts is dead and notifies no one
-// (store notifications.ts skips its pool).
+// (store notification-fanout.ts skips its pool).
 import { checkTargetUrl, signWebhook, signWebhookSync } from "@fairway/core";
 import { notificationDelivery, type Db, type NotificationDelivery } from "@fairway/store";
 import type { Handler } from "./run-trigger.ts";

@@ -14,7 +14,7 @@ import {
   type RetentionBatch,
   type RetentionCursor,
 } from "@fairway/store";
-import { Waker } from "./sleep.ts";
+import { Loop } from "./loop.ts";
 
 export interface RetentionOptions {
   /** Default 60 000 ms; 0 turns retention off in this executor. */
@@ -31,23 +31,32 @@ export interface RetentionOptions {
 }
 
 export class Retention {
-  private readonly waker = new Waker();
-  private stopping = false;
-  private done: Promise<void> | null = null;
+  /** stop() ends a pass before its next batch of any kind, and wakes a pause between two (loop.ts). */
+  private readonly loop: Loop;
 
   constructor(
     private readonly deps: { db: Db; now: () => number; log: Logger },
     private readonly opts: RetentionOptions = {},
-  ) {}
+  ) {
+    const everyMs = opts.everyMs ?? 60_000;
+    this.loop = new Loop({
+      pass: async () => {
+        const d = await this.pass();
+        if (d.triggers + d.jobs + d.folds > 0) this.deps.log.info("retention deleted expired history", d);
+        return everyMs;
+      },
+      failed: "retention pass failed",
+      log: deps.log,
+      backoffMs: () => everyMs,
+    });
+  }
 
   start(): void {
-    if ((this.opts.everyMs ?? 60_000) > 0) this.done ??= this.loop();
+    if ((this.opts.everyMs ?? 60_000) > 0) this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.waker.wake();
-    await this.done;
+    await this.loop.stop();
   }
 
   /** One full pass; returns what it deleted. */
@@ -89,27 +98,14 @@ export class Retention {
   private async batches(one: () => Promise<{ deleted: number; found: number }>): Promise<number> {
     const share = Math.min(1, Math.max(0.01, this.opts.share ?? 0.2));
     let deleted = 0;
-    while (!this.stopping) {
+    while (!this.loop.stopping) {
       const t0 = performance.now();
       const n = await one();
       const took = performance.now() - t0;
       deleted += n.deleted;
       if (n.found < this.batch) break;
-      await this.waker.sleep(Math.max(this.opts.pauseMs ?? 20, (took * (1 - share)) / share));
+      if (!(await this.loop.pause(Math.max(this.opts.pauseMs ?? 20, (took * (1 - share)) / share)))) break;
     }
     return deleted;
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopping) {
-      try {
-        const d = await this.pass();
-        if (d.triggers + d.jobs + d.folds > 0) this.deps.log.info("retention deleted expired history", d);
-      } catch (err) {
-        this.deps.log.error("retention pass failed", { err });
-      }
-      // A stop() during the pass woke one of its pauses; it must not sleep a whole interval now.
-      if (!this.stopping) await this.waker.sleep(this.opts.everyMs ?? 60_000);
-    }
   }
 }

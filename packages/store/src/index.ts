@@ -95,11 +95,10 @@ export {
   NOTIFICATION_POOL,
   notificationDelivery,
   notificationStatus,
-  notifyQuotaExhausted,
   shownChannelTarget,
-  testChannel,
   type ChannelRow,
   type NotificationDelivery,
   type NotificationRow,
 } from "./sql/notifications.ts";
+export { notifyQuotaExhausted, testChannel } from "./sql/notification-fanout.ts";
 export { standbyClaim, type StandbyInput } from "./sql/standby.ts";

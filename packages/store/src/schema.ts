@@ -59,7 +59,7 @@ export const tenants = pgTable(
     // jobs are deleted this many days after they finished; dead ones after deadRetentionDays.
     historyRetentionDays: integer("history_retention_days").notNull().default(30),
     deadRetentionDays: integer("dead_retention_days").notNull().default(90),
-    // Auto-pause (sql/notifications.ts): a job whose last this-many triggers all dead-lettered is
+    // Auto-pause (sql/notification-fanout.ts): a job whose last this-many triggers all dead-lettered is
     // paused (reason consecutive_failures); 0 turns it off.
     consecutiveFailureLimit: integer("consecutive_failure_limit").notNull().default(15),
     // Portal sessions and links carry the epoch they were made in and are refused once it moved on:

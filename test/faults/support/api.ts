@@ -1,6 +1,6 @@
 // In-process API for drills: the real Hono app from createApp, driven with app.request().
 import { createApp } from "@fairway/api";
-import type { AppDeps } from "../../../packages/api/src/app.ts";
+import type { AppDeps } from "../../../packages/api/src/env.ts";
 
 export type App = ReturnType<typeof createApp>;
 

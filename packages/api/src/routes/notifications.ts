@@ -1,7 +1,6 @@
 // Notification channels (where a tenant hears about dead letters, pauses and recoveries) and the
 // notifications sent to them (docs/notifications.md). Sending is the executor's: a notification is a
 // trigger of the tenant's notifications job, so it is fair, leased, retried and recorded.
-import { Hono } from "hono";
 import { isForbiddenAddress, newId, type Logger } from "@fairway/core";
 import {
   type ChannelRow,
@@ -13,7 +12,8 @@ import {
   NOTIFICATION_POOL,
   testChannel,
 } from "@fairway/store";
-import type { AppEnv, ResolvedDeps } from "../app.ts";
+import type { ResolvedDeps } from "../env.ts";
+import { route } from "../route.ts";
 import { announceWork } from "../announce.ts";
 import { ApiError, fromZod, notFound } from "../errors.ts";
 import { checkUrl } from "../job-input.ts";
@@ -21,10 +21,10 @@ import { createChannelBody, notificationListQuery, pageQuery } from "../schemas.
 import { channelJson, notificationJson, page } from "../serialize.ts";
 import { queryOf, rawJsonBody } from "../validate.ts";
 
+const CHANNEL_ID = { id: "The channel id" };
+
 /** At most this many channels per tenant: each event fans out to every channel that takes it. */
 const MAX_CHANNELS = 20;
-
-export const notificationRoutes = new Hono<AppEnv>();
 
 /** Makes a channel from a request body (parsed JSON, or the dashboard's form as the same shape) with
  *  the API's rules; a refusal is an ApiError. The dashboard is handed this function, so a channel added
@@ -76,42 +76,90 @@ export async function addChannel(deps: ResolvedDeps, tenantId: string, raw: unkn
   return channel;
 }
 
-notificationRoutes.post("/notification-channels", async (c) => {
-  const channel = await addChannel(c.var.deps, c.var.tenant.id, await rawJsonBody(c), c.var.log);
-  return c.json(channelJson(channel), 201);
-});
-
-notificationRoutes.get("/notification-channels", async (c) => {
-  const q = queryOf(c, pageQuery);
-  const rows = await listChannels(c.var.deps.db, c.var.tenant.id, q.cursor ?? null, q.limit);
-  return c.json(page(rows, q.limit, channelJson));
-});
-
-notificationRoutes.delete("/notification-channels/:id", async (c) => {
-  if (!(await deleteChannel(c.var.deps.db, c.var.tenant.id, c.req.param("id")))) throw notFound("notification channel");
-  c.var.log.info("notification channel deleted", { channelId: c.req.param("id") });
-  return c.body(null, 204);
-});
-
-/** Queues a notification.test to the channel, whatever its fold window says; 202 with the notification. */
-notificationRoutes.post("/notification-channels/:id/test", async (c) => {
-  const { deps, tenant } = c.var;
-  const channel = await getChannel(deps.db, tenant.id, c.req.param("id"));
-  if (!channel) throw notFound("notification channel");
-  const made = await testChannel(deps.db, tenant.id, channel.id);
-  if (!made) throw notFound("notification channel"); // deleted meanwhile
-  announceWork(deps.coordinator, c.var.log, { type: NOTIFICATION_POOL, tenantId: tenant.id, dueAt: null }, deps.now());
-  const [row] = await listNotifications(deps.db, tenant.id, { before: `${made.id}~`, limit: 1, channelId: channel.id });
-  return c.json(notificationJson(row), 202);
-});
-
-notificationRoutes.get("/notifications", async (c) => {
-  const q = queryOf(c, notificationListQuery);
-  const rows = await listNotifications(c.var.deps.db, c.var.tenant.id, {
-    before: q.cursor ?? null,
-    limit: q.limit,
-    channelId: q.channelId,
-    event: q.event,
-  });
-  return c.json(page(rows, q.limit, notificationJson));
-});
+export const notificationRoutes = [
+  route({
+    method: "post",
+    path: "/v1/notification-channels",
+    summary: "Create a notification channel: webhook (signed Standard Webhooks envelope), slack or email",
+    body: { name: "CreateChannel", example: { type: "webhook", url: "https://example.com/notify" } },
+    ok: { status: 201, description: "The channel", json: "Channel" },
+    errors: [400, 409],
+    handler: async (c) => {
+      const channel = await addChannel(c.var.deps, c.var.tenant.id, await rawJsonBody(c), c.var.log);
+      return c.json(channelJson(channel), 201);
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/notification-channels",
+    summary: "The tenant's notification channels",
+    query: pageQuery,
+    ok: { status: 200, description: "A page of channels", json: "ChannelPage" },
+    errors: [400],
+    handler: async (c) => {
+      const q = queryOf(c, pageQuery);
+      const rows = await listChannels(c.var.deps.db, c.var.tenant.id, q.cursor ?? null, q.limit);
+      return c.json(page(rows, q.limit, channelJson));
+    },
+  }),
+  route({
+    method: "delete",
+    path: "/v1/notification-channels/:id",
+    summary: "Delete a channel (its notifications not yet sent are cancelled)",
+    params: CHANNEL_ID,
+    ok: { status: 204, description: "Deleted" },
+    errors: [404],
+    handler: async (c) => {
+      if (!(await deleteChannel(c.var.deps.db, c.var.tenant.id, c.req.param("id"))))
+        throw notFound("notification channel");
+      c.var.log.info("notification channel deleted", { channelId: c.req.param("id") });
+      return c.body(null, 204);
+    },
+  }),
+  /** Queues a notification.test to the channel, whatever its fold window says; 202 with the notification. */
+  route({
+    method: "post",
+    path: "/v1/notification-channels/:id/test",
+    summary: "Queue a test notification to the channel (outside its fold window)",
+    params: CHANNEL_ID,
+    ok: { status: 202, description: "The queued notification", json: "Notification" },
+    errors: [404],
+    handler: async (c) => {
+      const { deps, tenant } = c.var;
+      const channel = await getChannel(deps.db, tenant.id, c.req.param("id"));
+      if (!channel) throw notFound("notification channel");
+      const made = await testChannel(deps.db, tenant.id, channel.id);
+      if (!made) throw notFound("notification channel"); // deleted meanwhile
+      announceWork(
+        deps.coordinator,
+        c.var.log,
+        { type: NOTIFICATION_POOL, tenantId: tenant.id, dueAt: null },
+        deps.now(),
+      );
+      const [row] = await listNotifications(deps.db, tenant.id, {
+        before: `${made.id}~`,
+        limit: 1,
+        channelId: channel.id,
+      });
+      return c.json(notificationJson(row), 202);
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/notifications",
+    summary: "Notifications, newest first: event, channel, when, delivery status",
+    query: notificationListQuery,
+    ok: { status: 200, description: "A page of notifications", json: "NotificationPage" },
+    errors: [400],
+    handler: async (c) => {
+      const q = queryOf(c, notificationListQuery);
+      const rows = await listNotifications(c.var.deps.db, c.var.tenant.id, {
+        before: q.cursor ?? null,
+        limit: q.limit,
+        channelId: q.channelId,
+        event: q.event,
+      });
+      return c.json(page(rows, q.limit, notificationJson));
+    },
+  }),
+];

@@ -62,7 +62,7 @@ export interface ClaimedTrigger {
   vclock: number | null;
   /** The job's delivery mode: at_most_once is recorded as sending before it starts (sending.ts). */
   delivery: string;
-  /** Its job's last triggers dead-lettered: a success ends the streak and notifies (notifications.ts). */
+  /** Its job's last triggers dead-lettered: a success ends the streak and notifies (notification-fanout.ts). */
   failing: boolean;
 }
 

@@ -15,7 +15,7 @@
 // this executor for the moment one of their runs frees a slot, not counted against their cap.
 import { pipelineTx, type Db } from "../db.ts";
 import { claimStatements, type ClaimedTrigger, type ClaimInput, type ClaimReport } from "./claim.ts";
-import { decodeNotified, notifyStatements } from "./notifications.ts";
+import { decodeNotified, notifyStatements } from "./notification-fanout.ts";
 import { decodeSettled, settleStatement, type Settled, type Settlement, type SettleResult } from "./settle.ts";
 import { standbyStatement, type StandbyInput } from "./standby.ts";
 

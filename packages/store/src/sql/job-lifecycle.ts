@@ -38,7 +38,7 @@ export async function resumeJob(db: Db, tenantId: string, jobId: string, now: Da
   return db.transaction(async (tx) => {
     const [job] = await tx
       .update(jobs)
-      // A resumed job starts a new failure streak (auto-pause, notifications.ts).
+      // A resumed job starts a new failure streak (auto-pause, notification-fanout.ts).
       .set({ status: "active", pauseReason: null, failureStreak: 0, updatedAt: now })
       .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live))
       .returning();

@@ -3,7 +3,8 @@
 // job rows, ON CONFLICT on the triggers) and a restart loses no occurrence.
 import { sql } from "drizzle-orm";
 import { query, withDates, type Db } from "../db.ts";
-import { NOTIFICATION_POOL, pauseUncomputable } from "./notifications.ts";
+import { pauseUncomputable } from "./notification-fanout.ts";
+import { NOTIFICATION_POOL } from "./notifications.ts";
 import { jobInstantConflict } from "../schema.ts";
 import { EXCLUSIVE_LOOKAHEAD_MS, newId, planFires, type CronJobState } from "@fairway/core";
 
@@ -83,7 +84,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
     }
 
     if (broken.length > 0) {
-      // Paused with its reason, and a job.paused notification in this transaction (notifications.ts).
+      // Paused with its reason, and a job.paused notification in this transaction (notification-fanout.ts).
       const notified = await pauseUncomputable(
         tx,
         broken,

@@ -129,7 +129,7 @@ export async function deleteExpiredJobs(
 /** A fold row's key (channel, subject, event): where a pass over notification_folds has got to. */
 export type FoldCursor = readonly [channelId: string, subject: string, event: string];
 
-/** Deletes up to `batch` fold windows (notifications.ts, fanOut) that say nothing any more, after
+/** Deletes up to `batch` fold windows (notification-fanout.ts, fanOut) that say nothing any more, after
  *  `after` in key order: past their channel's window with nothing folded since the last notification
  *  sent (the next event then starts a window and reports 0 folded, with the row or without it), of a
  *  job that is gone (no event will come to report what they folded), or of a channel that is gone

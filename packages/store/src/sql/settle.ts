@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
 import { pipelineTx, query, type Db } from "../db.ts";
 import { boundedWeight } from "./columns.ts";
-import { decodeNotified, notifyStatements } from "./notifications.ts";
+import { decodeNotified, notifyStatements } from "./notification-fanout.ts";
 import { packRows, unpackRows } from "./packed.ts";
 
 // The run-time estimate's EWMA, written into the statement's text (not bound) so it stays one plan.
@@ -37,7 +37,7 @@ export interface Settlement {
   /** Set by the reaper: only applies while the lease is still expired (a renewal wins). */
   reap?: boolean;
   /** A success of a job that was failing (ClaimedTrigger.failing): its streak ends, job.recovered
-   *  (notifications.ts). Not part of the settle statement. */
+   *  (notification-fanout.ts). Not part of the settle statement. */
   recover?: boolean;
   /** The trigger on standby (standby.ts) that took this run's slot when it finished: counted against
    *  its tenant's cap from this settle on, in place of this one. */
@@ -57,7 +57,7 @@ export interface Settled {
   type: string;
   status: string;
   durationMs: number;
-  /** A notification trigger this settle's transaction made (notifications.ts), not a settled row. */
+  /** A notification trigger this settle's transaction made (notification-fanout.ts), not a settled row. */
   notification?: boolean;
 }
 

@@ -1,0 +1,46 @@
+// The app's dependencies and the Hono environment every route and middleware is typed with. Apart from
+// app.ts so that route files take their types from here, and nothing that app.ts imports imports it.
+import type { FailedAuthLimiter, Logger, SecretsKeyring } from "@fairway/core";
+import type { Coordinator } from "@fairway/coord";
+import type { Db, TenantRow } from "@fairway/store";
+
+/** What the API needs from coordination: request limits, and the hints for executors (wake, and the
+ *  ready-tenant index's markReady). */
+export type ApiCoordinator = Pick<Coordinator, "limit" | "wake" | "markReady">;
+
+export interface AppDeps {
+  db: Db;
+  coordinator: ApiCoordinator;
+  adminToken: string;
+  /** FAIRWAY_ALLOW_PRIVATE_TARGETS: let webhooks reach loopback/private addresses. Default false. */
+  allowPrivateTargets: boolean;
+  /** Pool types with an in-process handler: their jobs need no target. */
+  handlerTypes?: ReadonlySet<string>;
+  /** Per-tenant API requests per second; 0 disables. Default 1000. */
+  apiRatePerSecond?: number;
+  now?: () => number;
+  log?: Logger;
+  /** Origins allowed to embed a tenant portal view in an iframe (FAIRWAY_PORTAL_ORIGINS). */
+  portalOrigins?: string[];
+  /** FAIRWAY_SECRETS_KEY (and _PREVIOUS): seals tenant secrets. Without it the secrets routes answer 503. */
+  secretsKey?: SecretsKeyring;
+  /** The process's own metrics in Prometheus text (Node: the prom-client registry), appended to /metrics. */
+  metricsText?: () => Promise<string>;
+  /** A token that may read /metrics besides the admin token (FAIRWAY_METRICS_TOKEN). */
+  metricsToken?: string;
+  /** Per-tenant series on /metrics: the busiest this many tenants. Default 20. */
+  metricsTopTenants?: number;
+  /** Why email notification channels cannot be created here (neither SMTP nor an HTTP mail API is
+   *  configured); absent when they can. */
+  emailUnavailable?: string;
+  /** Failed credentials per client address (every route: API tokens, dashboard sign-in, portal
+   *  links). Default 20 a minute per address. */
+  failedAuth?: FailedAuthLimiter;
+}
+
+type Optional = "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable";
+export type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
+
+export type AppEnv = {
+  Variables: { deps: ResolvedDeps; tenant: TenantRow; log: Logger; requestId: string };
+};

@@ -1,0 +1,69 @@
+// Every route of the API, each declared once (route.ts): app.ts registers them, openapi.ts documents
+// them, and the tests walk them. The open routes that serve the document live here, beside the table
+// they describe.
+import { sql } from "@fairway/store";
+import { docsPage } from "./docs-page.ts";
+import { buildDocument } from "./openapi.ts";
+import { route, type AnyRoute } from "./route.ts";
+import { adminRoutes } from "./routes/admin.ts";
+import { jobRoutes } from "./routes/jobs.ts";
+import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
+import { notificationRoutes } from "./routes/notifications.ts";
+import { operationsRoutes } from "./routes/operations.ts";
+import { portalLinkRoutes } from "./routes/portal-link.ts";
+import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
+import { triggerRoutes } from "./routes/triggers.ts";
+
+const openRoutes = [
+  route({
+    method: "get",
+    path: "/healthz",
+    summary: "Liveness and database reachability",
+    ok: { status: 200, description: "Healthy", json: "Health" },
+    also: [{ status: 503, description: "Database unreachable", json: "Health" }],
+    handler: async (c) => {
+      try {
+        await c.var.deps.db.execute(sql`select 1`);
+        return c.json({ status: "ok" });
+      } catch {
+        return c.json({ status: "degraded", database: "unreachable" }, 503);
+      }
+    },
+  }),
+  route({
+    method: "get",
+    path: "/openapi.json",
+    summary: "This document",
+    ok: { status: 200, description: "OpenAPI 3.1", json: "OpenApiDocument" },
+    handler: (c) => c.json(openApiDocument()),
+  }),
+  route({
+    method: "get",
+    path: "/docs",
+    summary: "Interactive reference for this document",
+    ok: { status: 200, description: "HTML", text: "text/html" },
+    handler: (c) => c.html(docsPage),
+  }),
+];
+
+export const ROUTES: readonly AnyRoute[] = [
+  ...openRoutes,
+  ...fleetMetricsRoutes,
+  ...portalLinkRoutes,
+  ...secretAdminRoutes,
+  ...adminRoutes,
+  ...operationsRoutes,
+  ...tenantMetricsRoutes,
+  ...jobRoutes,
+  ...secretRoutes,
+  ...triggerRoutes,
+  ...notificationRoutes,
+];
+
+let cached: ReturnType<typeof buildDocument> | null = null;
+
+/** The OpenAPI document of ROUTES (built once per process). */
+export function openApiDocument() {
+  cached ??= buildDocument(ROUTES);
+  return cached;
+}

@@ -1,0 +1,166 @@
+// Standby slots (store standby.ts): a tenant at its in-flight cap holds its next triggers here, claimed
+// but not counted against its cap, at most one for each of its counted triggers in a pool here. When
+// one of its runs here ends, the next it holds on standby takes that run's slot at once (takeOver): no
+// round trip between the answer and the next request. This is the bookkeeping — per tenant and pool,
+// its counted triggers here and its standby list in slot order; the executor runs, settles, renews
+// and releases (StandbyHost).
+import type { Logger } from "@fairway/core";
+import type { ClaimedTrigger, StandbyInput } from "@fairway/store";
+import type { Pool } from "./pool.ts";
+import type { HeldBy } from "./settler.ts";
+import { RunAbort } from "./transport.ts";
+
+/** A claimed trigger not yet finished (on standby, queued or running in its pool). Finished ones belong
+ *  to the settler. */
+export interface Held {
+  t: ClaimedTrigger;
+  pool: Pool;
+  started: boolean;
+  /** Claimed on standby: not counted against its tenant's cap, and started only in the slot one of its
+   *  tenant's runs here frees (takeOver). */
+  standby: boolean;
+  abort: RunAbort;
+}
+
+/** What the slots need from the executor. */
+export interface StandbyHost {
+  owner: string;
+  log: Logger;
+  /** This executor's pool of a type, if it has one. */
+  pool(type: string): Pool | undefined;
+  /** Claim on standby (store standbyClaim). */
+  claim(input: StandbyInput): Promise<ClaimedTrigger[]>;
+  /** Hold a trigger kept on standby: its lease renewed, released on stop. */
+  hold(h: Held): void;
+  /** Give triggers back (pending again); they are no longer held. */
+  release(list: Held[]): void;
+}
+
+/** The key of a tenant in a pool. */
+const tenantKey = (t: { type: string; tenantId: string }) => `${t.type}\u0000${t.tenantId}`;
+
+export class StandbySlots {
+  /** Per tenant and pool: its triggers on standby here, in slot order, and how many of its counted
+   *  triggers are in the pool here (queued or running). */
+  private readonly standby = new Map<string, Held[]>();
+  private readonly counted = new Map<string, number>();
+  /** Standby claims under way outside a settle (afterClaim). */
+  private readonly claims = new Set<Promise<void>>();
+
+  constructor(private readonly host: StandbyHost) {}
+
+  /** A counted trigger entered its pool here. */
+  count(t: ClaimedTrigger): void {
+    const k = tenantKey(t);
+    this.counted.set(k, (this.counted.get(k) ?? 0) + 1);
+  }
+
+  /** A counted trigger left the pool. Standby triggers start only in the slot of a run of theirs here
+   *  that ends; with none left (a run ended without handing over: an at-most-once run not sent), they
+   *  are released rather than held with no run to take over from — unless `keep` (stopping: stop()
+   *  releases everything held). */
+  uncount(t: ClaimedTrigger, handedOver: boolean, keep = false): void {
+    const k = tenantKey(t);
+    const n = (this.counted.get(k) ?? 1) - 1;
+    if (n > 0) return void this.counted.set(k, n);
+    this.counted.delete(k);
+    const left = this.standby.get(k);
+    if (handedOver || keep || !left || left.length === 0) return;
+    this.standby.delete(k);
+    this.host.release(left);
+  }
+
+  /** The run of `t` ended: the next trigger its tenant holds on standby here takes the slot, now
+   *  counted against its tenant's cap (at cap by definition). Undefined when it holds none. */
+  takeOver(t: ClaimedTrigger): Held | undefined {
+    const k = tenantKey(t);
+    const list = this.standby.get(k);
+    const next = list?.shift();
+    if (list?.length === 0) this.standby.delete(k);
+    if (!next) return undefined;
+    next.standby = false;
+    next.t.atCap = true;
+    return next;
+  }
+
+  /** How many triggers each at-cap tenant of a settle batch should hold on standby here: one for each
+   *  of its counted triggers here once the batch's hand-off claims have refilled the freed slots, less
+   *  those already held. */
+  wanted(freed: HeldBy[], atCap: HeldBy[]): StandbyInput[] {
+    const byType = new Map<string, Map<string, number>>();
+    for (const r of freed) {
+      const m = byType.get(r.type) ?? new Map<string, number>();
+      m.set(r.tenantId, (m.get(r.tenantId) ?? 0) + 1);
+      byType.set(r.type, m);
+    }
+    const inputs: StandbyInput[] = [];
+    const seen = new Set<string>();
+    for (const r of atCap) {
+      const k = tenantKey(r);
+      const pool = this.host.pool(r.type);
+      if (seen.has(k) || !pool) continue;
+      seen.add(k);
+      const n =
+        (this.counted.get(k) ?? 0) + (byType.get(r.type)?.get(r.tenantId) ?? 0) - (this.standby.get(k)?.length ?? 0);
+      if (n <= 0) continue;
+      let input = inputs.find((i) => i.type === r.type);
+      if (!input) {
+        input = { type: r.type, owner: this.host.owner, leaseMs: pool.config.leaseMs, want: [] };
+        inputs.push(input);
+      }
+      input.want.push({ tenantId: r.tenantId, n });
+    }
+    return inputs;
+  }
+
+  /** A claim took these tenants to their cap: their next triggers go on standby now, so that even
+   *  their first runs here are refilled without a round trip. */
+  afterClaim(type: string, tenantIds: string[]): void {
+    for (const input of this.wanted(
+      [],
+      tenantIds.map((tenantId) => ({ type, tenantId })),
+    )) {
+      const p = this.host.claim(input).then(
+        (claimed) => this.hold(claimed),
+        (err) => this.host.log.warn("standby claim failed", { err }),
+      );
+      this.claims.add(p);
+      void p.finally(() => this.claims.delete(p));
+    }
+  }
+
+  /** Resolves once the standby claims under way (afterClaim) are held or released. */
+  async idle(): Promise<void> {
+    await Promise.all([...this.claims]);
+  }
+
+  /** Triggers claimed on standby: held until a run of their tenant here ends. Never more per tenant
+   *  than its counted triggers here (two standby claims may have crossed): the rest are released. */
+  hold(claimed: ClaimedTrigger[]): void {
+    const orphans: Held[] = [];
+    for (const t of claimed) {
+      const pool = this.host.pool(t.type);
+      const h: Held = { t, pool: pool!, started: false, standby: true, abort: new RunAbort() };
+      const k = tenantKey(t);
+      const list = this.standby.get(k) ?? [];
+      // No pool, or no run of its tenant here to take over from (they ended while the settle was
+      // written), or as many on standby as counted.
+      if (!pool || list.length >= (this.counted.get(k) ?? 0)) {
+        orphans.push(h);
+        continue;
+      }
+      this.host.hold(h);
+      list.push(h);
+      this.standby.set(k, list);
+    }
+    if (orphans.length > 0) this.host.release(orphans);
+  }
+
+  /** A standby trigger whose lease was lost: it never starts here (another executor may hold it). */
+  drop(h: Held): void {
+    const k = tenantKey(h.t);
+    const list = this.standby.get(k)?.filter((x) => x !== h) ?? [];
+    if (list.length > 0) this.standby.set(k, list);
+    else this.standby.delete(k);
+  }
+}
