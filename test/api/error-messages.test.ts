@@ -199,7 +199,7 @@ describe("admin and query inputs", () => {
       "/v1/admin/tenants",
       { name: "x", weight: "2" },
       "validation_error",
-      ["weight: must be a positive number"],
+      ["weight: must be a number from 0.01 to 1000"],
     ],
     [
       "tenant status",

@@ -165,7 +165,7 @@ describe("quota admin API", () => {
   });
 
   it("a rate quota limits how fast triggers start; the excess waits", async () => {
-    await tenantWithKey("slow", { ratePerSecond: 0.001, burst: 4, maxInFlight: 100 });
+    await tenantWithKey("slow", { ratePerSecond: 0.01, burst: 4, maxInFlight: 100 });
     await seedDue(t.store.db, "slow", 10, { type: "rateq" });
     const first = await claimAll("rateq");
     expect(first).toHaveLength(4);

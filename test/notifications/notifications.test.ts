@@ -102,6 +102,17 @@ async function notifications(client: FairwayClient, ok: (n: Notification[]) => b
 }
 
 describe("failure notifications", () => {
+  it("a channel answering 3xx is not retried: one request, and the notification ends failed", async () => {
+    const { client } = await tenant("redirected");
+    await client.notificationChannels.create({ type: "webhook", url: `${rx.url}/status/302` });
+    const before = at("/status/302").length;
+    await failingOnce(client, "redirected-report");
+    const done = await notifications(client, (n) => n.length > 0 && n.every((x) => x.status !== "pending"), "ended");
+    expect(done.map((n) => n.status)).not.toContain("sent");
+    // The notification pool allows 2 attempts: a retried 3xx would have reached the receiver twice.
+    expect(at("/status/302").length - before).toBe(1);
+  });
+
   it("a 400 gives exactly one trigger.dead at the webhook channel, signed with the tenant's secret", async () => {
     const { client, secret } = await tenant("dead-one");
     const channel = await client.notificationChannels.create({ type: "webhook", url: `${rx.url}/hook/dead-one` });

@@ -106,6 +106,7 @@ describe("OpenAPI contract", () => {
     await admin.pools.resume("paused.type");
     await admin.tenants.signingSecret("acme");
     await admin.tenants.portalLink("acme");
+    await admin.tenants.revokePortalSessions("acme");
     await admin.executors();
     await admin.reencryptSecrets();
     await touchHandlerPools(db.store.db, ["email.send"]);

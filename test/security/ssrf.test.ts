@@ -207,7 +207,7 @@ describe("at connect time: the canary on 127.0.0.1 sees 0 connections", () => {
         );
       }
       expect(attempts).toHaveLength(1);
-      expect(attempts[0].outcome).toBe("network_error");
+      expect(attempts[0].outcome).toBe("forbidden_target");
       expect(attempts[0].error).toMatch(/forbidden address \(127\.0\.0\.1\)/);
     } finally {
       await executor.stop(1000);

@@ -2,9 +2,9 @@
 // build the dependencies and hand them in.
 import { Hono, type Handler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { newId, silentLogger } from "@fairway/core";
+import { FailedAuthLimiter, newId, silentLogger } from "@fairway/core";
 import type { AppDeps, AppEnv, ResolvedDeps } from "./env.ts";
-import { requireAdmin, requireTenant } from "./auth.ts";
+import { clientAddress, requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, databaseUnavailable, errorResponse, loggableError } from "./errors.ts";
 import { dashboardCommands } from "./commands/dashboard.ts";
 import { ROUTES } from "./route-table.ts";
@@ -13,8 +13,8 @@ import { dashboardApp, loggablePath } from "@fairway/dashboard";
 
 /** The job and trigger a tenant path names, as log fields (the routes' own ids; never a secret). */
 function idsInPath(path: string): { jobId?: string; triggerId?: string } {
-  const job = /^\/v1\/jobs\/([^/]{1,100})/.exec(path)?.[1];
-  const trigger = /^\/v1\/triggers\/([^/]{1,100})/.exec(path)?.[1];
+  const job = /^\/v1\/jobs\/([^/]{1,100})/.exec(loggablePath(path))?.[1];
+  const trigger = /^\/v1\/triggers\/([^/]{1,100})/.exec(loggablePath(path))?.[1];
   return { ...(job ? { jobId: job } : {}), ...(trigger ? { triggerId: trigger } : {}) };
 }
 
@@ -29,6 +29,7 @@ export function createApp(input: AppDeps) {
     log: silentLogger,
     metricsTopTenants: 20,
     portalOrigins: [],
+    failedAuth: new FailedAuthLimiter(),
     ...input,
   };
   const app = new Hono<AppEnv>();
@@ -66,6 +67,12 @@ export function createApp(input: AppDeps) {
     }),
   );
 
+  // API answers are never cached by a browser or a proxy: several carry secrets (a new key, a signing
+  // secret, a portal link), and none is worth keeping.
+  app.use("/v1/*", async (c, next) => {
+    await next();
+    c.header("cache-control", "no-store");
+  });
   // Registered by scope, in the order the credential checks must run: open routes, the admin check
   // and admin routes, then the tenant check and tenant routes (a middleware runs only for handlers
   // registered after it).
@@ -78,7 +85,7 @@ export function createApp(input: AppDeps) {
   register("open");
   app.use("/v1/admin/*", requireAdmin);
   register("admin");
-  app.route("/dashboard", dashboardApp({ ...deps, commands: dashboardCommands(deps) }));
+  app.route("/dashboard", dashboardApp({ ...deps, commands: dashboardCommands(deps), clientAddress }));
   app.use("/v1/*", requireTenant);
   register("tenant");
 

@@ -1,13 +1,57 @@
 // Authentication: admin and tenant scopes never mix. A tenant key on an admin route is
 // a 403; the admin token on a tenant route is a 403; anything else unrecognised is a 401. Tenant keys
 // are looked up by their sha256 hash — the key itself is never stored.
-import type { MiddlewareHandler } from "hono";
-import { sha256Hex } from "@fairway/core";
+import type { Context, MiddlewareHandler } from "hono";
+import { BoundedMap, sha256Hex } from "@fairway/core";
 import { authenticateKey, type TenantRow } from "@fairway/store";
 import { ApiError } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 
 export const KEY_PREFIX = "fw_";
+/** What POST /v1/admin/tenants/:id/keys issues: the prefix and 32 random bytes in base64url. Anything
+ *  else is refused without a database read. */
+const KEY_SHAPE = /^fw_[A-Za-z0-9_-]{43}$/;
+
+/** Hashes of well-shaped keys the database did not know, for a while: a repeated bad key costs no
+ *  read. Safe to remember: a key is random, so a hash that matched nothing never starts matching (a
+ *  revoked key only ever becomes bad). Bounded: the oldest are forgotten first. */
+const unknownKeys = new BoundedMap<string, number>(10_000);
+const UNKNOWN_KEY_TTL_MS = 5 * 60_000;
+
+async function findKey(c: Context<AppEnv>, token: string) {
+  if (!KEY_SHAPE.test(token)) return null;
+  const hash = await sha256Hex(token);
+  const now = c.var.deps.now();
+  const until = unknownKeys.get(hash);
+  if (until !== undefined && until > now) return null;
+  const found = await authenticateKey(c.var.deps.db, hash);
+  if (found) unknownKeys.delete(hash);
+  else unknownKeys.set(hash, now + UNKNOWN_KEY_TTL_MS);
+  return found;
+}
+
+/** The client's address: the socket's peer on Node, CF-Connecting-IP on Workers. Behind a reverse
+ *  proxy every client shares the proxy's address; only failures are limited, so right credentials
+ *  still pass. Null when it cannot be told (an in-process request): then nothing is limited. */
+export function clientAddress(c: Context): string | null {
+  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
+  return incoming?.socket?.remoteAddress ?? c.req.header("cf-connecting-ip") ?? null;
+}
+
+/** A failed credential: counted against the client's address; past the limit a 429 with Retry-After
+ *  instead of `refusal`. Called only after the credential was checked and found wrong. */
+export function failedCredential(c: Context<AppEnv>, refusal: ApiError): ApiError {
+  const address = clientAddress(c);
+  const wait = address ? c.var.deps.failedAuth.fail(address, c.var.deps.now()) : 0;
+  if (!wait) return refusal;
+  return new ApiError(
+    429,
+    "too_many_failures",
+    `too many failed credentials from this address; retry after ${wait} s with a valid token`,
+    undefined,
+    { "retry-after": String(wait) },
+  );
+}
 
 function bearer(header: string | undefined): string | null {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
@@ -29,10 +73,10 @@ export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = bearer(c.req.header("authorization"));
   if (!token) throw unauthorized();
   if (safeEqual(token, c.var.deps.adminToken)) return next();
-  if (token.startsWith(KEY_PREFIX) && (await authenticateKey(c.var.deps.db, await sha256Hex(token)))) {
+  if (token.startsWith(KEY_PREFIX) && (await findKey(c, token))) {
     throw new ApiError(403, "forbidden", "a tenant API key cannot use admin routes");
   }
-  throw unauthorized();
+  throw failedCredential(c, unauthorized());
 };
 
 export const requireTenant: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -41,9 +85,8 @@ export const requireTenant: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (safeEqual(token, c.var.deps.adminToken)) {
     throw new ApiError(403, "forbidden", "the admin token is not a tenant key; use a tenant API key");
   }
-  if (!token.startsWith(KEY_PREFIX)) throw unauthorized();
-  const found = await authenticateKey(c.var.deps.db, await sha256Hex(token));
-  if (!found) throw unauthorized();
+  const found = token.startsWith(KEY_PREFIX) ? await findKey(c, token) : null;
+  if (!found) throw failedCredential(c, unauthorized());
   if (found.tenant.status !== "active") {
     throw new ApiError(
       403,

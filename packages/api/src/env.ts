@@ -1,6 +1,6 @@
 // The app's dependencies and the Hono environment every route and middleware is typed with. Apart from
 // app.ts so that route files take their types from here, and nothing that app.ts imports imports it.
-import type { Logger, SecretsKeyring } from "@fairway/core";
+import type { FailedAuthLimiter, Logger, SecretsKeyring } from "@fairway/core";
 import type { Coordinator } from "@fairway/coord";
 import type { Db, TenantRow } from "@fairway/store";
 
@@ -33,6 +33,9 @@ export interface AppDeps {
   /** Why email notification channels cannot be created here (neither SMTP nor an HTTP mail API is
    *  configured); absent when they can. */
   emailUnavailable?: string;
+  /** Failed credentials per client address (every route: API tokens, dashboard sign-in, portal
+   *  links). Default 20 a minute per address. */
+  failedAuth?: FailedAuthLimiter;
 }
 
 type Optional = "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable";

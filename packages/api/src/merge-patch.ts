@@ -21,24 +21,33 @@ export async function mergePatchBody(c: Context): Promise<Patch> {
   return raw as Patch;
 }
 
-/** `current` with `patch` merged in; `current` is not modified. Written out (RFC 7396 §2) rather than
- *  taken from json-merge-patch, which calls `target.hasOwnProperty` and so throws when a document has
- *  its own "hasOwnProperty" field, and stops at a "__proto__" one: here every name is plain data. */
-export function applyMergePatch(current: Patch, patch: Patch): Patch {
-  return mergeValue(current, patch) as Patch;
+const isObject = (v: unknown): v is Patch => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** An own, plain data property, whatever the key: `__proto__` and `constructor` are stored as keys
+ *  like any other (an assignment would set the prototype or be shadowed), so the strict schema sees
+ *  them and refuses them by name, exactly as a create does. */
+function define(o: Patch, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+/** RFC 7396 over fresh objects: `current` and `patch` are not modified, and no key is dropped or
+ *  turned into a prototype (the json-merge-patch package skips `__proto__` and `constructor`, which
+ *  made such a PATCH a silent no-op). */
+export function applyMergePatch(current: unknown, patch: unknown): Patch {
+  return merge(current, patch, true) as Patch;
+}
 
-function mergeValue(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return structuredClone(patch);
-  const out: Record<string, unknown> = {};
-  const set = (k: string, v: unknown) =>
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-  if (isObject(target)) for (const [k, v] of Object.entries(target)) set(k, structuredClone(v));
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else set(k, mergeValue(Object.hasOwn(out, k) ? out[k] : undefined, v));
+function merge(target: unknown, patch: unknown, top: boolean): unknown {
+  if (!isObject(patch)) return patch;
+  const out: Patch = {};
+  if (isObject(target)) for (const k of Object.keys(target)) define(out, k, target[k]);
+  for (const k of Object.keys(patch)) {
+    const v = patch[k];
+    if (v !== null) define(out, k, merge(Object.hasOwn(out, k) ? out[k] : undefined, v, false));
+    else if (Object.hasOwn(out, k)) delete out[k];
+    // Clearing a top-level field the resource does not have: kept as undefined, so the strict
+    // schema still names an unknown one (an optional known field reads as absent).
+    else if (top) define(out, k, undefined);
   }
   return out;
 }

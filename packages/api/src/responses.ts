@@ -51,6 +51,7 @@ export const signingSecretResponse = z.strictObject({
 
 /** A tenant portal link: opens that tenant's dashboard view and nothing else, until it expires. */
 export const portalLinkResponse = z.strictObject({ url: z.string(), expiresAt: iso });
+export const portalRevokeResponse = z.strictObject({ tenantId: z.string(), revokedAt: iso });
 
 export const secretResponse = z.strictObject({ name: z.string(), createdAt: iso, updatedAt: iso });
 export const secretListResponse = z.strictObject({ data: z.array(secretResponse) });
@@ -185,6 +186,7 @@ export const attemptResponse = z.strictObject({
     "handler_error",
     "lease_expired",
     "secret_missing",
+    "forbidden_target",
     "lost_in_flight",
   ]),
   httpStatus: z.number().int().nullable(),

@@ -1,6 +1,6 @@
 // Every API input, validated with zod (strict: unknown fields are errors, not silently dropped). Each
 // message says what to send instead: a user reading `schedule: …` must not have to guess the shape.
-import { SECRET_NAME } from "@fairway/core";
+import { SECRET_NAME, TENANT_BOUNDS } from "@fairway/core";
 import { PORTAL_LINK_DEFAULT_TTL_S, PORTAL_LINK_MAX_TTL_S, PORTAL_LINK_MIN_TTL_S } from "@fairway/dashboard";
 import { NOTIFICATION_EVENTS } from "@fairway/store";
 import { z } from "zod";
@@ -19,12 +19,17 @@ const expected = (what: string) => ({
 });
 const int = (what: string) => z.number(expected(what)).int(`must be a whole number (${what})`);
 const text = (what: string) => z.string(expected(what));
+/** The first few unknown keys, each cut short: the message stays small whatever the body held. */
+function namedKeys(keys: readonly PropertyKey[]): string {
+  const shown = keys.slice(0, 5).map((k) => JSON.stringify(String(k).slice(0, 40)));
+  return keys.length > 5 ? `${shown.join(", ")} and ${keys.length - 5} more` : shown.join(", ");
+}
 /** Unknown keys name themselves and the keys that are allowed. */
 const strict = <S extends z.ZodRawShape>(shape: S, what = "an object") =>
   z.strictObject(shape, {
     error: (iss) => {
       if (iss.code === "unrecognized_keys") {
-        return `unknown field${iss.keys.length > 1 ? "s" : ""} ${iss.keys.map((k) => `"${k}"`).join(", ")}; allowed: ${Object.keys(shape).join(", ")}`;
+        return `unknown field${iss.keys.length > 1 ? "s" : ""} ${namedKeys(iss.keys)}; allowed: ${Object.keys(shape).join(", ")}`;
       }
       return iss.input === undefined ? `required: ${what}` : `must be ${what}`;
     },
@@ -39,6 +44,11 @@ const RESERVED_HEADERS: Array<[RegExp, string]> = [
   [/^webhook-/i, "the webhook- prefix is reserved for Standard Webhooks headers"],
   [/^fairway-/i, "the fairway- prefix is reserved for Fairway's delivery headers"],
   [/^(host|content-length|connection|transfer-encoding)$/i, "it is set by the HTTP client from the URL and the body"],
+  // What the transport (undici) refuses to send or manages itself: every attempt would fail.
+  [
+    /^(keep-alive|upgrade|expect|te|trailer|proxy-connection|http2-settings)$/i,
+    "it controls the connection, which the HTTP client manages; it can never be sent",
+  ],
   [/^user-agent$/i, "Fairway identifies itself as the sender"],
 ];
 
@@ -195,11 +205,19 @@ export type CreateJobBody = z.infer<typeof createJobBody>;
  *  clears). Requests are checked by merging into the job and parsing the result with createJobBody. */
 export const updateJobBody = z.object(createJobBody.shape).partial();
 
+const B = TENANT_BOUNDS;
 const quota = {
-  maxInFlight: int("a number of concurrent deliveries, 1-100000").min(1).max(100_000),
-  weight: z.number(expected("a positive number")).positive().max(10_000),
-  ratePerSecond: z.number(expected("a positive number, or null for no rate limit")).positive().max(100_000).nullable(),
-  burst: int("a bucket size, or null for max(1, ratePerSecond)").min(1).max(1_000_000).nullable(),
+  maxInFlight: int("a number of concurrent deliveries, 1-100000").min(B.maxInFlight.min).max(B.maxInFlight.max),
+  weight: z
+    .number(expected(`a number from ${B.weight.min} to ${B.weight.max}`))
+    .min(B.weight.min, `must be at least ${B.weight.min}`)
+    .max(B.weight.max, `must be at most ${B.weight.max}`),
+  ratePerSecond: z
+    .number(expected(`a number from ${B.ratePerSecond.min} to ${B.ratePerSecond.max}, or null for no rate limit`))
+    .min(B.ratePerSecond.min, `must be at least ${B.ratePerSecond.min} (or null for no rate limit)`)
+    .max(B.ratePerSecond.max, `must be at most ${B.ratePerSecond.max}`)
+    .nullable(),
+  burst: int("a bucket size, or null for max(1, ratePerSecond)").min(B.burst.min).max(B.burst.max).nullable(),
   maxJobs: int("a number of live jobs").min(0).max(10_000_000),
   maxPayloadBytes: int("a size in bytes").min(0).max(10_485_760),
   // History retention (docs/operations.md): finished triggers and jobs, and dead ones.

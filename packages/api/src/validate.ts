@@ -34,11 +34,92 @@ function badText(path: string) {
   );
 }
 
+/** More object keys than this in one body are refused before JSON.parse builds them: parsing and then
+ *  checking hundreds of thousands of keys holds the event loop for seconds. A real body (a payload
+ *  included) has far fewer. */
+const MAX_JSON_KEYS = 10_000;
+
+/** A streaming check over the raw bytes as they arrive, outside strings: object keys (colons) and
+ *  nesting. JSON's structural characters are ASCII and no byte of a multi-byte UTF-8 character is, so
+ *  the bytes need no decoding. A linear pass with no allocation: a body over a bound is refused while
+ *  it is still arriving, before any string or parse tree is built from it. */
+class JsonShape {
+  private keys = 0;
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+
+  /** The first bound the chunk crosses, or null. */
+  feed(chunk: Uint8Array): ApiError | null {
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i];
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (b === 0x5c /* \\ */) this.escaped = true;
+        else if (b === 0x22 /* " */) this.inString = false;
+      } else if (b === 0x22) this.inString = true;
+      else if (b === 0x3a /* : */) {
+        if (++this.keys > MAX_JSON_KEYS) {
+          return new ApiError(
+            400,
+            "too_many_fields",
+            `the request body has more than ${MAX_JSON_KEYS} object keys; send fewer fields`,
+          );
+        }
+      } else if (b === 0x7b /* { */ || b === 0x5b /* [ */) {
+        if (++this.depth > MAX_JSON_DEPTH) {
+          return new ApiError(400, "too_deep", `the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+        }
+      } else if (b === 0x7d /* } */ || b === 0x5d /* ] */) this.depth--;
+    }
+    return null;
+  }
+}
+
+/** The body as text, read chunk by chunk through JsonShape (refused as soon as a bound is crossed). */
+async function boundedText(c: Context): Promise<string> {
+  const shape = new JsonShape();
+  const body = c.req.raw.body;
+  if (!body || c.req.raw.bodyUsed) {
+    // Already read by something before (cached by Hono): checked whole, still before JSON.parse.
+    const text = await c.req.text();
+    const bad = shape.feed(new TextEncoder().encode(text));
+    if (bad) throw bad;
+    return text;
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    let r: ReadableStreamReadResult<Uint8Array>;
+    try {
+      r = await reader.read();
+    } catch {
+      throw new ApiError(400, "invalid_json", "the request body could not be read");
+    }
+    if (r.done) break;
+    const bad = shape.feed(r.value);
+    if (bad) {
+      void reader.cancel().catch(() => {});
+      throw bad;
+    }
+    chunks.push(r.value);
+    size += r.value.length;
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.length;
+  }
+  return new TextDecoder().decode(all);
+}
+
 /** The parsed JSON body, checked for what Postgres refuses; an empty body is {}. */
 export async function rawJsonBody(c: Context): Promise<unknown> {
   let raw: unknown;
+  const text = await boundedText(c);
   try {
-    const text = await c.req.text();
     raw = text.length === 0 ? {} : JSON.parse(text);
   } catch {
     throw new ApiError(400, "invalid_json", "the request body is not valid JSON");

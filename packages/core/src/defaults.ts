@@ -16,3 +16,13 @@ export const DEFAULT_COST_MS = 100;
 
 /** Weight of the newest measurement in the run-time estimate (EWMA). */
 export const COST_EWMA_ALPHA = 0.2;
+
+/** What a tenant's quota settings may be. The API, the dashboard and the CLI refuse anything outside;
+ *  the claim clamps a stored value into the same range (store sql/columns.ts), so a value stored
+ *  some other way cannot make a claim's arithmetic overflow or underflow and fail every tenant's tick. */
+export const TENANT_BOUNDS = {
+  weight: { min: 0.01, max: 1000 },
+  ratePerSecond: { min: 0.01, max: 100_000 },
+  burst: { min: 1, max: 1_000_000 },
+  maxInFlight: { min: 1, max: 100_000 },
+} as const;

@@ -5,18 +5,27 @@ export {
   DEFAULT_COST_MS,
   DEFAULT_POOL_SETTINGS,
   DEFAULT_RETRY,
+  TENANT_BOUNDS,
 } from "./defaults.ts";
 export type { AttemptRequest, DeliveryResult, HttpMethod, JobStatus, WebhookTarget } from "./types.ts";
 export { nextFires, parseCron, validateTimezone } from "./cron.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
 export { BoundedMap } from "./bounded-map.ts";
+export { FailedAuthLimiter } from "./failed-auth.ts";
 export { checkTargetUrl, isForbiddenAddress } from "./ssrf.ts";
 export { isStorableText, storableText } from "./text.ts";
 export { base64url, newId, randomToken, sha256Hex, ulid } from "./ids.ts";
 export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
 export { EXCLUSIVE_LOOKAHEAD_MS, planFires, type CronJobState } from "./schedule.ts";
-export { SECRET_NAME, redactSecrets, substituteInJson, substituteSecrets, targetSecretRefs } from "./secret-refs.ts";
+export {
+  SECRET_NAME,
+  redactSecretFragments,
+  redactSecrets,
+  substituteInJson,
+  substituteSecrets,
+  targetSecretRefs,
+} from "./secret-refs.ts";
 export {
   decryptSecret,
   encryptSecret,

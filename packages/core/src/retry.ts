@@ -26,6 +26,7 @@ const OUTCOME_CLASS: Record<Exclude<AttemptOutcome, "http_error">, Class> = {
   handler_error: { kind: "retryable" },
   lease_expired: { kind: "retryable" }, // the worker vanished, not the target's fault
   secret_missing: { kind: "dead", reason: "secret_missing", pauseJob: false }, // no retry brings it back
+  forbidden_target: { kind: "dead", reason: "forbidden_target", pauseJob: false }, // nor here: a setting does
   lost_in_flight: { kind: "dead", reason: "lost_in_flight", pauseJob: false }, // at-most-once: never resent
 };
 

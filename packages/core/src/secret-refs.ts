@@ -54,6 +54,73 @@ export function redactSecrets(text: string, values: ReadonlyMap<string, string>)
   return out;
 }
 
+/** A run of this many characters of a secret value (case-insensitive) in error text is redacted. */
+const FRAGMENT = 8;
+
+/** Error text with no part of a secret in it: whole values become their placeholders (redactSecrets),
+ *  then any run of FRAGMENT or more characters of a value, or of a URL part derived from one, becomes
+ *  `[secret]`. An error names what it failed on in its own spelling (a DNS error the host, lowercased
+ *  and without the scheme; an address check the IP), so whole-value matching alone is not enough.
+ *  `resolvedUrl`: the URL as sent, when a secret went into it; its host, user and password count as
+ *  secret parts, and so does any IP address the error names (it may be what the host resolved to). */
+export function redactSecretFragments(text: string, values: ReadonlyMap<string, string>, resolvedUrl?: string): string {
+  if (values.size === 0 || text === "") return text;
+  let out = redactSecrets(text, values);
+  const pieces: string[] = [];
+  for (const v of values.values()) {
+    pieces.push(v);
+    pieces.push(...urlParts(v));
+  }
+  if (resolvedUrl) {
+    pieces.push(...urlParts(resolvedUrl));
+    out = out.replace(/\b\d{1,3}(?:\.\d{1,3}){3}\b|\[?\b[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}\]?/gi, "[secret]");
+  }
+  const grams = new Set<string>();
+  const short: string[] = [];
+  for (const piece of pieces) {
+    const p = piece.toLowerCase();
+    if (p.length < FRAGMENT) {
+      if (p.length >= 4) short.push(p);
+      continue;
+    }
+    for (let i = 0; i + FRAGMENT <= p.length; i++) grams.add(p.slice(i, i + FRAGMENT));
+  }
+  const lower = out.toLowerCase();
+  const hidden = new Uint8Array(out.length);
+  for (let i = 0; i + FRAGMENT <= lower.length; i++) {
+    if (grams.has(lower.slice(i, i + FRAGMENT))) hidden.fill(1, i, i + FRAGMENT);
+  }
+  for (const p of short) {
+    for (let i = lower.indexOf(p); i !== -1; i = lower.indexOf(p, i + 1)) hidden.fill(1, i, i + p.length);
+  }
+  let result = "";
+  for (let i = 0; i < out.length; i++) {
+    if (!hidden[i]) result += out[i];
+    else if (i === 0 || !hidden[i - 1]) result += "[secret]";
+  }
+  return result;
+}
+
+/** The parts of a URL an error may spell on their own: host (with and without port), user, password. */
+function urlParts(text: string): string[] {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return [];
+  }
+  const parts = [u.hostname, u.host, u.username, u.password, decodeSafe(u.username), decodeSafe(u.password)];
+  return parts.filter((p) => p.length > 0);
+}
+
+function decodeSafe(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 function walkStrings(value: unknown, visit: (s: string) => void): void {
   if (typeof value === "string") visit(value);
   else if (Array.isArray(value)) for (const v of value) walkStrings(v, visit);

@@ -13,6 +13,7 @@ export type AttemptOutcome =
   | "handler_error" // an in-process handler threw
   | "lease_expired" // the worker holding the lease vanished (reaper)
   | "secret_missing" // the target names a secret deleted since the job was saved (never retried)
+  | "forbidden_target" // the target is a private address and private targets are not allowed (never retried)
   | "lost_in_flight"; // at-most-once: the lease was lost after the request may have left (never resent)
 
 export interface RetryPolicy {

@@ -3,11 +3,14 @@
 // status, dead letters across tenants, and fire lag and throughput from attempt history. Pools and
 // executors are in ops-pages.tsx.
 import { Hono, type Context } from "hono";
+import { TENANT_BOUNDS } from "@fairway/core";
 import {
   activityWindow,
   COUNT_CAP,
   deadLettersByType,
+  getTenant,
   listDeadLetterSummaries,
+  revokePortalSessions,
   tenantOverview,
   type TenantOverview,
 } from "@fairway/store";
@@ -221,6 +224,16 @@ function TenantDetail(props: {
           </button>
         </PostForm>
         <PostForm
+          action={`${base}/portal-sessions/revoke`}
+          csrf={csrf}
+          class="inline"
+          label="End every portal session and link of this tenant"
+        >
+          <button type="submit" class="secondary">
+            End portal sessions
+          </button>
+        </PostForm>
+        <PostForm
           action={`${base}/status`}
           csrf={csrf}
           class="inline"
@@ -272,14 +285,14 @@ function TenantDetail(props: {
               label="Weight"
               value={t.weight}
               step="any"
-              hint="Share of each pool's worker time relative to other tenants."
+              hint={`Share of each pool's worker time relative to other tenants (${TENANT_BOUNDS.weight.min}-${TENANT_BOUNDS.weight.max}).`}
             />
             <NumberField
               name="ratePerSecond"
               label="Rate per second"
               value={t.ratePerSecond}
               step="any"
-              hint="Empty: unlimited."
+              hint={`${TENANT_BOUNDS.ratePerSecond.min}-${TENANT_BOUNDS.ratePerSecond.max} a second. Empty: unlimited.`}
             />
             <NumberField
               name="burst"
@@ -348,15 +361,25 @@ adminPages.post("/tenants/:id/status", async (c) => {
 adminPages.post("/tenants/:id/portal-link", async (c) => {
   const d = c.var.dash;
   const [t] = await tenantOverview(d.db, { after: null, limit: 1, ids: [c.req.param("id")] });
-  if (!t) throw notFound("tenant");
+  const row = t && (await getTenant(d.db, t.id));
+  if (!t || !row) throw notFound("tenant");
   const link = await createPortalLink({
     secret: d.adminToken,
     origin: publicOrigin(c),
     tenantId: t.id,
+    epoch: row.portalEpoch,
     ttlSeconds: PORTAL_LINK_DEFAULT_TTL_S,
     nowMs: d.now(),
   });
   return c.html(<TenantDetail c={c} t={t} link={link} />);
+});
+
+adminPages.post("/tenants/:id/portal-sessions/revoke", async (c) => {
+  const d = c.var.dash;
+  const t = await revokePortalSessions(d.db, c.req.param("id"));
+  if (!t) throw notFound("tenant");
+  d.log.info("portal sessions revoked", { tenantId: t.id });
+  return c.redirect(`/dashboard/admin/tenants/${encodeURIComponent(t.id)}`, 303);
 });
 
 adminPages.get("/dead-letters", async (c) => {

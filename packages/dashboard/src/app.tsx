@@ -3,6 +3,7 @@
 // Two ways in: the operator's session (admin token → signed cookie) sees every tenant; a portal session
 // (from a signed portal link, carried in the path) sees one tenant's pages and nothing else.
 import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { getTenant } from "@fairway/store";
 import { adminPages } from "./admin-pages.tsx";
 import { adminSessionNonce, csrfFor, endAdminSession, startAdminSession } from "./admin-session.ts";
@@ -12,22 +13,60 @@ import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { firstIssue, loginForm } from "./forms.ts";
 import { Page } from "./layout.tsx";
 import { loggablePath } from "./loggable-path.ts";
-import { createPortalSession, verifyPortalLink, verifyPortalSession } from "./portal-link.ts";
+import { createPortalSession, currentEpoch, verifyPortalLink, verifyPortalSession } from "./portal-link.ts";
 import { publicOrigin } from "./public-origin.ts";
 import { constantTimeEqual } from "./signed-token.ts";
 import { tenantPages } from "./tenant-pages.tsx";
 
-/** Sign-in attempts allowed per minute (all clients together), so the token cannot be guessed online. */
-const LOGIN_ATTEMPTS_PER_MINUTE = 20;
+/** Dashboard forms are small: a secret value (8 KiB) is the largest field. */
+const MAX_FORM_BYTES = 64 * 1024;
+const MAX_FORM_FIELDS = 200;
 
 export function dashboardApp(deps: DashboardDeps) {
   const app = new Hono<DashEnv>();
+
+  /** Counts a failed credential against the client's address: the seconds to wait when it is over
+   *  the limit, else 0. */
+  const failed = (c: Context): number => {
+    const address = deps.clientAddress(c);
+    return address ? deps.failedAuth.fail(address, deps.now()) : 0;
+  };
+  const tooMany = (c: Context, wait: number) => {
+    c.header("retry-after", String(wait));
+    return new DashboardError(
+      429,
+      "too_many_failures",
+      `Too many invalid links from this address. Wait ${wait} s, then open a new portal link.`,
+    );
+  };
 
   app.use(async (c, next) => {
     c.set("dash", deps);
     await next();
     securityHeaders(c, deps);
   });
+
+  // Cheap checks before any form is parsed (the CSRF check and the sign-in read the body): a
+  // dashboard form is a few fields of at most a few KiB, so anything larger or with more fields is
+  // refused by its declared or counted size before a parser builds it.
+  app.post(
+    "*",
+    bodyLimit({
+      maxSize: MAX_FORM_BYTES,
+      onError: () => {
+        throw new DashboardError(413, "form_too_large", `A dashboard form is at most ${MAX_FORM_BYTES} bytes.`);
+      },
+    }),
+    async (c, next) => {
+      const text = await c.req.text();
+      let fields = 1;
+      for (let i = text.indexOf("&"); i !== -1 && fields <= MAX_FORM_FIELDS; i = text.indexOf("&", i + 1)) fields++;
+      if (fields > MAX_FORM_FIELDS) {
+        throw new DashboardError(400, "too_many_fields", `A dashboard form has at most ${MAX_FORM_FIELDS} fields.`);
+      }
+      return next();
+    },
+  );
 
   app.get("/assets/style.css", (c) => asset(c, STYLE_CSS, "text/css; charset=utf-8"));
   app.get("/assets/live.js", (c) => asset(c, LIVE_JS, "text/javascript; charset=utf-8"));
@@ -39,12 +78,17 @@ export function dashboardApp(deps: DashboardDeps) {
     sameOrigin(c);
     const parsed = loginForm.safeParse(await c.req.parseBody());
     if (!parsed.success) return c.html(<LoginPage error={firstIssue(parsed.error)} />, 400);
-    // Counted before the comparison, so a guess past the limit is never compared. Fails open: the
-    // limiter is Redis when there is one, and Redis is never needed to sign in.
-    const r = await deps.coordinator.limit("dashboard:login", LOGIN_ATTEMPTS_PER_MINUTE, 60_000).catch(() => null);
-    if (r && !r.allowed)
-      return c.html(<LoginPage error="Too many sign-in attempts. Wait a minute, then try again." />, 429);
+    // Compared first, limited after: the right token always signs in; only wrong ones count against
+    // the client's address, and past the limit they get a 429.
     if (!constantTimeEqual(parsed.data.token, deps.adminToken)) {
+      const wait = failed(c);
+      if (wait) {
+        c.header("retry-after", String(wait));
+        return c.html(
+          <LoginPage error={`Too many failed sign-ins from this address. Wait ${wait} s, then try again.`} />,
+          429,
+        );
+      }
       deps.log.warn("dashboard sign-in refused");
       return c.html(
         <LoginPage error="That is not the admin token. Paste the token the server printed on first start (or FAIRWAY_ADMIN_TOKEN)." />,
@@ -65,6 +109,8 @@ export function dashboardApp(deps: DashboardDeps) {
     const v = await verifyPortalLink(deps.adminToken, c.req.param("token"), deps.now());
     if (!v.ok) {
       const expired = v.reason === "expired";
+      const wait = expired ? 0 : failed(c);
+      if (wait) throw tooMany(c, wait);
       deps.log.warn("portal link refused", { reason: v.reason });
       throw new DashboardError(
         expired ? 410 : 403,
@@ -76,7 +122,13 @@ export function dashboardApp(deps: DashboardDeps) {
     }
     const tenant = await getTenant(deps.db, v.claims.t);
     if (!tenant) throw notFound("tenant");
-    const session = await createPortalSession(deps.adminToken, tenant.id, deps.now());
+    if (tenant.status !== "active") throw portalSuspended();
+    if (!currentEpoch(v.claims, tenant)) throw portalRevoked();
+    const session = await createPortalSession(
+      deps.adminToken,
+      { tenantId: tenant.id, epoch: tenant.portalEpoch },
+      deps.now(),
+    );
     return c.redirect(`/dashboard/portal/${session}/jobs`, 303);
   });
 
@@ -103,6 +155,8 @@ export function dashboardApp(deps: DashboardDeps) {
   app.use("/portal/:session/*", async (c, next) => {
     const v = await verifyPortalSession(deps.adminToken, c.req.param("session")!, deps.now());
     if (!v.ok) {
+      const wait = v.reason === "expired" ? 0 : failed(c);
+      if (wait) throw tooMany(c, wait);
       throw new DashboardError(
         v.reason === "expired" ? 410 : 403,
         v.reason === "expired" ? "portal_session_expired" : "portal_session_invalid",
@@ -112,6 +166,7 @@ export function dashboardApp(deps: DashboardDeps) {
       );
     }
     const csrf = await csrfFor(deps.adminToken, v.claims.n);
+    c.set("portalClaims", v.claims);
     if (c.req.method === "POST") await requireCsrf(c, csrf);
     c.set("csrf", csrf);
     c.set("scope", {
@@ -169,6 +224,20 @@ export function dashboardApp(deps: DashboardDeps) {
 }
 
 /** Resolve the tenant a tenant page is about, and refuse an unknown one. */
+const portalSuspended = () =>
+  new DashboardError(
+    403,
+    "tenant_suspended",
+    "This account is suspended, so its portal is closed. Contact the application that gave you this link.",
+  );
+
+const portalRevoked = () =>
+  new DashboardError(
+    403,
+    "portal_session_revoked",
+    "This portal access was ended by the application that gave it. Open a new portal link from it.",
+  );
+
 function tenantScope(
   tenantOf: (c: Context<DashEnv>) => string,
   baseOf: (c: Context<DashEnv>) => string,
@@ -178,13 +247,8 @@ function tenantScope(
     const tenantId = tenantOf(c);
     const tenant = await getTenant(c.var.dash.db, tenantId);
     if (!tenant) throw notFound("tenant");
-    if (portal && tenant.status !== "active") {
-      throw new DashboardError(
-        403,
-        "tenant_suspended",
-        "This account is suspended, so its portal is closed. Contact the application that gave you this link.",
-      );
-    }
+    if (portal && tenant.status !== "active") throw portalSuspended();
+    if (portal && !currentEpoch(c.var.portalClaims, tenant)) throw portalRevoked();
     const base = baseOf(c);
     c.set("tenantId", tenant.id);
     c.set("base", base);

@@ -1,11 +1,13 @@
 // What the dashboard needs from the app that mounts it (packages/api's createApp hands its own deps in).
 import type { Coordinator } from "@fairway/coord";
-import type { Logger } from "@fairway/core";
+import type { FailedAuthLimiter, Logger } from "@fairway/core";
+import type { Context } from "hono";
+import type { PortalClaims } from "./portal-link.ts";
 import type { Db } from "@fairway/store";
 
 export interface DashboardDeps {
   db: Db;
-  /** Login attempts are limited; saved and run-now jobs are announced to executors. */
+  /** Saved and run-now jobs are announced to executors. */
   coordinator: Pick<Coordinator, "limit" | "wake" | "markReady">;
   /** Signs sessions and portal links (a key derived from it per purpose; see signed-token.ts). */
   adminToken: string;
@@ -17,6 +19,10 @@ export interface DashboardDeps {
    *  the same checks and messages as the API; a refusal throws an error with the API's status, code and
    *  message (see refusalOf). The dashboard writes nothing to the store itself. */
   commands: DashboardCommands;
+  /** Failed sign-ins and portal tokens, per client address (shared with the API's routes). */
+  failedAuth: FailedAuthLimiter;
+  /** The client's address, or null when it cannot be told (then nothing is limited). */
+  clientAddress: (c: Context) => string | null;
 }
 
 /** The commands the dashboard calls; bodies and patches are API-shaped (JSON Merge Patch for jobs). */
@@ -43,5 +49,13 @@ export type Scope =
   | { kind: "tenant"; tenantId: string; csrf: string; portal: boolean; base: string };
 
 export type DashEnv = {
-  Variables: { dash: DashboardDeps; scope: Scope; tenantId: string; base: string; portal: boolean; csrf: string };
+  Variables: {
+    dash: DashboardDeps;
+    scope: Scope;
+    tenantId: string;
+    base: string;
+    portal: boolean;
+    csrf: string;
+    portalClaims: PortalClaims;
+  };
 };

@@ -18,17 +18,21 @@ export interface PortalClaims {
   t: string;
   exp: number;
   n: string;
+  /** The tenant's portal epoch when it was made (tenants.portal_epoch); refused once that moved on. */
+  e?: number;
 }
 
 export async function createPortalLink(opts: {
   secret: string;
   origin: string;
   tenantId: string;
+  /** The tenant's portal epoch now. */
+  epoch: number;
   ttlSeconds: number;
   nowMs: number;
 }) {
   const exp = opts.nowMs + opts.ttlSeconds * 1000;
-  const token = await signToken(opts.secret, LINK, { t: opts.tenantId, exp, n: randomToken(9) });
+  const token = await signToken(opts.secret, LINK, { t: opts.tenantId, exp, n: randomToken(9), e: opts.epoch });
   return { url: `${opts.origin}/dashboard/open/${token}`, expiresAt: new Date(exp).toISOString() };
 }
 
@@ -36,8 +40,22 @@ export function verifyPortalLink(secret: string, token: string, nowMs: number): 
   return verifyToken<PortalClaims>(secret, LINK, token, nowMs);
 }
 
-export function createPortalSession(secret: string, tenantId: string, nowMs: number): Promise<string> {
-  return signToken(secret, SESSION, { t: tenantId, exp: nowMs + PORTAL_SESSION_MS, n: randomToken(9) });
+export function createPortalSession(
+  secret: string,
+  tenant: { tenantId: string; epoch: number },
+  nowMs: number,
+): Promise<string> {
+  return signToken(secret, SESSION, {
+    t: tenant.tenantId,
+    exp: nowMs + PORTAL_SESSION_MS,
+    n: randomToken(9),
+    e: tenant.epoch,
+  });
+}
+
+/** Whether a link or session still belongs to the tenant's current portal epoch. */
+export function currentEpoch(claims: PortalClaims, tenant: { portalEpoch: number }): boolean {
+  return (claims.e ?? 0) === tenant.portalEpoch;
 }
 
 export function verifyPortalSession(secret: string, token: string, nowMs: number): Promise<Verified<PortalClaims>> {

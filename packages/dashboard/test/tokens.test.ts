@@ -36,6 +36,7 @@ describe("portal links", () => {
       secret,
       origin: "https://fw.example",
       tenantId: "acme",
+      epoch: 0,
       ttlSeconds: 900,
       nowMs: now,
     });
@@ -44,7 +45,7 @@ describe("portal links", () => {
     const token = link.url.split("/dashboard/open/")[1];
     expect(await verifyPortalLink(secret, token, now)).toMatchObject({ ok: true, claims: { t: "acme" } });
     expect(await verifyPortalSession(secret, token, now)).toEqual({ ok: false, reason: "bad_signature" });
-    const session = await createPortalSession(secret, "acme", now);
+    const session = await createPortalSession(secret, { tenantId: "acme", epoch: 0 }, now);
     expect(await verifyPortalLink(secret, session, now)).toEqual({ ok: false, reason: "bad_signature" });
   });
 });

@@ -69,7 +69,12 @@ async function send(n: NotificationDelivery, id: string, signal: AbortSignal, de
     signal,
     maxResponseBytes: 1024,
   });
-  if (res.status < 200 || res.status >= 300) throw new Error(`HTTP ${res.status} from the ${n.channelType} channel`);
+  if (res.status < 200 || res.status >= 300) {
+    const err = new Error(`HTTP ${res.status} from the ${n.channelType} channel`);
+    // A redirect is never followed, so asking again gets the same answer: a 3xx carries its status and
+    // is final (run-trigger.ts classifies it like a webhook's); anything else is retried.
+    throw res.status >= 300 && res.status < 400 ? Object.assign(err, { httpStatus: res.status }) : err;
+  }
 }
 
 type Data = Record<string, unknown> & { folded: number };

@@ -4,6 +4,7 @@ import {
   BoundedMap,
   checkTargetUrl,
   parseRetryAfter,
+  redactSecretFragments,
   redactSecrets,
   signWebhook,
   signWebhookSync,
@@ -73,9 +74,13 @@ export async function runTrigger(t: ClaimedTrigger, abort: RunAbort, deps: RunDe
       }
     }
   } catch (err) {
+    const status = (err as { httpStatus?: unknown } | null)?.httpStatus;
     r = abort.aborted
       ? fail("timeout", "timed out")
-      : fail(t.target ? "network_error" : "handler_error", errorText(err));
+      : typeof status === "number" && !t.target
+        ? // A handler that got an HTTP answer says so (notify.ts): the status decides, as for a webhook.
+          answer("http_error", status, errorText(err), null, null)
+        : fail(t.target ? "network_error" : "handler_error", errorText(err));
   }
   r.durationMs = performance.now() - started;
   return r;
@@ -103,8 +108,12 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
   const url = values ? substituteSecrets(target.url, values) : target.url;
   // Checked again at delivery time: the rules (or the job, or a secret in the URL) may have changed.
   const checked = checkTarget(url, deps.allowPrivateTargets);
-  if (checked.href === null)
-    return fail("network_error", values ? redactSecrets(checked.message, values) : checked.message);
+  // When a secret went into the URL, its host is secret too: errors about it are redacted by parts.
+  const secretUrl = values && url !== target.url ? url : undefined;
+  if (checked.href === null) {
+    const message = values ? redactSecretFragments(checked.message, values, secretUrl) : checked.message;
+    return checked.forbidden ? fail("forbidden_target", `${message}${FLAG_HINT}`) : fail("network_error", message);
+  }
   const method = methodOf(t);
   const body = bodyOf(t, values);
   const own = userHeaders(t, values);
@@ -132,12 +141,16 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
       maxResponseBytes: deps.maxResponseBytes?.(t.type),
     });
   } catch (err) {
-    const r = signal.aborted ? fail("timeout", "timed out") : fail("network_error", errorText(err));
-    if (values && r.error) r.error = redactSecrets(r.error, values);
+    const r = signal.aborted
+      ? fail("timeout", "timed out")
+      : isForbiddenAddress(err)
+        ? fail("forbidden_target", `${errorText(err)}${FLAG_HINT}`)
+        : fail("network_error", errorText(err));
+    if (values && r.error) r.error = redactSecretFragments(r.error, values, secretUrl);
     r.request = request;
     return r;
   }
-  const responseBody = values ? redactSecrets(res.body, values) : res.body;
+  const responseBody = values ? redactSecretFragments(res.body, values) : res.body;
   let r: DeliveryResult;
   if (res.status >= 200 && res.status < 300) r = answer("success", res.status, null, responseBody || null, null);
   // Retry-After matters only to a failed attempt's retry.
@@ -212,13 +225,26 @@ function fail(outcome: DeliveryResult["outcome"], error: string): DeliveryResult
  *  the URL on every delivery to the same target is wasted. Bounded like the signing key caches. */
 const CHECKED_MAX = 1000;
 const checkedTargets = [new BoundedMap<string, Checked>(CHECKED_MAX), new BoundedMap<string, Checked>(CHECKED_MAX)];
-type Checked = { href: string; message: null } | { href: null; message: string };
+type Checked = { href: string; message: null; forbidden: false } | { href: null; message: string; forbidden: boolean };
 
 function checkTarget(url: string, allowPrivate: boolean): Checked {
   return checkedTargets[allowPrivate ? 1 : 0].getOrSet(url, () => {
     const r = checkTargetUrl(url, { allowPrivate });
-    return r.ok ? { href: r.url.toString(), message: null } : { href: null, message: r.message };
+    return r.ok
+      ? { href: r.url.toString(), message: null, forbidden: false }
+      : { href: null, message: r.message, forbidden: r.code === "forbidden_target" };
   });
+}
+
+/** What the create-time check says too: the rule can change after a job was saved (a restart without
+ *  the flag), and then no retry can succeed, so the attempt is final and says how to change it. */
+const FLAG_HINT =
+  "; use a public address, or for local testing start the server with FAIRWAY_ALLOW_PRIVATE_TARGETS=true";
+
+/** The transport's refusal of a private address at connect time (undici-transport.ts, EFORBIDDEN). */
+function isForbiddenAddress(err: unknown): boolean {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
+  return e?.code === "EFORBIDDEN" || e?.cause?.code === "EFORBIDDEN";
 }
 
 function errorText(err: unknown): string {

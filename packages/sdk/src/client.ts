@@ -193,6 +193,9 @@ export function createAdminClient(opts: AdminClientOptions) {
       /** One tenant's fairness keys and key defaults, as the tenant's own client has them. */
       fairness: (id: string) =>
         keyMethods(req, `/v1/admin/tenants/${enc(id)}/key-defaults`, `/v1/admin/tenants/${enc(id)}/fairness-keys`),
+      /** Ends every portal link and session of the tenant now. */
+      revokePortalSessions: (id: string) =>
+        req<{ tenantId: string; revokedAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/portal-sessions/revoke`),
     },
     pools: {
       list: () => req<{ data: PoolConfig[] }>("GET", "/v1/admin/pools"),

@@ -14,6 +14,7 @@ export type AttemptOutcome =
   | "handler_error"
   | "lease_expired"
   | "secret_missing"
+  | "forbidden_target"
   | "lost_in_flight";
 
 /** Any JSON value. */
@@ -198,9 +199,13 @@ export interface Quota {
 }
 
 export interface TenantQuotas {
+  /** Whole number, 1-100000. */
   maxInFlight?: number;
+  /** 0.01-1000. */
   weight?: number;
+  /** 0.01-100000 a second, or null for no rate limit. */
   ratePerSecond?: number | null;
+  /** Whole number, 1-1000000, or null for max(1, ratePerSecond). */
   burst?: number | null;
   maxJobs?: number;
   maxPayloadBytes?: number;

@@ -35,6 +35,7 @@ export {
   getTenant,
   listTenants,
   revokeApiKey,
+  revokePortalSessions,
   rotateSigningSecret,
   updateTenant,
   type TenantRow,

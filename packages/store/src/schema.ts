@@ -66,6 +66,9 @@ export const tenants = pgTable(
     keyMaxInFlight: integer("key_max_in_flight"), // null = no cap per key
     keyRatePerSecond: doublePrecision("key_rate_per_second"), // null = no rate per key
     keyWeight: doublePrecision("key_weight").notNull().default(1),
+    // Portal sessions and links carry the epoch they were made in and are refused once it moved on:
+    // bumped by POST …/portal-sessions/revoke, a signing-secret rotation and a suspension.
+    portalEpoch: integer("portal_epoch").notNull().default(0),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },

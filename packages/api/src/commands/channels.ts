@@ -1,5 +1,5 @@
 // Notification channel commands: add, delete, and queue a test, for the API and the dashboard alike.
-import { newId } from "@fairway/core";
+import { isForbiddenAddress, newId } from "@fairway/core";
 import {
   type ChannelRow,
   createChannel,
@@ -35,6 +35,18 @@ export async function addChannel({ deps, log }: CommandContext, tenantId: string
     );
   }
   const url = body.type === "email" ? null : checkUrl(body.url, deps.allowPrivateTargets, "url");
+  // Notifications carry a signature and job details: https only. Plain http only where private
+  // targets are allowed (local testing), and only to a private address, as the flag means.
+  if (url && new URL(url).protocol === "http:") {
+    const host = new URL(url).hostname;
+    if (!deps.allowPrivateTargets || !(host === "localhost" || isForbiddenAddress(host))) {
+      throw new ApiError(
+        400,
+        "validation_error",
+        "url: must be an https URL (plain http only to a private address with FAIRWAY_ALLOW_PRIVATE_TARGETS=true)",
+      );
+    }
+  }
   if ((await listChannels(deps.db, tenantId, null, MAX_CHANNELS)).length >= MAX_CHANNELS) {
     throw new ApiError(
       409,

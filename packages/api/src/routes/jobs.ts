@@ -50,7 +50,7 @@ export const jobRoutes = [
       // A replay answers exactly like the original (same status, same body), as Stripe does: a client that
       // retried after a lost response cannot tell, and need not care; the header says it was a replay.
       if (replayed) c.header("idempotent-replayed", "true");
-      return c.json({ ...jobJson(job), firesImmediately: firesImmediately(job) }, 201);
+      return c.json({ ...jobJson(job, { upcoming: 5 }), firesImmediately: firesImmediately(job) }, 201);
     },
   }),
   route({

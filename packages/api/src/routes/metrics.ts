@@ -6,7 +6,7 @@ import type { MiddlewareHandler } from "hono";
 import { metricsSnapshot, topKeys, type Db } from "@fairway/store";
 import type { AppEnv } from "../env.ts";
 import { route } from "../route.ts";
-import { safeEqual } from "../auth.ts";
+import { failedCredential, safeEqual } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import { KEY_SERIES_PER_TENANT, renderKeys, renderSnapshot } from "../metrics-text.ts";
 
@@ -22,13 +22,14 @@ const requireMetricsReader: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = m?.[1];
   const { adminToken, metricsToken } = c.var.deps;
   if (token && (safeEqual(token, adminToken) || (metricsToken && safeEqual(token, metricsToken)))) return next();
-  throw new ApiError(
+  const refusal = new ApiError(
     401,
     "unauthorized",
     "send the admin token or FAIRWAY_METRICS_TOKEN as a bearer token",
     undefined,
     { "www-authenticate": "Bearer" },
   );
+  throw token ? failedCredential(c, refusal) : refusal;
 };
 
 export const fleetMetricsRoutes = [

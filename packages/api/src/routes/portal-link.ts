@@ -1,7 +1,7 @@
 // POST /v1/admin/tenants/:id/portal-link (admin token): a signed, short-lived link to one tenant's
 // dashboard view (packages/dashboard), for a SaaS to hand to its customer or embed in an iframe.
 import { createPortalLink, publicOrigin } from "@fairway/dashboard";
-import { getTenant } from "@fairway/store";
+import { getTenant, revokePortalSessions } from "@fairway/store";
 import { notFound } from "../errors.ts";
 import { route } from "../route.ts";
 import { portalLinkBody } from "../schemas.ts";
@@ -25,11 +25,27 @@ export const portalLinkRoutes = [
         secret: deps.adminToken,
         origin: publicOrigin(c),
         tenantId: tenant.id,
+        epoch: tenant.portalEpoch,
         ttlSeconds: body.ttlSeconds,
         nowMs: deps.now(),
       });
       c.var.log.info("portal link created", { tenantId: tenant.id, ttlSeconds: body.ttlSeconds });
       return c.json(link, 201);
+    },
+  }),
+  route({
+    method: "post",
+    path: "/v1/admin/tenants/:id/portal-sessions/revoke",
+    summary:
+      "End every portal link and session of the tenant now (rotating its signing secret or suspending it does too)",
+    params: { id: "The tenant id" },
+    ok: { status: 200, description: "Revoked", json: "PortalRevoke" },
+    errors: [404],
+    handler: async (c) => {
+      const tenant = await revokePortalSessions(c.var.deps.db, c.req.param("id"));
+      if (!tenant) throw notFound("tenant");
+      c.var.log.info("portal sessions revoked", { tenantId: tenant.id });
+      return c.json({ tenantId: tenant.id, revokedAt: new Date(c.var.deps.now()).toISOString() });
     },
   }),
 ];

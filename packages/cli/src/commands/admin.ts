@@ -1,22 +1,36 @@
 // Admin commands (the admin token): tenants and their API keys.
 import type { Command } from "commander";
 import { adminClient, print, table, type GlobalOptions } from "../context.ts";
-import { int } from "../parse.ts";
+import { TENANT_BOUNDS } from "@fairway/core";
+import { between, int, intBetween } from "../parse.ts";
 
 export function adminCommands(program: Command, globals: () => GlobalOptions): void {
   const tenants = program.command("tenants").description("tenants (admin token)");
   tenants
     .command("create")
-    .description("create a tenant; prints its signing secret once")
+    .description("create a tenant; prints its signing secret (readable again through the admin API)")
     .argument("<name>", "display name")
     .option("--id <id>", "tenant id (a-z, 0-9, _ or -); default generated")
-    .option("--max-in-flight <n>", "in-flight cap", int)
-    .option("--weight <n>", "fair-share weight", Number)
+    .option(
+      "--max-in-flight <n>",
+      `in-flight cap (${TENANT_BOUNDS.maxInFlight.min}-${TENANT_BOUNDS.maxInFlight.max})`,
+      intBetween(TENANT_BOUNDS.maxInFlight.min, TENANT_BOUNDS.maxInFlight.max),
+    )
+    .option(
+      "--weight <n>",
+      `fair-share weight (${TENANT_BOUNDS.weight.min}-${TENANT_BOUNDS.weight.max})`,
+      between(TENANT_BOUNDS.weight.min, TENANT_BOUNDS.weight.max),
+    )
     .option("--max-jobs <n>", "live job limit", int)
     .action(async (name: string, o: { id?: string; maxInFlight?: number; weight?: number; maxJobs?: number }) => {
       const g = globals();
       const t = await adminClient(g).tenants.create({ name, ...o });
-      print(g, t, (t) => `tenant ${t.id} created\nsigning secret (shown once): ${t.signingSecret}`);
+      print(
+        g,
+        t,
+        (t) =>
+          `tenant ${t.id} created\nsigning secret: ${t.signingSecret}\n(read it again with GET /v1/admin/tenants/${t.id}/signing-secret)`,
+      );
     });
   tenants
     .command("list")
@@ -30,6 +44,16 @@ export function adminCommands(program: Command, globals: () => GlobalOptions): v
         if (o.limit && rows.length >= o.limit) break;
       }
       print(g, rows, (r) => table(r as never, ["id", "name", "status", "maxInFlight", "weight", "maxJobs"]));
+    });
+
+  tenants
+    .command("revoke-portal")
+    .description("end every portal link and session of a tenant now")
+    .argument("<tenant>", "tenant id")
+    .action(async (tenant: string) => {
+      const g = globals();
+      const r = await adminClient(g).tenants.revokePortalSessions(tenant);
+      print(g, r, (r) => `portal sessions of ${r.tenantId} ended at ${r.revokedAt}`);
     });
 
   const keys = program.command("keys").description("tenant API keys (admin token)");

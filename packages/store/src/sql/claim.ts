@@ -22,6 +22,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, pipelineTx, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
+import { boundedRate, boundedWeight } from "./columns.ts";
 
 export interface ClaimInput {
   type: string;
@@ -177,10 +178,12 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     -- The candidates with their ledger rows, and each one's weighted share of this claim, for
     -- dueScanCap() below (the candidates are known only here when statement 1 was pipelined).
     cand AS (
-      SELECT t.id, t.weight, t.max_in_flight, t.rate_per_second, t.burst, t.rate_tokens, t.rate_updated_at,
+      SELECT t.id, ${boundedWeight("t")} AS weight, t.max_in_flight, ${boundedRate("t")} AS rate_per_second,
+             t.burst, t.rate_tokens, t.rate_updated_at,
              coalesce(tp.vtime, 0) AS vtime,
              coalesce(tp.cost_ms, 100) AS cost_ms,
-             (t.weight / coalesce(tp.cost_ms, 100)) / sum(t.weight / coalesce(tp.cost_ms, 100)) OVER () AS share,
+             (${boundedWeight("t")} / coalesce(tp.cost_ms, 100))
+               / sum(${boundedWeight("t")} / coalesce(tp.cost_ms, 100)) OVER () AS share,
              t.key_max_in_flight, t.key_rate_per_second, t.key_weight,
              -- Keyed work queued (one probe of tenant_keys_due_idx): its slots go by key (keyedIds).
              EXISTS (SELECT 1 FROM tenant_keys k WHERE k.tenant_id = t.id AND k.queued > 0) AS keyed
@@ -215,7 +218,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     -- Rivals (statement 1): tenants another claim holds, with the slots they would take, as if
     -- backlogged, up to twice their weighted share of the budget. Read, not locked.
     rival AS (
-      SELECT t.id, t.weight, coalesce(tp.cost_ms, 100) AS cost_ms,
+      SELECT t.id, ${boundedWeight("t")} AS weight, coalesce(tp.cost_ms, 100) AS cost_ms,
              greatest(coalesce(tp.vtime, 0), (SELECT v FROM clock0)) AS vstart,
              t.max_in_flight - ${runningOf(sql`t.id`)} AS free
         FROM tenants t

@@ -3,6 +3,7 @@
 // Derived from the schema, so a new column shows up here without anyone editing a hand-written list.
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
+import { TENANT_BOUNDS } from "@fairway/core";
 import { withDates } from "../db.ts";
 
 export interface RowShape<T> {
@@ -19,3 +20,14 @@ export function rowShape<T>(table: PgTable, alias?: string): RowShape<T> {
   const dates = columns.filter(([, col]) => col.dataType === "date").map(([key]) => key);
   return { list, rows: (raw) => withDates(raw, ...dates) as T[] };
 }
+
+/** A tenant's weight and rate as a claim may use them: clamped into TENANT_BOUNDS (NaN and ±Infinity
+ *  included), so a value stored outside them (by hand, or before the bounds) cannot underflow or
+ *  overflow the claim's float8 arithmetic and fail the claim for every tenant. `t` is the tenants alias. */
+export const boundedWeight = (t: string) =>
+  sql.raw(`greatest(${TENANT_BOUNDS.weight.min}, least(${TENANT_BOUNDS.weight.max}, ${t}.weight))`);
+export const boundedRate = (t: string) =>
+  sql.raw(
+    // least/greatest skip NULLs: without the CASE, "no rate limit" would become the maximum rate.
+    `CASE WHEN ${t}.rate_per_second IS NULL THEN NULL ELSE greatest(${TENANT_BOUNDS.ratePerSecond.min}, least(${TENANT_BOUNDS.ratePerSecond.max}, ${t}.rate_per_second)) END`,
+  );

@@ -129,14 +129,19 @@ export interface DeadLetterSummary {
   finishedAt: Date | null;
 }
 
-/** Dead letters across tenants (or of one tenant), in (tenant, trigger) order: the dead_letters key. */
+/** Dead letters across tenants (or of one tenant): by tenant, and within a tenant newest first (trigger
+ *  ids are time-ordered), along the dead_letters key walked backwards per tenant. */
 export async function listDeadLetterSummaries(
   db: Db,
   opts: { tenantId?: string; after: { tenantId: string; triggerId: string } | null; limit: number },
 ): Promise<DeadLetterSummary[]> {
   const conds = [sql`t.status = 'dead'`];
   if (opts.tenantId) conds.push(sql`d.tenant_id = ${opts.tenantId}`);
-  if (opts.after) conds.push(sql`(d.tenant_id, d.trigger_id) > (${opts.after.tenantId}, ${opts.after.triggerId})`);
+  if (opts.after) {
+    conds.push(
+      sql`(d.tenant_id > ${opts.after.tenantId} OR (d.tenant_id = ${opts.after.tenantId} AND d.trigger_id < ${opts.after.triggerId}))`,
+    );
+  }
   const rows = await query<DeadLetterSummary>(
     db,
     sql`
@@ -146,7 +151,7 @@ export async function listDeadLetterSummaries(
       JOIN triggers t ON t.id = d.trigger_id
       JOIN jobs j ON j.id = t.job_id
      WHERE ${sql.join(conds, sql` AND `)}
-     ORDER BY d.tenant_id, d.trigger_id
+     ORDER BY d.tenant_id, d.trigger_id DESC
      LIMIT ${opts.limit}`,
   );
   return withDates(rows, "finishedAt");

@@ -92,7 +92,8 @@ export async function listDeadLetters(
   tenantId: string,
   opts: { jobId?: string; after: string | null; limit: number },
 ) {
-  // Through dead_letters (schema.ts), in its key order: tenant, then trigger id. Each row carries what a
+  // Through dead_letters (schema.ts), newest first: its key (tenant, trigger id) walked backwards, trigger
+  // ids being time-ordered; `after` is the last id of the previous page. Each row carries what a
   // user needs to decide on a replay without more requests: the job's name and type, and the last
   // attempt's outcome, HTTP status and error.
   const last = db
@@ -121,10 +122,10 @@ export async function listDeadLetters(
         eq(triggers.tenantId, tenantId),
         eq(triggers.status, "dead"),
         opts.jobId ? eq(triggers.jobId, opts.jobId) : undefined,
-        opts.after ? gt(deadLetters.triggerId, opts.after) : undefined,
+        opts.after ? lt(deadLetters.triggerId, opts.after) : undefined,
       ),
     )
-    .orderBy(asc(deadLetters.triggerId))
+    .orderBy(desc(deadLetters.triggerId))
     .limit(opts.limit);
 }
 

@@ -7,6 +7,7 @@
 import { sql } from "drizzle-orm";
 import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
 import { pipelineTx, query, type Db } from "../db.ts";
+import { boundedWeight } from "./columns.ts";
 import { decayedWork } from "./keys.ts";
 import { decodeNotified, notifyStatements } from "./notification-fanout.ts";
 import { packRows, unpackRows } from "./packed.ts";
@@ -243,7 +244,7 @@ export function settleStatement(items: Settlement[]) {
     ),
     charge AS (
       UPDATE tenant_pools tp
-         SET vtime = tp.vtime + (l.total_ms - l.n * tp.cost_ms) / t.weight,
+         SET vtime = tp.vtime + (l.total_ms - l.n * tp.cost_ms) / ${boundedWeight("t")},
              cost_ms = CASE WHEN l.n = 0 THEN tp.cost_ms
                             ELSE greatest(1, ${COST_KEEP} * tp.cost_ms + ${COST_TAKE} * (l.total_ms / l.n)) END,
              -- Every settled row was running (the fence), and none is now.

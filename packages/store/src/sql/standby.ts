@@ -17,6 +17,7 @@
 // in no key. The claim a settle makes in its transaction (hand-off.ts) refills their freed slots.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
+import { boundedWeight } from "./columns.ts";
 import { dueIds, type ClaimedTrigger, claimResult, decodeClaim, fairOrder } from "./claim.ts";
 
 export interface StandbyInput {
@@ -37,7 +38,7 @@ export function standbyStatement(input: StandbyInput) {
     clock0 AS (SELECT coalesce((SELECT vclock FROM pools WHERE type = ${type}), 0) AS v),
     -- Tenants at their cap (a tenant with room is the claims'), with no rate quota, in an active pool.
     st AS (
-      SELECT t.id, t.weight, coalesce(tp.vtime, 0) AS vtime, coalesce(tp.cost_ms, 100) AS cost_ms,
+      SELECT t.id, ${boundedWeight("t")} AS weight, coalesce(tp.vtime, 0) AS vtime, coalesce(tp.cost_ms, 100) AS cost_ms,
              ${dueIds(type, sql`t.id`, sql`least(w.n, t.max_in_flight)`)} AS due_ids
         FROM want w
         JOIN tenants t ON t.id = w.id

@@ -46,9 +46,11 @@ export async function listTenants(db: Db, after: string | null, limit: number): 
 export async function updateTenant(db: Db, id: string, patch: TenantPatch): Promise<TenantRow | null> {
   // A changed rate resets the bucket so the new quota applies from the next claim.
   const rateReset = "ratePerSecond" in patch || "burst" in patch ? { rateTokens: null, rateUpdatedAt: null } : {};
+  // A suspension ends every portal session for good: reactivating does not revive them.
+  const endPortal = patch.status === "suspended" ? { portalEpoch: sql`${tenants.portalEpoch} + 1` } : {};
   const [row] = await db
     .update(tenants)
-    .set({ ...patch, ...rateReset, updatedAt: new Date() })
+    .set({ ...patch, ...rateReset, ...endPortal, updatedAt: new Date() })
     .where(eq(tenants.id, id))
     .returning();
   return row ?? null;
@@ -62,8 +64,19 @@ export async function rotateSigningSecret(db: Db, id: string, secret: string, ov
       previousSigningSecret: sql`${tenants.signingSecret}`,
       previousSecretExpiresAt: new Date(Date.now() + overlapMs),
       signingSecret: secret,
+      portalEpoch: sql`${tenants.portalEpoch} + 1`,
       updatedAt: new Date(),
     })
+    .where(eq(tenants.id, id))
+    .returning();
+  return row ?? null;
+}
+
+/** Ends every portal link and session of the tenant (they carry the old epoch); the tenant, or null. */
+export async function revokePortalSessions(db: Db, id: string): Promise<TenantRow | null> {
+  const [row] = await db
+    .update(tenants)
+    .set({ portalEpoch: sql`${tenants.portalEpoch} + 1`, updatedAt: new Date() })
     .where(eq(tenants.id, id))
     .returning();
   return row ?? null;

@@ -1,0 +1,1 @@
+ALTER TABLE "tenants" ADD COLUMN "portal_epoch" integer DEFAULT 0 NOT NULL;
