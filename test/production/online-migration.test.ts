@@ -72,14 +72,16 @@ it("the latest migration, applied under load with a lock held on the queue, stal
       const t0 = performance.now();
       await query(store.db, sql`SELECT count(*) FROM trigger_queue WHERE tenant_id = 'none'`);
       await query(store.db, sql`SELECT count(*) FROM triggers WHERE id = 'none'`);
+      await query(store.db, sql`SELECT count(*) FROM tenants WHERE id = 'none'`);
+      await query(store.db, sql`SELECT count(*) FROM jobs WHERE id = 'none'`);
       probes.push(performance.now() - t0);
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
   await receiver.waitFor((d) => d.length >= 100, 30_000);
 
-  // A transaction holding a share lock on triggers until the migrator has given up a lock wait once:
-  // the migration's ALTER must wait for it.
+  // A transaction holding a share lock on the hot tables (triggers, tenants, jobs) until the migrator
+  // has given up a lock wait once: the latest migration's ALTER of any of them must wait for it.
   const blocker = postgres(url, { max: 1, onnotice: () => {} });
   cleanups.push(() => blocker.end({ timeout: 1 }));
   let out = "";
@@ -87,6 +89,8 @@ it("the latest migration, applied under load with a lock held on the queue, stal
   const sawRetry = new Promise<void>((r) => (retried = r));
   const holding = blocker.begin(async (tx) => {
     await tx`SELECT 1 FROM triggers LIMIT 1`;
+    await tx`SELECT 1 FROM tenants LIMIT 1`;
+    await tx`SELECT 1 FROM jobs LIMIT 1`;
     await Promise.race([sawRetry, new Promise((r) => setTimeout(r, 60_000))]);
   });
   await new Promise((r) => setTimeout(r, 200));

@@ -199,15 +199,16 @@ describe("logs", () => {
       method: "POST",
       headers: auth,
     });
-    expect(create.status).toBe(500);
-    expect(rotate.status).toBe(500);
+    // A closed connection is a database that is unavailable: 503 database_unavailable, logged as such.
+    expect(create.status).toBe(503);
+    expect(rotate.status).toBe(503);
     expect(await create.text()).not.toContain("whsec_");
-    const errors = logs.filter((l) => l.includes('"level":"error"'));
+    const errors = logs.filter((l) => l.includes('"msg":"database unavailable"'));
     expect(errors.length).toBe(2);
     for (const l of errors) {
       expect(l).not.toContain("whsec_");
       expect(l).not.toContain("DB Down Co"); // no parameter at all, not only the secret
-      expect(JSON.parse(l)).toMatchObject({ msg: "unhandled error", query: expect.stringMatching(/tenants/) });
+      expect(JSON.parse(l)).toMatchObject({ level: "warn", query: expect.stringMatching(/tenants/) });
     }
   });
 });

@@ -74,7 +74,7 @@ describe("searchJobs", () => {
 });
 
 describe("dead letters and tenant figures", () => {
-  it("pages dead letters across tenants in (tenant, trigger) order, and counts due work", async () => {
+  it("pages dead letters across tenants by tenant, newest first within each, and counts due work", async () => {
     await seedTenant(pg.db, "dash_c");
     await seedTenant(pg.db, "dash_d");
     const dead: string[] = [];
@@ -92,6 +92,7 @@ describe("dead letters and tenant figures", () => {
         ...triggerIds
           .slice(0, 3)
           .sort()
+          .reverse() // trigger ids are time-ordered: newest first
           .map((id) => `${t}/${id}`),
       );
     }
