@@ -3,7 +3,7 @@
 // trigger ends again. Real API over HTTP, a real executor, a real receiver, real Postgres.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFetchTransport, Executor } from "@fairway/executor";
-import { query, sql } from "@fairway/store";
+import { claim, markSending, query, sql } from "@fairway/store";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { until } from "../support/until.ts";
 import { startApi, type ApiHarness } from "./harness.ts";
@@ -21,10 +21,11 @@ afterAll(async () => {
   await rx?.close();
 });
 
-const once = async (name: string, path: string) => {
+const once = async (name: string, path: string, extra: Record<string, unknown> = {}) => {
   const r = await h.call(key, "POST", "/v1/jobs", {
     name,
     type: "once-q",
+    ...extra,
     schedule: { delayMs: 0 },
     target: { url: rx.url + path },
     retry: { maxAttempts: 1 },
@@ -43,10 +44,16 @@ const liveJobs = async () => {
 };
 
 async function runUntilSettled(ids: string[], done: (statuses: string[]) => boolean) {
-  const ex = new Executor({ db: h.db, transport: createFetchTransport(), pollMs: 10, allowPrivateTargets: true });
+  const ex = new Executor({
+    db: h.db,
+    transport: createFetchTransport(),
+    pollMs: 10,
+    reapEveryMs: 10,
+    allowPrivateTargets: true,
+  });
   ex.start();
   try {
-    return await until(() => Promise.all(ids.map(statusOf)), done, 30_000, "the one-time jobs ended");
+    return await until(() => Promise.all(ids.map(statusOf)), done, 20_000, "the one-time jobs ended");
   } finally {
     await ex.stop(1000);
   }
@@ -88,5 +95,33 @@ describe("a one-time job whose trigger ended dead", () => {
     // A failed job may still be deleted (cancelled, kept for history); the live count stays put.
     expect((await h.call(key, "DELETE", `/v1/jobs/${rejected}`)).json.status).toBe("cancelled");
     expect(await liveJobs()).toBe(0);
+  });
+});
+
+describe("a one-time job whose trigger the reaper ends", () => {
+  it("is failed when its lease expired with attempts exhausted, and when an at-most-once run was lost in flight", async () => {
+    const expired = await once("expired", "/ok");
+    const lost = await once("lost", "/ok", { delivery: "at_most_once" });
+    const before = await liveJobs();
+    // An executor that claimed both and died: the at-most-once one after it recorded sending.
+    const claimed = await claim(h.db, { type: "once-q", budget: 10, owner: "gone", leaseMs: 60_000 });
+    expect(claimed.map((c) => c.jobId).sort()).toEqual([expired, lost].sort());
+    const sent = claimed.find((c) => c.jobId === lost)!;
+    expect(await markSending(h.db, sent)).toBe(true);
+    const past = sql`now() - interval '1 second'`;
+    await query(h.db, sql`UPDATE triggers SET lease_expires_at = ${past} WHERE status = 'running'`);
+    await query(h.db, sql`UPDATE leases SET expires_at = ${past}`);
+
+    const ended = await runUntilSettled([expired, lost], (s) => s.every((x) => x !== "active"));
+    expect(ended).toEqual(["failed", "failed"]);
+    const outcomes = await query<{ job_id: string; status: string; reason: string | null }>(
+      h.db,
+      sql`SELECT job_id, status, reason FROM triggers WHERE job_id IN (${expired}, ${lost}) ORDER BY job_id = ${lost}`,
+    );
+    expect(outcomes.map((t) => [t.status, t.reason])).toEqual([
+      ["dead", "attempts_exhausted"],
+      ["unknown", "lost_in_flight"],
+    ]);
+    expect(await liveJobs()).toBe(before - 2);
   });
 });
