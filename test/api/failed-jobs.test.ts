@@ -38,7 +38,10 @@ const listed = async (status: string) =>
   ((await h.call(key, "GET", `/v1/jobs?status=${status}`)).json.data as { id: string }[]).map((j) => j.id).sort();
 /** The maxJobs counter (tenant_counters), checked against the live jobs GET /v1/quota counts. */
 const liveJobs = async () => {
-  const [c] = await query<{ n: number }>(h.db, sql`SELECT live_jobs AS n FROM tenant_counters WHERE tenant_id = 'acme'`);
+  const [c] = await query<{ n: number }>(
+    h.db,
+    sql`SELECT live_jobs AS n FROM tenant_counters WHERE tenant_id = 'acme'`,
+  );
   expect((await h.call(key, "GET", "/v1/quota")).json.usage.jobs).toBe(c.n);
   return c.n;
 };
