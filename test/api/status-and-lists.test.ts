@@ -107,7 +107,7 @@ describe("GET /v1/jobs filters", () => {
     expect(await ids("?name=gamma")).toEqual([]);
     const bad = await h.call(k, "GET", "/v1/jobs?status=done");
     expect([bad.status, bad.json.error.code]).toEqual([400, "validation_error"]);
-    expect(bad.json.error.message).toBe("status: must be one of active, paused, completed, cancelled");
+    expect(bad.json.error.message).toBe("status: must be one of active, paused, completed, failed, cancelled");
   });
 });
 

@@ -118,6 +118,15 @@ describe("dashboard in a real browser: jobs, quotas and portal links", () => {
         (p) => p.data[0]?.status === "dead",
       )
     ).data;
+    // A one-time job whose only trigger is dead reads failed, not completed: in the SDK, the filtered
+    // job list and the job's page, with the dead letters' red chip.
+    expect((await acme.jobs.get(job.id)).status).toBe("failed");
+    await page.goto(`${server.url}/dashboard/admin/t/acme/jobs?status=failed`);
+    await expect(page.locator("tr", { hasText: "refused" }).locator(".chip.s-failed").textContent()).resolves.toBe(
+      "failed",
+    );
+    await page.goto(`${server.url}/dashboard/admin/t/acme/jobs/${job.id}`);
+    await expect(page.locator("h1 .chip.s-failed").textContent()).resolves.toBe("failed");
     await page.goto(`${server.url}/dashboard/admin/dead-letters`);
     await expect(page.locator("main").textContent()).resolves.toContain(dead.id);
     await page.goto(`${server.url}/dashboard/admin/t/acme/dead-letters`);
@@ -128,6 +137,8 @@ describe("dashboard in a real browser: jobs, quotas and portal links", () => {
       (x) => x.status === "dead" && x.attemptCount === 2,
     );
     expect(after.attempts!.map((a) => a.httpStatus)).toEqual([400, 400]);
+    // Active while the replay ran, failed again once it ended dead again.
+    expect((await acme.jobs.get(job.id)).status).toBe("failed");
     expect(new Set(receiver.deliveries.filter((d) => d.path === "/status/400").map((d) => d.id))).toEqual(
       new Set([dead.id]),
     );

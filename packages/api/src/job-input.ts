@@ -241,6 +241,13 @@ export function notLive(j: Pick<JobRow, "id" | "status">, action: string): ApiEr
       `job ${j.id} is completed (a one-time job that has fired) and cannot be ${action}; create a new job instead`,
     );
   }
+  if (j.status === "failed") {
+    return new ApiError(
+      409,
+      "job_failed",
+      `job ${j.id} failed (a one-time job whose trigger ended dead) and cannot be ${action}; replay its dead trigger (POST /v1/triggers/{id}/replay) or create a new job instead`,
+    );
+  }
   return new ApiError(
     409,
     "job_cancelled",

@@ -41,7 +41,7 @@ const ERRORS: Record<number, string> = {
   401: "Missing or unknown credentials (unauthorized)",
   403: "Credentials not allowed here, or a suspended tenant (forbidden, tenant_suspended)",
   404: "No such resource (not_found)",
-  409: "Conflict (tenant_exists, idempotency_conflict, max_jobs_exceeded, not_dead, job_completed, job_cancelled, too_many_channels)",
+  409: "Conflict (tenant_exists, idempotency_conflict, max_jobs_exceeded, not_dead, job_completed, job_failed, job_cancelled, too_many_channels)",
   413: "Payload over the tenant's limit, or body over the server's (payload_too_large)",
   429: "Per-tenant API rate limit (rate_limited); Retry-After says when to try again",
   503: "Not configured on this server (secrets_unavailable: no FAIRWAY_SECRETS_KEY)",

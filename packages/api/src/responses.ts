@@ -136,7 +136,7 @@ export const jobResponse = z.strictObject({
   type: z.string(),
   /** The fairness key its triggers are shared and limited by inside the tenant; null: none. */
   key: z.string().nullable(),
-  status: z.enum(["active", "paused", "completed", "cancelled"]),
+  status: z.enum(["active", "paused", "completed", "failed", "cancelled"]),
   /** Why Fairway paused it (http_410, consecutive_failures, schedule_not_computable); null otherwise. */
   pauseReason: z.string().nullable(),
   schedule: z.union([z.strictObject({ cron: z.string(), timezone: z.string() }), z.strictObject({ at: iso })]),

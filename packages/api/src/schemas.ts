@@ -283,7 +283,7 @@ const page = {
 };
 export const pageQuery = strict(page);
 
-const JOB_STATUSES = ["active", "paused", "completed", "cancelled"] as const;
+const JOB_STATUSES = ["active", "paused", "completed", "failed", "cancelled"] as const;
 export const jobListQuery = strict({
   ...page,
   status: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(", ")}` }).optional(),

@@ -1,6 +1,6 @@
 // The vocabulary of Fairway. Every package speaks these types.
 
-export type JobStatus = "active" | "paused" | "completed" | "cancelled";
+export type JobStatus = "active" | "paused" | "completed" | "failed" | "cancelled";
 export type OverlapPolicy = "allow" | "skip" | "buffer_one";
 export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
 

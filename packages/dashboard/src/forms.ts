@@ -37,7 +37,7 @@ export const jobsQuery = z.object({
     .optional()
     .transform((v) => v || undefined),
   status: z
-    .enum(["", "active", "paused", "completed", "cancelled"])
+    .enum(["", "active", "paused", "completed", "failed", "cancelled"])
     .optional()
     .transform((v) => (v ? v : undefined)),
   after: z.string().max(100).optional(),

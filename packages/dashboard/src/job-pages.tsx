@@ -19,7 +19,7 @@ jobPages.get("/jobs", async (c) => {
     throw new DashboardError(
       400,
       "validation_error",
-      `${firstIssue(parsed.error)}; status is one of active, paused, completed, cancelled`,
+      `${firstIssue(parsed.error)}; status is one of active, paused, completed, failed, cancelled`,
     );
   const q = parsed.data;
   const base = c.var.base;
@@ -53,7 +53,7 @@ jobPages.get("/jobs", async (c) => {
         <div>
           <label for="status">Status</label>
           <select id="status" name="status">
-            {["", "active", "paused", "completed", "cancelled"].map((s) => (
+            {["", "active", "paused", "completed", "failed", "cancelled"].map((s) => (
               <option value={s} selected={(q.status ?? "") === s}>
                 {s === "" ? "Any" : s}
               </option>

@@ -1,7 +1,7 @@
 // The API's shapes, as the SDK's users see them. Dates are ISO-8601 strings on the wire. They are
 // checked against the API's own zod schemas by test/packages/sdk-types.ts, so the two cannot drift.
 
-export type JobStatus = "active" | "paused" | "completed" | "cancelled";
+export type JobStatus = "active" | "paused" | "completed" | "failed" | "cancelled";
 export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled" | "unknown";
 export type OverlapPolicy = "allow" | "skip" | "buffer_one";
 export type MisfirePolicy = "fire_once" | "skip" | "fire_all";

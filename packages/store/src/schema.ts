@@ -169,7 +169,7 @@ export const jobs = pgTable(
     misfire: text("misfire").notNull().default("fire_once"),
     delivery: text("delivery").notNull().default("at_least_once"), // at_least_once | at_most_once
     catchupWindowMs: integer("catchup_window_ms").notNull().default(DEFAULT_CATCHUP_WINDOW_MS),
-    // active | paused | completed | cancelled, or system: a tenant's notifications job (sql/notifications.ts),
+    // active | paused | completed | failed | cancelled, or system: a tenant's notifications job (sql/notifications.ts),
     // which no list shows and no lifecycle route changes.
     status: text("status").notNull().default("active"),
     // Why a job was paused by Fairway (http_410, consecutive_failures, schedule_not_computable); null

@@ -157,7 +157,7 @@ export async function listDeadLetterSummaries(
   return withDates(rows, "finishedAt");
 }
 
-export type JobStatusFilter = "active" | "paused" | "completed" | "cancelled";
+export type JobStatusFilter = "active" | "paused" | "completed" | "failed" | "cancelled";
 
 /** A tenant's jobs in id order, filtered by status and by a name fragment (case-insensitive). Driven by
  *  jobs_tenant_idx (tenant, id); the filters are applied while walking it, so LIMIT ends the scan. */

@@ -67,7 +67,11 @@ export async function cancelJob(db: Db, tenantId: string, jobId: string): Promis
       .update(jobs)
       .set({ status: "cancelled", nextFireAt: null, updatedAt: new Date() })
       .where(
-        and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), inArray(jobs.status, ["active", "paused", "completed"])),
+        and(
+          eq(jobs.id, jobId),
+          eq(jobs.tenantId, tenantId),
+          inArray(jobs.status, ["active", "paused", "completed", "failed"]),
+        ),
       )
       .returning();
     if (!job) return null;

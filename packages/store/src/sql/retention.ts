@@ -90,7 +90,7 @@ export async function deleteExpiredTriggers(
   };
 }
 
-/** Deletes up to `batch` finished one-time jobs (completed or cancelled, no trigger left) whose last
+/** Deletes up to `batch` finished one-time jobs (completed, failed or cancelled, no trigger left) whose last
  *  change is older than their tenant's historyRetentionDays, among those after `after` in id order
  *  (the next batch starts where this one ended, as for triggers). */
 export async function deleteExpiredJobs(
@@ -106,7 +106,7 @@ export async function deleteExpiredJobs(
     WITH cand AS MATERIALIZED (
       SELECT x.id FROM jobs x JOIN tenants tn ON tn.id = x.tenant_id
        WHERE x.id > ${after?.jobId ?? ""}
-         AND x.cron IS NULL AND x.status IN ('completed', 'cancelled')
+         AND x.cron IS NULL AND x.status IN ('completed', 'failed', 'cancelled')
          AND x.updated_at < ${at}::timestamptz - make_interval(days => tn.history_retention_days)
        ORDER BY x.id
        LIMIT ${batch}

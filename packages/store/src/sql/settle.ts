@@ -204,21 +204,25 @@ export function settleStatement(items: Settlement[]) {
       ON CONFLICT (trigger_id) DO NOTHING
     ),
     job_end AS (
-      -- A one-time job completes when its trigger ends; 410 Gone pauses any job. Each job is looked up
-      -- once (grouped), not once per fire of a cron job's backlog in the batch. With two triggers of
-      -- one job in a batch, a pause wins (a plain join would leave it to chance).
+      -- A one-time job ends when its scheduled trigger ends: completed when it succeeded, failed when
+      -- it ended dead or unknown (at-most-once, lost in flight: not a success either); 410 Gone pauses
+      -- any job. Each job is looked up once (grouped), not once per fire of a cron job's backlog in the
+      -- batch. With two triggers of one job in a batch, a pause wins (a plain join would leave it to chance).
       UPDATE jobs j
-         SET status = CASE WHEN e.pause_job THEN 'paused' ELSE 'completed' END, updated_at = now()
-        FROM (SELECT d.job_id, bool_or(d.pause_job IS TRUE) AS pause_job FROM done d
+         SET status = CASE WHEN e.pause_job THEN 'paused' WHEN e.failed THEN 'failed' ELSE 'completed' END,
+             updated_at = now()
+        FROM (SELECT d.job_id, bool_or(d.pause_job IS TRUE) AS pause_job,
+                     bool_or(d.kind = 'scheduled' AND d.status IN ('dead', 'unknown')) AS failed FROM done d
                WHERE d.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead', 'unknown'))
                GROUP BY d.job_id) e
        WHERE j.id = e.job_id AND j.status = 'active' AND (e.pause_job OR j.cron IS NULL)
       RETURNING j.tenant_id, j.status
     ),
     uncount AS (
-      -- A completed job is no longer live: it stops counting against maxJobs.
+      -- A completed or failed job is no longer live: it stops counting against maxJobs.
       UPDATE tenant_counters c SET live_jobs = c.live_jobs - x.n
-        FROM (SELECT tenant_id, count(*)::int AS n FROM job_end WHERE status = 'completed' GROUP BY tenant_id) x
+        FROM (SELECT tenant_id, count(*)::int AS n FROM job_end WHERE status IN ('completed', 'failed')
+               GROUP BY tenant_id) x
        WHERE c.tenant_id = x.tenant_id
     ),
     -- Worker time: correct each tenant's virtual time by what it really used (the claim charged an
