@@ -9,11 +9,11 @@
 // Printed: recovery from promote to the first new delivery.
 import { rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { afterAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import postgres from "postgres";
 import { until } from "../support/until.ts";
 import { fleet } from "./support/fleet.ts";
-import { ownedTempDir, startEndpoint, startReplicatedPair } from "./support/processes.ts";
+import { ownedTempDir, startEndpoint, startReplicatedPair, useCleanups } from "./support/processes.ts";
 
 const CAP = 6;
 
@@ -49,13 +49,7 @@ function receiver() {
   };
 }
 
-const cleanups: Array<() => unknown> = [];
-afterAll(async () => {
-  for (const c of cleanups.reverse())
-    await Promise.resolve()
-      .then(c)
-      .catch(() => {});
-});
+const cleanups = useCleanups();
 
 it("kill -9 of the primary, standby promoted: nothing acknowledged lost, 503 during the gap, recovers by itself", async () => {
   const dir = ownedTempDir("fairway-failover-");

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
-import { afterAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { connectPostgres, query, sql } from "@fairway/store";
 import { migrate, migrationsFolder } from "@fairway/store/node";
 import { killAll, startExecutorChild } from "../faults/support/children.ts";
@@ -18,15 +18,10 @@ import { startReceiver } from "../support/receiver.ts";
 import { urlFor, withAdmin } from "../support/pg.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { until } from "../support/until.ts";
+import { useCleanups } from "./support/processes.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const cleanups: Array<() => unknown> = [];
-afterAll(async () => {
-  for (const c of cleanups.reverse())
-    await Promise.resolve()
-      .then(c)
-      .catch(() => {});
-});
+const cleanups = useCleanups();
 
 it("the latest migration, applied under load with a lock held on the queue, stalls no claim past its lock timeout", async () => {
   const journal = JSON.parse(readFileSync(join(migrationsFolder, "meta/_journal.json"), "utf8")) as {

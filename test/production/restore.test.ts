@@ -8,21 +8,15 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { connectPostgres, query, sql } from "@fairway/store";
 import { createTestDb, urlFor, withAdmin } from "../support/pg.ts";
 import { startReceiver } from "../support/receiver.ts";
 import { until } from "../support/until.ts";
 import { fleet } from "./support/fleet.ts";
-import { PG_BIN } from "./support/processes.ts";
+import { PG_BIN, useCleanups } from "./support/processes.ts";
 
-const cleanups: Array<() => unknown> = [];
-afterAll(async () => {
-  for (const c of cleanups.reverse())
-    await Promise.resolve()
-      .then(c)
-      .catch(() => {});
-});
+const cleanups = useCleanups();
 
 it("a pg_dump of a running Fairway, restored, resumes its cron schedule: nothing fired twice, nothing due lost", async () => {
   const db = await createTestDb();

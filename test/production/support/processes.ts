@@ -15,6 +15,7 @@ import {
 import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll } from "vitest";
 import { until } from "../../support/until.ts";
 
 export const PG_BIN = "/usr/lib/postgresql/15/bin";
@@ -258,4 +259,17 @@ export async function startEndpoint(targetPort: number): Promise<{
       await new Promise((r) => server.close(() => r(null)));
     },
   };
+}
+
+/** Cleanups run after the file's tests, newest first, each whatever the others did: a drill registers
+ *  each process, database and directory as it makes it, so a failure midway leaves nothing behind. */
+export function useCleanups(): Array<() => unknown> {
+  const cleanups: Array<() => unknown> = [];
+  afterAll(async () => {
+    for (const c of cleanups.reverse())
+      await Promise.resolve()
+        .then(c)
+        .catch(() => {});
+  });
+  return cleanups;
 }
