@@ -94,10 +94,16 @@ it("server: drains HTTP (serves the open request, refuses new ones), releases le
     // An API request that is provably in flight: it waits on a row lock we hold.
     let release!: () => void;
     const locked = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
     const tx = locker.begin(async (q) => {
       await q`SELECT 1 FROM tenants WHERE id = 'b' FOR UPDATE`;
+      held();
       await locked;
     });
+    // The lock is ours before the request is sent: sent earlier, the update could commit first and
+    // never wait.
+    await holding;
     const admin = { authorization: `Bearer ${server.adminToken}`, "content-type": "application/json" };
     const inFlight = fetch(`${server.url}/v1/admin/tenants/b`, {
       method: "PATCH",
