@@ -7,7 +7,7 @@ import { bodyLimit } from "hono/body-limit";
 import { getTenant } from "@fairway/store";
 import { adminPages } from "./admin-pages.tsx";
 import { adminSessionNonce, csrfFor, endAdminSession, startAdminSession } from "./admin-session.ts";
-import { LIVE_JS, STYLE_CSS } from "./assets.ts";
+import { JOB_FORM_JS, LIVE_JS, STYLE_CSS } from "./assets.ts";
 import type { DashboardDeps, DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { firstIssue, loginForm } from "./forms.ts";
@@ -70,6 +70,7 @@ export function dashboardApp(deps: DashboardDeps) {
 
   app.get("/assets/style.css", (c) => asset(c, STYLE_CSS, "text/css; charset=utf-8"));
   app.get("/assets/live.js", (c) => asset(c, LIVE_JS, "text/javascript; charset=utf-8"));
+  app.get("/assets/job-form.js", (c) => asset(c, JOB_FORM_JS, "text/javascript; charset=utf-8"));
 
   app.get("/", async (c) => c.redirect((await adminCsrf(c)) ? "/dashboard/admin" : "/dashboard/login", 303));
 

@@ -76,6 +76,17 @@ ul.plain{list-style:none;margin:0;padding:0}
 dl.kv.headers{grid-template-columns:minmax(8rem,max-content) 1fr;gap:2px 12px;font-size:.8rem;margin:0 0 6px}
 dl.kv.headers dt{font-size:.8rem}
 .login{max-width:420px;margin:10vh auto}
+textarea{font:inherit;padding:7px 9px;border:1px solid #8a94a3;border-radius:6px;background:#fff;color:var(--fg);width:100%;max-width:40rem}
+textarea:focus-visible,a.button:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+fieldset.card>legend{font-weight:700;padding:0 6px}
+.card .field textarea{width:100%}
+.field-error{color:var(--bad);font-weight:600;font-size:.85rem;margin:4px 0 0}
+[aria-invalid=true]{border-color:var(--bad);border-width:2px}
+.preview{background:#f3f6fb;border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:0 0 12px;max-width:40rem}
+.preview p{margin:0 0 4px}
+.grid.tight{grid-template-columns:repeat(auto-fit,minmax(200px,1fr));gap:0 16px}
+.range{display:flex;gap:6px;margin:0 0 16px}.range a{padding:6px 12px;border:1px solid var(--accent);border-radius:6px;text-decoration:none}
+.range a[aria-current=page]{background:var(--accent);color:#fff}
 @media (max-width:640px){
   main{padding:14px 10px 40px}
   header.top{padding:0 10px}
@@ -98,18 +109,60 @@ dl.kv.headers dt{font-size:.8rem}
 
 export const LIVE_JS = `
 (function(){
+  // Instants in the viewer's zone (the format of time.tsx); the exact instant stays in title.
+  var fmt=new Intl.DateTimeFormat("en-GB",{weekday:"short",day:"2-digit",month:"short",year:"numeric",
+    hour:"2-digit",minute:"2-digit",second:"2-digit",hourCycle:"h23",timeZoneName:"short"});
+  function localize(root){
+    root.querySelectorAll("time[data-local]").forEach(function(t){
+      var d=new Date(t.getAttribute("datetime"));
+      if(!isNaN(d.getTime()))t.textContent=fmt.format(d);
+    });
+  }
+  window.fairwayLocalize=localize;
+  localize(document);
   var regions=document.querySelectorAll("[data-live]");
   if(!regions.length)return;
   function refresh(el){
     if(document.hidden)return;
     fetch(el.getAttribute("data-live"),{credentials:"same-origin",headers:{"x-fairway-fragment":"1"}})
       .then(function(r){return r.ok?r.text():null})
-      .then(function(html){if(html!==null&&!el.contains(document.activeElement))el.innerHTML=html;})
+      .then(function(html){if(html!==null&&!el.contains(document.activeElement)){el.innerHTML=html;localize(el);}})
       .catch(function(){});
   }
   regions.forEach(function(el){
     var every=Math.max(1000,Number(el.getAttribute("data-every"))||3000);
     setInterval(function(){refresh(el)},every);
   });
+})();
+`;
+
+/** The job form's schedule preview: asks /jobs/preview (the scheduler's own cron code) as you type. */
+export const JOB_FORM_JS = `
+(function(){
+  var box=document.getElementById("schedule-preview");
+  var cron=document.getElementById("cron"),tz=document.getElementById("timezone");
+  if(!box||!cron||!tz)return;
+  var timer=null,seq=0;
+  function el(tag,text){var e=document.createElement(tag);if(text!=null)e.textContent=text;return e;}
+  function show(r){
+    box.textContent="";
+    if(r.error){var m=el("p",r.error);m.className="muted";box.appendChild(m);return;}
+    var p=el("p"),s=el("strong",r.words);p.appendChild(s);box.appendChild(p);
+    var ol=el("ol");ol.className="fires";
+    r.fires.forEach(function(f){var li=el("li"),t=el("time",f);t.setAttribute("datetime",f);t.setAttribute("title",f);
+      t.setAttribute("data-local","");li.appendChild(t);ol.appendChild(li);});
+    box.appendChild(ol);
+    if(window.fairwayLocalize)window.fairwayLocalize(box);
+  }
+  function ask(){
+    var n=++seq;
+    var q="?cron="+encodeURIComponent(cron.value)+"&timezone="+encodeURIComponent(tz.value);
+    fetch(box.getAttribute("data-preview")+q,{credentials:"same-origin",headers:{"x-fairway-fragment":"1"}})
+      .then(function(r){return r.ok?r.json():null})
+      .then(function(r){if(r&&n===seq)show(r);})
+      .catch(function(){});
+  }
+  function later(){clearTimeout(timer);timer=setTimeout(ask,200);}
+  cron.addEventListener("input",later);tz.addEventListener("input",later);
 })();
 `;

@@ -31,6 +31,9 @@ export interface DashboardCommands {
   pauseJob(tenantId: string, id: string): Promise<{ id: string }>;
   resumeJob(tenantId: string, id: string): Promise<{ id: string }>;
   updateJob(tenantId: string, id: string, patch: Record<string, unknown>): Promise<{ id: string }>;
+  /** A new job from an API-shaped body (POST /v1/jobs), checked exactly as the API checks it. */
+  createJob(tenantId: string, body: unknown): Promise<{ id: string }>;
+  cancelJob(tenantId: string, id: string): Promise<{ id: string }>;
   replayTrigger(tenantId: string, id: string): Promise<{ id: string }>;
   addChannel(tenantId: string, body: unknown): Promise<{ id: string }>;
   deleteChannel(tenantId: string, id: string): Promise<void>;

@@ -45,6 +45,11 @@ jobPages.get("/jobs", async (c) => {
       <p class="sub">
         Tenant <span class="mono">{c.var.tenantId}</span>
       </p>
+      <p class="actions">
+        <a class="button" href={`${base}/jobs/new`}>
+          New job
+        </a>
+      </p>
       <form class="filters" method="get" action={`${base}/jobs`} aria-label="Job filters">
         <div>
           <label for="q">Search</label>
@@ -173,6 +178,14 @@ function JobDetail(props: {
               </button>
             </PostForm>
           )}
+          <a class="button secondary" href={`${jobUrl}/edit`}>
+            Edit job
+          </a>
+          <PostForm action={`${jobUrl}/cancel`} csrf={csrf} class="inline" label="Cancel job">
+            <button type="submit" class="danger">
+              Cancel job
+            </button>
+          </PostForm>
         </div>
       )}
       <div class="grid">

@@ -5,6 +5,7 @@
 // one page module routed here.
 import { Hono } from "hono";
 import type { DashEnv } from "./deps.ts";
+import { jobFormPages } from "./job-form.tsx";
 import { jobPages } from "./job-pages.tsx";
 import { keysPage } from "./keys-page.tsx";
 import { notificationsPage } from "./notifications-page.tsx";
@@ -13,6 +14,8 @@ import { triggerPages } from "./trigger-pages.tsx";
 import { usagePage } from "./usage-page.tsx";
 
 export const tenantPages = new Hono<DashEnv>();
+// The form first: /jobs/new is not a job id.
+tenantPages.route("/", jobFormPages);
 tenantPages.route("/", jobPages);
 tenantPages.route("/", triggerPages);
 tenantPages.route("/", keysPage);

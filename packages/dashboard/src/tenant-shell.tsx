@@ -11,6 +11,9 @@ const DONE: Record<string, string> = {
   paused: "Job paused. Pending fires were cancelled; running ones finish.",
   resumed: "Job resumed. Missed fires follow the job's misfire policy.",
   schedule: "Schedule saved. It applies from the next fire.",
+  created: "Job created.",
+  edited: "Job saved. Changes apply from the next fire.",
+  cancelled: "Job cancelled, with its pending fires.",
   run: "Run queued. This page refreshes until the attempt finishes.",
   replayed: "Dead letter replayed: the same trigger (same webhook-id) is pending again.",
 };

@@ -6,7 +6,9 @@ import type { ResolvedDeps } from "../env.ts";
 import { notFound } from "../errors.ts";
 import { addChannel, deleteChannel, testChannel } from "./channels.ts";
 import { deleteKeyPolicy, patchKeyDefaults, putKeyPolicy } from "./keys.ts";
-import { pauseJob, resumeJob, runJob, updateJob, type CommandContext } from "./jobs.ts";
+import { cancelJob, createJob, pauseJob, resumeJob, runJob, updateJob, type CommandContext } from "./jobs.ts";
+import { parseMerged } from "../merge-patch.ts";
+import { createJobBody } from "../schemas.ts";
 import { setPoolPausedCommand } from "./pools.ts";
 import { updateTenant } from "./tenants.ts";
 import { replayTrigger } from "./triggers.ts";
@@ -22,6 +24,12 @@ export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
       if (!tenant) throw notFound("tenant");
       return updateJob(ctx, tenant, id, patch);
     },
+    createJob: async (tenantId, body) => {
+      const tenant = await getTenant(deps.db, tenantId);
+      if (!tenant) throw notFound("tenant");
+      return (await createJob(ctx, tenant, parseMerged(createJobBody, body))).job;
+    },
+    cancelJob: (tenantId, id) => cancelJob(ctx, tenantId, id),
     replayTrigger: (tenantId, id) => replayTrigger(ctx, tenantId, id),
     addChannel: (tenantId, body) => addChannel(ctx, tenantId, body),
     deleteChannel: (tenantId, id) => deleteChannel(ctx, tenantId, id),

@@ -1,0 +1,157 @@
+// Making and changing jobs in the dashboard, in Chromium against the real server on real Postgres with a
+// real receiver: a cron job and a one-time job created from the form (the latter keyboard only) and
+// delivered, a refused form showing the API's message at its field and writing nothing, an edited
+// target receiving the next delivery with a hidden credential kept, and a cancel.
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { KEPT } from "../../packages/dashboard/src/job-form-body.ts";
+import { until } from "../support/until.ts";
+import { refusal, shot, unlabelledControls, useDashboard, type Dashboard } from "./support.ts";
+
+/** Tabs until the focused element matches `selector` (keyboard only), checking focus is visible. */
+async function tabTo(page: Page, selector: string, max = 80): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press("Tab");
+    const at = await page.evaluate((s) => {
+      const el = document.activeElement as HTMLElement | null;
+      if (!el?.matches(s)) return null;
+      const st = getComputedStyle(el);
+      return { outline: st.outlineStyle !== "none" && st.outlineWidth !== "0px" };
+    }, selector);
+    if (at) {
+      expect(at.outline, `focus on ${selector} is visible`).toBe(true);
+      return;
+    }
+  }
+  throw new Error(`${selector} not reached with Tab`);
+}
+
+describe("dashboard job forms: create, edit, cancel", () => {
+  const dashboard = useDashboard({ signedIn: true });
+  let d: Dashboard;
+  let base: string;
+  beforeAll(() => {
+    d = dashboard;
+    base = `${d.server.url}/dashboard/admin/t/acme`;
+  });
+  const jobNamed = async (name: string) =>
+    (await d.acme.jobs.list({ status: "cancelled" })).data
+      .concat((await d.acme.jobs.list()).data)
+      .find((j) => j.name === name);
+
+  it("creates a cron job from the form, previewing the schedule as it is typed, and it is delivered", async () => {
+    const { page } = d;
+    await page.goto(`${base}/jobs`);
+    await Promise.all([page.waitForURL(/\/jobs\/new$/), page.getByRole("link", { name: "New job" }).click()]);
+    expect(await unlabelledControls(page)).toEqual([]);
+    await page.getByLabel("Name", { exact: true }).fill("form-cron");
+    await page.getByLabel("Cron expression").fill("*/2 * * * * *");
+    await page.getByLabel("Time zone").fill("Europe/Berlin");
+    const preview = page.locator("#schedule-preview");
+    await until(
+      () => preview.textContent(),
+      (t) => (t ?? "").includes("Every 2 seconds (Europe/Berlin)"),
+      10_000,
+      "preview",
+    );
+    await expect(preview.locator("ol.fires time").count()).resolves.toBe(5);
+    await expect(preview.locator("time").first().getAttribute("datetime")).resolves.toMatch(/Z$/);
+    await page.getByLabel("URL").fill(`${d.receiver.url}/status/201`);
+    await page.getByLabel("Headers").fill("x-team: ops");
+    await page.getByLabel("Payload (JSON)").fill('{"report":"daily"}');
+    await page.getByLabel("Attempts").fill("2");
+    await page.getByLabel("Fairness key").fill("customer-42");
+    await shot(page, "job-new");
+    await Promise.all([page.waitForURL(/\/jobs\/job_/), page.getByRole("button", { name: "Create job" }).click()]);
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Job created");
+    const job = (await jobNamed("form-cron"))!;
+    expect(job).toMatchObject({ key: "customer-42", payload: { report: "daily" }, retry: { maxAttempts: 2 } });
+    const got = await d.receiver.waitFor((ds) => ds.some((x) => x.path === "/status/201"));
+    const first = got.find((x) => x.path === "/status/201")!;
+    expect(first.verified).toBe(true);
+    expect(first.headers["x-team"]).toBe("ops");
+    expect(first.body).toMatchObject({ jobId: job.id, payload: { report: "daily" } });
+  });
+
+  it("refuses a bad cron with the API's message next to the field, and writes nothing", async () => {
+    const { page } = d;
+    const before = (await d.acme.jobs.list()).data.length;
+    await page.goto(`${base}/jobs/new`);
+    await page.getByLabel("Name", { exact: true }).fill("form-bad");
+    await page.getByLabel("Cron expression").fill("61 * * * *");
+    await page.getByLabel("URL").fill(`${d.receiver.url}/ok`);
+    await page.getByRole("button", { name: "Create job" }).click();
+    const shown = await page.locator("#cron-error").textContent();
+    const api = await refusal(
+      d.acme.jobs.create({
+        name: "form-bad",
+        schedule: { cron: "61 * * * *", timezone: "UTC" },
+        target: { url: `${d.receiver.url}/ok`, method: "POST" },
+      }),
+    );
+    expect(shown).toBe(api.message);
+    await expect(page.getByLabel("Cron expression").getAttribute("aria-invalid")).resolves.toBe("true");
+    await expect(page.getByLabel("Name", { exact: true }).inputValue()).resolves.toBe("form-bad");
+    expect((await d.acme.jobs.list()).data.length).toBe(before);
+    // A secret the tenant does not have: the API's unknown_secret, at the headers.
+    await page.getByLabel("Cron expression").fill("0 3 * * *");
+    await page.getByLabel("Headers").fill("authorization: Bearer ${secrets.NOPE}");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await expect(page.locator("#headers-error").textContent()).resolves.toContain("NOPE");
+    await shot(page, "job-form-refused");
+    expect((await d.acme.jobs.list()).data.length).toBe(before);
+  });
+
+  it("creates a one-time job with the keyboard only, and it is delivered", async () => {
+    const { page } = d;
+    await page.goto(`${base}/jobs`);
+    await tabTo(page, "a[href$='/jobs/new']");
+    await Promise.all([page.waitForURL(/\/jobs\/new$/), page.keyboard.press("Enter")]);
+    await tabTo(page, "#name");
+    await page.keyboard.type("form-once");
+    await tabTo(page, "input[name=kind][value=cron]");
+    await page.keyboard.press("ArrowDown"); // the radio group: Once
+    await tabTo(page, "#url");
+    await page.keyboard.type(`${d.receiver.url}/status/202`);
+    await tabTo(page, "button[type=submit]:not(header button)");
+    await Promise.all([page.waitForURL(/\/jobs\/job_/), page.keyboard.press("Enter")]);
+    const job = (await jobNamed("form-once"))!;
+    expect(job.schedule).toHaveProperty("at");
+    const got = await d.receiver.waitFor((ds) => ds.some((x) => x.path === "/status/202"));
+    expect(got.find((x) => x.path === "/status/202")!.body).toMatchObject({ jobId: job.id });
+  });
+
+  it("edits a job's target: the next delivery goes to the new one, a hidden credential is kept", async () => {
+    const { page } = d;
+    const job = await d.acme.jobs.create({
+      name: "form-edit",
+      schedule: { cron: "*/2 * * * * *", timezone: "UTC" },
+      target: { url: `${d.receiver.url}/status/203`, headers: { authorization: "Bearer sk_literal_canary" } },
+    });
+    await d.receiver.waitFor((ds) => ds.some((x) => x.path === "/status/203"));
+    await page.goto(`${base}/jobs/${job.id}`);
+    await Promise.all([page.waitForURL(/\/edit$/), page.getByRole("link", { name: "Edit job" }).click()]);
+    expect(await page.content()).not.toContain("sk_literal_canary");
+    await expect(page.getByLabel("Headers").inputValue()).resolves.toBe(`authorization: ${KEPT}`);
+    await page.getByLabel("URL").fill(`${d.receiver.url}/status/204`);
+    await shot(page, "job-edit");
+    await Promise.all([page.waitForURL(/done=edited/), page.getByRole("button", { name: "Save job" }).click()]);
+    expect((await d.acme.jobs.get(job.id)).target).toMatchObject({
+      url: `${d.receiver.url}/status/204`,
+      headers: { authorization: "Bearer sk_literal_canary" },
+    });
+    const got = await d.receiver.waitFor((ds) => ds.some((x) => x.path === "/status/204"));
+    expect(got.find((x) => x.path === "/status/204")!.headers.authorization).toBe("Bearer sk_literal_canary");
+  });
+
+  it("cancels a job from its page", async () => {
+    const { page } = d;
+    const job = (await jobNamed("form-cron"))!;
+    await page.goto(`${base}/jobs/${job.id}`);
+    await Promise.all([page.waitForURL(/done=cancelled/), page.getByRole("button", { name: "Cancel job" }).click()]);
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Job cancelled");
+    expect((await d.acme.jobs.get(job.id)).status).toBe("cancelled");
+    // The every-2-seconds job of the edit test stops firing for the files after this one.
+    await d.acme.jobs.delete((await jobNamed("form-edit"))!.id);
+  });
+});
