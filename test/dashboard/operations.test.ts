@@ -42,7 +42,7 @@ describe("dashboard in a real browser: operations and notifications", () => {
     await page.goto(`${server.url}/dashboard/admin/pools`);
     await expect(page.locator("tr", { hasText: "webhook" }).textContent()).resolves.toContain("50");
     await page.goto(`${server.url}/dashboard/admin/activity`);
-    await expect(page.locator("figure svg").count()).resolves.toBe(2);
+    await expect(page.locator("figure svg").count()).resolves.toBe(4);
     await shot(page, "admin-activity");
     await page.goto(`${server.url}/dashboard/admin/t/acme/usage`);
     const usage = await page.locator("main").textContent();

@@ -109,6 +109,10 @@ export const dashboard: Scenario = {
         ["job", `${base}/t/bench/jobs/${String(once[0].id)}`],
         ["dead_letters", `${base}/dead-letters`],
         ["activity", `${base}/activity`],
+        ["activity_24h", `${base}/activity?range=24h`],
+        ["activity_7d_tenant", `${base}/activity?range=7d&tenant=bench`],
+        ["job_new", `${base}/t/bench/jobs/new`],
+        ["job_edit", `${base}/t/bench/jobs/${String(once[0].id)}/edit`],
         ["usage", `${base}/t/bench/usage`],
       ];
       const figures: Figures = { jobs };

@@ -14,10 +14,12 @@ import {
   tenantOverview,
   type TenantOverview,
 } from "@fairway/store";
-import { BarChart, fillMinutes, MinuteChart } from "./charts.tsx";
+import { activityPage } from "./activity-page.tsx";
+import { BarChart } from "./charts.tsx";
 import type { DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
-import { fmtCount, fmtMs, fmtTime, pct } from "./format.ts";
+import { fmtCount, fmtMs, pct } from "./format.ts";
+import { When } from "./time.tsx";
 import { PAGE_SIZE, quotaPatch, statusForm } from "./forms.ts";
 import { adminNav, Page, Pager, PostForm, StatusChip } from "./layout.tsx";
 import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_S } from "./portal-link.ts";
@@ -26,10 +28,10 @@ import { publicOrigin } from "./public-origin.ts";
 
 export const adminPages = new Hono<DashEnv>();
 adminPages.route("/", opsPages);
+adminPages.route("/", activityPage);
 
-/** The window of the worker-time share and of the activity charts. */
+/** The window of the worker-time share. */
 const SHARE_WINDOW_MIN = 10;
-const ACTIVITY_WINDOW_MIN = 30;
 
 const DONE: Record<string, string> = {
   quota: "Quotas saved. They apply from the next claim.",
@@ -248,7 +250,8 @@ function TenantDetail(props: {
       {props.link && (
         <div class="card" role="status">
           <p>
-            <strong>Portal link</strong> (opens this tenant's view only; expires {fmtTime(props.link.expiresAt)}):
+            <strong>Portal link</strong> (opens this tenant's view only; expires <When d={props.link.expiresAt} />
+            ):
           </p>
           <p class="mono">
             <a href={props.link.url}>{props.link.url}</a>
@@ -471,7 +474,9 @@ adminPages.get("/dead-letters", async (c) => {
                   <td data-label="Attempts" class="num">
                     {r.attemptCount}
                   </td>
-                  <td data-label="Finished">{fmtTime(r.finishedAt)}</td>
+                  <td data-label="Finished">
+                    <When d={r.finishedAt} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -487,44 +492,3 @@ function parseCursor(raw: string | undefined): { tenantId: string; triggerId: st
   const m = /^([^/]{1,100})\/([^/]{1,100})$/.exec(raw ?? "");
   return m ? { tenantId: m[1], triggerId: m[2] } : null;
 }
-
-adminPages.get("/activity", async (c) => {
-  const d = c.var.dash;
-  const now = d.now();
-  const a = await activityWindow(d.db, { windowMs: ACTIVITY_WINDOW_MIN * 60_000, nowMs: now });
-  const minutes = fillMinutes(a.minutes, now, ACTIVITY_WINDOW_MIN, (m) => ({
-    minute: m,
-    attempts: 0,
-    failures: 0,
-    lagP50Ms: null,
-    lagMaxMs: null,
-  }));
-  return c.html(
-    <Page title="Activity" scope={c.var.scope} nav={adminNav()} current="/dashboard/admin/activity">
-      <h1>Activity, last {ACTIVITY_WINDOW_MIN} minutes</h1>
-      <p class="sub">
-        From attempt history{a.truncated ? " (the newest triggers of the window only)" : ""}. Times in UTC.
-      </p>
-      <div class="grid">
-        <MinuteChart
-          title="Throughput: attempts per minute"
-          caption="Attempts that started in each minute; failures stacked on successes."
-          points={minutes.map((m) => ({ minute: m.minute, a: m.attempts - m.failures, b: m.failures }))}
-          aLabel="Succeeded"
-          bLabel="Failed"
-          stacked
-          format={(v) => String(Math.round(v))}
-        />
-        <MinuteChart
-          title="Fire lag: scheduled time to first attempt"
-          caption="Median per minute (columns) and the worst (marks), scheduled fires only."
-          points={minutes.map((m) => ({ minute: m.minute, a: m.lagP50Ms ?? 0, b: m.lagMaxMs ?? 0 }))}
-          aLabel="Median lag"
-          bLabel="Worst lag"
-          stacked={false}
-          format={(v) => fmtMs(v)}
-        />
-      </div>
-    </Page>,
-  );
-});

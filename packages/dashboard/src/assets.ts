@@ -65,7 +65,7 @@ ol.fires{margin:0;padding-left:20px}
 .chart svg{width:100%;height:auto;display:block}
 .chart figcaption{font-size:.85rem;color:var(--muted);margin-top:6px}
 .legend{display:flex;gap:14px;font-size:.8rem;color:var(--muted);margin:4px 0 0}
-.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}.legend i.a{background:#1f5fbf}.legend i.b{background:#c2410c}
+.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}.legend i.a,.legend i.c0{background:#1f5fbf}.legend i.c2{background:#6b21a8}.legend i.b,.legend i.c1{background:#c2410c}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .empty{color:var(--muted);padding:16px}
 .muted{color:var(--muted);font-size:.85rem;margin:4px 0}

@@ -8,29 +8,6 @@ export function fmtMs(ms: number | null | undefined): string {
   return `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
-export function fmtTime(d: Date | string | null | undefined): string {
-  if (!d) return "—";
-  return new Date(d)
-    .toISOString()
-    .replace("T", " ")
-    .replace(/\.\d+Z$/, "Z");
-}
-
-/** An instant on the wall clock of a time zone, with the zone's abbreviation. */
-export function fmtInZone(d: Date, timeZone: string): string {
-  return new Intl.DateTimeFormat("en-GB", {
-    timeZone,
-    year: "numeric",
-    month: "short",
-    day: "2-digit",
-    weekday: "short",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    timeZoneName: "short",
-  }).format(d);
-}
-
 export function fmtCount(n: number, cap: number): string {
   return n >= cap ? `${cap.toLocaleString("en")}+` : n.toLocaleString("en");
 }

@@ -5,7 +5,8 @@ import { Hono, type Context } from "hono";
 import { getJob, listTriggers, searchJobs, type TriggerRow } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
-import { fmtInZone, fmtMs, fmtTime } from "./format.ts";
+import { fmtMs } from "./format.ts";
+import { When } from "./time.tsx";
 import { firstIssue, jobsQuery, PAGE_SIZE, scheduleForm } from "./forms.ts";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
 import { scheduleInWords, upcomingFires } from "./schedule-words.ts";
@@ -104,7 +105,7 @@ jobPages.get("/jobs", async (c) => {
                     </td>
                     <td data-label="Schedule">{scheduleInWords(j.cron, j.timezone, j.runAt)}</td>
                     <td data-label="Next fire">
-                      {next ? (j.timezone ? fmtInZone(next, j.timezone) : fmtTime(next)) : "—"}
+                      <When d={next} />
                     </td>
                     <td data-label="Type" class="mono">
                       {j.type}
@@ -205,7 +206,9 @@ function JobDetail(props: {
             {!job.cron && (
               <>
                 <dt>Runs at</dt>
-                <dd>{fmtTime(job.runAt)}</dd>
+                <dd>
+                  <When d={job.runAt} />
+                </dd>
               </>
             )}
             <dt>Type</dt>
@@ -223,13 +226,11 @@ function JobDetail(props: {
           </dl>
           {fires.length > 0 && (
             <>
-              <h3>
-                Next {fires.length} fires ({job.timezone})
-              </h3>
+              <h3>Next {fires.length} fires</h3>
               <ol class="fires">
                 {fires.map((f) => (
                   <li>
-                    <time datetime={f.toISOString()}>{fmtInZone(f, job.timezone ?? "UTC")}</time>
+                    <When d={f} />
                   </li>
                 ))}
               </ol>
@@ -321,7 +322,9 @@ function TriggerTable(props: { c: Context<DashEnv>; jobId: string; triggers: Tri
                 <td data-label="Status">
                   <StatusChip status={t.status} />
                 </td>
-                <td data-label="Scheduled for">{fmtTime(t.scheduledFor)}</td>
+                <td data-label="Scheduled for">
+                  <When d={t.scheduledFor} />
+                </td>
                 <td data-label="Attempts" class="num">
                   {t.attemptCount}
                 </td>

@@ -16,7 +16,7 @@ import {
 } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { refusalOf } from "./errors.ts";
-import { fmtTime } from "./format.ts";
+import { When } from "./time.tsx";
 import { PAGE_SIZE } from "./forms.ts";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
 import { type Flash, page } from "./tenant-shell.tsx";
@@ -249,7 +249,9 @@ function NotificationTable(props: { c: Context<DashEnv>; list: Awaited<ReturnTyp
         <tbody>
           {props.list.map((n) => (
             <tr>
-              <td data-label="When">{fmtTime(n.createdAt)}</td>
+              <td data-label="When">
+                <When d={n.createdAt} />
+              </td>
               <td data-label="Event" class="mono">
                 {n.event}
               </td>

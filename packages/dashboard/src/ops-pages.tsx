@@ -6,7 +6,8 @@
 import { Hono, type Context } from "hono";
 import { COUNT_CAP, DEFAULT_POOL, listExecutors, poolOverview, type ExecutorRow } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
-import { fmtCount, fmtMs, fmtTime, pct } from "./format.ts";
+import { fmtCount, fmtMs, pct } from "./format.ts";
+import { When } from "./time.tsx";
 import { adminNav, Page, PostForm, StatusChip } from "./layout.tsx";
 
 export const opsPages = new Hono<DashEnv>();
@@ -191,9 +192,11 @@ function ExecutorTable(props: { rows: ExecutorRow[]; nowMs: number }) {
                 <td data-label="Version" class="mono">
                   {e.version}
                 </td>
-                <td data-label="Started">{fmtTime(e.startedAt)}</td>
+                <td data-label="Started">
+                  <When d={e.startedAt} />
+                </td>
                 <td data-label="Last heartbeat">
-                  {fmtTime(e.heartbeatAt)}
+                  <When d={e.heartbeatAt} />
                   <br />
                   <span class="muted">
                     {fmtMs(Math.max(0, props.nowMs - e.heartbeatAt.getTime()))} ago, timeout{" "}

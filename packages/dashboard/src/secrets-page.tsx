@@ -4,7 +4,7 @@
 import { Hono } from "hono";
 import { secretNamesPage } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
-import { fmtTime } from "./format.ts";
+import { When } from "./time.tsx";
 import { PAGE_SIZE } from "./forms.ts";
 import { Pager } from "./layout.tsx";
 import { page } from "./tenant-shell.tsx";
@@ -55,8 +55,12 @@ secretsPage.get("/secrets", async (c) => {
                   <td data-label="Use as" class="mono">
                     {`\${secrets.${s.name}}`}
                   </td>
-                  <td data-label="Created">{fmtTime(s.createdAt)}</td>
-                  <td data-label="Updated">{fmtTime(s.updatedAt)}</td>
+                  <td data-label="Created">
+                    <When d={s.createdAt} />
+                  </td>
+                  <td data-label="Updated">
+                    <When d={s.updatedAt} />
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -12,7 +12,8 @@ import {
 } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { notFound } from "./errors.ts";
-import { fmtMs, fmtTime } from "./format.ts";
+import { fmtMs } from "./format.ts";
+import { When } from "./time.tsx";
 import { PAGE_SIZE } from "./forms.ts";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
 import { headerNames, page, shownHeaderValue, targetText, triggeredBy } from "./tenant-shell.tsx";
@@ -90,7 +91,9 @@ function TriggerBody(props: { c: Context<DashEnv>; t: TriggerRow & { attempts: A
           <dt>Triggered by</dt>
           <dd>{triggeredBy(t)}</dd>
           <dt>Scheduled for</dt>
-          <dd>{fmtTime(t.scheduledFor)}</dd>
+          <dd>
+            <When d={t.scheduledFor} />
+          </dd>
           <dt>Attempts</dt>
           <dd>
             {t.attemptCount} of {t.maxAttempts}
@@ -98,13 +101,17 @@ function TriggerBody(props: { c: Context<DashEnv>; t: TriggerRow & { attempts: A
           {t.status === "pending" && (
             <>
               <dt>Next attempt</dt>
-              <dd>{fmtTime(t.nextAttemptAt)}</dd>
+              <dd>
+                <When d={t.nextAttemptAt} />
+              </dd>
             </>
           )}
           <dt>Reason</dt>
           <dd class="mono">{t.reason ?? "—"}</dd>
           <dt>Finished</dt>
-          <dd>{fmtTime(t.finishedAt)}</dd>
+          <dd>
+            <When d={t.finishedAt} />
+          </dd>
         </dl>
         {t.status === "dead" && (
           <div class="actions">
@@ -142,7 +149,9 @@ function AttemptCard(props: { a: AttemptRow }) {
       </h3>
       <dl class="kv">
         <dt>Started</dt>
-        <dd>{fmtTime(a.startedAt)}</dd>
+        <dd>
+          <When d={a.startedAt} />
+        </dd>
         <dt>Duration</dt>
         <dd>{fmtMs(a.durationMs)}</dd>
         <dt>HTTP status</dt>
@@ -278,7 +287,9 @@ triggerPages.get("/dead-letters", async (c) => {
                   <td data-label="Attempts" class="num">
                     {r.attemptCount}
                   </td>
-                  <td data-label="Finished">{fmtTime(r.finishedAt)}</td>
+                  <td data-label="Finished">
+                    <When d={r.finishedAt} />
+                  </td>
                   <td data-label="Action">
                     <PostForm
                       action={`${base}/triggers/${encodeURIComponent(r.id)}/replay`}
