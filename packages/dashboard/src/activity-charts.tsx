@@ -106,15 +106,23 @@ export function TimeSeriesChart(props: {
               });
             })
           : props.series.map((s, k) => (
-              <polyline
-                fill="none"
-                stroke={SERIES_COLOURS[k]}
-                stroke-width="2"
-                points={s.values
-                  .map((v, i) => (v == null ? null : `${xMid(i).toFixed(1)},${y(v).toFixed(1)}`))
-                  .filter(Boolean)
-                  .join(" ")}
-              />
+              <g>
+                <polyline
+                  fill="none"
+                  stroke={SERIES_COLOURS[k]}
+                  stroke-width="2"
+                  points={s.values
+                    .map((v, i) => (v == null ? null : `${xMid(i).toFixed(1)},${y(v).toFixed(1)}`))
+                    .filter(Boolean)
+                    .join(" ")}
+                />
+                {/* Marks, so that a lone bucket with figures shows too. */}
+                {s.values.map((v, i) =>
+                  v == null ? null : (
+                    <circle cx={xMid(i).toFixed(1)} cy={y(v).toFixed(1)} r="2.5" fill={SERIES_COLOURS[k]} />
+                  ),
+                )}
+              </g>
             ))}
         {empty && (
           <text x={LEFT + plotW / 2} y={TOP + plotH / 2} text-anchor="middle" font-size="13" fill={INK}>
@@ -131,27 +139,29 @@ export function TimeSeriesChart(props: {
         ))}
       </div>
       <figcaption>{props.caption}</figcaption>
-      <table class="sr">
-        <caption>{props.title}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{props.xTitle}</th>
-            {props.series.map((s) => (
-              <th scope="col">{s.label}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {props.times.map((t, i) => (
+      <div class="sr">
+        <table>
+          <caption>{props.title}</caption>
+          <thead>
             <tr>
-              <th scope="row">{new Date(t).toISOString()}</th>
+              <th scope="col">{props.xTitle}</th>
               {props.series.map((s) => (
-                <td>{s.values[i] == null ? "—" : props.format(s.values[i]!)}</td>
+                <th scope="col">{s.label}</th>
               ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {props.times.map((t, i) => (
+              <tr>
+                <th scope="row">{new Date(t).toISOString()}</th>
+                {props.series.map((s) => (
+                  <td>{s.values[i] == null ? "—" : props.format(s.values[i]!)}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </figure>
   );
 }

@@ -94,7 +94,7 @@ activityPage.get("/activity", async (c) => {
           <button type="submit">Show</button>
         </div>
       </form>
-      <div class="grid">
+      <div class="grid charts">
         <TimeSeriesChart
           {...common}
           id="deliveries"

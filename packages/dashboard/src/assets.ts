@@ -84,6 +84,9 @@ fieldset.card>legend{font-weight:700;padding:0 6px}
 [aria-invalid=true]{border-color:var(--bad);border-width:2px}
 .preview{background:#f3f6fb;border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:0 0 12px;max-width:40rem}
 .preview p{margin:0 0 4px}
+.grid.charts{grid-template-columns:repeat(auto-fit,minmax(460px,1fr))}
+@media (max-width:520px){.grid.charts{grid-template-columns:1fr}}
+.chart h3{margin:0 0 6px}
 .grid.tight{grid-template-columns:repeat(auto-fit,minmax(200px,1fr));gap:0 16px}
 .range{display:flex;gap:6px;margin:0 0 16px}.range a{padding:6px 12px;border:1px solid var(--accent);border-radius:6px;text-decoration:none}
 .range a[aria-current=page]{background:var(--accent);color:#fff}

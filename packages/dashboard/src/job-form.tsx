@@ -147,6 +147,7 @@ function JobForm(props: {
         class={p.mono ? "mono" : undefined}
         value={v[p.f as keyof JobFormValues]}
         disabled={p.disabled}
+        autofocus={error?.field === p.f}
         aria-invalid={error?.field === p.f ? "true" : undefined}
         aria-describedby={describedBy(p.f, p.hint ? `${p.f}-hint` : undefined)}
       />
@@ -166,6 +167,7 @@ function JobForm(props: {
         name={p.f}
         class="mono"
         rows={p.rows ?? 4}
+        autofocus={error?.field === p.f}
         aria-invalid={error?.field === p.f ? "true" : undefined}
         aria-describedby={describedBy(p.f, `${p.f}-hint`)}
       >
