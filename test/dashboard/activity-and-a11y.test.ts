@@ -1,14 +1,13 @@
 // The Activity page at each range (with real deliveries, failures and dead letters from a real
 // receiver), one time format, and axe-core on every dashboard page — operator, tenant and portal views,
 // the job form included — in Chromium: no serious or critical violation.
-import { createRequire } from "node:module";
-import { readFileSync } from "node:fs";
+import axe from "axe-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { until } from "../support/until.ts";
 import { shot, useDashboard, type Dashboard } from "./support.ts";
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const AXE = axe.source;
 
 /** axe-core's serious and critical violations on the loaded page (rule id, a target, the summary). */
 async function axeViolations(page: Page): Promise<string[]> {
@@ -18,9 +17,7 @@ async function axeViolations(page: Page): Promise<string[]> {
     const r = await (
       window as unknown as {
         axe: {
-          run(
-            o: unknown,
-          ): Promise<{
+          run(o: unknown): Promise<{
             passes: unknown[];
             violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>;
           }>;

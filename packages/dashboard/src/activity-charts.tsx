@@ -11,7 +11,7 @@ const TOP = 12;
 const BOTTOM = 44;
 const GRID = "#d9dde3";
 const INK = "#545b66";
-export const SERIES_COLOURS = ["#1f5fbf", "#c2410c", "#6b21a8"] as const;
+const SERIES_COLOURS = ["#1f5fbf", "#c2410c", "#6b21a8"] as const;
 
 export interface Series {
   label: string;
@@ -19,7 +19,7 @@ export interface Series {
 }
 
 /** Round ticks from 0 covering `max`: steps of 1, 2 or 5 times a power of ten (ms steps per unit). */
-export function niceTicks(max: number, count = 4): number[] {
+function niceTicks(max: number, count = 4): number[] {
   if (!(max > 0)) return [0, 1];
   const raw = max / count;
   const pow = 10 ** Math.floor(Math.log10(raw));

@@ -16,7 +16,7 @@ export const activityPage = new Hono<DashEnv>();
 
 const MIN = 60_000;
 /** Each range's buckets; about 60-100 columns, whatever the range. */
-export const RANGES = {
+const RANGES = {
   "1h": { label: "1 hour", bucketMs: MIN, count: 60, bucketWords: "minute" },
   "24h": { label: "24 hours", bucketMs: 15 * MIN, count: 96, bucketWords: "15 min" },
   "7d": { label: "7 days", bucketMs: 120 * MIN, count: 84, bucketWords: "2 h" },

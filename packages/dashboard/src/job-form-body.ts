@@ -33,7 +33,7 @@ export interface JobFormValues {
 }
 
 /** The form's fields, in the order errors are looked for; each is an input id on the form. */
-export const FIELDS = [
+const FIELDS = [
   "name",
   "type",
   "cron",

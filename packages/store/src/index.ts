@@ -97,7 +97,7 @@ export {
   tenantOverview,
   type TenantOverview,
 } from "./sql/dashboard-reads.ts";
-export { activitySeries, type ActivityBucket, type ActivityGroup, type ActivitySeries } from "./sql/activity-reads.ts";
+export { activitySeries } from "./sql/activity-reads.ts";
 export {
   createChannel,
   deleteChannel,

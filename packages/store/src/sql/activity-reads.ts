@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { ulid } from "@fairway/core";
 import { query, type Db } from "../db.ts";
 
-export interface ActivityBucket {
+interface ActivityBucket {
   /** Epoch ms of the bucket's start. */
   start: number;
   deliveries: number;
@@ -23,7 +23,7 @@ export interface ActivityBucket {
   estimated: boolean;
 }
 
-export interface ActivityGroup {
+interface ActivityGroup {
   /** A tenant id, or a fairness key ("" for jobs without one) when the read is of one tenant. */
   name: string;
   deliveries: number;
@@ -33,7 +33,7 @@ export interface ActivityGroup {
   lagP95Ms: number | null;
 }
 
-export interface ActivitySeries {
+interface ActivitySeries {
   buckets: ActivityBucket[];
   groups: ActivityGroup[];
 }
