@@ -24,7 +24,7 @@ const RANGES = {
 type Range = keyof typeof RANGES;
 
 /** Triggers one page reads at most, shared among its buckets. */
-const SCAN_BUDGET = 24_000;
+const SCAN_BUDGET = 12_000;
 
 const activityQuery = z.object({
   range: z.enum(["1h", "24h", "7d"], { error: "must be 1h, 24h or 7d" }).default("1h"),
