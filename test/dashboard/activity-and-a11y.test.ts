@@ -4,6 +4,7 @@
 import axe from "axe-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
+import { TIME_FORMAT } from "../../packages/dashboard/src/format.ts";
 import { until } from "../support/until.ts";
 import { shot, useDashboard, type Dashboard } from "./support.ts";
 
@@ -115,21 +116,11 @@ describe("dashboard activity page and accessibility", () => {
     const t = page.locator("main time").first();
     const iso = await t.getAttribute("datetime");
     expect(await t.getAttribute("title")).toBe(iso);
-    const expected = await page.evaluate(
-      (s) =>
-        new Intl.DateTimeFormat("en-GB", {
-          weekday: "short",
-          day: "2-digit",
-          month: "short",
-          year: "numeric",
-          hour: "2-digit",
-          minute: "2-digit",
-          second: "2-digit",
-          hourCycle: "h23",
-          timeZoneName: "short",
-        }).format(new Date(s!)),
+    // The browser's own rendering in its zone, with the dashboard's format.
+    const expected = await page.evaluate(([s, f]) => new Intl.DateTimeFormat("en-GB", f).format(new Date(s!)), [
       iso,
-    );
+      TIME_FORMAT,
+    ] as const);
     expect(expected).not.toContain("UTC");
     await expect(t.textContent()).resolves.toBe(expected);
     await page.close();
@@ -184,5 +175,6 @@ describe("dashboard activity page and accessibility", () => {
     for (const v of await axeViolations(fresh)) found.push(`login: ${v}`);
     await fresh.close();
     expect(found).toEqual([]);
-  });
+    // About 30 pages, each loaded and checked: minutes on a loaded 2-core machine.
+  }, 180_000);
 });

@@ -18,12 +18,13 @@ export interface Series {
   values: Array<number | null>;
 }
 
-/** Round ticks from 0 covering `max`: steps of 1, 2 or 5 times a power of ten (ms steps per unit). */
-function niceTicks(max: number, count = 4): number[] {
+/** Round ticks from 0 covering `max`: steps of 1, 2 or 5 times a power of ten, whole ones for counts. */
+function niceTicks(max: number, integer: boolean, count = 4): number[] {
   if (!(max > 0)) return [0, 1];
   const raw = max / count;
   const pow = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? raw;
+  const nice = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? raw;
+  const step = integer ? Math.max(1, nice) : nice;
   const ticks: number[] = [];
   for (let t = 0; t <= max + step * 0.999; t += step) ticks.push(Number(t.toPrecision(12)));
   return ticks;
@@ -36,6 +37,8 @@ export function TimeSeriesChart(props: {
   times: number[];
   series: Series[];
   kind: "stacked" | "lines";
+  /** Counts: ticks at whole numbers. */
+  integer?: boolean;
   format: (v: number) => string;
   timeLabel: (ms: number) => string;
   xTitle: string;
@@ -50,7 +53,7 @@ export function TimeSeriesChart(props: {
       ? props.series.reduce((s, x) => s + (x.values[i] ?? 0), 0)
       : Math.max(0, ...props.series.map((x) => x.values[i] ?? 0)),
   );
-  const ticks = niceTicks(Math.max(0, ...totals));
+  const ticks = niceTicks(Math.max(0, ...totals), props.integer === true);
   const top = ticks[ticks.length - 1];
   const y = (v: number) => TOP + plotH - (plotH * v) / top;
   const slot = plotW / n;

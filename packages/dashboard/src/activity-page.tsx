@@ -105,6 +105,7 @@ activityPage.get("/activity", async (c) => {
             { label: "Succeeded", values: a.buckets.map((b) => b.deliveries - b.failures) },
             { label: "Failed", values: a.buckets.map((b) => b.failures) },
           ]}
+          integer
           format={count}
           caption="Every attempt, retries included; failed ones stacked on the successes."
         />
@@ -139,6 +140,7 @@ activityPage.get("/activity", async (c) => {
           yTitle={`Triggers per ${r.bucketWords}`}
           kind="stacked"
           series={[{ label: "Dead letters", values: a.buckets.map((b) => b.dead) }]}
+          integer
           format={count}
           caption="Triggers that ran out of attempts and wait in the dead letters."
         />

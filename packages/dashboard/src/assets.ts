@@ -1,5 +1,6 @@
 // The dashboard's only static files, served by the app itself (no build step, no CDN). The script
 // refreshes [data-live] regions by fetching their fragment URL; the pages work without it.
+import { TIME_FORMAT } from "./format.ts";
 
 export const STYLE_CSS = `
 :root{--bg:#f6f7f9;--fg:#15171a;--muted:#545b66;--line:#d9dde3;--card:#fff;--accent:#1f5fbf;--accent-fg:#fff;
@@ -112,9 +113,8 @@ fieldset.card>legend{font-weight:700;padding:0 6px}
 
 export const LIVE_JS = `
 (function(){
-  // Instants in the viewer's zone (the format of time.tsx); the exact instant stays in title.
-  var fmt=new Intl.DateTimeFormat("en-GB",{weekday:"short",day:"2-digit",month:"short",year:"numeric",
-    hour:"2-digit",minute:"2-digit",second:"2-digit",hourCycle:"h23",timeZoneName:"short"});
+  // Instants in the viewer's zone (time.tsx writes them in UTC); the exact instant stays in title.
+  var fmt=new Intl.DateTimeFormat("en-GB",${JSON.stringify(TIME_FORMAT)});
   function localize(root){
     root.querySelectorAll("time[data-local]").forEach(function(t){
       var d=new Date(t.getAttribute("datetime"));

@@ -15,3 +15,16 @@ export function fmtCount(n: number, cap: number): string {
 export function pct(x: number): string {
   return `${(x * 100).toFixed(x < 0.1 ? 1 : 0)} %`;
 }
+
+/** How an instant reads on every page (en-GB, in the viewer's zone), on the server and in live.js. */
+export const TIME_FORMAT: Intl.DateTimeFormatOptions = {
+  weekday: "short",
+  day: "2-digit",
+  month: "short",
+  year: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23",
+  timeZoneName: "short",
+};

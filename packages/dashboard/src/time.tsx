@@ -1,21 +1,9 @@
 /** @jsxImportSource hono/jsx */
 // One way to show an instant on every page: the viewer's time zone, the exact ISO instant on hover.
 // The server writes it in UTC in the same format; live.js rewrites it in the browser's zone.
+import { TIME_FORMAT } from "./format.ts";
 
-/** The format shared with live.js (keep the two option sets equal). */
-const FORMAT: Intl.DateTimeFormatOptions = {
-  weekday: "short",
-  day: "2-digit",
-  month: "short",
-  year: "numeric",
-  hour: "2-digit",
-  minute: "2-digit",
-  second: "2-digit",
-  hourCycle: "h23",
-  timeZoneName: "short",
-};
-
-const utc = new Intl.DateTimeFormat("en-GB", { ...FORMAT, timeZone: "UTC" });
+const utc = new Intl.DateTimeFormat("en-GB", { ...TIME_FORMAT, timeZone: "UTC" });
 
 export function When(props: { d: Date | string | null | undefined }) {
   if (!props.d) return <>—</>;

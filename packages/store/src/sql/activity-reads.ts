@@ -93,8 +93,10 @@ export async function activitySeries(
       SELECT f.i, ${group}, f.w, l.duration_ms, l.outcome = 'success',
              CASE WHEN f.kind = 'scheduled' AND l.attempt = 1 THEN extract(epoch FROM l.started_at - f.scheduled_for) * 1000 END
         FROM f JOIN attempt_log l ON l.trigger_id = f.id
-    ), d AS (
-      SELECT f.i, ${group} AS name, sum(f.w) AS dead FROM f WHERE f.status = 'dead' GROUP BY 1, 2
+    ), dead_b AS (
+      SELECT f.i, sum(f.w)::float8 AS dead FROM f WHERE f.status = 'dead' GROUP BY f.i
+    ), dead_g AS (
+      SELECT ${group} AS name, sum(f.w)::float8 AS dead FROM f WHERE f.status = 'dead' GROUP BY 1
     ), per_bucket AS (
       SELECT a.i, sum(a.w)::float8 AS deliveries, coalesce(sum(a.w) FILTER (WHERE NOT a.ok), 0)::float8 AS failures,
              coalesce(sum(a.w * a.ms), 0)::float8 AS "workerMs",
@@ -110,13 +112,12 @@ export async function activitySeries(
     )
     SELECT w.i, NULL AS name, coalesce(p.deliveries, 0) AS deliveries, coalesce(p.failures, 0) AS failures,
            coalesce(p."workerMs", 0) AS "workerMs",
-           coalesce((SELECT sum(d.dead) FROM d WHERE d.i = w.i), 0)::float8 AS dead,
-           p.p50, p.p95, p.p99, w.estimated
-      FROM w LEFT JOIN per_bucket p USING (i)
+           coalesce(db.dead, 0) AS dead, p.p50, p.p95, p.p99, w.estimated
+      FROM w LEFT JOIN per_bucket p USING (i) LEFT JOIN dead_b db USING (i)
     UNION ALL
     SELECT NULL, g.name, g.deliveries, g.failures, g."workerMs",
-           coalesce((SELECT sum(d.dead) FROM d WHERE d.name = g.name), 0)::float8, NULL, g.p95, NULL, false
-      FROM (SELECT * FROM per_group ORDER BY deliveries DESC, name LIMIT 20) g`,
+           coalesce(dg.dead, 0), NULL, g.p95, NULL, false
+      FROM (SELECT * FROM per_group ORDER BY deliveries DESC, name LIMIT 20) g LEFT JOIN dead_g dg USING (name)`,
   );
   const byIndex = new Map(rows.filter((r) => r.i !== null).map((r) => [Number(r.i), r]));
   const lag = (v: number | null) => (v == null ? null : Math.max(0, Number(v)));
