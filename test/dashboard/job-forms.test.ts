@@ -121,6 +121,25 @@ describe("dashboard job forms: create, edit, cancel", () => {
     expect(got.find((x) => x.path === "/status/202")!.body).toMatchObject({ jobId: job.id });
   });
 
+  it("a portal user creates a job for their own tenant", async () => {
+    const portal = await d.browser.context.newPage();
+    try {
+      await portal.goto((await d.admin.tenants.portalLink("globex")).url);
+      await Promise.all([portal.waitForURL(/\/jobs\/new$/), portal.getByRole("link", { name: "New job" }).click()]);
+      await portal.getByLabel("Name", { exact: true }).fill("portal-made");
+      await portal.getByLabel("Cron expression").fill("0 4 * * *");
+      await portal.getByLabel("URL").fill(`${d.receiver.url}/ok`);
+      await Promise.all([
+        portal.waitForURL(/\/jobs\/job_/),
+        portal.getByRole("button", { name: "Create job" }).click(),
+      ]);
+      expect((await d.globex.jobs.list()).data.map((j) => j.name)).toContain("portal-made");
+      expect((await d.acme.jobs.list()).data.map((j) => j.name)).not.toContain("portal-made");
+    } finally {
+      await portal.close();
+    }
+  });
+
   it("edits a job's target: the next delivery goes to the new one, a hidden credential is kept", async () => {
     const { page } = d;
     const job = await d.acme.jobs.create({

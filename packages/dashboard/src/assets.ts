@@ -81,6 +81,7 @@ textarea{font:inherit;padding:7px 9px;border:1px solid #8a94a3;border-radius:6px
 textarea:focus-visible,a.button:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 fieldset.card>legend{font-weight:700;padding:0 6px}
 .card .field textarea{width:100%}
+input:disabled{background:var(--chip);color:var(--muted)}
 .field-error{color:var(--bad);font-weight:600;font-size:.85rem;margin:4px 0 0}
 [aria-invalid=true]{border-color:var(--bad);border-width:2px}
 .preview{background:#f3f6fb;border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:0 0 12px;max-width:40rem}

@@ -219,7 +219,7 @@ function JobForm(props: {
             f="cron"
             label="Cron expression"
             mono
-            hint="5 fields (minute hour day month weekday), e.g. 0 9 * * 1-5."
+            hint="5 fields (minute hour day month weekday), or 6 with seconds first, e.g. 0 9 * * 1-5."
           />
           <Text f="timezone" label="Time zone" hint="An IANA name, e.g. Europe/Berlin." />
           <div
