@@ -148,13 +148,18 @@ describe("dashboard job forms: create, edit, cancel", () => {
       target: { url: `${d.receiver.url}/status/203`, headers: { authorization: "Bearer sk_literal_canary" } },
     });
     await d.receiver.waitFor((ds) => ds.some((x) => x.path === "/status/203"));
+    // By keyboard: to the form, the URL field, and Save.
     await page.goto(`${base}/jobs/${job.id}`);
-    await Promise.all([page.waitForURL(/\/edit$/), page.getByRole("link", { name: "Edit job" }).click()]);
+    await tabTo(page, "a[href$='/edit']");
+    await Promise.all([page.waitForURL(/\/edit$/), page.keyboard.press("Enter")]);
     expect(await page.content()).not.toContain("sk_literal_canary");
     await expect(page.getByLabel("Headers").inputValue()).resolves.toBe(`authorization: ${KEPT}`);
-    await page.getByLabel("URL").fill(`${d.receiver.url}/status/204`);
+    await tabTo(page, "#url");
+    await page.keyboard.press("ControlOrMeta+A");
+    await page.keyboard.type(`${d.receiver.url}/status/204`);
     await shot(page, "job-edit");
-    await Promise.all([page.waitForURL(/done=edited/), page.getByRole("button", { name: "Save job" }).click()]);
+    await tabTo(page, "button[type=submit]:not(header button)");
+    await Promise.all([page.waitForURL(/done=edited/), page.keyboard.press("Enter")]);
     expect((await d.acme.jobs.get(job.id)).target).toMatchObject({
       url: `${d.receiver.url}/status/204`,
       headers: { authorization: "Bearer sk_literal_canary" },
