@@ -1,10 +1,10 @@
 // The Activity page's read on real Postgres: exact figures per bucket, tenant and key while a bucket
 // holds no more than it reads, and a scaled estimate, marked as such, when it holds more.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ulid } from "@fairway/core";
-import { activitySeries, sql } from "@fairway/store";
-import { createTestDb, type TestDb } from "../support/pg.ts";
-import { seedDue, seedTenant } from "../support/seed.ts";
+import { activitySeries, sql, type Db } from "@fairway/store";
+import { useTestDb } from "../../../test/support/use-db.ts";
+import { seedDue, seedTenant } from "../../../test/support/seed.ts";
 
 const MIN = 60_000;
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 30);
@@ -21,7 +21,7 @@ interface Fire {
   ms: number;
 }
 
-async function insertFires(db: TestDb["store"]["db"], fires: Fire[]): Promise<void> {
+async function insertFires(db: Db, fires: Fire[]): Promise<void> {
   const rows = fires.map((f) => ({ ...f, id: `trg_${ulid(f.at)}` }));
   await db.execute(sql`
     INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts, status, key,
@@ -38,18 +38,18 @@ async function insertFires(db: TestDb["store"]["db"], fires: Fire[]): Promise<vo
         AS r(id text, tenant text, at float8, "lagMs" int, ms int)`);
 }
 
+const pg = useTestDb();
+
 describe("activitySeries", () => {
-  let t: TestDb;
   let jobA: string;
   let jobB: string;
   beforeAll(async () => {
-    t = await createTestDb();
-    await seedTenant(t.store.db, "a");
-    await seedTenant(t.store.db, "b");
-    jobA = (await seedDue(t.store.db, "a", 0)).jobId;
-    jobB = (await seedDue(t.store.db, "b", 0)).jobId;
+    await seedTenant(pg.db, "a");
+    await seedTenant(pg.db, "b");
+    jobA = (await seedDue(pg.db, "a", 0)).jobId;
+    jobB = (await seedDue(pg.db, "b", 0)).jobId;
     const at = (minute: number, s: number) => BUCKET0 + minute * MIN + s * 1000;
-    await insertFires(t.store.db, [
+    await insertFires(pg.db, [
       // Minute 2: three successes of tenant a (two with key k1), and a dead letter of b.
       { tenant: "a", job: jobA, key: "k1", at: at(2, 1), ok: true, lagMs: 10, ms: 100 },
       { tenant: "a", job: jobA, key: "k1", at: at(2, 2), ok: true, lagMs: 20, ms: 200 },
@@ -69,10 +69,9 @@ describe("activitySeries", () => {
       })),
     ]);
   });
-  afterAll(() => t?.drop());
 
   const read = (o: { tenantId?: string; key?: string } = {}) =>
-    activitySeries(t.store.db, { nowMs: NOW, bucketMs: MIN, count: 11, perBucket: 200, ...o });
+    activitySeries(pg.db, { nowMs: NOW, bucketMs: MIN, count: 11, perBucket: 200, ...o });
 
   it("counts exactly per bucket, tenant and key while a bucket holds no more than it reads", async () => {
     const all = await read();
