@@ -43,11 +43,13 @@ describe("job form body", () => {
     const kept = { authorization: "Bearer sk_live" };
     const body = bodyOfValues(form({ url: "https://e.com", headers: `Authorization: ${KEPT}` }), kept);
     expect(body.target).toMatchObject({ headers: { Authorization: "Bearer sk_live" } });
-    const refused = (v: Partial<typeof EMPTY_FORM>) => {
+    /** The refusal's field and message, or null when the form was accepted. */
+    const refused = (v: Partial<typeof EMPTY_FORM>): [string | null, string] | null => {
       try {
         bodyOfValues(form(v));
       } catch (e) {
-        return e instanceof FormRefusal ? [e.field, e.message] : e;
+        if (e instanceof FormRefusal) return [e.field, e.message];
+        throw e;
       }
       return null;
     };
