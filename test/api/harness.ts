@@ -25,7 +25,7 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function startApi(opts: { allowPrivateTargets?: boolean } = {}): Promise<ApiHarness> {
+export async function startApi(opts: { allowPrivateTargets?: boolean; now?: () => number } = {}): Promise<ApiHarness> {
   const tdb = await createTestDb();
   const app = createApp({
     db: tdb.store.db,
@@ -33,6 +33,7 @@ export async function startApi(opts: { allowPrivateTargets?: boolean } = {}): Pr
     adminToken: ADMIN,
     allowPrivateTargets: opts.allowPrivateTargets ?? true,
     apiRatePerSecond: 0,
+    ...(opts.now ? { now: opts.now } : {}),
   });
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));
