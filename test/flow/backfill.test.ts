@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryCoordinator } from "@fairway/coord";
 import { Executor } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
-import { sql } from "@fairway/store";
+import { query, sql } from "@fairway/store";
 import { startApi, type ApiHarness } from "../api/harness.ts";
 import { seedPool } from "../support/seed.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
@@ -94,7 +94,8 @@ describe("backfill", () => {
     expect(tooLarge.json.error.message).toContain("at most 1000");
     const nothing = async () =>
       (
-        await api.db.execute<{ n: number }>(
+        await query<{ n: number }>(
+          api.db,
           sql`SELECT (SELECT count(*)::int FROM backfills) + (SELECT count(*)::int FROM triggers WHERE kind = 'backfill') AS n`,
         )
       )[0].n;
@@ -116,7 +117,9 @@ describe("backfill", () => {
     const triggers = await api.call(key, "GET", `/v1/jobs/${id}/triggers?limit=200`);
     const mine = triggers.json.data.filter((t: { backfillId: string | null }) => t.backfillId === first.json.id);
     expect(mine).toHaveLength(10);
-    expect(mine.every((t: { kind: string; triggeredBy: string }) => t.kind === "backfill" && t.triggeredBy === "backfill")).toBe(true);
+    expect(
+      mine.every((t: { kind: string; triggeredBy: string }) => t.kind === "backfill" && t.triggeredBy === "backfill"),
+    ).toBe(true);
 
     const cancelled = await api.call(key, "DELETE", `/v1/backfills/${first.json.id}`);
     expect(cancelled.json).toMatchObject({ cancelled: 10, counts: { cancelled: 10 } });
@@ -195,7 +198,9 @@ describe("backfill", () => {
     expect(backfilled(bfPath, to)).toHaveLength(1000);
   });
 
-  it("a cancel midway: its queued fires are cancelled, and nothing more of it is delivered", { timeout: 120_000 }, async () => {
+  it("a cancel midway: its queued fires are cancelled, and nothing more of it is delivered", {
+    timeout: 120_000,
+  }, async () => {
     const type = "bf-cancel";
     await seedPool(api.db, type, 5);
     const key = await api.tenant("bf-cancel", { maxInFlight: 1000 });
@@ -204,7 +209,12 @@ describe("backfill", () => {
     const b = await api.call(key, "POST", `/v1/jobs/${id}/backfill`, { from, to });
     expect(b.json.fires).toBe(1000);
     startExecutor();
-    await until(() => backfilled(path, to).length, (n) => n >= 100, 60_000, "100 backfill deliveries");
+    await until(
+      () => backfilled(path, to).length,
+      (n) => n >= 100,
+      60_000,
+      "100 backfill deliveries",
+    );
     const cancelled = await api.call(key, "DELETE", `/v1/backfills/${b.json.id}`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.json.cancelled).toBeGreaterThan(500);

@@ -11,8 +11,8 @@ import { createMemoryCoordinator } from "@fairway/coord";
 import { Executor } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { createAdminClient, createClient, type FairwayClient, type Job } from "@fairway/sdk";
-import { sql } from "@fairway/store";
-import { ADMIN, startApi, type ApiHarness } from "../api/harness.ts";
+import { query, sql } from "@fairway/store";
+import { startApi, type ApiHarness } from "../api/harness.ts";
 import { postgresOn, startFairway, type FairwayProcess } from "../support/fairway-process.ts";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
@@ -26,7 +26,8 @@ afterAll(async () => {
   await receiver.close();
 });
 
-const deliveriesOf = (jobId: string) => receiver.deliveries.filter((d) => (d.body as { jobId?: string }).jobId === jobId);
+const deliveriesOf = (jobId: string) =>
+  receiver.deliveries.filter((d) => (d.body as { jobId?: string }).jobId === jobId);
 
 describe("debounce through the API (injected clock)", () => {
   let api: ApiHarness;
@@ -83,7 +84,8 @@ describe("debounce through the API (injected clock)", () => {
     const clash = await create(key, 5, { type: "other-pool" });
     expect(clash.status).toBe(409);
     expect(clash.json.error.code).toBe("debounce_type_mismatch");
-    const [trigger] = await api.db.execute<{ at: Date; n: number }>(
+    const [trigger] = await query<{ at: Date; n: number }>(
+      api.db,
       sql`SELECT extract(epoch FROM next_attempt_at) * 1000 AS at, (SELECT count(*)::int FROM triggers) AS n
             FROM triggers WHERE job_id = ${id}`,
     );
@@ -138,7 +140,8 @@ describe("debounce through the API (injected clock)", () => {
     });
     expect(withKey.status).toBe(400);
     expect(((await withKey.json()) as { error: { code: string } }).error.code).toBe("debounce_idempotency_key");
-    const [counts] = await api.db.execute<{ jobs: number; debounces: number }>(
+    const [counts] = await query<{ jobs: number; debounces: number }>(
+      api.db,
       sql`SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = 'deb-refused') AS jobs,
                  (SELECT count(*)::int FROM debounces WHERE tenant_id = 'deb-refused') AS debounces`,
     );
@@ -218,7 +221,9 @@ describe.each([
     await p?.close();
   });
 
-  it("50 concurrent creates with one key: one job, one delivery, the last fold's payload", { timeout: 120_000 }, async () => {
+  it("50 concurrent creates with one key: one job, one delivery, the last fold's payload", {
+    timeout: 120_000,
+  }, async () => {
     const tenant = `deb-two-${embedded ? "e" : "s"}`;
     const admin = createAdminClient({ baseUrl: p.a.url, adminToken: ADMIN_TOKEN });
     const t = await admin.tenants.create({ id: tenant, name: tenant });
@@ -242,7 +247,9 @@ describe.each([
     const id = made[0].id;
     expect(answers.every((j) => j.id === id)).toBe(true);
     // Every fold counted once, in the order the key's lock served them: no lost update.
-    expect(answers.map((j) => j.debounced!.folded).sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    expect(answers.map((j) => j.debounced!.folded).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 50 }, (_, i) => i),
+    );
     const last = answers.find((j) => j.debounced!.folded === 49)!;
 
     await until(

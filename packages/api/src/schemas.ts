@@ -201,7 +201,8 @@ const debounce = strict(
   '{"key": "<debounce key>", "periodMs": <ms>, "maxWaitMs"?: <ms>}',
 ).refine((d) => d.maxWaitMs === undefined || d.maxWaitMs >= d.periodMs, {
   path: ["maxWaitMs"],
-  message: "must be at least periodMs (the job fires periodMs after the latest create, at most maxWaitMs after the first)",
+  message:
+    "must be at least periodMs (the job fires periodMs after the latest create, at most maxWaitMs after the first)",
 });
 
 export const createJobBody = strict({

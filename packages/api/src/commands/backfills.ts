@@ -30,7 +30,11 @@ export async function startBackfill(
     );
   }
   if (job.status === "paused") {
-    throw new ApiError(409, "job_paused", `job ${job.id} is paused; resume it (POST /v1/jobs/{id}/resume), then backfill`);
+    throw new ApiError(
+      409,
+      "job_paused",
+      `job ${job.id} is paused; resume it (POST /v1/jobs/{id}/resume), then backfill`,
+    );
   }
   const from = new Date(body.from);
   const to = new Date(body.to);
@@ -64,7 +68,11 @@ export async function startBackfill(
     const now2 = await getJob(deps.db, tenantId, jobId);
     if (!now2) throw notFound("job");
     if (!isLive(now2)) throw notLive(now2, "backfilled");
-    throw new ApiError(409, "job_paused", `job ${job.id} is paused; resume it (POST /v1/jobs/{id}/resume), then backfill`);
+    throw new ApiError(
+      409,
+      "job_paused",
+      `job ${job.id} is paused; resume it (POST /v1/jobs/{id}/resume), then backfill`,
+    );
   }
   if ((made.counts.pending ?? 0) > 0) {
     announceWork(deps.coordinator, log, { type: job.type, tenantId, dueAt: null }, deps.now());

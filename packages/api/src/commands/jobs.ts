@@ -179,8 +179,14 @@ async function createDebouncedJob(
       `debounce: key "${d.key}" is held by pending job ${result.job.id} of type "${result.job.type}"; send that type, or another debounce key`,
     );
   }
-  if (result.kind !== "created" && result.kind !== "joined") throw new Error(`unexpected debounce result ${result.kind}`);
-  announceWork(deps.coordinator, log, { type: result.job.type, tenantId: tenant.id, dueAt: result.job.runAt }, now.getTime());
+  if (result.kind !== "created" && result.kind !== "joined")
+    throw new Error(`unexpected debounce result ${result.kind}`);
+  announceWork(
+    deps.coordinator,
+    log,
+    { type: result.job.type, tenantId: tenant.id, dueAt: result.job.runAt },
+    now.getTime(),
+  );
   const folded = (result.job.debounce as { folded: number }).folded;
   log.info("job created", { jobId: result.job.id, debounced: result.kind });
   return {

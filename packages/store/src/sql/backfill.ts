@@ -14,9 +14,9 @@ import { backfills } from "../schema.ts";
 import { rowShape } from "./columns.ts";
 
 /** Below the API's job priorities (-100..100): a backfill's triggers. */
-export const BACKFILL_PRIORITY = -1000;
+const BACKFILL_PRIORITY = -1000;
 
-export type BackfillRow = typeof backfills.$inferSelect;
+type BackfillRow = typeof backfills.$inferSelect;
 
 /** A backfill with its triggers counted by status (pending, running, succeeded, dead, unknown,
  *  cancelled, skipped). */
