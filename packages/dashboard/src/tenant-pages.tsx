@@ -5,6 +5,7 @@
 // one page module routed here.
 import { Hono } from "hono";
 import type { DashEnv } from "./deps.ts";
+import { flowControlPages } from "./flow-control.tsx";
 import { jobPages } from "./job-pages.tsx";
 import { keysPage } from "./keys-page.tsx";
 import { notificationsPage } from "./notifications-page.tsx";
@@ -19,3 +20,4 @@ tenantPages.route("/", keysPage);
 tenantPages.route("/", secretsPage);
 tenantPages.route("/", notificationsPage);
 tenantPages.route("/", usagePage);
+tenantPages.route("/", flowControlPages);
