@@ -2,14 +2,12 @@
 // live work, cancellable as one. The API over HTTP on real Postgres, a real executor and receiver;
 // orders and counts at the receiver, never times.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryCoordinator } from "@fairway/coord";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { startApi, type ApiHarness } from "../api/harness.ts";
 import { seedPool } from "../support/seed.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { until } from "../support/until.ts";
+import { startExecutor } from "./executor.ts";
 
 const MINUTE = 60_000;
 
@@ -28,23 +26,6 @@ describe("backfill", () => {
     await receiver.close();
     await api.close();
   });
-
-  function startExecutor() {
-    const coordinator = createMemoryCoordinator();
-    const transport = createUndiciTransport({ allowPrivate: true });
-    const e = new Executor({
-      db: api.db,
-      transport,
-      allowPrivateTargets: true,
-      wake: coordinator,
-      readyIndex: coordinator,
-      pollMs: 50,
-    }).start();
-    stops.push(async () => {
-      await e.stop(5_000);
-      await transport.close();
-    });
-  }
 
   /** A minutely cron job and the last `n` whole minutes before now as [from, to). */
   async function cronJob(key: string, type: string, path: string, n: number) {
@@ -162,7 +143,7 @@ describe("backfill", () => {
       );
     // Due after the backfill's fires were written (so first in, first out would run them last).
     await live(50);
-    startExecutor();
+    stops.push(startExecutor(api.db));
     const seq = () => receiver.deliveries.filter((d) => d.path === bfPath || d.path === livePath).map((d) => d.path);
     await until(seq, (s) => s.filter((p) => p === bfPath).length >= 300, 60_000, "300 backfill deliveries");
 
@@ -208,7 +189,7 @@ describe("backfill", () => {
     const { id, from, to } = await cronJob(key, type, path, 1000);
     const b = await api.call(key, "POST", `/v1/jobs/${id}/backfill`, { from, to });
     expect(b.json.fires).toBe(1000);
-    startExecutor();
+    stops.push(startExecutor(api.db));
     await until(
       () => backfilled(path, to).length,
       (n) => n >= 100,

@@ -7,9 +7,6 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryCoordinator } from "@fairway/coord";
-import { Executor } from "@fairway/executor";
-import { createUndiciTransport } from "@fairway/executor/node";
 import { createAdminClient, createClient, type FairwayClient, type Job } from "@fairway/sdk";
 import { query, sql } from "@fairway/store";
 import { startApi, type ApiHarness } from "../api/harness.ts";
@@ -17,6 +14,7 @@ import { postgresOn, startFairway, type FairwayProcess } from "../support/fairwa
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { until } from "../support/until.ts";
+import { startExecutor } from "./executor.ts";
 
 let receiver: Receiver;
 beforeAll(async () => {
@@ -92,7 +90,7 @@ describe("debounce through the API (injected clock)", () => {
     expect([Number(trigger.at), trigger.n]).toEqual([t0 + 2500, 1]);
 
     // One delivery, of the last fold.
-    startExecutor();
+    stops.push(startExecutor(api.db));
     await until(
       () => api.call(key, "GET", `/v1/jobs/${id}`),
       (r) => r.json.status === "completed",
@@ -147,23 +145,6 @@ describe("debounce through the API (injected clock)", () => {
     );
     expect(counts).toEqual({ jobs: 0, debounces: 0 });
   });
-
-  function startExecutor() {
-    const coordinator = createMemoryCoordinator();
-    const transport = createUndiciTransport({ allowPrivate: true });
-    const e = new Executor({
-      db: api.db,
-      transport,
-      allowPrivateTargets: true,
-      wake: coordinator,
-      readyIndex: coordinator,
-      pollMs: 50,
-    }).start();
-    stops.push(async () => {
-      await e.stop(5_000);
-      await transport.close();
-    });
-  }
 });
 
 /** Two server processes on one database: `a` runs everything, `b` only the API. */
