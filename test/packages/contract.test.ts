@@ -163,7 +163,7 @@ describe("OpenAPI contract", () => {
       schedule: { cron: "0 3 * * *", timezone: "Europe/Berlin" },
       target: { url: `${receiver.url}/ok` },
     });
-    await client.jobs.create({
+    const mail = await client.jobs.create({
       name: "mail",
       type: "email.send",
       schedule: { at: new Date(Date.now() + 3_600_000) },
@@ -254,7 +254,7 @@ describe("OpenAPI contract", () => {
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
     const range = { from: new Date(hour - 3 * 86_400_000), to: new Date(hour) };
     const backfill = await client.jobs.backfill(cron.id, range);
-    expect((await fails(client.jobs.backfill(ok.id, range)))?.code).toBe("backfill_not_cron");
+    expect((await fails(client.jobs.backfill(mail.id, range)))?.code).toBe("backfill_not_cron");
     await client.jobs.backfills(cron.id);
     await client.backfills.get(backfill.id);
     await client.backfills.cancel(backfill.id);
