@@ -2,7 +2,7 @@
 // user's curl or SDK talks to. Replies are read as raw text too, to check what is actually sent.
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
-import { createMemoryCoordinator } from "@fairway/coord";
+import { createMemoryCoordinator, type Coordinator } from "@fairway/coord";
 import { createApp } from "@fairway/api";
 import type { Db } from "@fairway/store";
 import { createTestDb, type TestDb } from "../support/pg.ts";
@@ -25,11 +25,13 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function startApi(opts: { allowPrivateTargets?: boolean; now?: () => number } = {}): Promise<ApiHarness> {
+export async function startApi(
+  opts: { allowPrivateTargets?: boolean; now?: () => number; coordinator?: Coordinator } = {},
+): Promise<ApiHarness> {
   const tdb = await createTestDb();
   const app = createApp({
     db: tdb.store.db,
-    coordinator: createMemoryCoordinator(),
+    coordinator: opts.coordinator ?? createMemoryCoordinator(),
     adminToken: ADMIN,
     allowPrivateTargets: opts.allowPrivateTargets ?? true,
     apiRatePerSecond: 0,

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createMemoryCoordinator } from "@fairway/coord";
 import { createAdminClient, createClient, type FairwayClient, type Job } from "@fairway/sdk";
 import { query, sql } from "@fairway/store";
 import { startApi, type ApiHarness } from "../api/harness.ts";
@@ -30,9 +31,11 @@ const deliveriesOf = (jobId: string) =>
 describe("debounce through the API (injected clock)", () => {
   let api: ApiHarness;
   let clock = 0;
+  // Shared by the API and the executor: a create's announcement reaches the executor at once.
+  const coordinator = createMemoryCoordinator();
   const stops: Array<() => Promise<void>> = [];
   beforeAll(async () => {
-    api = await startApi({ now: () => clock });
+    api = await startApi({ now: () => clock, coordinator });
   });
   afterEach(async () => {
     for (const stop of stops.splice(0)) await stop();
@@ -90,7 +93,7 @@ describe("debounce through the API (injected clock)", () => {
     expect([Number(trigger.at), trigger.n]).toEqual([t0 + 2500, 1]);
 
     // One delivery, of the last fold.
-    stops.push(startExecutor(api.db));
+    stops.push(startExecutor(api.db, coordinator));
     await until(
       () => api.call(key, "GET", `/v1/jobs/${id}`),
       (r) => r.json.status === "completed",
@@ -108,6 +111,48 @@ describe("debounce through the API (injected clock)", () => {
     expect(next.status).toBe(201);
     expect(next.json.debounced).toEqual({ joined: null, folded: 0 });
     expect(next.json.id).not.toBe(id);
+  });
+
+  it("folds racing the claim: every job delivers the payload of the last create it folded", {
+    timeout: 60_000,
+  }, async () => {
+    const key = await api.tenant("deb-race");
+    stops.push(startExecutor(api.db, coordinator));
+    // Three streams of creates, a 100 ms period capped at 300 ms, on the real clock: jobs fire and are claimed while
+    // creates keep folding into them, so folds and claims race on the same triggers.
+    const answers: Array<{ id: string; folded: number; n: number }> = [];
+    await Promise.all(
+      [0, 1, 2].map(async (stream) => {
+        for (let i = 0; i < 30; i++) {
+          const n = stream * 100 + i;
+          clock = Date.now();
+          const r = await api.call(key, "POST", "/v1/jobs", {
+            name: "race",
+            schedule: { delayMs: 0 },
+            target: { url: `${receiver.url}/ok/race` },
+            payload: { n },
+            debounce: { key: "hot", periodMs: 100, maxWaitMs: 300 },
+          });
+          expect(r.status, r.text).toBeLessThan(300);
+          answers.push({ id: r.json.id, folded: r.json.debounced.folded, n });
+        }
+      }),
+    );
+    const ids = [...new Set(answers.map((a) => a.id))];
+    await until(
+      async () => Promise.all(ids.map(async (id) => (await api.call(key, "GET", `/v1/jobs/${id}`)).json.status)),
+      (st) => st.every((s) => s === "completed"),
+      30_000,
+      "every debounced job completed",
+    );
+    for (const id of ids) {
+      const mine = answers.filter((a) => a.id === id);
+      const last = mine.reduce((x, y) => (y.folded > x.folded ? y : x));
+      // Each fold counted once, and the delivery carries the last one.
+      expect(mine.map((a) => a.folded).sort((x, y) => x - y)).toEqual(mine.map((_, i) => i));
+      expect(deliveriesOf(id).map((d) => (d.body as { payload: { n: number } }).payload.n)).toEqual([last.n]);
+    }
+    console.info(`debounce race: 90 creates became ${ids.length} jobs, each delivered once with its last payload`);
   });
 
   it("refuses a cron schedule, an Idempotency-Key, bounds and a maxWaitMs below periodMs, writing nothing", async () => {
