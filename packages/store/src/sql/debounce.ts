@@ -5,10 +5,12 @@
 // Exact across API processes: the (tenant, key) row in `debounces` is locked FOR UPDATE first, so the
 // creates of one key run one at a time, each in one transaction. Under that lock a create either folds
 // into the key's job or makes a new one and points the row at it; a refused create rolls back whole.
-// A fold needs the job's trigger still pending and never attempted, and locks it FOR UPDATE SKIP
-// LOCKED: the claim locks trigger rows SKIP LOCKED too, and claims only a version from before its own
-// statement, so exactly one of them takes the trigger. A claim that got it first (or a settle or reaper
-// holding it) makes the trigger not foldable: the create starts a new job. Lock order: the debounce
+// A fold needs the job's trigger still pending, never attempted and not yet due, and locks it FOR
+// UPDATE SKIP LOCKED: the claim locks trigger rows SKIP LOCKED too, and claims only a version from
+// before its own statement, so exactly one of them takes the trigger. A claim that got it first (or a
+// settle or reaper holding it) makes the trigger not foldable: the create starts a new job. A due
+// trigger is never locked by a fold, so creates that keep coming cannot keep the claim off it: a job
+// whose maxWaitMs has passed fires, and the next create starts a new one. Lock order: the debounce
 // row, then the job (as pause and cancel lock it before its triggers), then the trigger, never waited
 // for; a new job takes the create's own locks (create-job.ts) after the debounce row.
 import { sql } from "drizzle-orm";
@@ -120,9 +122,9 @@ async function createFirst(
 /** A jsonb parameter: SQL NULL for null, as a create stores it. */
 const jsonOrNull = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 
-/** Folds the create into the key's job when its trigger is still pending and never attempted: the
- *  job's payload and target become the create's, its fire time moves to `want` (never earlier than it
- *  was, never past the deadline). Null when the job cannot take it. */
+/** Folds the create into the key's job when its trigger is still pending, never attempted and not yet
+ *  due (by the create's clock): the job's payload and target become the create's, its fire time moves
+ *  to `want` (never earlier than it was, never past the deadline). Null when the job cannot take it. */
 async function fold(tx: Db, job: NewJob, jobId: string, want: number, now: Date): Promise<DebounceResult | null> {
   const [current] = jobShape.rows(
     await query(
@@ -137,6 +139,7 @@ async function fold(tx: Db, job: NewJob, jobId: string, want: number, now: Date)
     tx,
     sql`SELECT id, (extract(epoch FROM next_attempt_at) * 1000)::float8 AS due_ms FROM triggers
          WHERE job_id = ${jobId} AND kind = 'scheduled' AND status = 'pending' AND attempt_count = 0
+           AND next_attempt_at > ${now.toISOString()}::timestamptz
            FOR UPDATE SKIP LOCKED`,
   );
   if (!trigger) return null;
