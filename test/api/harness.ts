@@ -2,7 +2,7 @@
 // user's curl or SDK talks to. Replies are read as raw text too, to check what is actually sent.
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
-import { createMemoryCoordinator } from "@fairway/coord";
+import { createMemoryCoordinator, type Coordinator } from "@fairway/coord";
 import { createApp } from "@fairway/api";
 import type { Db } from "@fairway/store";
 import { createTestDb, type TestDb } from "../support/pg.ts";
@@ -25,14 +25,17 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function startApi(opts: { allowPrivateTargets?: boolean } = {}): Promise<ApiHarness> {
+export async function startApi(
+  opts: { allowPrivateTargets?: boolean; now?: () => number; coordinator?: Coordinator } = {},
+): Promise<ApiHarness> {
   const tdb = await createTestDb();
   const app = createApp({
     db: tdb.store.db,
-    coordinator: createMemoryCoordinator(),
+    coordinator: opts.coordinator ?? createMemoryCoordinator(),
     adminToken: ADMIN,
     allowPrivateTargets: opts.allowPrivateTargets ?? true,
     apiRatePerSecond: 0,
+    ...(opts.now ? { now: opts.now } : {}),
   });
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));

@@ -168,6 +168,36 @@ describe("fairway CLI", () => {
     expect((await json(["keys", "defaults"], key)).weight).toBe(1);
   }, 120_000);
 
+  it("debounce flags on jobs create; backfills create|list|get|cancel", async () => {
+    await json(["tenants", "create", "Flow", "--id", "flow"], server.adminToken);
+    const { key } = await json(["keys", "create", "flow"], server.adminToken);
+    const debounced = ["jobs", "create", "--name", "d", "--delay-ms", "0", "--target", `${receiver.url}/ok`];
+    const flags = ["--debounce-key", "acct-1", "--debounce-ms", "600000", "--max-wait-ms", "900000"];
+    const first = await json([...debounced, ...flags], key);
+    expect(first.debounced).toEqual({ joined: null, folded: 0 });
+    const second = await json([...debounced, ...flags, "--payload", '{"n":2}'], key);
+    expect(second).toMatchObject({ id: first.id, debounced: { joined: first.id, folded: 1 }, payload: { n: 2 } });
+    const half = await fairway([...debounced, "--debounce-key", "acct-1"], key);
+    expect([half.code, half.stderr]).toEqual([1, expect.stringMatching(/--debounce-ms/)]);
+
+    const cron = await json(
+      ["jobs", "create", "--name", "c", "--cron", "0 * * * *", "--target", `${receiver.url}/ok`],
+      key,
+    );
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const range = ["--from", new Date(hour - 3 * 3_600_000).toISOString(), "--to", new Date(hour).toISOString()];
+    const b = await json(["backfills", "create", cron.id, ...range], key);
+    expect(b).toMatchObject({ jobId: cron.id, fires: 3, skipped: 0, counts: { pending: 3 } });
+    expect((await json(["backfills", "list", cron.id], key)).map((x: { id: string }) => x.id)).toEqual([b.id]);
+    expect((await json(["backfills", "get", b.id], key)).fires).toBe(3);
+    // The server's executor may have run some of them already: the cancel reports what it stopped.
+    const human = await fairway(["backfills", "cancel", b.id], key);
+    const stopped = Number(/cancelled now: (\d+)/.exec(human.stdout)?.[1]);
+    const counts = (await json(["backfills", "get", b.id], key)).counts as Record<string, number>;
+    expect(counts.cancelled ?? 0).toBe(stopped);
+    expect(Object.values(counts).reduce((x, y) => x + y, 0)).toBe(3);
+  }, 120_000);
+
   it("reports the API's error code and exits 1", async () => {
     const r = await fairway(["jobs", "get", "job_missing", "--json"], "fw_not_a_real_key_000000000000000000000");
     expect(r.code).toBe(1);
@@ -196,6 +226,10 @@ describe("fairway CLI", () => {
       ["jobs", "resume"],
       ["jobs", "run"],
       ["triggers", "get"],
+      ["backfills", "create"],
+      ["backfills", "list"],
+      ["backfills", "get"],
+      ["backfills", "cancel"],
       ["tail"],
     ]) {
       const r = await fairway([...cmd, "--help"]);

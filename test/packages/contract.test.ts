@@ -163,7 +163,7 @@ describe("OpenAPI contract", () => {
       schedule: { cron: "0 3 * * *", timezone: "Europe/Berlin" },
       target: { url: `${receiver.url}/ok` },
     });
-    await client.jobs.create({
+    const mail = await client.jobs.create({
       name: "mail",
       type: "email.send",
       schedule: { at: new Date(Date.now() + 3_600_000) },
@@ -246,6 +246,19 @@ describe("OpenAPI contract", () => {
     await fair.keyDefaults.update({ ratePerSecond: null });
     await fair.keyDefaults.get();
     await fails(admin.tenants.fairness("nope").keyDefaults.get());
+    // Flow control: a debounced create and its fold (201, then 200), a backfill listed, read, cancelled.
+    const debounce = { key: "account-1", periodMs: 600_000 };
+    const target = { url: `${receiver.url}/ok` };
+    await client.jobs.create({ name: "deb", schedule: { delayMs: 0 }, target, debounce });
+    await client.jobs.create({ name: "deb", schedule: { delayMs: 0 }, target, debounce });
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const range = { from: new Date(hour - 3 * 86_400_000), to: new Date(hour) };
+    const backfill = await client.jobs.backfill(cron.id, range);
+    expect((await fails(client.jobs.backfill(mail.id, range)))?.code).toBe("backfill_not_cron");
+    await client.jobs.backfills(cron.id);
+    await client.backfills.get(backfill.id);
+    await client.backfills.cancel(backfill.id);
+    await fails(client.backfills.get("bf_nope"));
     await contract.fetch(`${base}/v1/metrics`, { headers: { authorization: `Bearer ${key.key}` } });
     await client.jobs.delete(cron.id);
     await fails(client.jobs.pause("job_nope"));

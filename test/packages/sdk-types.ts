@@ -7,6 +7,7 @@ import type * as schemas from "../../packages/api/src/schemas.ts";
 import type {
   ApiKey,
   Attempt,
+  Backfill,
   CreateChannelInput,
   CreateJobInput,
   Job,
@@ -51,6 +52,7 @@ export type Checks = [
   Expect<Mutual<Notification, z.output<typeof responses.notificationResponse>>>,
   Expect<Mutual<KeyPolicy, z.output<typeof responses.keyPolicyResponse>>>,
   Expect<Mutual<KeyInfo, z.output<typeof responses.keyInfoResponse>>>,
+  Expect<Mutual<Backfill, z.output<typeof responses.backfillResponse>>>,
   Expect<Mutual<Page<KeyInfo>, z.output<ReturnType<typeof responses.pageOf<typeof responses.keyInfoResponse>>>>>,
   // Requests: what the SDK lets you send is what the API accepts (its input side, before defaults).
   // The create schema parses a schedule as one object (so its errors can name the clash), so the SDK's

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import {
   createChannelBody,
+  backfillBody,
   createJobBody,
   createTenantBody,
   jsonValue,
@@ -17,6 +18,7 @@ import {
 } from "./schemas.ts";
 import {
   apiKeyResponse,
+  backfillResponse,
   channelResponse,
   createdTenantResponse,
   deadLetterResponse,
@@ -77,6 +79,8 @@ export const RESPONSES = {
   KeyPolicy: keyPolicyResponse,
   KeyInfo: keyInfoResponse,
   KeyPage: pageOf(keyInfoResponse),
+  Backfill: backfillResponse,
+  BackfillPage: pageOf(backfillResponse),
   OpenApiDocument: z.looseObject({ openapi: z.string(), paths: z.record(z.string(), z.unknown()) }),
 } satisfies Record<string, z.ZodType>;
 
@@ -93,6 +97,7 @@ export const BODIES = {
   CreatePortalLink: portalLinkBody,
   PutKey: putKeyBody,
   UpdateKeyDefaults: patchKeyDefaultsBody,
+  CreateBackfill: backfillBody,
 } satisfies Record<string, z.ZodType>;
 
 /** Recursive schemas, named in both halves so their self-references have a target. */

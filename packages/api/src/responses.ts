@@ -170,6 +170,18 @@ export const jobResponse = z.strictObject({
   nextFires: z.array(iso).optional(),
   /** On create: the one-time job's instant had already passed, so it fires at once. */
   firesImmediately: z.boolean().optional(),
+  /** A debounced job (docs/flow-control.md): its debounce and how many later creates it folded; null
+   *  for any other job. */
+  debounce: z
+    .strictObject({
+      key: z.string(),
+      periodMs: z.number().int(),
+      maxWaitMs: z.number().int().nullable(),
+      folded: z.number().int(),
+    })
+    .nullable(),
+  /** On a create with debounce: the job it joined (200), or null for a new job (201); folded so far. */
+  debounced: z.strictObject({ joined: id.nullable(), folded: z.number().int() }).optional(),
   createdAt: iso,
   updatedAt: iso,
 });
@@ -217,8 +229,10 @@ export const triggerResponse = z.strictObject({
   jobId: id,
   /** Its job's fairness key when it was made; null: none. */
   key: z.string().nullable(),
-  kind: z.enum(["scheduled", "manual"]),
-  triggeredBy: z.enum(["schedule", "manual", "replay"]),
+  kind: z.enum(["scheduled", "manual", "backfill"]),
+  triggeredBy: z.enum(["schedule", "manual", "replay", "backfill"]),
+  /** The backfill that made it (kind backfill); null otherwise. */
+  backfillId: id.nullable(),
   scheduledFor: iso,
   status: z.enum(["pending", "running", "succeeded", "dead", "skipped", "cancelled", "unknown"]),
   reason: z.string().nullable(),
@@ -305,4 +319,23 @@ export const keyInfoResponse = z.strictObject({
   oldestDueLagMs: z.number().int().nullable(),
   /** Of the tenant's recent worker time, the part this key's runs took (0 to 1). */
   workerTimeShare: z.number(),
+});
+
+/** A backfill of a cron job (docs/flow-control.md): its range, and its triggers counted by status. */
+export const backfillResponse = z.strictObject({
+  id,
+  jobId: id,
+  from: iso,
+  to: iso,
+  overlap: z.enum(["skip", "allow"]),
+  /** Fires in [from, to). */
+  fires: z.number().int(),
+  /** Of those, left out by overlap "skip" (the job already had a trigger at that instant). */
+  skipped: z.number().int(),
+  /** Its triggers by status: pending, running, succeeded, dead, unknown, cancelled. */
+  counts: z.record(z.string(), z.number().int()),
+  cancelledAt: iso.nullable(),
+  createdAt: iso,
+  /** DELETE: how many of its triggers this request cancelled. */
+  cancelled: z.number().int().optional(),
 });

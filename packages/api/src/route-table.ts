@@ -6,6 +6,7 @@ import { docsPage } from "./docs-page.ts";
 import { buildDocument } from "./openapi.ts";
 import { route, type AnyRoute } from "./route.ts";
 import { adminRoutes } from "./routes/admin.ts";
+import { backfillRoutes } from "./routes/backfills.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { keyAdminRoutes, keyRoutes } from "./routes/keys.ts";
 import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
@@ -57,6 +58,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...keyAdminRoutes,
   ...tenantMetricsRoutes,
   ...jobRoutes,
+  ...backfillRoutes,
   ...secretRoutes,
   ...triggerRoutes,
   ...notificationRoutes,

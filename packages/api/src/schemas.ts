@@ -1,6 +1,6 @@
 // Every API input, validated with zod (strict: unknown fields are errors, not silently dropped). Each
 // message says what to send instead: a user reading `schedule: …` must not have to guess the shape.
-import { SECRET_NAME, TENANT_BOUNDS } from "@fairway/core";
+import { DEBOUNCE_BOUNDS, SECRET_NAME, TENANT_BOUNDS } from "@fairway/core";
 import { PORTAL_LINK_DEFAULT_TTL_S, PORTAL_LINK_MAX_TTL_S, PORTAL_LINK_MIN_TTL_S } from "@fairway/dashboard";
 import { NOTIFICATION_EVENTS } from "@fairway/store";
 import { z } from "zod";
@@ -185,6 +185,26 @@ const KEY_RE = /^\P{Cc}{1,128}$/u;
 const KEY_WHAT = 'a string of 1-128 characters without control characters, e.g. "customer-42"';
 export const fairnessKey = text(KEY_WHAT).regex(KEY_RE, `must be ${KEY_WHAT}`);
 
+const DB = DEBOUNCE_BOUNDS;
+/** Debounce (docs/flow-control.md): one-time jobs with the same key fold into one pending job. */
+const debounce = strict(
+  {
+    key: text(KEY_WHAT).regex(KEY_RE, `must be ${KEY_WHAT}`),
+    periodMs: int(`a quiet period in milliseconds, ${DB.periodMs.min}-${DB.periodMs.max}`)
+      .min(DB.periodMs.min)
+      .max(DB.periodMs.max),
+    maxWaitMs: int(`a cap in milliseconds, ${DB.maxWaitMs.min}-${DB.maxWaitMs.max}, at least periodMs`)
+      .min(DB.maxWaitMs.min)
+      .max(DB.maxWaitMs.max)
+      .optional(),
+  },
+  '{"key": "<debounce key>", "periodMs": <ms>, "maxWaitMs"?: <ms>}',
+).refine((d) => d.maxWaitMs === undefined || d.maxWaitMs >= d.periodMs, {
+  path: ["maxWaitMs"],
+  message:
+    "must be at least periodMs (the job fires periodMs after the latest create, at most maxWaitMs after the first)",
+});
+
 export const createJobBody = strict({
   name: text("a job name string").min(1, "must not be empty").max(200),
   type: poolType
@@ -198,6 +218,8 @@ export const createJobBody = strict({
   notify: notify.optional(),
   /** Shares and limits inside the tenant are per key; absent: the job has none (tenant-level only). */
   key: fairnessKey.optional(),
+  /** One-time jobs only: creates with the same key within periodMs fold into one job. */
+  debounce: debounce.optional(),
 });
 export type CreateJobBody = z.infer<typeof createJobBody>;
 
@@ -290,6 +312,20 @@ export const jobListQuery = strict({
   type: poolType.optional(),
   name: z.string().min(1).max(200).optional(),
   key: fairnessKey.optional(),
+});
+
+const instant = (what: string) =>
+  z.iso.datetime({
+    offset: true,
+    error: `must be ${what}: an ISO-8601 date-time with a zone, e.g. "2026-01-01T00:00:00Z"`,
+  });
+
+/** POST /v1/jobs/:id/backfill. */
+export const backfillBody = strict({
+  from: instant("the range's start (inclusive)"),
+  to: instant("the range's end (exclusive), not in the future"),
+  /** skip (default): leave out fires the job already has a trigger for that ran, runs or will run. */
+  overlap: z.enum(["skip", "allow"], { error: "must be skip or allow" }).default("skip"),
 });
 
 export const deadLetterQuery = strict({ ...page, jobId: z.string().max(100).optional() });

@@ -3,6 +3,8 @@ import { nextFires } from "@fairway/core";
 import { notificationStatus, shownChannelTarget } from "@fairway/store";
 import type {
   AttemptDetail,
+  BackfillInfo,
+  DebounceState,
   AttemptRow,
   ChannelRow,
   JobRow,
@@ -64,6 +66,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     catchupWindowMs: j.catchupWindowMs,
     notify: j.notify ?? null,
     nextFireAt: active ? j.nextFireAt : null,
+    debounce: debounceJson(j.debounce as DebounceState | null),
     createdAt: j.createdAt,
     updatedAt: j.updatedAt,
   };
@@ -100,9 +103,14 @@ function attemptJson(a: AttemptRow) {
   };
 }
 
-/** What started a trigger: its schedule, a run-now, or a replay of the dead trigger. */
-function triggeredBy(t: Pick<TriggerRow, "kind" | "replayedAt">): "schedule" | "manual" | "replay" {
-  return t.replayedAt ? "replay" : t.kind === "manual" ? "manual" : "schedule";
+function debounceJson(d: DebounceState | null) {
+  return d && { key: d.key, periodMs: d.periodMs, maxWaitMs: d.maxWaitMs, folded: d.folded };
+}
+
+/** What started a trigger: its schedule, a run-now, a backfill, or a replay of the dead trigger. */
+function triggeredBy(t: Pick<TriggerRow, "kind" | "replayedAt">): "schedule" | "manual" | "replay" | "backfill" {
+  if (t.replayedAt) return "replay";
+  return t.kind === "manual" || t.kind === "backfill" ? t.kind : "schedule";
 }
 
 export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
@@ -112,6 +120,7 @@ export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
     key: t.key,
     kind: t.kind,
     triggeredBy: triggeredBy(t),
+    backfillId: t.backfillId,
     scheduledFor: t.scheduledFor,
     status: t.status,
     reason: t.reason,
@@ -177,5 +186,20 @@ export function notificationJson(n: NotificationRow) {
     attempts: n.attempts,
     createdAt: n.createdAt,
     finishedAt: n.finishedAt,
+  };
+}
+
+export function backfillJson(b: BackfillInfo) {
+  return {
+    id: b.id,
+    jobId: b.jobId,
+    from: b.fromAt,
+    to: b.toAt,
+    overlap: b.overlap,
+    fires: b.fires,
+    skipped: b.skipped,
+    counts: b.counts,
+    cancelledAt: b.cancelledAt,
+    createdAt: b.createdAt,
   };
 }

@@ -4,6 +4,7 @@
 // server itself. Every command has --help; --json prints machine-readable output.
 import { Command } from "commander";
 import { adminCommands } from "./commands/admin.ts";
+import { backfillCommands } from "./commands/backfills.ts";
 import { jobCommands } from "./commands/jobs.ts";
 import { fairnessKeyCommands } from "./commands/keys.ts";
 import { serverCommands } from "./commands/server.ts";
@@ -24,6 +25,7 @@ serverCommands(program);
 adminCommands(program, globals);
 fairnessKeyCommands(program, globals);
 jobCommands(program, globals);
+backfillCommands(program, globals);
 tailCommand(program, globals);
 
 try {

@@ -26,3 +26,13 @@ export const TENANT_BOUNDS = {
   burst: { min: 1, max: 1_000_000 },
   maxInFlight: { min: 1, max: 100_000 },
 } as const;
+
+/** Debounced one-time jobs (docs/flow-control.md): the quiet period after the latest create, and the
+ *  cap on how late the first create's job may fire. */
+export const DEBOUNCE_BOUNDS = {
+  periodMs: { min: 100, max: 7 * 86_400_000 },
+  maxWaitMs: { min: 100, max: 30 * 86_400_000 },
+} as const;
+
+/** Fires one backfill request may write (docs/flow-control.md); a larger range is refused whole. */
+export const BACKFILL_MAX_FIRES = 1000;

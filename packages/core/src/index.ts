@@ -1,6 +1,8 @@
 // @fairway/core: pure logic shared by every package; no I/O, runs in Node and Workers.
 export {
+  BACKFILL_MAX_FIRES,
   COST_EWMA_ALPHA,
+  DEBOUNCE_BOUNDS,
   DEFAULT_CATCHUP_WINDOW_MS,
   DEFAULT_COST_MS,
   DEFAULT_POOL_SETTINGS,
@@ -8,7 +10,7 @@ export {
   TENANT_BOUNDS,
 } from "./defaults.ts";
 export type { AttemptRequest, DeliveryResult, HttpMethod, JobStatus, WebhookTarget } from "./types.ts";
-export { nextFires, parseCron, validateTimezone } from "./cron.ts";
+export { firesBetween, nextFires, parseCron, validateTimezone } from "./cron.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
 export { BoundedMap } from "./bounded-map.ts";

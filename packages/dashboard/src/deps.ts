@@ -44,6 +44,8 @@ export interface DashboardCommands {
   putKeyPolicy(tenantId: string, key: string, body: unknown): Promise<unknown>;
   deleteKeyPolicy(tenantId: string, key: string): Promise<unknown>;
   patchKeyDefaults(tenantId: string, patch: Record<string, unknown>): Promise<unknown>;
+  /** DELETE /v1/backfills/{id}: its triggers not yet claimed are cancelled. */
+  cancelBackfill(tenantId: string, id: string): Promise<{ id: string; cancelledNow: number }>;
 }
 
 /** Who is looking: the operator (every tenant), or one tenant through a portal session. */

@@ -5,6 +5,7 @@ import { Hono, type Context } from "hono";
 import { getJob, listTriggers, searchJobs, type TriggerRow } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
+import { FlowControl } from "./flow-control.tsx";
 import { fmtMs } from "./format.ts";
 import { When } from "./time.tsx";
 import { firstIssue, jobsQuery, PAGE_SIZE, scheduleForm } from "./forms.ts";
@@ -278,6 +279,7 @@ function JobDetail(props: {
           </section>
         )}
       </div>
+      <FlowControl c={c} job={job} />
       <h2>Triggers</h2>
       <div data-live={props.before ? undefined : `${jobUrl}/live/triggers`} data-every="2000">
         <TriggerTable c={c} jobId={job.id} triggers={props.triggers} before={props.before} />

@@ -5,6 +5,7 @@
 // one page module routed here.
 import { Hono } from "hono";
 import type { DashEnv } from "./deps.ts";
+import { flowControlPages } from "./flow-control.tsx";
 import { jobFormPages } from "./job-form.tsx";
 import { jobPages } from "./job-pages.tsx";
 import { keysPage } from "./keys-page.tsx";
@@ -22,3 +23,4 @@ tenantPages.route("/", keysPage);
 tenantPages.route("/", secretsPage);
 tenantPages.route("/", notificationsPage);
 tenantPages.route("/", usagePage);
+tenantPages.route("/", flowControlPages);

@@ -16,6 +16,7 @@ const DONE: Record<string, string> = {
   cancelled: "Job cancelled, with its pending fires.",
   run: "Run queued. This page refreshes until the attempt finishes.",
   replayed: "Dead letter replayed: the same trigger (same webhook-id) is pending again.",
+  backfill_cancelled: "Backfill cancelled: its fires not yet started will not run; running ones finish.",
 };
 
 function flashOf(c: Context): Flash {
@@ -59,8 +60,12 @@ export function headerNames(target: unknown): string {
 }
 
 /** What started a trigger: its schedule, a run-now, or a replay of the dead trigger (as the API says). */
-export function triggeredBy(t: { kind: string; replayedAt: Date | null }): "schedule" | "manual" | "replay" {
-  return t.replayedAt ? "replay" : t.kind === "manual" ? "manual" : "schedule";
+export function triggeredBy(t: {
+  kind: string;
+  replayedAt: Date | null;
+}): "schedule" | "manual" | "replay" | "backfill" {
+  if (t.replayedAt) return "replay";
+  return t.kind === "manual" || t.kind === "backfill" ? t.kind : "schedule";
 }
 
 /** Header names that carry credentials by convention. */

@@ -1,6 +1,8 @@
 // createClient (tenant key) and createAdminClient (admin token): typed wrappers over the HTTP API.
 import { paginate, qs, requester, type HttpOptions, type Requester } from "./http.ts";
 import type {
+  Backfill,
+  BackfillInput,
   ApiKey,
   CreateChannelInput,
   CreateJobInput,
@@ -126,8 +128,22 @@ export function createClient(opts: ClientOptions) {
       resume: (id: string) => req<Job>("POST", `/v1/jobs/${enc(id)}/resume`),
       run: (id: string) => req<Trigger>("POST", `/v1/jobs/${enc(id)}/run`),
       triggers: jobTriggers,
+      /** Backfill a cron job: its fires in [from, to), behind the tenant's live work (at most 1000). */
+      backfill: (id: string, input: BackfillInput) =>
+        req<Backfill>("POST", `/v1/jobs/${enc(id)}/backfill`, {
+          from: iso(input.from),
+          to: iso(input.to),
+          ...(input.overlap ? { overlap: input.overlap } : {}),
+        }),
+      backfills: (id: string, o: PageOptions = {}) =>
+        req<Page<Backfill>>("GET", `/v1/jobs/${enc(id)}/backfills${qs({ limit: o.limit, cursor: o.cursor })}`),
       allTriggers: (id: string, o: Omit<PageOptions, "cursor"> = {}) =>
         paginate((cursor) => jobTriggers(id, { ...o, cursor })),
+    },
+    backfills: {
+      get: (id: string) => req<Backfill>("GET", `/v1/backfills/${enc(id)}`),
+      /** Cancels its triggers not yet claimed; idempotent. */
+      cancel: (id: string) => req<Backfill>("DELETE", `/v1/backfills/${enc(id)}`),
     },
     triggers: {
       get: (id: string) => req<Trigger>("GET", `/v1/triggers/${enc(id)}`),
@@ -221,6 +237,8 @@ export function createAdminClient(opts: AdminClientOptions) {
 
 export type FairwayClient = ReturnType<typeof createClient>;
 export type FairwayAdminClient = ReturnType<typeof createAdminClient>;
+
+const iso = (d: string | Date) => (d instanceof Date ? d.toISOString() : d);
 
 function normalise<T extends { schedule?: unknown }>(input: T): T {
   const s = input.schedule as { at?: unknown } | null | undefined;

@@ -80,6 +80,16 @@ export interface CreateJobInput<P = unknown> {
   /** Which notification channels hear about this job's failures: absent for all of the tenant's, false
    *  for none, or the channel ids. */
   notify?: JobNotify;
+  /** One-time jobs only: creates with the same debounce key within periodMs fold into one pending
+   *  job (its payload and target the latest's), which fires periodMs after the latest create, never
+   *  later than maxWaitMs after the first. */
+  debounce?: DebounceInput;
+}
+
+export interface DebounceInput {
+  key: string;
+  periodMs: number;
+  maxWaitMs?: number;
 }
 
 export type JobNotify = false | { channels: string[] };
@@ -88,7 +98,7 @@ export type JobNotify = false | { channels: string[] };
  *  `{ schedule: { cron } }` keeps the time zone, `{ target: { method } }` keeps the URL), and null
  *  clears a field that may be cleared (payload, timeoutMs, retry, a header). */
 export type MergePatch<T> = { [K in keyof T]?: (T[K] extends object ? MergePatch<T[K]> | T[K] : T[K]) | null };
-export type UpdateJobInput<P = unknown> = MergePatch<Omit<CreateJobInput<P>, "type" | "schedule">> & {
+export type UpdateJobInput<P = unknown> = MergePatch<Omit<CreateJobInput<P>, "type" | "schedule" | "debounce">> & {
   schedule?: { cron?: string; timezone?: string | null } | { at: string | Date } | { delayMs: number };
 };
 
@@ -129,6 +139,10 @@ export interface Job<P = unknown> {
   nextFires?: string[];
   /** On create: true when a one-time job's instant had already passed, so it fires at once. */
   firesImmediately?: boolean;
+  /** A debounced job: its debounce and how many later creates it folded; null for any other job. */
+  debounce: { key: string; periodMs: number; maxWaitMs: number | null; folded: number } | null;
+  /** On a create with debounce: the job it joined (HTTP 200), or null for a new job (201). */
+  debounced?: { joined: string | null; folded: number };
   createdAt: string;
   updatedAt: string;
 }
@@ -152,7 +166,9 @@ export interface Trigger {
   jobId: string;
   /** Its job's fairness key when it was made; null: none. */
   key: string | null;
-  kind: "scheduled" | "manual";
+  kind: "scheduled" | "manual" | "backfill";
+  /** The backfill that made it; null otherwise. */
+  backfillId: string | null;
   scheduledFor: string;
   status: TriggerStatus;
   reason: string | null;
@@ -161,7 +177,7 @@ export interface Trigger {
   nextAttemptAt: string | null;
   createdAt: string;
   finishedAt: string | null;
-  triggeredBy: "schedule" | "manual" | "replay";
+  triggeredBy: "schedule" | "manual" | "replay" | "backfill";
   attempts?: Attempt[];
 }
 
@@ -339,4 +355,30 @@ export interface KeyInfo {
   oldestDueLagMs: number | null;
   /** Of the tenant's recent worker time, the part this key's runs took (0 to 1). */
   workerTimeShare: number;
+}
+
+export interface BackfillInput {
+  /** The range's start, inclusive. */
+  from: string | Date;
+  /** The range's end, exclusive; not in the future. */
+  to: string | Date;
+  /** skip (default): leave out fires the job already has a trigger for that ran, runs or will run. */
+  overlap?: "skip" | "allow";
+}
+
+/** A backfill of a cron job: its fires in [from, to) as triggers behind the tenant's live work. */
+export interface Backfill {
+  id: string;
+  jobId: string;
+  from: string;
+  to: string;
+  overlap: "skip" | "allow";
+  fires: number;
+  skipped: number;
+  /** Its triggers by status. */
+  counts: Record<string, number>;
+  cancelledAt: string | null;
+  createdAt: string;
+  /** On cancel: how many triggers that request cancelled. */
+  cancelled?: number;
 }

@@ -116,3 +116,5 @@ export {
 } from "./sql/notifications.ts";
 export { notifyQuotaExhausted, testChannel } from "./sql/notification-fanout.ts";
 export { standbyClaim, type StandbyInput } from "./sql/standby.ts";
+export { createDebounced, type DebounceResult, type DebounceState } from "./sql/debounce.ts";
+export { cancelBackfill, createBackfill, getBackfill, listBackfills, type BackfillInfo } from "./sql/backfill.ts";

@@ -186,6 +186,9 @@ export const jobs = pgTable(
     // Fairness key (tenantKeys): the tenant's share is divided among its keys; null = no key, claimed
     // as a job without one always was. Carried by the job's triggers.
     key: key("key"),
+    // A debounced one-time job (sql/debounce.ts): { key, periodMs, maxWaitMs, deadline, folded }, the
+    // creates it folded counted in `folded`; null for any other job.
+    debounce: jsonb("debounce"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -254,6 +257,9 @@ export const triggers = pgTable(
     // Its job's fairness key (jobs.key), copied so that claim, settle and release need no join; NULL,
     // which costs a row nothing, for a job without one.
     key: key("key"),
+    // The backfill that made it (kind 'backfill', sql/backfill.ts); NULL, which costs a row nothing,
+    // for any other trigger. Never changes, so claim and settle stay HOT.
+    backfillId: key("backfill_id"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),
@@ -276,6 +282,8 @@ export const triggers = pgTable(
     uniqueIndex("triggers_job_idx")
       .on(t.jobId, t.scheduledFor, sql.raw(SCHEDULED_KEY))
       .with({ fillfactor: TRIGGER_KEY_FILLFACTOR }),
+    // A backfill's triggers (its counts, its cancel). Partial: other triggers cost no entry.
+    index("triggers_backfill_idx").on(t.backfillId).where(sql`backfill_id IS NOT NULL`),
   ],
 );
 
@@ -518,4 +526,43 @@ export const notificationFolds = pgTable(
     reported: integer("reported").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.channelId, t.subject, t.event] })],
+);
+
+/** The open debounce of each (tenant, debounce key): the one-time job creates with that key fold into
+ *  while its trigger is pending (sql/debounce.ts). The row is the lock concurrent creates queue on,
+ *  from any API process; it points at the newest debounced job of the key. */
+export const debounces = pgTable(
+  "debounces",
+  {
+    tenantId: key("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    key: key("key").notNull(),
+    jobId: key("job_id").notNull(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.key] }), printable("debounces_key_printable", t.key)],
+);
+
+/** A backfill of a cron job (sql/backfill.ts): the fires of [from, to) written as triggers of kind
+ *  'backfill' behind the tenant's live work; its triggers carry its id. */
+export const backfills = pgTable(
+  "backfills",
+  {
+    id: key("id").primaryKey(),
+    tenantId: key("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    jobId: key("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    fromAt: ts("from_at").notNull(),
+    toAt: ts("to_at").notNull(),
+    overlap: text("overlap").notNull(), // skip | allow
+    fires: integer("fires").notNull(), // fires in the range
+    skipped: integer("skipped").notNull(), // of those, not written (overlap skip)
+    cancelledAt: ts("cancelled_at"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("backfills_job_idx").on(t.jobId, t.id)],
 );

@@ -4,6 +4,7 @@ import type { DashboardCommands } from "@fairway/dashboard";
 import { getTenant } from "@fairway/store";
 import type { ResolvedDeps } from "../env.ts";
 import { notFound } from "../errors.ts";
+import { stopBackfill } from "./backfills.ts";
 import { addChannel, deleteChannel, testChannel } from "./channels.ts";
 import { deleteKeyPolicy, patchKeyDefaults, putKeyPolicy } from "./keys.ts";
 import { cancelJob, createJob, pauseJob, resumeJob, runJob, updateJob, type CommandContext } from "./jobs.ts";
@@ -39,5 +40,6 @@ export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
     putKeyPolicy: (tenantId, key, body) => putKeyPolicy(deps.db, tenantId, key, body),
     deleteKeyPolicy: (tenantId, key) => deleteKeyPolicy(deps.db, tenantId, key),
     patchKeyDefaults: (tenantId, patch) => patchKeyDefaults(deps.db, tenantId, patch),
+    cancelBackfill: (tenantId, id) => stopBackfill(ctx, tenantId, id),
   };
 }

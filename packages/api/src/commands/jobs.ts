@@ -4,6 +4,7 @@
 import { newId, sha256Hex, type Logger, type WebhookTarget } from "@fairway/core";
 import {
   cancelJob as cancelJobRow,
+  createDebounced,
   createJob as insertJob,
   DEFAULT_POOL,
   findPool,
@@ -15,6 +16,7 @@ import {
   runJobNow,
   updateJob as updateJobRow,
   type Db,
+  type DebounceResult,
   type JobRow,
   type PoolConfig,
   type TenantRow,
@@ -84,7 +86,7 @@ export async function createJob(
   tenant: TenantRow,
   body: z.infer<typeof createJobBody>,
   idempotencyKey?: string,
-): Promise<{ job: JobRow; replayed: boolean }> {
+): Promise<{ job: JobRow; replayed: boolean; debounced?: Debounced }> {
   const now = new Date(deps.now());
   const pool = await poolDefaults(deps.db, body.type);
   const job = buildJob(newId("job"), body, tenant, pool, {
@@ -94,6 +96,7 @@ export async function createJob(
   });
   await checkSecretRefs(deps.db, tenant.id, job.target as WebhookTarget | null);
   await checkNotifyChannels(deps.db, tenant.id, body.notify);
+  if (body.debounce) return createDebouncedJob({ deps, log }, tenant, job, body.debounce, pool.known, idempotencyKey);
   const result = await insertJob(deps.db, job, {
     maxJobs: tenant.maxJobs,
     poolKnown: pool.known,
@@ -107,16 +110,7 @@ export async function createJob(
       "this Idempotency-Key was already used with a different request body",
     );
   }
-  if (result.kind === "max_jobs") {
-    // tenant.quota_exhausted, folded per channel window like every event (best effort: the 409 stands).
-    const made = await notifyQuotaExhausted(deps.db, tenant.id, result.limit).catch((err: unknown) => {
-      log.warn("quota notification failed", { err });
-      return [];
-    });
-    if (made.length > 0)
-      announceWork(deps.coordinator, log, { type: NOTIFICATION_POOL, tenantId: tenant.id, dueAt: null }, deps.now());
-    throw new ApiError(409, "max_jobs_exceeded", `this tenant may have at most ${result.limit} jobs`);
-  }
+  if (result.kind === "max_jobs") return maxJobsExceeded({ deps, log }, tenant.id, result.limit);
   if (result.kind === "created") {
     // One-time jobs are pending now; cron fires are announced by the materializer when it writes them.
     const dueAt = result.job.cron ? null : result.job.runAt;
@@ -128,6 +122,80 @@ export async function createJob(
   return { job: result.job, replayed: result.kind === "replayed" };
 }
 
+/** A create refused by the tenant's maxJobs: tenant.quota_exhausted, folded per channel window like
+ *  every event (best effort: the 409 stands). */
+async function maxJobsExceeded({ deps, log }: CommandContext, tenantId: string, limit: number): Promise<never> {
+  const made = await notifyQuotaExhausted(deps.db, tenantId, limit).catch((err: unknown) => {
+    log.warn("quota notification failed", { err });
+    return [];
+  });
+  if (made.length > 0)
+    announceWork(deps.coordinator, log, { type: NOTIFICATION_POOL, tenantId, dueAt: null }, deps.now());
+  throw new ApiError(409, "max_jobs_exceeded", `this tenant may have at most ${limit} jobs`);
+}
+
+/** What a create with `debounce` answers besides the job: the job it joined (null when it made a new
+ *  one) and how many creates that job has folded. */
+export interface Debounced {
+  joined: string | null;
+  folded: number;
+}
+
+/** A create with `debounce` (docs/flow-control.md): folded into the key's pending job, or a new one. */
+async function createDebouncedJob(
+  { deps, log }: CommandContext,
+  tenant: TenantRow,
+  job: ReturnType<typeof buildJob>,
+  d: NonNullable<z.infer<typeof createJobBody>["debounce"]>,
+  poolKnown: boolean,
+  idempotencyKey: string | undefined,
+): Promise<{ job: JobRow; replayed: boolean; debounced: Debounced }> {
+  if (job.cron || !job.runAt) {
+    throw new ApiError(
+      400,
+      "debounce_not_one_time",
+      'debounce: only one-time jobs are debounced; send schedule {"delayMs": …} or {"at": …}, or leave out debounce',
+    );
+  }
+  if (idempotencyKey !== undefined) {
+    throw new ApiError(
+      400,
+      "debounce_idempotency_key",
+      "debounce: a debounced create folds into the key's pending job, so it takes no Idempotency-Key; send one or the other",
+    );
+  }
+  const now = new Date(deps.now());
+  const result: DebounceResult = await createDebounced(
+    deps.db,
+    job,
+    { maxJobs: tenant.maxJobs, poolKnown },
+    { key: d.key, periodMs: d.periodMs, maxWaitMs: d.maxWaitMs ?? null, now, at: job.runAt },
+  );
+  if (result.kind === "max_jobs") return maxJobsExceeded({ deps, log }, tenant.id, result.limit);
+  if (result.kind === "type_mismatch") {
+    throw new ApiError(
+      409,
+      "debounce_type_mismatch",
+      `debounce: key "${d.key}" is held by pending job ${result.job.id} of type "${result.job.type}"; send that type, or another debounce key`,
+    );
+  }
+  if (result.kind !== "created" && result.kind !== "joined")
+    throw new Error(`unexpected debounce result ${result.kind}`);
+  announceWork(
+    deps.coordinator,
+    log,
+    { type: result.job.type, tenantId: tenant.id, dueAt: result.job.runAt },
+    now.getTime(),
+  );
+  const folded = (result.job.debounce as { folded: number }).folded;
+  log.info("job created", { jobId: result.job.id, debounced: result.kind });
+  return {
+    job: result.job,
+    replayed: false,
+    debounced: { joined: result.kind === "joined" ? result.job.id : null, folded },
+  };
+}
+
 /** JSON Merge Patch of a live job: the job's fields with the patch merged in are checked as a create
  *  is; only the fields the patch names are written, from the job's next fire. */
 export async function updateJob(
@@ -136,6 +204,13 @@ export async function updateJob(
   id: string,
   patch: Patch,
 ): Promise<JobRow> {
+  if ("debounce" in patch) {
+    throw new ApiError(
+      400,
+      "validation_error",
+      "debounce: is set when a job is created and cannot be changed; create a new debounced job instead",
+    );
+  }
   const current = await liveJob(deps.db, tenant.id, id, "changed");
   if ("type" in patch && patch.type !== current.type) {
     throw new ApiError(

@@ -36,9 +36,17 @@ export const jobRoutes = [
     },
     ok: {
       status: 201,
-      description: "The job (a replay of an Idempotency-Key answers the same, with Idempotent-Replayed: true)",
+      description:
+        "The job (a replay of an Idempotency-Key answers the same, with Idempotent-Replayed: true; a debounced create that made a new job says debounced.joined: null)",
       json: "Job",
     },
+    also: [
+      {
+        status: 200,
+        description: "A debounced create folded into the key's pending job: that job, with debounced.joined = its id",
+        json: "Job",
+      },
+    ],
     errors: [400, 409, 413],
     handler: async (c) => {
       const body = await jsonBody(c, createJobBody);
@@ -46,11 +54,13 @@ export const jobRoutes = [
       if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200)) {
         throw new ApiError(400, "validation_error", "Idempotency-Key must be 1-200 characters");
       }
-      const { job, replayed } = await createJob(c.var, c.var.tenant, body, idempotencyKey);
+      const { job, replayed, debounced } = await createJob(c.var, c.var.tenant, body, idempotencyKey);
       // A replay answers exactly like the original (same status, same body), as Stripe does: a client that
       // retried after a lost response cannot tell, and need not care; the header says it was a replay.
       if (replayed) c.header("idempotent-replayed", "true");
-      return c.json({ ...jobJson(job, { upcoming: 5 }), firesImmediately: firesImmediately(job) }, 201);
+      const json = { ...jobJson(job, { upcoming: 5 }), firesImmediately: firesImmediately(job) };
+      if (debounced) return c.json({ ...json, debounced }, debounced.joined ? 200 : 201);
+      return c.json(json, 201);
     },
   }),
   route({

@@ -23,6 +23,23 @@ interface CreateFlags {
   timeoutMs?: number;
   idempotencyKey?: string;
   key?: string;
+  debounceKey?: string;
+  debounceMs?: number;
+  maxWaitMs?: number;
+}
+
+/** --debounce-key with --debounce-ms (and --max-wait-ms): the body's debounce, or nothing. */
+function debounce(o: CreateFlags): Pick<CreateJobInput, "debounce"> {
+  if (o.debounceKey === undefined && o.debounceMs === undefined && o.maxWaitMs === undefined) return {};
+  if (o.debounceKey === undefined || o.debounceMs === undefined)
+    fail("debounce takes both --debounce-key <key> and --debounce-ms <n> (and optionally --max-wait-ms <n>)");
+  return {
+    debounce: {
+      key: o.debounceKey,
+      periodMs: o.debounceMs,
+      ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
+    },
+  };
 }
 
 function schedule(o: CreateFlags): ScheduleInput {
@@ -80,6 +97,9 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--timeout-ms <n>", "per-attempt timeout", int)
     .option("--idempotency-key <key>", "send as Idempotency-Key")
     .option("--key <key>", "fairness key: shares and caps inside the tenant are per key (see `fairway keys`)")
+    .option("--debounce-key <key>", "one-time jobs: creates with this key fold into one pending job")
+    .option("--debounce-ms <n>", "with --debounce-key: fire this long after the latest create", int)
+    .option("--max-wait-ms <n>", "with --debounce-key: never later than this after the first create", int)
     .action(async (o: CreateFlags) => {
       const g = globals();
       const input: CreateJobInput = {
@@ -91,6 +111,7 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
         ...(o.payload !== undefined ? { payload: o.payload } : {}),
         ...(o.maxAttempts ? { retry: { maxAttempts: o.maxAttempts } } : {}),
         ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+        ...debounce(o),
       };
       print(g, await tenantClient(g).jobs.create(input, { idempotencyKey: o.idempotencyKey }), jobLine);
     });

@@ -118,9 +118,18 @@ function takeBatch(queue: Waiting[]): Waiting[] {
   return queue.splice(0, n);
 }
 
+/** One job, created inside the caller's transaction `tx` (no batching: the caller holds locks the
+ *  batch's statement must not wait behind); the same admission and idempotency rules. */
+export async function createJobIn(tx: Db, job: NewJob, opts: CreateJobOptions): Promise<CreateJobResult> {
+  const [result] = await insertJobs(tx, [{ job, opts }]);
+  return result;
+}
+
+type Pending = Pick<Waiting, "job" | "opts">;
+
 /** Jobs of one tenant under one limit, created by one statement (rarely more, see below); the outcome
  *  of each. */
-async function insertJobs(db: Db, batch: Waiting[]): Promise<CreateJobResult[]> {
+async function insertJobs(db: Db, batch: Pending[]): Promise<CreateJobResult[]> {
   const { tenantId } = batch[0].job;
   const { maxJobs } = batch[0].opts;
   const created = new Map<string, JobRow>();
@@ -154,7 +163,7 @@ async function insertJobs(db: Db, batch: Waiting[]): Promise<CreateJobResult[]> 
 }
 
 /** The statement: the inserted jobs' rows, then a row of NULLs if the jobs not inserted should go again. */
-function insertStatement(batch: Waiting[]): SQL {
+function insertStatement(batch: Pending[]): SQL {
   const { tenantId } = batch[0].job;
   const { maxJobs } = batch[0].opts;
   const keys = new Set<string>();
@@ -185,6 +194,7 @@ function insertStatement(batch: Waiting[]): SQL {
     status: job.status ?? "active",
     notify: job.notify ?? null,
     key: job.key ?? null,
+    debounce: job.debounce ?? null,
     idempotency_key: opts.idempotencyKey ?? null,
     idempotency_hash: opts.requestHash ?? null,
     trigger_id: job.runAt ? newId("trg") : null,
@@ -196,7 +206,7 @@ function insertStatement(batch: Waiting[]): SQL {
         ord int, dup boolean, id text, name text, type text, cron text, timezone text, run_at timestamptz,
         next_fire_at timestamptz, target jsonb, payload jsonb, max_attempts int, initial_delay_ms int,
         max_delay_ms int, backoff text, jitter text, timeout_ms int, priority int, overlap text, misfire text, delivery text, catchup_window_ms int,
-        status text, notify jsonb, key text, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean)
+        status text, notify jsonb, key text, debounce jsonb, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean)
     ), counter AS MATERIALIZED (
       -- First: the tenant's row (KEY SHARE, as the foreign keys take it), then its counter row, locked
       -- at its latest committed value. No row: the tenant's first job (see ensureCounter).
@@ -221,10 +231,10 @@ function insertStatement(batch: Waiting[]): SQL {
     ), job AS (
       INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, run_at, next_fire_at, target, payload,
                         max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter, timeout_ms, priority, overlap, misfire, delivery,
-                        catchup_window_ms, status, notify, key, idempotency_key, idempotency_hash)
+                        catchup_window_ms, status, notify, key, debounce, idempotency_key, idempotency_hash)
       SELECT id, ${tenantId}, name, type, cron, timezone, run_at, next_fire_at, target, payload,
              max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter, timeout_ms, priority, overlap, misfire, delivery,
-             catchup_window_ms, status, notify, key, idempotency_key, idempotency_hash
+             catchup_window_ms, status, notify, key, debounce, idempotency_key, idempotency_hash
         FROM input x JOIN admitted a ON a.ord = x.ord
       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
       RETURNING ${jobShape.list}

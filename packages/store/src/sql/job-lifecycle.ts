@@ -166,7 +166,7 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
     }
     if ("priority" in patch) {
       await tx.execute(
-        sql`UPDATE triggers SET priority = ${job.priority} WHERE job_id = ${jobId} AND status = 'pending'`,
+        sql`UPDATE triggers SET priority = ${job.priority} WHERE job_id = ${jobId} AND status = 'pending' AND kind <> 'backfill'`,
       );
     }
     // Its triggers not started move to the new key (their queue rows and key counts follow, migration

@@ -1,0 +1,116 @@
+/** @jsxImportSource hono/jsx */
+// A job's flow control on its page (docs/flow-control.md): how many creates a debounced job folded,
+// and a cron job's backfills with their counts and a cancel. Reads its own data, so the job page only
+// places it; the cancel goes through the command layer like every dashboard action.
+import { Hono, type Context } from "hono";
+import { listBackfills, type BackfillInfo, type DebounceState, type JobRow } from "@fairway/store";
+import type { DashEnv } from "./deps.ts";
+import { fmtMs } from "./format.ts";
+import { When } from "./time.tsx";
+import { PostForm } from "./layout.tsx";
+
+/** Backfills shown on a job's page, newest first (the API lists them all). */
+const SHOWN = 10;
+
+export async function FlowControl(props: { c: Context<DashEnv>; job: JobRow }) {
+  const { c, job } = props;
+  const debounce = job.debounce as DebounceState | null;
+  const backfills = job.cron ? await listBackfills(c.var.dash.db, c.var.tenantId, job.id, null, SHOWN) : [];
+  if (!debounce && backfills.length === 0) return null;
+  return (
+    <>
+      {debounce && (
+        <section class="card" aria-labelledby="debounce-h">
+          <h2 id="debounce-h">Debounce</h2>
+          <dl class="kv">
+            <dt>Key</dt>
+            <dd class="mono">{debounce.key}</dd>
+            <dt>Folded</dt>
+            <dd>
+              {debounce.folded} later {debounce.folded === 1 ? "create" : "creates"} folded into this job
+            </dd>
+            <dt>Quiet period</dt>
+            <dd>
+              {fmtMs(debounce.periodMs)}
+              {debounce.maxWaitMs !== null && `, at most ${fmtMs(debounce.maxWaitMs)} after the first create`}
+            </dd>
+          </dl>
+        </section>
+      )}
+      {backfills.length > 0 && <Backfills c={c} jobId={job.id} rows={backfills} />}
+    </>
+  );
+}
+
+const countsText = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([s, n]) => `${n} ${s}`)
+    .join(", ") || "none written";
+
+function Backfills(props: { c: Context<DashEnv>; jobId: string; rows: BackfillInfo[] }) {
+  const { c } = props;
+  const jobUrl = `${c.var.base}/jobs/${encodeURIComponent(props.jobId)}`;
+  return (
+    <>
+      <h2>Backfills</h2>
+      <div class="table-wrap">
+        <table class="stack">
+          <caption class="sr">Backfills, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Backfill</th>
+              <th scope="col">Range</th>
+              <th scope="col" class="num">
+                Fires
+              </th>
+              <th scope="col">Triggers</th>
+              <th scope="col">Cancel</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.rows.map((b) => (
+              <tr>
+                <td data-label="Backfill" class="mono">
+                  {b.id}
+                </td>
+                <td data-label="Range">
+                  <When d={b.fromAt} /> – <When d={b.toAt} />
+                </td>
+                <td data-label="Fires" class="num">
+                  {b.fires}
+                  {b.skipped > 0 && ` (${b.skipped} skipped)`}
+                </td>
+                <td data-label="Triggers">{countsText(b.counts)}</td>
+                <td data-label="Cancel">
+                  {(b.counts.pending ?? 0) > 0 ? (
+                    <PostForm
+                      action={`${jobUrl}/backfills/${encodeURIComponent(b.id)}/cancel`}
+                      csrf={c.var.csrf}
+                      class="inline"
+                      label={`Cancel backfill ${b.id}`}
+                    >
+                      <button type="submit" class="secondary">
+                        Cancel
+                      </button>
+                    </PostForm>
+                  ) : (
+                    "—"
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+export const flowControlPages = new Hono<DashEnv>();
+
+flowControlPages.post("/jobs/:id/backfills/:backfill/cancel", async (c) => {
+  const b = await c.var.dash.commands.cancelBackfill(c.var.tenantId, c.req.param("backfill"));
+  c.var.dash.log.info("backfill cancelled", { tenantId: c.var.tenantId, backfillId: b.id, via: "dashboard" });
+  return c.redirect(`${c.var.base}/jobs/${encodeURIComponent(c.req.param("id"))}?done=backfill_cancelled`, 303);
+});
