@@ -12,6 +12,7 @@ import {
   putKeyBody,
   putPoolBody,
   putSecretBody,
+  replayDeadLettersBody,
   updateJobBody,
   updateTenantBody,
 } from "./schemas.ts";
@@ -20,6 +21,7 @@ import {
   channelResponse,
   createdTenantResponse,
   deadLetterResponse,
+  replayDeadLettersResponse,
   errorResponse,
   executorListResponse,
   healthResponse,
@@ -61,6 +63,7 @@ export const RESPONSES = {
   Reencrypted: reencryptResponse,
   ExecutorList: executorListResponse,
   DeadLetterPage: pageOf(deadLetterResponse),
+  DeadLetterReplay: replayDeadLettersResponse,
   Pool: poolResponse,
   PoolList: poolListResponse,
   Stats: statsResponse,
@@ -93,6 +96,7 @@ export const BODIES = {
   CreatePortalLink: portalLinkBody,
   PutKey: putKeyBody,
   UpdateKeyDefaults: patchKeyDefaultsBody,
+  ReplayDeadLetters: replayDeadLettersBody,
 } satisfies Record<string, z.ZodType>;
 
 /** Recursive schemas, named in both halves so their self-references have a target. */

@@ -6,6 +6,7 @@ import type {
   AttemptRow,
   ChannelRow,
   JobRow,
+  LastRun,
   NotificationRow,
   PoolConfig,
   TenantRow,
@@ -42,7 +43,7 @@ export function retryJson(j: JobRow) {
   };
 }
 
-export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {}) {
+export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date; lastRun?: LastRun | null } = {}) {
   const schedule = j.cron ? { cron: j.cron, timezone: j.timezone } : { at: j.runAt };
   const active = j.status === "active";
   const out: Record<string, unknown> = {
@@ -64,9 +65,11 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     catchupWindowMs: j.catchupWindowMs,
     notify: j.notify ?? null,
     nextFireAt: active ? j.nextFireAt : null,
+    failureStreak: j.failureStreak,
     createdAt: j.createdAt,
     updatedAt: j.updatedAt,
   };
+  if (opts.lastRun !== undefined) out.lastRun = opts.lastRun;
   if (opts.upcoming && j.cron && j.timezone && active && j.nextFireAt) {
     // The next N fires, starting with the one already persisted.
     const after = new Date(j.nextFireAt.getTime() - 1);

@@ -32,6 +32,8 @@ export interface DashboardCommands {
   resumeJob(tenantId: string, id: string): Promise<{ id: string }>;
   updateJob(tenantId: string, id: string, patch: Record<string, unknown>): Promise<{ id: string }>;
   replayTrigger(tenantId: string, id: string): Promise<{ id: string }>;
+  /** POST /v1/dead-letters/replay: the job's oldest dead letters (a bounded batch) pending again. */
+  replayJobDeadLetters(tenantId: string, jobId: string): Promise<{ replayed: number; remaining: number }>;
   addChannel(tenantId: string, body: unknown): Promise<{ id: string }>;
   deleteChannel(tenantId: string, id: string): Promise<void>;
   testChannel(tenantId: string, id: string): Promise<unknown>;

@@ -9,7 +9,7 @@ import { deleteKeyPolicy, patchKeyDefaults, putKeyPolicy } from "./keys.ts";
 import { pauseJob, resumeJob, runJob, updateJob, type CommandContext } from "./jobs.ts";
 import { setPoolPausedCommand } from "./pools.ts";
 import { updateTenant } from "./tenants.ts";
-import { replayTrigger } from "./triggers.ts";
+import { replayJobDeadLetters, replayTrigger } from "./triggers.ts";
 
 export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
   const ctx: CommandContext = { deps, log: deps.log.child({ via: "dashboard" }) };
@@ -23,6 +23,7 @@ export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
       return updateJob(ctx, tenant, id, patch);
     },
     replayTrigger: (tenantId, id) => replayTrigger(ctx, tenantId, id),
+    replayJobDeadLetters: (tenantId, jobId) => replayJobDeadLetters(ctx, tenantId, jobId),
     addChannel: (tenantId, body) => addChannel(ctx, tenantId, body),
     deleteChannel: (tenantId, id) => deleteChannel(ctx, tenantId, id),
     testChannel: (tenantId, id) => testChannel(ctx, tenantId, id),
