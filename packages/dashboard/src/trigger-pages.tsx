@@ -3,6 +3,7 @@
 // letters.
 import { Hono, type Context } from "hono";
 import {
+  deadLetterGroups,
   getJob,
   getTrigger,
   listDeadLetterSummaries,
@@ -10,6 +11,7 @@ import {
   type AttemptRow,
   type TriggerRow,
 } from "@fairway/store";
+import { DeadLetterGroups, replayFlash, replayJobForm } from "./dead-letter-groups.tsx";
 import type { DashEnv } from "./deps.ts";
 import { notFound } from "./errors.ts";
 import { fmtMs, fmtTime } from "./format.ts";
@@ -219,15 +221,20 @@ triggerPages.post("/triggers/:id/replay", async (c) => {
   return c.redirect(`${c.var.base}/triggers/${encodeURIComponent(id)}?done=replayed`, 303);
 });
 
+triggerPages.post("/dead-letters/replay", replayJobForm);
+
 triggerPages.get("/dead-letters", async (c) => {
   const d = c.var.dash;
   const after = c.req.query("after")?.slice(0, 100) ?? null;
   const base = c.var.base;
-  const rows = await listDeadLetterSummaries(d.db, {
-    tenantId: c.var.tenantId,
-    after: after ? { tenantId: c.var.tenantId, triggerId: after } : null,
-    limit: PAGE_SIZE + 1,
-  });
+  const [grouped, rows] = await Promise.all([
+    deadLetterGroups(d.db, { tenantId: c.var.tenantId, limit: PAGE_SIZE }),
+    listDeadLetterSummaries(d.db, {
+      tenantId: c.var.tenantId,
+      after: after ? { tenantId: c.var.tenantId, triggerId: after } : null,
+      limit: PAGE_SIZE + 1,
+    }),
+  ]);
   const list = rows.slice(0, PAGE_SIZE);
   const next =
     rows.length > PAGE_SIZE ? `${base}/dead-letters?after=${encodeURIComponent(list[list.length - 1].id)}` : null;
@@ -241,6 +248,9 @@ triggerPages.get("/dead-letters", async (c) => {
         Triggers that used up their attempts or were refused for good. Replay sends the same trigger again, with the
         same webhook-id.
       </p>
+      <h2>By job</h2>
+      <DeadLetterGroups groups={grouped.groups} capped={grouped.capped} csrf={c.var.csrf} tenantBase={() => base} />
+      <h2>Every dead letter, newest first</h2>
       {list.length === 0 ? (
         <p class="card empty">No dead letters.</p>
       ) : (
@@ -299,5 +309,6 @@ triggerPages.get("/dead-letters", async (c) => {
       )}
       <Pager next={next} first={after ? `${base}/dead-letters` : null} label="Dead letter pages" />
     </>,
+    replayFlash(c) ?? undefined,
   );
 });
