@@ -12,7 +12,7 @@ import { Executor, type Handler } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { connectPostgres, sql, type Store } from "@fairway/store";
 import { migrate, probeDatabase, type DatabaseProbe } from "@fairway/store/node";
-import type { Config } from "./config.ts";
+import { portalBrandOf, type Config } from "./config.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.ts";
 import { StartupError } from "./startup-error.ts";
@@ -128,6 +128,7 @@ async function build(
       apiRatePerSecond: cfg.FAIRWAY_API_RATE_PER_SECOND,
       secretsKey,
       portalOrigins: cfg.FAIRWAY_PORTAL_ORIGINS,
+      portalBrand: portalBrandOf(cfg),
       log,
       metricsText: () => serverMetrics.registry.metrics(),
       metricsToken: cfg.FAIRWAY_METRICS_TOKEN,

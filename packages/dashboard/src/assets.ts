@@ -100,6 +100,9 @@ dl.kv.headers dt{font-size:.8rem}
 }
 `;
 
+/** The favicon: a flag on a green, as an SVG (no 404 for every page's icon request). */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1d7a3e"/><path d="M11 6v21" stroke="#fff" stroke-width="2.5" stroke-linecap="round"/><path d="M12 7l11 4-11 4z" fill="#ffbf47"/><ellipse cx="16" cy="26" rx="8" ry="2.2" fill="#fff" opacity=".55"/></svg>`;
+
 export const LIVE_JS = `
 (function(){
   var regions=document.querySelectorAll("[data-live]");

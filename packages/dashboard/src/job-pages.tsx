@@ -231,7 +231,7 @@ function JobDetail(props: {
             <dt>Type</dt>
             <dd class="mono">{job.type}</dd>
             <dt>Target</dt>
-            <dd class="mono">{targetText(job.target)}</dd>
+            <dd class="mono">{targetText(job.target, job.type)}</dd>
             <dt>Overlap / misfire</dt>
             <dd>
               {job.overlap} / {job.misfire}

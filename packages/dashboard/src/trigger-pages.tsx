@@ -17,7 +17,7 @@ import { notFound } from "./errors.ts";
 import { fmtMs, fmtTime } from "./format.ts";
 import { PAGE_SIZE } from "./forms.ts";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
-import { headerNames, page, shownHeaderValue, targetText, triggeredBy } from "./tenant-shell.tsx";
+import { headerNames, noRequestText, page, shownHeaderValue, targetText, triggeredBy } from "./tenant-shell.tsx";
 
 export const triggerPages = new Hono<DashEnv>();
 
@@ -45,13 +45,13 @@ triggerPages.get("/triggers/:id", async (c) => {
         delivery of this trigger is its id.
       </p>
       <div data-live={open ? `${triggerUrl}/live` : undefined} data-every="1500">
-        <TriggerBody c={c} t={t} />
+        <TriggerBody c={c} t={t} handler={handlerOf(job)} />
       </div>
       <section class="card" aria-labelledby="req-h">
         <h2 id="req-h">The job's target now</h2>
         <dl class="kv">
           <dt>Target</dt>
-          <dd class="mono">{targetText(job?.target)}</dd>
+          <dd class="mono">{targetText(job?.target, job?.type)}</dd>
           <dt>Header names</dt>
           <dd class="mono">{headerNames(job?.target)}</dd>
         </dl>
@@ -77,10 +77,20 @@ triggerPages.get("/triggers/:id", async (c) => {
 triggerPages.get("/triggers/:id/live", async (c) => {
   const t = await getTrigger(c.var.dash.db, c.var.tenantId, c.req.param("id"));
   if (!t) throw notFound("trigger");
-  return c.html(<TriggerBody c={c} t={t} />);
+  const job = await getJob(c.var.dash.db, c.var.tenantId, t.jobId);
+  return c.html(<TriggerBody c={c} t={t} handler={handlerOf(job)} />);
 });
 
-function TriggerBody(props: { c: Context<DashEnv>; t: TriggerRow & { attempts: AttemptRow[] } }) {
+/** A job without a target is run by a worker's handler for its type. */
+function handlerOf(job: { target: unknown; type: string } | null): string | null {
+  return job && !job.target ? job.type : null;
+}
+
+function TriggerBody(props: {
+  c: Context<DashEnv>;
+  t: TriggerRow & { attempts: AttemptRow[] };
+  handler: string | null;
+}) {
   const { c, t } = props;
   return (
     <>
@@ -125,14 +135,14 @@ function TriggerBody(props: { c: Context<DashEnv>; t: TriggerRow & { attempts: A
       {t.attempts.length === 0 ? (
         <p class="card empty">No finished attempt yet.</p>
       ) : (
-        t.attempts.map((a) => <AttemptCard a={a} />)
+        t.attempts.map((a) => <AttemptCard a={a} handler={props.handler} />)
       )}
     </>
   );
 }
 
 /** One attempt: how it ended, the request as sent (secrets as their placeholders) and the response. */
-function AttemptCard(props: { a: AttemptRow }) {
+function AttemptCard(props: { a: AttemptRow; handler: string | null }) {
   const a = props.a;
   const detail = a.detail as AttemptDetail | null;
   const req = detail?.request ?? null;
@@ -171,11 +181,7 @@ function AttemptCard(props: { a: AttemptRow }) {
               {req.truncated && <p class="muted">Body cut at the length an attempt keeps.</p>}
             </>
           ) : (
-            <p class="muted">
-              {a.outcome === "success" || a.httpStatus !== null
-                ? "Not recorded."
-                : "No request left: an in-process handler ran, or the delivery failed before sending."}
-            </p>
+            <p class="muted">{noRequestText(props.handler, a.outcome === "success" || a.httpStatus !== null)}</p>
           )}
         </section>
         <section aria-labelledby={`${id}-res`}>
