@@ -25,7 +25,7 @@ export async function lastRuns(db: Db, jobIds: string[]): Promise<Map<string, La
     db,
     sql`
     SELECT x.id AS "jobId", l.status, l.at
-      FROM unnest(${jobIds}::text[]) AS x(id)
+      FROM jsonb_array_elements_text(${JSON.stringify(jobIds)}::jsonb) AS x(id)
       CROSS JOIN LATERAL (
         SELECT t.status, coalesce(t.finished_at, t.updated_at) AS at FROM triggers t
          WHERE t.job_id = x.id AND t.attempt_count > 0
