@@ -84,8 +84,9 @@ export function DeadLetterGroups(props: {
 }
 
 function errorText(g: DeadLetterGroup): string {
-  const parts = [g.httpStatus != null ? `HTTP ${g.httpStatus}` : null, g.error, g.reason].filter(Boolean);
-  const text = parts.join(" · ") || "—";
+  // An HTTP failure's error is often just "HTTP 500": each part once.
+  const parts = new Set([g.httpStatus != null ? `HTTP ${g.httpStatus}` : null, g.error, g.reason].filter(Boolean));
+  const text = [...parts].join(" · ") || "—";
   return text.length > 160 ? `${text.slice(0, 159)}…` : text;
 }
 
