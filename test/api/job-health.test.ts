@@ -108,17 +108,26 @@ describe("job lists show failure", () => {
 
     // Every replayed trigger is delivered again, now successfully: the streak ends.
     await until(
-      () => job(flaky),
-      (j) => j.failureStreak === 0 && j.lastRun?.outcome === "succeeded",
+      async () => (await h.call(key, "GET", `/v1/jobs/${flaky}/triggers?limit=200`)).json.data as { status: string }[],
+      (ts) => ts.length === 105 && ts.every((t) => t.status === "succeeded"),
       60_000,
       "the replayed dead letters delivered",
     );
     expect(rx.deliveries.filter((d) => d.path === "/flaky/105/health")).toHaveLength(210);
+    expect(await job(flaky)).toMatchObject({ failureStreak: 0, lastRun: { outcome: "succeeded" } });
     expect((await h.call(key, "GET", `/v1/dead-letters?jobId=${flaky}`)).json.data).toEqual([]);
     expect((await list("&failing=true")).map((j) => j.id)).toEqual([rejected]);
 
-    // A replay of a failed one-time job revives it, as a single replay does.
-    expect((await h.call(key, "POST", "/v1/dead-letters/replay", { jobId: rejected })).json.replayed).toBe(1);
+    // Two replays of the same job at once: its one dead letter is replayed once (the rows are locked,
+    // another call skips them), and the failed one-time job is revived once, counted live once.
+    const live = async () => (await h.call(key, "GET", "/v1/quota")).json.usage.jobs as number;
+    const liveBefore = await live();
+    const race = await Promise.all(
+      [1, 2, 3].map(() => h.call(key, "POST", "/v1/dead-letters/replay", { jobId: rejected })),
+    );
+    expect(race.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(race.map((r) => r.json.replayed as number).sort()).toEqual([0, 0, 1]);
+    expect(await live()).toBe(liveBefore + 1);
     expect((await h.call(key, "GET", `/v1/jobs/${rejected}`)).json.status).not.toBe("failed");
   });
 

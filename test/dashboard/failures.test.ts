@@ -72,12 +72,13 @@ describe("dashboard: failures at a glance, replay all, portal branding", () => {
     ]);
     await expect(page.getByRole("status").textContent()).resolves.toContain("Replayed 3 dead letters");
     await until(
-      () => d.acme.jobs.get(job.id),
-      (j) => j.lastRun?.outcome === "succeeded" && j.failureStreak === 0,
+      () => d.acme.jobs.triggers(job.id),
+      (p) => p.data.length === 3 && p.data.every((t) => t.status === "succeeded"),
       30_000,
       "the replayed letters delivered",
     );
     expect(d.receiver.deliveries.filter((x) => x.path === "/flaky/3/sync" && x.verified)).toHaveLength(6);
+    expect(await d.acme.jobs.get(job.id)).toMatchObject({ failureStreak: 0, lastRun: { outcome: "succeeded" } });
     expect((await d.acme.deadLetters({ jobId: job.id })).data).toEqual([]);
   });
 
