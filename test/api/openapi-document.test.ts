@@ -32,8 +32,7 @@ describe("the OpenAPI document", () => {
         // Middleware (ALL), the dashboard's HTML pages and the browser's redirects (/, /favicon.ico)
         // are not API operations.
         .filter(
-          (r) =>
-            r.method !== "ALL" && !r.path.startsWith("/dashboard") && r.path !== "/" && r.path !== "/favicon.ico",
+          (r) => r.method !== "ALL" && !r.path.startsWith("/dashboard") && r.path !== "/" && r.path !== "/favicon.ico",
         )
         .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`),
     );

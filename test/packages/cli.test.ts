@@ -119,13 +119,28 @@ describe("fairway CLI", () => {
     const { key } = await json(["keys", "create", "beta"], server.adminToken);
     const create = (name: string, ...rest: string[]) => json(["jobs", "create", "--name", name, ...rest], key);
     const ok = await create("once-ok", "--delay-ms", "0", "--target", `${receiver.url}/ok`);
-    const bad = await create("once-bad", "--delay-ms", "0", "--target", `${receiver.url}/status/400`, "--max-attempts", "1");
+    const bad = await create(
+      "once-bad",
+      "--delay-ms",
+      "0",
+      "--target",
+      `${receiver.url}/status/400`,
+      "--max-attempts",
+      "1",
+    );
     await create("weekday", "--cron", "0 9 * * 1-5", "--timezone", "Europe/Berlin", "--target", `${receiver.url}/ok`);
-    type Listed = { id: string; status: string; failureStreak: number; schedule: unknown; lastRun?: { outcome: string } };
+    type Listed = {
+      id: string;
+      status: string;
+      failureStreak: number;
+      schedule: unknown;
+      lastRun?: { outcome: string };
+    };
     const listed = async (...args: string[]) => (await json(["jobs", "list", ...args], key)) as Listed[];
     await until(
       () => listed(),
-      (js) => js.find((j) => j.id === bad.id)?.status === "failed" && js.find((j) => j.id === ok.id)?.status === "completed",
+      (js) =>
+        js.find((j) => j.id === bad.id)?.status === "failed" && js.find((j) => j.id === ok.id)?.status === "completed",
       30_000,
       "both one-time jobs ended",
     );
@@ -151,7 +166,10 @@ describe("fairway CLI", () => {
     );
     // The backlog (three attempts over two jobs) comes oldest first.
     const tail = await fairway(["tail", "--all", "--exit-after", "3", "--interval-ms", "100", "--json"], key);
-    const lines = tail.stdout.trim().split("\n").map((l) => JSON.parse(l) as { startedAt: string; jobName: string });
+    const lines = tail.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { startedAt: string; jobName: string });
     expect(lines.map((l) => l.jobName).sort()).toEqual(["once-bad", "once-bad", "once-ok"]);
     const started = lines.map((l) => l.startedAt);
     expect(started).toEqual(started.slice().sort());

@@ -402,8 +402,8 @@ adminPages.get("/dead-letters", async (c) => {
     <Page title="Dead letters" scope={c.var.scope} nav={adminNav()} current="/dashboard/admin/dead-letters">
       <h1>Dead letters</h1>
       <p class="sub">
-        Triggers that used up their attempts or were refused for good. Replay all of a job's here, or one at a time
-        from the tenant's view.
+        Triggers that used up their attempts or were refused for good. Replay all of a job's here, or one at a time from
+        the tenant's view.
       </p>
       <h2>By job, newest first</h2>
       <DeadLetterGroups

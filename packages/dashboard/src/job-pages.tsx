@@ -31,7 +31,10 @@ jobPages.get("/jobs", async (c) => {
     limit: PAGE_SIZE + 1,
   });
   const jobs = rows.slice(0, PAGE_SIZE);
-  const last = await lastRuns(c.var.dash.db, jobs.map((j) => j.id));
+  const last = await lastRuns(
+    c.var.dash.db,
+    jobs.map((j) => j.id),
+  );
   const keep = new URLSearchParams({
     ...(q.q ? { q: q.q } : {}),
     ...(q.status ? { status: q.status } : {}),

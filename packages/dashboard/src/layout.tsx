@@ -87,7 +87,8 @@ export function Page(props: {
                 <span>{who}</span>
                 {props.portal && (
                   <span class="expires">
-                    Session ends <time datetime={props.portal.endsAt.toISOString()}>{fmtTime(props.portal.endsAt)}</time>
+                    Session ends{" "}
+                    <time datetime={props.portal.endsAt.toISOString()}>{fmtTime(props.portal.endsAt)}</time>
                   </span>
                 )}
                 {props.scope?.kind === "admin" && (

@@ -17,13 +17,16 @@ export function parsePortalBrand(
   accent: string | undefined,
 ): { ok: true; brand: PortalBrand } | { ok: false; message: string } {
   const t = (title ?? "").trim();
-  if (t.length > 60 || /[\u0000-\u001f\u007f]/.test(t))
+  if (t.length > 60 || [...t].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f))
     return { ok: false, message: "FAIRWAY_PORTAL_TITLE: at most 60 characters, on one line, e.g. Acme Scheduler" };
   const a = (accent ?? "").trim();
   if (a === "") return { ok: true, brand: { title: t || DEFAULT_PORTAL_TITLE, accent: null } };
   const m = /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.exec(a);
   if (!m)
-    return { ok: false, message: `FAIRWAY_PORTAL_ACCENT: "${a.slice(0, 40)}" is not a hex colour; write #rrggbb, e.g. #0b6e4f` };
+    return {
+      ok: false,
+      message: `FAIRWAY_PORTAL_ACCENT: "${a.slice(0, 40)}" is not a hex colour; write #rrggbb, e.g. #0b6e4f`,
+    };
   const hex = m[1]!.length === 3 ? [...m[1]!].map((c) => c + c).join("") : m[1]!;
   const ratio = contrastWithWhite(hex);
   if (ratio < 4.5)

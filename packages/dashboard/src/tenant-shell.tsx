@@ -64,7 +64,9 @@ export function targetText(target: unknown, type: string | undefined): string {
 /** Why an attempt shows no request: said the same way on every page. A handler job sends none. */
 export function noRequestText(handlerType: string | null, sent: boolean): string {
   if (handlerType !== null) return `No HTTP request: handler \`${handlerType}\` ran in a worker.`;
-  return sent ? "No request recorded for this attempt." : "No request recorded: the delivery failed before it was sent.";
+  return sent
+    ? "No request recorded for this attempt."
+    : "No request recorded: the delivery failed before it was sent.";
 }
 
 export function headerNames(target: unknown): string {

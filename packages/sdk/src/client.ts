@@ -96,8 +96,7 @@ export function createClient(opts: ClientOptions) {
     req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor, key: o.key })}`);
   const deadLetters = (o: PageOptions & { jobId?: string } = {}) =>
     req<Page<DeadLetter>>("GET", `/v1/dead-letters${qs({ limit: o.limit, cursor: o.cursor, jobId: o.jobId })}`);
-  const replayDeadLetters = (jobId: string) =>
-    req<DeadLetterReplay>("POST", "/v1/dead-letters/replay", { jobId });
+  const replayDeadLetters = (jobId: string) => req<DeadLetterReplay>("POST", "/v1/dead-letters/replay", { jobId });
   const channels = (o: PageOptions = {}) =>
     req<Page<NotificationChannel>>("GET", `/v1/notification-channels${qs({ limit: o.limit, cursor: o.cursor })}`);
   const notifications = (

@@ -22,7 +22,6 @@ export {
   REPLAY_BATCH,
   replayJobDeadLetters,
   type DeadLetterGroup,
-  type LastOutcome,
   type LastRun,
 } from "./sql/job-health.ts";
 export {

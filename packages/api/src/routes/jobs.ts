@@ -56,7 +56,8 @@ export const jobRoutes = [
   route({
     method: "get",
     path: "/v1/jobs",
-    summary: "List jobs with their last outcome and failure streak (cursor pagination; ?failing=true for failing jobs; cancelled jobs only with ?status=cancelled)",
+    summary:
+      "List jobs with their last outcome and failure streak (cursor pagination; ?failing=true for failing jobs; cancelled jobs only with ?status=cancelled)",
     query: jobListQuery,
     ok: { status: 200, description: "A page of jobs", json: "JobPage" },
     errors: [400],
@@ -72,7 +73,10 @@ export const jobRoutes = [
         failing: q.failing,
       });
       // The page's last outcomes: one index probe per job, not a join of every job's history.
-      const last = await lastRuns(c.var.deps.db, rows.map((j) => j.id));
+      const last = await lastRuns(
+        c.var.deps.db,
+        rows.map((j) => j.id),
+      );
       return c.json(page(rows, q.limit, (j) => jobJson(j, { lastRun: last.get(j.id) ?? null })));
     },
   }),

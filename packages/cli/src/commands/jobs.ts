@@ -165,10 +165,14 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
       const g = globals();
       const page = await tenantClient(g).deadLetters({ limit: o.limit ?? 50, ...(o.job ? { jobId: o.job } : {}) });
       print(g, page.data, (rows) =>
-        table(
-          rows.map((r) => ({ ...r, error: r.lastAttempt?.error ?? r.reason })) as never,
-          ["id", "jobId", "jobName", "attemptCount", "finishedAt", "error"],
-        ),
+        table(rows.map((r) => ({ ...r, error: r.lastAttempt?.error ?? r.reason })) as never, [
+          "id",
+          "jobId",
+          "jobName",
+          "attemptCount",
+          "finishedAt",
+          "error",
+        ]),
       );
     });
   dead

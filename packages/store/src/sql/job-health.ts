@@ -9,7 +9,7 @@ import { COUNT_CAP } from "./dashboard-reads.ts";
 
 /** What the latest fire that was tried came to: succeeded; dead_lettered (retries spent); unknown
  *  (at-most-once, lost in flight); failed (its last attempt failed, a retry is pending). */
-export type LastOutcome = "succeeded" | "failed" | "dead_lettered" | "unknown";
+type LastOutcome = "succeeded" | "failed" | "dead_lettered" | "unknown";
 
 export interface LastRun {
   outcome: LastOutcome;
