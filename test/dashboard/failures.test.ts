@@ -116,4 +116,12 @@ describe("dashboard: failures at a glance, replay all, portal branding", () => {
     expect(d.server.output()).toContain(`Dashboard: ${d.server.url}/dashboard`);
     expect(d.server.output()).toContain(`API docs:  ${d.server.url}/docs`);
   });
+
+  it("after a SIGTERM drain, the server's last line says it stopped", async () => {
+    expect(await d.server.stop("SIGTERM")).toBe(0);
+    // stdout and stderr arrive through separate pipes: their lines' order is the process's only within each.
+    const out = d.server.output();
+    expect(out).toContain("SIGTERM: draining");
+    expect(out.indexOf("Fairway stopped.")).toBeGreaterThan(out.indexOf("SIGTERM: draining"));
+  });
 });
