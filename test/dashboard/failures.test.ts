@@ -118,10 +118,12 @@ describe("dashboard: failures at a glance, replay all, portal branding", () => {
   });
 
   it("after a SIGTERM drain, the server's last line says it stopped", async () => {
+    // The browser's kept-alive connections would hold the HTTP drain open until they time out.
+    await d.browser.close();
     expect(await d.server.stop("SIGTERM")).toBe(0);
     // stdout and stderr arrive through separate pipes: their lines' order is the process's only within each.
     const out = d.server.output();
     expect(out).toContain("SIGTERM: draining");
     expect(out.indexOf("Fairway stopped.")).toBeGreaterThan(out.indexOf("SIGTERM: draining"));
-  });
+  }, 60_000);
 });
