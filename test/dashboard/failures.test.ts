@@ -108,9 +108,11 @@ describe("dashboard: failures at a glance, replay all, portal branding", () => {
     const root = await fetch(`${d.server.url}/`, { redirect: "manual" });
     expect(root.status).toBe(302);
     expect(root.headers.get("location")).toBe("/dashboard");
+    await root.body?.cancel();
     const icon = await fetch(`${d.server.url}/favicon.ico`);
     expect(icon.status).toBe(200);
     expect(icon.headers.get("content-type")).toContain("image/svg+xml");
+    expect(await icon.text()).toContain("<svg");
     await d.page.goto(`${d.server.url}/dashboard/admin`);
     await expect(d.page.locator("link[rel=icon]").getAttribute("href")).resolves.toBe("/dashboard/assets/favicon.svg");
     expect(d.server.output()).toContain(`Dashboard: ${d.server.url}/dashboard`);
@@ -118,8 +120,8 @@ describe("dashboard: failures at a glance, replay all, portal branding", () => {
   });
 
   it("after a SIGTERM drain, the server's last line says it stopped", async () => {
-    // The browser's kept-alive connections would hold the HTTP drain open until they time out.
-    await d.browser.close();
+    // With the dashboard still open in the browser, its kept-alive connections do not hold the drain.
+    await d.page.goto(`${d.server.url}/dashboard/admin/t/acme/jobs`);
     expect(await d.server.stop("SIGTERM")).toBe(0);
     // stdout and stderr arrive through separate pipes: their lines' order is the process's only within each.
     const out = d.server.output();

@@ -168,7 +168,7 @@ async function build(
     async stop() {
       // Drain HTTP first (no new work), then the executor within its grace period, then connections,
       // and the embedded Postgres last: the executor's last settles still need it.
-      if (http) await new Promise<void>((done) => http!.close(() => done()));
+      if (http) await closeHttp(http);
       await executor?.stop(cfg.FAIRWAY_GRACE_MS);
       await transport.close();
       await coordinator.close();
@@ -178,6 +178,20 @@ async function build(
       lock?.release();
     },
   };
+}
+
+/** Stops taking connections and waits for the open ones to finish. A browser keeps its connections
+ *  alive and reuses them (an open dashboard page refreshes itself), so one that was busy when the
+ *  close began would stay open until its keep-alive timeout: each is closed as soon as it is idle. */
+async function closeHttp(http: ServerType): Promise<void> {
+  const server = http as unknown as { closeIdleConnections?: () => void };
+  const sweep = setInterval(() => server.closeIdleConnections?.(), 100);
+  sweep.unref();
+  try {
+    await new Promise<void>((done) => http.close(() => done()));
+  } finally {
+    clearInterval(sweep);
+  }
 }
 
 /** Whether DATABASE_URL is a transaction pooler; refuses a pooler without a direct URL (or a pooler as
