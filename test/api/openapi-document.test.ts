@@ -29,8 +29,11 @@ describe("the OpenAPI document", () => {
     });
     const registered = new Set(
       app.routes
-        // Middleware (ALL) and the dashboard's HTML pages are not API operations.
-        .filter((r) => r.method !== "ALL" && !r.path.startsWith("/dashboard"))
+        // Middleware (ALL), the dashboard's HTML pages and the browser's redirects (/, /favicon.ico)
+        // are not API operations.
+        .filter(
+          (r) => r.method !== "ALL" && !r.path.startsWith("/dashboard") && r.path !== "/" && r.path !== "/favicon.ico",
+        )
         .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`),
     );
     const documented = new Set(

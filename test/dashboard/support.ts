@@ -112,7 +112,7 @@ export interface Dashboard {
 }
 
 /** The server, tenants, receiver and browser of one test file: filled in before its first test. */
-export function useDashboard(opts: { signedIn?: boolean } = {}): Dashboard {
+export function useDashboard(opts: { signedIn?: boolean; env?: Record<string, string> } = {}): Dashboard {
   const d = {} as Dashboard;
   beforeAll(async () => {
     d.db = await createTestDb();
@@ -124,6 +124,7 @@ export function useDashboard(opts: { signedIn?: boolean } = {}): Dashboard {
       DATABASE_URL: d.db.url,
       FAIRWAY_PORTAL_ORIGINS: d.embedder.url,
       FAIRWAY_LOG_LEVEL: "info",
+      ...opts.env,
     });
     d.admin = createAdminClient({ baseUrl: d.server.url, adminToken: d.server.adminToken });
     const t = await d.admin.tenants.create({ id: "acme", name: "Acme Corp" });

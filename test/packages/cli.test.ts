@@ -10,6 +10,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
+import { until } from "../support/until.ts";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -110,6 +111,68 @@ describe("fairway CLI", () => {
     expect(jobs.map((j: { name: string }) => j.name).sort()).toEqual(["ping", "tick"]);
     const human = await fairway(["jobs", "list"], key);
     expect(human.stdout).toMatch(/^ID\s+NAME\s+TYPE\s+STATUS/);
+  }, 120_000);
+
+  it("jobs list: schedules in words, last run and streak, --failing; dead-letters replay; tail --all oldest first", async () => {
+    const tenant = await json(["tenants", "create", "Beta", "--id", "beta"], server.adminToken);
+    receiver.secrets = [...receiver.secrets, tenant.signingSecret];
+    const { key } = await json(["keys", "create", "beta"], server.adminToken);
+    const create = (name: string, ...rest: string[]) => json(["jobs", "create", "--name", name, ...rest], key);
+    const ok = await create("once-ok", "--delay-ms", "0", "--target", `${receiver.url}/ok`);
+    const bad = await create(
+      "once-bad",
+      "--delay-ms",
+      "0",
+      "--target",
+      `${receiver.url}/status/400`,
+      "--max-attempts",
+      "1",
+    );
+    await create("weekday", "--cron", "0 9 * * 1-5", "--timezone", "Europe/Berlin", "--target", `${receiver.url}/ok`);
+    type Listed = {
+      id: string;
+      status: string;
+      failureStreak: number;
+      schedule: unknown;
+      lastRun?: { outcome: string };
+    };
+    const listed = async (...args: string[]) => (await json(["jobs", "list", ...args], key)) as Listed[];
+    await until(
+      () => listed(),
+      (js) =>
+        js.find((j) => j.id === bad.id)?.status === "failed" && js.find((j) => j.id === ok.id)?.status === "completed",
+      30_000,
+      "both one-time jobs ended",
+    );
+    const human = (await fairway(["jobs", "list"], key)).stdout;
+    expect(human).toMatch(/^ID\s+NAME\s+TYPE\s+STATUS\s+SCHEDULE\s+LASTRUN\s+FAILING/);
+    expect(human).toContain("At 09:00, Monday through Friday (Europe/Berlin)");
+    expect(human).toMatch(/once-bad .*once at 20\d\d-.*dead_lettered 20\d\d-.*1 dead in a row/);
+    expect(human).not.toContain('{"');
+    // --json is the API's objects, schedules as they are.
+    const failing = await listed("--failing");
+    expect(failing.map((j) => j.id)).toEqual([bad.id]);
+    expect(failing[0]!.schedule).toHaveProperty("at");
+
+    const dead = await json(["dead-letters", "list", "--job", bad.id], key);
+    expect(dead).toHaveLength(1);
+    const replay = await fairway(["dead-letters", "replay", "--job", bad.id], key);
+    expect(replay.stdout.trim()).toBe("replayed 1; 0 remain");
+    await until(
+      () => json(["triggers", "get", dead[0].id], key),
+      (t: { status: string; attemptCount: number }) => t.status === "dead" && t.attemptCount === 2,
+      30_000,
+      "the replayed trigger ended again",
+    );
+    // The backlog (three attempts over two jobs) comes oldest first.
+    const tail = await fairway(["tail", "--all", "--exit-after", "3", "--interval-ms", "100", "--json"], key);
+    const lines = tail.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { startedAt: string; jobName: string });
+    expect(lines.map((l) => l.jobName).sort()).toEqual(["once-bad", "once-bad", "once-ok"]);
+    const started = lines.map((l) => l.startedAt);
+    expect(started).toEqual(started.slice().sort());
   }, 120_000);
 
   it("fairness keys: --key on jobs, keys set|get|list|reset|defaults, the admin's --tenant, bounds refused", async () => {
@@ -230,6 +293,8 @@ describe("fairway CLI", () => {
       ["backfills", "list"],
       ["backfills", "get"],
       ["backfills", "cancel"],
+      ["dead-letters", "list"],
+      ["dead-letters", "replay"],
       ["tail"],
     ]) {
       const r = await fairway([...cmd, "--help"]);

@@ -185,6 +185,10 @@ describe("OpenAPI contract", () => {
       "not_dead",
     );
     await fails(client.triggers.get("trg_nope"));
+    // Its one dead letter (replayed above, and maybe dead again by now): none is left after this.
+    expect(await client.replayDeadLetters(dead.id)).toMatchObject({ jobId: dead.id, remaining: 0 });
+    await fails(client.replayDeadLetters("job_nope"));
+    await client.jobs.list({ failing: true });
 
     await client.jobs.list({ limit: 2 });
     for await (const _ of client.jobs.all({ limit: 2 })) void _;

@@ -1,7 +1,7 @@
 // The Worker's bindings and settings (wrangler.toml [vars], secrets, the Hyperdrive binding), read
 // once per invocation into a typed config. Every field documents its default.
 import { createLogger, loadSecretsKeyring, type Logger, type LogLevel, type SecretsKeyring } from "@fairway/core";
-import { parsePortalOrigins } from "@fairway/dashboard";
+import { parsePortalBrand, parsePortalOrigins, type PortalBrand } from "@fairway/dashboard";
 import type { HttpMailApi } from "@fairway/executor";
 
 export interface Env {
@@ -36,6 +36,8 @@ export interface Env {
   FAIRWAY_METRICS_TOP_TENANTS?: string;
   /** Origins that may embed a tenant portal view in an iframe, space- or comma-separated. Default none. */
   FAIRWAY_PORTAL_ORIGINS?: string;
+  FAIRWAY_PORTAL_TITLE?: string;
+  FAIRWAY_PORTAL_ACCENT?: string;
   /** An HTTP mail API for email notification channels (Resend's `POST /emails`, e.g.
    *  https://api.resend.com) and, a secret, its key. Unset = email channels are refused. */
   FAIRWAY_MAIL_API_URL?: string;
@@ -57,6 +59,7 @@ export interface EdgeConfig {
   metricsToken: string | undefined;
   metricsTopTenants: number;
   portalOrigins: string[];
+  portalBrand: PortalBrand;
   mailApi: HttpMailApi | null;
   log: Logger;
 }
@@ -90,6 +93,8 @@ export async function readConfig(env: Env): Promise<EdgeConfig> {
   if (!LEVELS.includes(level)) throw new ConfigError(`FAIRWAY_LOG_LEVEL must be one of ${LEVELS.join(", ")}`);
   const portal = parsePortalOrigins(env.FAIRWAY_PORTAL_ORIGINS);
   if (!portal.ok) throw new ConfigError(portal.message);
+  const brand = parsePortalBrand(env.FAIRWAY_PORTAL_TITLE, env.FAIRWAY_PORTAL_ACCENT);
+  if (!brand.ok) throw new ConfigError(brand.message);
   return {
     databaseUrl: env.HYPERDRIVE.connectionString,
     adminToken,
@@ -103,6 +108,7 @@ export async function readConfig(env: Env): Promise<EdgeConfig> {
     metricsToken: metricsTokenOf(env),
     metricsTopTenants: intVar(env, "FAIRWAY_METRICS_TOP_TENANTS", 20, 0, 1000),
     portalOrigins: portal.origins,
+    portalBrand: brand.brand,
     mailApi: mailApiOf(env),
     log: createLogger({ level }),
   };

@@ -36,6 +36,7 @@ export default {
         metricsToken: cfg.metricsToken,
         metricsTopTenants: cfg.metricsTopTenants,
         portalOrigins: cfg.portalOrigins,
+        portalBrand: cfg.portalBrand,
         log: cfg.log,
         emailUnavailable: cfg.mailApi
           ? undefined

@@ -1,6 +1,6 @@
 // Server configuration from the environment. Every field documents its default.
 import { z } from "zod";
-import { parsePortalOrigins } from "@fairway/dashboard";
+import { parsePortalBrand, parsePortalOrigins, type PortalBrand } from "@fairway/dashboard";
 import { StartupError } from "./startup-error.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
@@ -66,6 +66,10 @@ const schema = z
         if (!r.ok) ctx.addIssue({ code: "custom", message: r.message });
         return r.ok ? r.origins : [];
       }),
+    /** The portal's name in its header and titles, in place of "Fairway" (at most 60 characters). */
+    FAIRWAY_PORTAL_TITLE: z.string().optional(),
+    /** The portal's accent colour for buttons and links, #rrggbb, dark enough for 4.5:1 on white. */
+    FAIRWAY_PORTAL_ACCENT: z.string().optional(),
     /** Postgres pool size. Default 10. */
     FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
     /** An API request still waiting on Postgres this long, while Postgres does not answer a probe either
@@ -108,6 +112,15 @@ const schema = z
     message: "set both FAIRWAY_MAIL_API_URL and FAIRWAY_MAIL_API_KEY, or neither",
     path: ["FAIRWAY_MAIL_API_KEY"],
   })
+  .superRefine((c, ctx) => {
+    const r = parsePortalBrand(c.FAIRWAY_PORTAL_TITLE, c.FAIRWAY_PORTAL_ACCENT);
+    if (!r.ok)
+      ctx.addIssue({
+        code: "custom",
+        message: r.message.replace(/^FAIRWAY_PORTAL_\w+: /, ""),
+        path: [r.message.split(":")[0]!],
+      });
+  })
   .refine((c) => !(c.FAIRWAY_SMTP_URL && c.FAIRWAY_MAIL_API_URL), {
     message: "set FAIRWAY_SMTP_URL or FAIRWAY_MAIL_API_URL for email, not both",
     path: ["FAIRWAY_MAIL_API_URL"],
@@ -133,4 +146,12 @@ function echo(key: string, env: Record<string, string | undefined>): string {
   const v = env[key];
   if (v === undefined || SECRET.test(key)) return "";
   return ` (got ${JSON.stringify(v.length > 60 ? v.slice(0, 60) + "…" : v)})`;
+}
+
+/** The portal's name and accent, as FAIRWAY_PORTAL_TITLE and FAIRWAY_PORTAL_ACCENT give them (the
+ *  schema has checked both). */
+export function portalBrandOf(cfg: Config): PortalBrand {
+  const r = parsePortalBrand(cfg.FAIRWAY_PORTAL_TITLE, cfg.FAIRWAY_PORTAL_ACCENT);
+  if (!r.ok) throw new StartupError(`invalid configuration: ${r.message}`);
+  return r.brand;
 }

@@ -1,6 +1,6 @@
 // `npm start`: the Node server — API + executor in one process, embedded PostgreSQL unless DATABASE_URL.
 // A start that fails prints one line (what is wrong, what to do) and exits 1.
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { loadConfig, type Config } from "./config.ts";
 import { redactUrl } from "./embedded-postgres.ts";
 import { installProcessGuards } from "./process-guards.ts";
@@ -23,7 +23,11 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
 
 function drain(s: Server): void {
   s.stop().then(
-    () => process.exit(0),
+    () => {
+      // The last line a supervisor's log shows: the drain finished and nothing is left running.
+      console.error("Fairway stopped.");
+      process.exit(0);
+    },
     (err) => {
       console.error(err);
       process.exit(1);
@@ -52,11 +56,16 @@ if (pg) {
     `Database URL: ${redactUrl(pg.url)} (${took}; full URL with password in ${join(cfg.FAIRWAY_DATA_DIR, "database-url")})`,
   );
 }
-if (server.url) console.error(`Listening on ${server.url}`);
+if (server.url) {
+  console.error(`Listening on ${server.url}`);
+  console.error(`Dashboard: ${server.url}/dashboard`);
+  console.error(`API docs:  ${server.url}/docs`);
+}
+const tokenFile = resolve(cfg.FAIRWAY_DATA_DIR, "admin-token");
 if (server.adminTokenGenerated) {
-  console.error(
-    `Generated admin token (shown once; kept in ${cfg.FAIRWAY_DATA_DIR}/admin-token):\n  ${server.adminToken}`,
-  );
+  console.error(`Generated admin token (shown once; kept in ${tokenFile}):\n  ${server.adminToken}`);
 } else if (!cfg.FAIRWAY_ADMIN_TOKEN) {
-  console.error(`Admin token: in ${cfg.FAIRWAY_DATA_DIR}/admin-token`);
+  console.error(`Admin token: in ${tokenFile}`);
+} else {
+  console.error("Admin token: FAIRWAY_ADMIN_TOKEN");
 }

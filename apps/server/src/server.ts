@@ -12,7 +12,7 @@ import { Executor, type Handler } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { connectPostgres, sql, type Store } from "@fairway/store";
 import { migrate, probeDatabase, type DatabaseProbe } from "@fairway/store/node";
-import type { Config } from "./config.ts";
+import { portalBrandOf, type Config } from "./config.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.ts";
 import { StartupError } from "./startup-error.ts";
@@ -128,6 +128,7 @@ async function build(
       apiRatePerSecond: cfg.FAIRWAY_API_RATE_PER_SECOND,
       secretsKey,
       portalOrigins: cfg.FAIRWAY_PORTAL_ORIGINS,
+      portalBrand: portalBrandOf(cfg),
       log,
       metricsText: () => serverMetrics.registry.metrics(),
       metricsToken: cfg.FAIRWAY_METRICS_TOKEN,
@@ -167,7 +168,7 @@ async function build(
     async stop() {
       // Drain HTTP first (no new work), then the executor within its grace period, then connections,
       // and the embedded Postgres last: the executor's last settles still need it.
-      if (http) await new Promise<void>((done) => http!.close(() => done()));
+      if (http) await closeHttp(http);
       await executor?.stop(cfg.FAIRWAY_GRACE_MS);
       await transport.close();
       await coordinator.close();
@@ -177,6 +178,20 @@ async function build(
       lock?.release();
     },
   };
+}
+
+/** Stops taking connections and waits for the open ones to finish. A browser keeps its connections
+ *  alive and reuses them (an open dashboard page refreshes itself), so one that was busy when the
+ *  close began would stay open until its keep-alive timeout: each is closed as soon as it is idle. */
+async function closeHttp(http: ServerType): Promise<void> {
+  const server = http as unknown as { closeIdleConnections?: () => void };
+  const sweep = setInterval(() => server.closeIdleConnections?.(), 100);
+  sweep.unref();
+  try {
+    await new Promise<void>((done) => http.close(() => done()));
+  } finally {
+    clearInterval(sweep);
+  }
 }
 
 /** Whether DATABASE_URL is a transaction pooler; refuses a pooler without a direct URL (or a pooler as

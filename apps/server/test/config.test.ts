@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig, portalBrandOf } from "../src/config.ts";
 
 it("keys Redis under fairway: unless FAIRWAY_REDIS_PREFIX says otherwise", () => {
   expect(loadConfig({}).FAIRWAY_REDIS_PREFIX).toBe("fairway:");
@@ -64,4 +64,17 @@ it("sends email through SMTP or an HTTP mail API, set whole, not both; never ech
   }
   expect(message).toMatch(/FAIRWAY_MAIL_API_KEY/);
   expect(message).not.toContain("re_secret_value");
+});
+
+it("takes the portal's title and an accent colour readable on white; refuses a pale or malformed one", () => {
+  expect(portalBrandOf(loadConfig({}))).toEqual({ title: "Fairway", accent: null });
+  expect(
+    portalBrandOf(loadConfig({ FAIRWAY_PORTAL_TITLE: " Acme Scheduler ", FAIRWAY_PORTAL_ACCENT: "#0B6E4F" })),
+  ).toEqual({ title: "Acme Scheduler", accent: "#0b6e4f" });
+  expect(portalBrandOf(loadConfig({ FAIRWAY_PORTAL_ACCENT: "#036" })).accent).toBe("#003366");
+  expect(() => loadConfig({ FAIRWAY_PORTAL_ACCENT: "#ffeb3b" })).toThrow(
+    /FAIRWAY_PORTAL_ACCENT: #ffeb3b on white has a contrast of 1\.\d\d:1, under the 4\.5:1 text needs/,
+  );
+  expect(() => loadConfig({ FAIRWAY_PORTAL_ACCENT: "green" })).toThrow(/FAIRWAY_PORTAL_ACCENT: .*not a hex colour/);
+  expect(() => loadConfig({ FAIRWAY_PORTAL_TITLE: "x".repeat(61) })).toThrow(/FAIRWAY_PORTAL_TITLE: at most 60/);
 });

@@ -106,8 +106,11 @@ export const dashboard: Scenario = {
         ["tenants", base],
         ["jobs", `${base}/t/bench/jobs`],
         ["jobs_search", `${base}/t/bench/jobs?q=report-09&status=active`],
+        // Failing only: a walk of the tenant's 10k jobs for the 50 with a failure streak.
+        ["jobs_failing", `${base}/t/bench/jobs?failing=1`],
         ["job", `${base}/t/bench/jobs/${String(once[0].id)}`],
         ["dead_letters", `${base}/dead-letters`],
+        ["tenant_dead_letters", `${base}/t/bench/dead-letters`],
         ["activity", `${base}/activity`],
         ["activity_24h", `${base}/activity?range=24h`],
         ["activity_7d_tenant", `${base}/activity?range=7d&tenant=bench`],

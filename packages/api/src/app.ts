@@ -82,6 +82,10 @@ export function createApp(input: AppDeps) {
       app.on(r.method.toUpperCase(), r.path, handlers[0], ...handlers.slice(1));
     }
   };
+  // A browser's first request goes to the dashboard, and its icon request finds one: neither is an
+  // API operation (not in the route table, so not in the OpenAPI document).
+  app.get("/", (c) => c.redirect("/dashboard", 302));
+  app.get("/favicon.ico", (c) => c.redirect("/dashboard/assets/favicon.svg", 301));
   register("open");
   app.use("/v1/admin/*", requireAdmin);
   register("admin");

@@ -13,6 +13,7 @@ import {
   putKeyBody,
   putPoolBody,
   putSecretBody,
+  replayDeadLettersBody,
   updateJobBody,
   updateTenantBody,
 } from "./schemas.ts";
@@ -22,6 +23,7 @@ import {
   channelResponse,
   createdTenantResponse,
   deadLetterResponse,
+  replayDeadLettersResponse,
   errorResponse,
   executorListResponse,
   healthResponse,
@@ -63,6 +65,7 @@ export const RESPONSES = {
   Reencrypted: reencryptResponse,
   ExecutorList: executorListResponse,
   DeadLetterPage: pageOf(deadLetterResponse),
+  DeadLetterReplay: replayDeadLettersResponse,
   Pool: poolResponse,
   PoolList: poolListResponse,
   Stats: statsResponse,
@@ -98,6 +101,7 @@ export const BODIES = {
   PutKey: putKeyBody,
   UpdateKeyDefaults: patchKeyDefaultsBody,
   CreateBackfill: backfillBody,
+  ReplayDeadLetters: replayDeadLettersBody,
 } satisfies Record<string, z.ZodType>;
 
 /** Recursive schemas, named in both halves so their self-references have a target. */

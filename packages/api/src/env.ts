@@ -3,6 +3,7 @@
 import type { FailedAuthLimiter, Logger, SecretsKeyring } from "@fairway/core";
 import type { Coordinator } from "@fairway/coord";
 import type { Db, TenantRow } from "@fairway/store";
+import type { PortalBrand } from "@fairway/dashboard";
 
 /** What the API needs from coordination: request limits, and the hints for executors (wake, and the
  *  ready-tenant index's markReady). */
@@ -22,6 +23,8 @@ export interface AppDeps {
   log?: Logger;
   /** Origins allowed to embed a tenant portal view in an iframe (FAIRWAY_PORTAL_ORIGINS). */
   portalOrigins?: string[];
+  /** The portal's name and accent colour (FAIRWAY_PORTAL_TITLE, FAIRWAY_PORTAL_ACCENT). */
+  portalBrand?: PortalBrand;
   /** FAIRWAY_SECRETS_KEY (and _PREVIOUS): seals tenant secrets. Without it the secrets routes answer 503. */
   secretsKey?: SecretsKeyring;
   /** The process's own metrics in Prometheus text (Node: the prom-client registry), appended to /metrics. */
@@ -38,7 +41,7 @@ export interface AppDeps {
   failedAuth?: FailedAuthLimiter;
 }
 
-type Optional = "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable";
+type Optional = "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable" | "portalBrand";
 export type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
 
 export type AppEnv = {

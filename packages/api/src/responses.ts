@@ -166,6 +166,15 @@ export const jobResponse = z.strictObject({
   /** Which channels hear about it: null = all of the tenant's, false = none. */
   notify: z.union([z.literal(false), z.strictObject({ channels: z.array(z.string()) })]).nullable(),
   nextFireAt: iso.nullable(),
+  /** Fires in a row that ended dead (dead letters) since its last success or resume; 0 when healthy. */
+  failureStreak: z.number().int(),
+  /** GET /v1/jobs and GET /v1/jobs/{id}: what its latest tried fire came to, and when; null: never tried.
+   *  failed = its last attempt failed and a retry is pending; dead_lettered = its retries ran out;
+   *  unknown = an at-most-once delivery lost in flight. */
+  lastRun: z
+    .strictObject({ outcome: z.enum(["succeeded", "failed", "dead_lettered", "unknown"]), at: iso })
+    .nullable()
+    .optional(),
   /** GET, PATCH and resume of a cron job: its next 5 fires. */
   nextFires: z.array(iso).optional(),
   /** On create: the one-time job's instant had already passed, so it fires at once. */
@@ -251,6 +260,15 @@ export const deadLetterResponse = triggerResponse.extend({
   lastAttempt: z
     .strictObject({ outcome: z.string(), httpStatus: z.number().int().nullable(), error: z.string().nullable() })
     .nullable(),
+});
+
+export const replayDeadLettersResponse = z.strictObject({
+  jobId: id,
+  /** How many dead letters this call replayed (at most 100), oldest first, and their trigger ids. */
+  replayed: z.number().int(),
+  triggerIds: z.array(z.string()),
+  /** How many the job still has: call again while this is above 0. */
+  remaining: z.number().int(),
 });
 
 export const pageOf = <T extends z.ZodType>(item: T) =>

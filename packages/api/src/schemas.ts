@@ -312,6 +312,11 @@ export const jobListQuery = strict({
   type: poolType.optional(),
   name: z.string().min(1).max(200).optional(),
   key: fairnessKey.optional(),
+  /** true: only jobs whose latest fires ended dead (failureStreak > 0); false: only the others. */
+  failing: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .transform((v) => v === "true")
+    .optional(),
 });
 
 const instant = (what: string) =>
@@ -329,6 +334,10 @@ export const backfillBody = strict({
 });
 
 export const deadLetterQuery = strict({ ...page, jobId: z.string().max(100).optional() });
+export const replayDeadLettersBody = z.strictObject({
+  /** The job whose dead letters to replay, oldest first, at most 100 per call. */
+  jobId: z.string().min(1).max(100),
+});
 export const triggerListQuery = strict({ ...page, key: fairnessKey.optional() });
 
 const channelCommon = {

@@ -8,6 +8,7 @@ import type {
   AttemptRow,
   ChannelRow,
   JobRow,
+  LastRun,
   NotificationRow,
   PoolConfig,
   TenantRow,
@@ -44,7 +45,7 @@ export function retryJson(j: JobRow) {
   };
 }
 
-export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {}) {
+export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date; lastRun?: LastRun | null } = {}) {
   const schedule = j.cron ? { cron: j.cron, timezone: j.timezone } : { at: j.runAt };
   const active = j.status === "active";
   const out: Record<string, unknown> = {
@@ -67,9 +68,11 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     notify: j.notify ?? null,
     nextFireAt: active ? j.nextFireAt : null,
     debounce: debounceJson(j.debounce as DebounceState | null),
+    failureStreak: j.failureStreak,
     createdAt: j.createdAt,
     updatedAt: j.updatedAt,
   };
+  if (opts.lastRun !== undefined) out.lastRun = opts.lastRun;
   if (opts.upcoming && j.cron && j.timezone && active && j.nextFireAt) {
     // The next N fires, starting with the one already persisted.
     const after = new Date(j.nextFireAt.getTime() - 1);

@@ -11,6 +11,7 @@ export {
 } from "./defaults.ts";
 export type { AttemptRequest, DeliveryResult, HttpMethod, JobStatus, WebhookTarget } from "./types.ts";
 export { firesBetween, nextFires, parseCron, validateTimezone } from "./cron.ts";
+export { scheduleInWords } from "./schedule-words.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
 export { BoundedMap } from "./bounded-map.ts";

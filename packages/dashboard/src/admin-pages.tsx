@@ -9,6 +9,7 @@ import {
   COUNT_CAP,
   deadLettersByType,
   getTenant,
+  deadLetterGroups,
   listDeadLetterSummaries,
   revokePortalSessions,
   tenantOverview,
@@ -16,6 +17,7 @@ import {
 } from "@fairway/store";
 import { activityPage } from "./activity-page.tsx";
 import { BarChart } from "./charts.tsx";
+import { DeadLetterGroups } from "./dead-letter-groups.tsx";
 import type { DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { fmtCount, fmtMs, pct } from "./format.ts";
@@ -388,8 +390,9 @@ adminPages.post("/tenants/:id/portal-sessions/revoke", async (c) => {
 adminPages.get("/dead-letters", async (c) => {
   const d = c.var.dash;
   const cursor = parseCursor(c.req.query("after"));
-  const [byType, rows] = await Promise.all([
+  const [byType, grouped, rows] = await Promise.all([
     deadLettersByType(d.db),
+    deadLetterGroups(d.db, { limit: PAGE_SIZE }),
     listDeadLetterSummaries(d.db, { after: cursor, limit: PAGE_SIZE + 1 }),
   ]);
   const page = rows.slice(0, PAGE_SIZE);
@@ -402,8 +405,17 @@ adminPages.get("/dead-letters", async (c) => {
     <Page title="Dead letters" scope={c.var.scope} nav={adminNav()} current="/dashboard/admin/dead-letters">
       <h1>Dead letters</h1>
       <p class="sub">
-        Triggers that used up their attempts or were refused for good. Replay them from the tenant's view.
+        Triggers that used up their attempts or were refused for good. Replay all of a job's here, or one at a time from
+        the tenant's view.
       </p>
+      <h2>By job, newest first</h2>
+      <DeadLetterGroups
+        groups={grouped.groups}
+        capped={grouped.capped}
+        csrf={c.var.csrf}
+        tenantBase={(id) => `/dashboard/admin/t/${encodeURIComponent(id)}`}
+        showTenant
+      />
       <h2>By type and tenant{byType.capped ? ` (first ${COUNT_CAP.toLocaleString("en")})` : ""}</h2>
       {byType.rows.length === 0 ? (
         <p class="card empty">No dead letters.</p>
@@ -438,7 +450,7 @@ adminPages.get("/dead-letters", async (c) => {
           </table>
         </div>
       )}
-      <h2>All dead letters</h2>
+      <h2>All dead letters, by tenant</h2>
       {page.length > 0 && (
         <div class="table-wrap">
           <table class="stack">

@@ -7,12 +7,13 @@ import { bodyLimit } from "hono/body-limit";
 import { getTenant } from "@fairway/store";
 import { adminPages } from "./admin-pages.tsx";
 import { adminSessionNonce, csrfFor, endAdminSession, startAdminSession } from "./admin-session.ts";
-import { JOB_FORM_JS, LIVE_JS, STYLE_CSS } from "./assets.ts";
+import { FAVICON_SVG, JOB_FORM_JS, LIVE_JS, STYLE_CSS } from "./assets.ts";
 import type { DashboardDeps, DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { firstIssue, loginForm } from "./forms.ts";
 import { Page } from "./layout.tsx";
 import { loggablePath } from "./loggable-path.ts";
+import { DEFAULT_PORTAL_TITLE, portalCss } from "./portal-brand.ts";
 import { createPortalSession, currentEpoch, verifyPortalLink, verifyPortalSession } from "./portal-link.ts";
 import { publicOrigin } from "./public-origin.ts";
 import { constantTimeEqual } from "./signed-token.ts";
@@ -71,6 +72,9 @@ export function dashboardApp(deps: DashboardDeps) {
   app.get("/assets/style.css", (c) => asset(c, STYLE_CSS, "text/css; charset=utf-8"));
   app.get("/assets/live.js", (c) => asset(c, LIVE_JS, "text/javascript; charset=utf-8"));
   app.get("/assets/job-form.js", (c) => asset(c, JOB_FORM_JS, "text/javascript; charset=utf-8"));
+  app.get("/assets/favicon.svg", (c) => asset(c, FAVICON_SVG, "image/svg+xml"));
+  const brandCss = portalCss(deps.portalBrand ?? { title: DEFAULT_PORTAL_TITLE, accent: null });
+  app.get("/assets/portal.css", (c) => asset(c, brandCss, "text/css; charset=utf-8"));
 
   app.get("/", async (c) => c.redirect((await adminCsrf(c)) ? "/dashboard/admin" : "/dashboard/login", 303));
 

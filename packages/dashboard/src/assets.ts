@@ -36,10 +36,14 @@ td.num,th.num{text-align:right}
 .chip{display:inline-block;padding:1px 8px;border-radius:999px;background:var(--chip);font-size:.8rem;font-weight:600;white-space:nowrap}
 .s-active,.s-succeeded,.s-success,.s-live,.s-sent{background:#e3f3e8;color:var(--ok)}
 .s-paused,.s-pending,.s-running{background:#fdf1d8;color:var(--warn)}
-.s-dead,.s-suspended,.s-failed,.s-http_error,.s-network_error,.s-timeout,.s-lost,.s-unknown{background:#fbe4e2;color:var(--bad)}
+.s-dead,.s-dead_lettered,.s-suspended,.s-failed,.s-http_error,.s-network_error,.s-timeout,.s-lost,.s-unknown{background:#fbe4e2;color:var(--bad)}
 .s-cancelled,.s-completed,.s-skipped,.s-stopped{background:var(--chip);color:var(--muted)}
 form.inline{display:inline}
 form.filters{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-end;margin:0 0 12px}
+form.filters .check{display:flex;gap:6px;align-items:center;min-height:38px}
+form.filters .check input{width:auto;min-height:0;margin:0}
+form.filters .check label{margin:0}
+.streak{color:var(--bad);font-size:.8rem;font-weight:600}
 label{display:block;font-size:.85rem;font-weight:600;margin:0 0 4px}
 .field{margin:0 0 12px}
 .field .hint{font-size:.8rem;color:var(--muted);margin:2px 0 0}
@@ -111,6 +115,9 @@ input:disabled{background:var(--chip);color:var(--muted)}
   form.filters>div{flex:1 1 100%}
 }
 `;
+
+/** The favicon: a flag on a green, as an SVG (no 404 for every page's icon request). */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1d7a3e"/><path d="M11 6v21" stroke="#fff" stroke-width="2.5" stroke-linecap="round"/><path d="M12 7l11 4-11 4z" fill="#ffbf47"/><ellipse cx="16" cy="26" rx="8" ry="2.2" fill="#fff" opacity=".55"/></svg>`;
 
 export const LIVE_JS = `
 (function(){

@@ -2,6 +2,7 @@
 import type { Coordinator } from "@fairway/coord";
 import type { FailedAuthLimiter, Logger } from "@fairway/core";
 import type { Context } from "hono";
+import type { PortalBrand } from "./portal-brand.ts";
 import type { PortalClaims } from "./portal-link.ts";
 import type { Db } from "@fairway/store";
 
@@ -13,6 +14,8 @@ export interface DashboardDeps {
   adminToken: string;
   /** Origins that may embed a portal view in an iframe (FAIRWAY_PORTAL_ORIGINS); none by default. */
   portalOrigins: readonly string[];
+  /** The portal's name and accent (FAIRWAY_PORTAL_TITLE, FAIRWAY_PORTAL_ACCENT); Fairway's own by default. */
+  portalBrand?: PortalBrand;
   now: () => number;
   log: Logger;
   /** Every change the dashboard makes, through the API's command layer (packages/api/src/commands):
@@ -35,6 +38,8 @@ export interface DashboardCommands {
   createJob(tenantId: string, body: unknown): Promise<{ id: string }>;
   cancelJob(tenantId: string, id: string): Promise<{ id: string }>;
   replayTrigger(tenantId: string, id: string): Promise<{ id: string }>;
+  /** POST /v1/dead-letters/replay: the job's oldest dead letters (a bounded batch) pending again. */
+  replayJobDeadLetters(tenantId: string, jobId: string): Promise<{ replayed: number; remaining: number }>;
   addChannel(tenantId: string, body: unknown): Promise<{ id: string }>;
   deleteChannel(tenantId: string, id: string): Promise<void>;
   testChannel(tenantId: string, id: string): Promise<unknown>;

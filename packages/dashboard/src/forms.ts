@@ -40,6 +40,11 @@ export const jobsQuery = z.object({
     .enum(["", "active", "paused", "completed", "failed", "cancelled"])
     .optional()
     .transform((v) => (v ? v : undefined)),
+  /** "1": only jobs whose latest fires ended dead. */
+  failing: z
+    .enum(["", "1"])
+    .optional()
+    .transform((v) => v === "1" || undefined),
   after: z.string().max(100).optional(),
 });
 

@@ -9,5 +9,6 @@ export {
   PORTAL_LINK_MIN_TTL_S,
 } from "./portal-link.ts";
 export { parsePortalOrigins } from "./portal-origins.ts";
+export { parsePortalBrand, type PortalBrand } from "./portal-brand.ts";
 export { publicOrigin } from "./public-origin.ts";
 export { loggablePath } from "./loggable-path.ts";

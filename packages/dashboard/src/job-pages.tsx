@@ -2,7 +2,7 @@
 // A tenant's jobs: the searchable list, a job with its schedule in words, next fires and triggers, and
 // its actions (run now, pause, resume, edit schedule).
 import { Hono, type Context } from "hono";
-import { getJob, listTriggers, searchJobs, type TriggerRow } from "@fairway/store";
+import { getJob, lastRuns, listTriggers, searchJobs, type LastRun, type TriggerRow } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { FlowControl } from "./flow-control.tsx";
@@ -28,11 +28,20 @@ jobPages.get("/jobs", async (c) => {
   const rows = await searchJobs(c.var.dash.db, c.var.tenantId, {
     q: q.q,
     status: q.status,
+    failing: q.failing,
     after: q.after ?? null,
     limit: PAGE_SIZE + 1,
   });
   const jobs = rows.slice(0, PAGE_SIZE);
-  const keep = new URLSearchParams({ ...(q.q ? { q: q.q } : {}), ...(q.status ? { status: q.status } : {}) });
+  const last = await lastRuns(
+    c.var.dash.db,
+    jobs.map((j) => j.id),
+  );
+  const keep = new URLSearchParams({
+    ...(q.q ? { q: q.q } : {}),
+    ...(q.status ? { status: q.status } : {}),
+    ...(q.failing ? { failing: "1" } : {}),
+  });
   const next =
     rows.length > PAGE_SIZE
       ? `${base}/jobs?${new URLSearchParams({ ...Object.fromEntries(keep), after: jobs[jobs.length - 1].id })}`
@@ -67,6 +76,10 @@ jobPages.get("/jobs", async (c) => {
             ))}
           </select>
         </div>
+        <div class="check">
+          <input id="failing" name="failing" type="checkbox" value="1" checked={q.failing} />
+          <label for="failing">Failing only</label>
+        </div>
         <div>
           <button type="submit">Filter</button>
         </div>
@@ -81,6 +94,7 @@ jobPages.get("/jobs", async (c) => {
               <tr>
                 <th scope="col">Job</th>
                 <th scope="col">Status</th>
+                <th scope="col">Last run</th>
                 <th scope="col">Schedule</th>
                 <th scope="col">Next fire</th>
                 <th scope="col">Type</th>
@@ -103,6 +117,9 @@ jobPages.get("/jobs", async (c) => {
                     </td>
                     <td data-label="Status">
                       <StatusChip status={j.status} />
+                    </td>
+                    <td data-label="Last run">
+                      <LastRunCell last={last.get(j.id) ?? null} streak={j.failureStreak} />
                     </td>
                     <td data-label="Schedule">{scheduleInWords(j.cron, j.timezone, j.runAt)}</td>
                     <td data-label="Next fire">
@@ -141,6 +158,28 @@ jobPages.get("/jobs/:id/live/triggers", async (c) => {
 });
 
 type JobRow = NonNullable<Awaited<ReturnType<typeof getJob>>>;
+
+/** A job's last outcome, when, and its failure streak (dead fires in a row) when it has one. */
+function LastRunCell(props: { last: LastRun | null; streak: number }) {
+  if (!props.last) return <span class="muted">Never run</span>;
+  const label = props.last.outcome.replace("_", " ");
+  return (
+    <>
+      <span class={`chip s-${props.last.outcome}`}>{label}</span>{" "}
+      <span class="mono">
+        <When d={props.last.at} />
+      </span>
+      {props.streak > 0 && (
+        <>
+          <br />
+          <span class="streak">
+            {props.streak} dead {props.streak === 1 ? "fire" : "fires"} in a row
+          </span>
+        </>
+      )}
+    </>
+  );
+}
 
 function JobDetail(props: {
   c: Context<DashEnv>;
@@ -215,7 +254,7 @@ function JobDetail(props: {
             <dt>Type</dt>
             <dd class="mono">{job.type}</dd>
             <dt>Target</dt>
-            <dd class="mono">{targetText(job.target)}</dd>
+            <dd class="mono">{targetText(job.target, job.type)}</dd>
             <dt>Overlap / misfire</dt>
             <dd>
               {job.overlap} / {job.misfire}

@@ -4,6 +4,7 @@
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import type { Scope } from "./deps.ts";
+import { When } from "./time.tsx";
 
 export interface NavItem {
   href: string;
@@ -41,8 +42,11 @@ export function Page(props: {
   nav: NavItem[];
   current?: string;
   flash?: { kind: "ok" | "err"; text: string } | null;
+  /** A portal page: the operator's name for it (FAIRWAY_PORTAL_TITLE) and when its session ends. */
+  portal?: { title: string; endsAt: Date } | null;
   children?: Child;
 }) {
+  const brand = props.portal?.title ?? "Fairway";
   const who =
     props.scope?.kind === "admin"
       ? "Operator"
@@ -57,8 +61,10 @@ export function Page(props: {
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <meta name="referrer" content="same-origin" />
-          <title>{`${props.title} · Fairway`}</title>
+          <title>{`${props.title} · ${brand}`}</title>
+          <link rel="icon" type="image/svg+xml" href="/dashboard/assets/favicon.svg" />
           <link rel="stylesheet" href="/dashboard/assets/style.css" />
+          {props.portal && <link rel="stylesheet" href="/dashboard/assets/portal.css" />}
           <script src="/dashboard/assets/live.js" defer></script>
         </head>
         <body>
@@ -66,7 +72,7 @@ export function Page(props: {
             Skip to content
           </a>
           <header class="top">
-            <span class="brand">Fairway</span>
+            <span class="brand">{brand}</span>
             {props.nav.length > 0 && (
               <nav aria-label="Main">
                 {props.nav.map((n) => (
@@ -79,6 +85,11 @@ export function Page(props: {
             {who && (
               <div class="who">
                 <span>{who}</span>
+                {props.portal && (
+                  <span class="expires">
+                    Session ends <When d={props.portal.endsAt} />
+                  </span>
+                )}
                 {props.scope?.kind === "admin" && (
                   <form method="post" action="/dashboard/logout" class="inline">
                     <input type="hidden" name="csrf" value={props.scope.csrf} />

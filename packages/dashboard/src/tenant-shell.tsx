@@ -34,7 +34,18 @@ export function page(
 ) {
   const base = c.var.base;
   return c.html(
-    <Page title={title} scope={c.var.scope} nav={tenantNav(base)} current={`${base}${current}`} flash={flash}>
+    <Page
+      title={title}
+      scope={c.var.scope}
+      nav={tenantNav(base)}
+      current={`${base}${current}`}
+      flash={flash}
+      portal={
+        c.var.portal
+          ? { title: c.var.dash.portalBrand?.title ?? "Fairway", endsAt: new Date(c.var.portalClaims.exp) }
+          : null
+      }
+    >
       {c.var.portal ? null : (
         <p class="sub">
           <a href={`/dashboard/admin/tenants/${encodeURIComponent(c.var.tenantId)}`}>
@@ -48,10 +59,18 @@ export function page(
   );
 }
 
-/** Tell the executors about new pending work (best effort; they also poll Postgres). */
-export function targetText(target: unknown): string {
+/** Where a job's fires go: its HTTP target, or, with none, the handler for its type that a worker runs. */
+export function targetText(target: unknown, type: string | undefined): string {
   const t = target as { url?: string; method?: string } | null;
-  return t?.url ? `${t.method ?? "POST"} ${t.url}` : "in-process handler";
+  return t?.url ? `${t.method ?? "POST"} ${t.url}` : `handler \`${type ?? "?"}\`, run by a worker`;
+}
+
+/** Why an attempt shows no request: said the same way on every page. A handler job sends none. */
+export function noRequestText(handlerType: string | null, sent: boolean): string {
+  if (handlerType !== null) return `No HTTP request: handler \`${handlerType}\` ran in a worker.`;
+  return sent
+    ? "No request recorded for this attempt."
+    : "No request recorded: the delivery failed before it was sent.";
 }
 
 export function headerNames(target: unknown): string {

@@ -3,6 +3,7 @@
 // letters.
 import { Hono, type Context } from "hono";
 import {
+  deadLetterGroups,
   getJob,
   getTrigger,
   listDeadLetterSummaries,
@@ -10,13 +11,14 @@ import {
   type AttemptRow,
   type TriggerRow,
 } from "@fairway/store";
+import { DeadLetterGroups, replayFlash, replayJobForm } from "./dead-letter-groups.tsx";
 import type { DashEnv } from "./deps.ts";
 import { notFound } from "./errors.ts";
 import { fmtMs } from "./format.ts";
 import { When } from "./time.tsx";
 import { PAGE_SIZE } from "./forms.ts";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
-import { headerNames, page, shownHeaderValue, targetText, triggeredBy } from "./tenant-shell.tsx";
+import { headerNames, noRequestText, page, shownHeaderValue, targetText, triggeredBy } from "./tenant-shell.tsx";
 
 export const triggerPages = new Hono<DashEnv>();
 
@@ -44,13 +46,13 @@ triggerPages.get("/triggers/:id", async (c) => {
         delivery of this trigger is its id.
       </p>
       <div data-live={open ? `${triggerUrl}/live` : undefined} data-every="1500">
-        <TriggerBody c={c} t={t} />
+        <TriggerBody c={c} t={t} handler={handlerOf(job)} />
       </div>
       <section class="card" aria-labelledby="req-h">
         <h2 id="req-h">The job's target now</h2>
         <dl class="kv">
           <dt>Target</dt>
-          <dd class="mono">{targetText(job?.target)}</dd>
+          <dd class="mono">{targetText(job?.target, job?.type)}</dd>
           <dt>Header names</dt>
           <dd class="mono">{headerNames(job?.target)}</dd>
         </dl>
@@ -76,10 +78,20 @@ triggerPages.get("/triggers/:id", async (c) => {
 triggerPages.get("/triggers/:id/live", async (c) => {
   const t = await getTrigger(c.var.dash.db, c.var.tenantId, c.req.param("id"));
   if (!t) throw notFound("trigger");
-  return c.html(<TriggerBody c={c} t={t} />);
+  const job = await getJob(c.var.dash.db, c.var.tenantId, t.jobId);
+  return c.html(<TriggerBody c={c} t={t} handler={handlerOf(job)} />);
 });
 
-function TriggerBody(props: { c: Context<DashEnv>; t: TriggerRow & { attempts: AttemptRow[] } }) {
+/** A job without a target is run by a worker's handler for its type. */
+function handlerOf(job: { target: unknown; type: string } | null): string | null {
+  return job && !job.target ? job.type : null;
+}
+
+function TriggerBody(props: {
+  c: Context<DashEnv>;
+  t: TriggerRow & { attempts: AttemptRow[] };
+  handler: string | null;
+}) {
   const { c, t } = props;
   return (
     <>
@@ -130,14 +142,14 @@ function TriggerBody(props: { c: Context<DashEnv>; t: TriggerRow & { attempts: A
       {t.attempts.length === 0 ? (
         <p class="card empty">No finished attempt yet.</p>
       ) : (
-        t.attempts.map((a) => <AttemptCard a={a} />)
+        t.attempts.map((a) => <AttemptCard a={a} handler={props.handler} />)
       )}
     </>
   );
 }
 
 /** One attempt: how it ended, the request as sent (secrets as their placeholders) and the response. */
-function AttemptCard(props: { a: AttemptRow }) {
+function AttemptCard(props: { a: AttemptRow; handler: string | null }) {
   const a = props.a;
   const detail = a.detail as AttemptDetail | null;
   const req = detail?.request ?? null;
@@ -178,11 +190,7 @@ function AttemptCard(props: { a: AttemptRow }) {
               {req.truncated && <p class="muted">Body cut at the length an attempt keeps.</p>}
             </>
           ) : (
-            <p class="muted">
-              {a.outcome === "success" || a.httpStatus !== null
-                ? "Not recorded."
-                : "No request left: an in-process handler ran, or the delivery failed before sending."}
-            </p>
+            <p class="muted">{noRequestText(props.handler, a.outcome === "success" || a.httpStatus !== null)}</p>
           )}
         </section>
         <section aria-labelledby={`${id}-res`}>
@@ -228,15 +236,20 @@ triggerPages.post("/triggers/:id/replay", async (c) => {
   return c.redirect(`${c.var.base}/triggers/${encodeURIComponent(id)}?done=replayed`, 303);
 });
 
+triggerPages.post("/dead-letters/replay", replayJobForm);
+
 triggerPages.get("/dead-letters", async (c) => {
   const d = c.var.dash;
   const after = c.req.query("after")?.slice(0, 100) ?? null;
   const base = c.var.base;
-  const rows = await listDeadLetterSummaries(d.db, {
-    tenantId: c.var.tenantId,
-    after: after ? { tenantId: c.var.tenantId, triggerId: after } : null,
-    limit: PAGE_SIZE + 1,
-  });
+  const [grouped, rows] = await Promise.all([
+    deadLetterGroups(d.db, { tenantId: c.var.tenantId, limit: PAGE_SIZE }),
+    listDeadLetterSummaries(d.db, {
+      tenantId: c.var.tenantId,
+      after: after ? { tenantId: c.var.tenantId, triggerId: after } : null,
+      limit: PAGE_SIZE + 1,
+    }),
+  ]);
   const list = rows.slice(0, PAGE_SIZE);
   const next =
     rows.length > PAGE_SIZE ? `${base}/dead-letters?after=${encodeURIComponent(list[list.length - 1].id)}` : null;
@@ -250,6 +263,9 @@ triggerPages.get("/dead-letters", async (c) => {
         Triggers that used up their attempts or were refused for good. Replay sends the same trigger again, with the
         same webhook-id.
       </p>
+      <h2>By job</h2>
+      <DeadLetterGroups groups={grouped.groups} capped={grouped.capped} csrf={c.var.csrf} tenantBase={() => base} />
+      <h2>Every dead letter, newest first</h2>
       {list.length === 0 ? (
         <p class="card empty">No dead letters.</p>
       ) : (
@@ -310,5 +326,6 @@ triggerPages.get("/dead-letters", async (c) => {
       )}
       <Pager next={next} first={after ? `${base}/dead-letters` : null} label="Dead letter pages" />
     </>,
+    replayFlash(c) ?? undefined,
   );
 });

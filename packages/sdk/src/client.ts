@@ -7,6 +7,7 @@ import type {
   CreateChannelInput,
   CreateJobInput,
   DeadLetter,
+  DeadLetterReplay,
   Job,
   KeyDefaultsPatch,
   KeyInfo,
@@ -91,12 +92,13 @@ export function createClient(opts: ClientOptions) {
   const listJobs = (o: ListJobsOptions = {}) =>
     req<Page<Job>>(
       "GET",
-      `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name, key: o.key })}`,
+      `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name, key: o.key, failing: o.failing })}`,
     );
   const jobTriggers = (id: string, o: PageOptions & { key?: string } = {}) =>
     req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor, key: o.key })}`);
   const deadLetters = (o: PageOptions & { jobId?: string } = {}) =>
     req<Page<DeadLetter>>("GET", `/v1/dead-letters${qs({ limit: o.limit, cursor: o.cursor, jobId: o.jobId })}`);
+  const replayDeadLetters = (jobId: string) => req<DeadLetterReplay>("POST", "/v1/dead-letters/replay", { jobId });
   const channels = (o: PageOptions = {}) =>
     req<Page<NotificationChannel>>("GET", `/v1/notification-channels${qs({ limit: o.limit, cursor: o.cursor })}`);
   const notifications = (
@@ -152,6 +154,18 @@ export function createClient(opts: ClientOptions) {
     deadLetters,
     allDeadLetters: (o: Omit<PageOptions, "cursor"> & { jobId?: string } = {}) =>
       paginate((cursor) => deadLetters({ ...o, cursor })),
+    /** Replay a job's dead letters, oldest first, at most 100 per call; `remaining` says how many are left. */
+    replayDeadLetters,
+    /** Every dead letter of a job, in as many calls as it takes; the totals of all of them. */
+    replayAllDeadLetters: async (jobId: string) => {
+      let replayed = 0;
+      for (;;) {
+        const r = await replayDeadLetters(jobId);
+        replayed += r.replayed;
+        // Another caller may hold some rows (skipped, left for later): stop when a call moves none.
+        if (r.remaining === 0 || r.replayed === 0) return { jobId, replayed, remaining: r.remaining };
+      }
+    },
     quota: () => req<Quota>("GET", "/v1/quota"),
     notificationChannels: {
       create: (input: CreateChannelInput) => req<NotificationChannel>("POST", "/v1/notification-channels", input),

@@ -78,8 +78,10 @@ export function requester(opts: HttpOptions): Requester {
   };
 }
 
-export const qs = (params: Record<string, string | number | undefined>) => {
-  const entries = Object.entries(params).filter(([, v]) => v !== undefined) as Array<[string, string | number]>;
+export const qs = (params: Record<string, string | number | boolean | undefined>) => {
+  const entries = Object.entries(params).filter(([, v]) => v !== undefined) as Array<
+    [string, string | number | boolean]
+  >;
   return entries.length ? `?${entries.map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`).join("&")}` : "";
 };
 

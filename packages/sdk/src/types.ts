@@ -111,7 +111,13 @@ export interface ListJobsOptions {
   name?: string;
   /** Only jobs with exactly this fairness key. */
   key?: string;
+  /** true: only failing jobs (failureStreak > 0); false: only the others. */
+  failing?: boolean;
 }
+
+/** What a job's latest tried fire came to: failed = its last attempt failed and a retry is pending;
+ *  dead_lettered = its retries ran out; unknown = an at-most-once delivery lost in flight. */
+export type LastOutcome = "succeeded" | "failed" | "dead_lettered" | "unknown";
 
 export interface Job<P = unknown> {
   id: string;
@@ -135,6 +141,10 @@ export interface Job<P = unknown> {
   /** null: every channel of the tenant hears about it. */
   notify: JobNotify | null;
   nextFireAt: string | null;
+  /** Fires in a row that ended dead since its last success or resume; 0 when healthy. */
+  failureStreak: number;
+  /** On list and get: its latest tried fire's outcome and when; null: never tried. */
+  lastRun?: { outcome: LastOutcome; at: string } | null;
   /** On GET /v1/jobs/:id for cron jobs: the next 5 fire instants. */
   nextFires?: string[];
   /** On create: true when a one-time job's instant had already passed, so it fires at once. */
@@ -186,6 +196,15 @@ export interface DeadLetter extends Trigger {
   jobName: string;
   jobType: string;
   lastAttempt: { outcome: AttemptOutcome; httpStatus: number | null; error: string | null } | null;
+}
+
+/** POST /v1/dead-letters/replay: one call's batch (at most 100) of a job's dead letters. */
+export interface DeadLetterReplay {
+  jobId: string;
+  replayed: number;
+  triggerIds: string[];
+  /** Still dead: call again while above 0 (`replayAllDeadLetters` does). */
+  remaining: number;
 }
 
 export interface Secret {

@@ -17,6 +17,14 @@ export { createJob, type JobRow, type NewJob } from "./sql/create-job.ts";
 export { cancelJob, pauseJob, resumeJob, runJobNow, updateJob, type JobPatch } from "./sql/job-lifecycle.ts";
 export { replayTrigger } from "./sql/replay.ts";
 export {
+  deadLetterGroups,
+  lastRuns,
+  REPLAY_BATCH,
+  replayJobDeadLetters,
+  type DeadLetterGroup,
+  type LastRun,
+} from "./sql/job-health.ts";
+export {
   deleteKeyOverride,
   getKeyDefaults,
   getKeyInfo,

@@ -12,7 +12,7 @@ import { parseMerged } from "../merge-patch.ts";
 import { createJobBody } from "../schemas.ts";
 import { setPoolPausedCommand } from "./pools.ts";
 import { updateTenant } from "./tenants.ts";
-import { replayTrigger } from "./triggers.ts";
+import { replayJobDeadLetters, replayTrigger } from "./triggers.ts";
 
 export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
   const ctx: CommandContext = { deps, log: deps.log.child({ via: "dashboard" }) };
@@ -32,6 +32,7 @@ export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
     },
     cancelJob: (tenantId, id) => cancelJob(ctx, tenantId, id),
     replayTrigger: (tenantId, id) => replayTrigger(ctx, tenantId, id),
+    replayJobDeadLetters: (tenantId, jobId) => replayJobDeadLetters(ctx, tenantId, jobId),
     addChannel: (tenantId, body) => addChannel(ctx, tenantId, body),
     deleteChannel: (tenantId, id) => deleteChannel(ctx, tenantId, id),
     testChannel: (tenantId, id) => testChannel(ctx, tenantId, id),

@@ -1,6 +1,6 @@
 // Tenant job routes: create (with Idempotency-Key), list, read (with the next 5 fires), update,
 // delete, pause, resume, run now, and a job's triggers.
-import { getJob, listJobs, listTriggers, type JobRow } from "@fairway/store";
+import { getJob, lastRuns, listJobs, listTriggers, type JobRow } from "@fairway/store";
 import { cancelJob, createJob, pauseJob, resumeJob, runJob, updateJob } from "../commands/jobs.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { mergePatchBody } from "../merge-patch.ts";
@@ -66,7 +66,8 @@ export const jobRoutes = [
   route({
     method: "get",
     path: "/v1/jobs",
-    summary: "List jobs (cursor pagination; cancelled jobs only with ?status=cancelled)",
+    summary:
+      "List jobs with their last outcome and failure streak (cursor pagination; ?failing=true for failing jobs; cancelled jobs only with ?status=cancelled)",
     query: jobListQuery,
     ok: { status: 200, description: "A page of jobs", json: "JobPage" },
     errors: [400],
@@ -79,8 +80,14 @@ export const jobRoutes = [
         type: q.type,
         name: q.name,
         key: q.key,
+        failing: q.failing,
       });
-      return c.json(page(rows, q.limit, (j) => jobJson(j)));
+      // The page's last outcomes: one index probe per job, not a join of every job's history.
+      const last = await lastRuns(
+        c.var.deps.db,
+        rows.map((j) => j.id),
+      );
+      return c.json(page(rows, q.limit, (j) => jobJson(j, { lastRun: last.get(j.id) ?? null })));
     },
   }),
   route({
@@ -93,7 +100,8 @@ export const jobRoutes = [
     handler: async (c) => {
       const job = await getJob(c.var.deps.db, c.var.tenant.id, c.req.param("id"));
       if (!job) throw notFound("job");
-      return c.json(jobJson(job, { upcoming: 5 }));
+      const last = await lastRuns(c.var.deps.db, [job.id]);
+      return c.json(jobJson(job, { upcoming: 5, lastRun: last.get(job.id) ?? null }));
     },
   }),
   route({

@@ -1,11 +1,11 @@
 // Tenant trigger routes: a trigger with its attempts, dead letters, replay, and the tenant's quota.
 import { getTrigger, listDeadLetters, tenantUsage } from "@fairway/store";
-import { replayTrigger } from "../commands/triggers.ts";
+import { replayJobDeadLetters, replayTrigger } from "../commands/triggers.ts";
 import { route } from "../route.ts";
 import { notFound } from "../errors.ts";
-import { deadLetterQuery } from "../schemas.ts";
+import { deadLetterQuery, replayDeadLettersBody } from "../schemas.ts";
 import { deadLetterJson, page, quotaJson, triggerJson } from "../serialize.ts";
-import { queryOf } from "../validate.ts";
+import { jsonBody, queryOf } from "../validate.ts";
 
 const TRIGGER_ID = { id: "The trigger id" };
 
@@ -49,6 +49,18 @@ export const triggerRoutes = [
         limit: q.limit,
       });
       return c.json(page(rows, q.limit, deadLetterJson));
+    },
+  }),
+  route({
+    method: "post",
+    path: "/v1/dead-letters/replay",
+    summary: "Replay a job's dead letters, oldest first, at most 100 per call (call again while remaining > 0)",
+    body: { name: "ReplayDeadLetters", example: { jobId: "job_01JD0000000000000000000000" } },
+    ok: { status: 200, description: "How many were replayed and how many the job still has", json: "DeadLetterReplay" },
+    errors: [400, 404],
+    handler: async (c) => {
+      const body = await jsonBody(c, replayDeadLettersBody);
+      return c.json(await replayJobDeadLetters(c.var, c.var.tenant.id, body.jobId));
     },
   }),
   route({

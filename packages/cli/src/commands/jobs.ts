@@ -1,11 +1,22 @@
 // Tenant commands (an API key): jobs, triggers.
 import type { Command } from "commander";
+import { scheduleInWords } from "@fairway/core";
 import type { CreateJobInput, Job, ScheduleInput, Trigger } from "@fairway/sdk";
 import { fail, print, table, tenantClient, type GlobalOptions } from "../context.ts";
 import { int, json } from "../parse.ts";
 
-const jobColumns = ["id", "name", "type", "status", "schedule", "nextFireAt"];
-const jobLine = (j: Job) => table([j as never], jobColumns);
+const jobColumns = ["id", "name", "type", "status", "schedule", "lastRun", "failing", "nextFireAt"];
+/** A job as the tables show it: the schedule in words (as the dashboard says it), the last outcome
+ *  with its time, and the failure streak. --json prints the API's objects as they are. */
+const jobRow = (j: Job) => ({
+  ...j,
+  schedule:
+    "cron" in j.schedule ? scheduleInWords(j.schedule.cron, j.schedule.timezone, null) : `once at ${j.schedule.at}`,
+  lastRun: j.lastRun ? `${j.lastRun.outcome} ${j.lastRun.at}` : undefined,
+  failing: j.failureStreak > 0 ? `${j.failureStreak} dead in a row` : undefined,
+});
+const jobTable = (rows: Job[]) => table(rows.map(jobRow) as never, jobColumns);
+const jobLine = (j: Job) => jobTable([j]);
 const triggerLine = (t: Trigger) =>
   table([t as never], ["id", "jobId", "status", "attemptCount", "scheduledFor", "finishedAt"]);
 
@@ -58,14 +69,16 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .description("list jobs")
     .option("--limit <n>", "at most this many", int)
     .option("--key <key>", "only jobs with this fairness key")
-    .action(async (o: { limit?: number; key?: string }) => {
+    .option("--failing", "only jobs whose latest fires ended in dead letters")
+    .action(async (o: { limit?: number; key?: string; failing?: boolean }) => {
       const g = globals();
       const rows: Job[] = [];
-      for await (const j of tenantClient(g).jobs.all(o.key === undefined ? {} : { key: o.key })) {
+      const filter = { ...(o.key === undefined ? {} : { key: o.key }), ...(o.failing ? { failing: true } : {}) };
+      for await (const j of tenantClient(g).jobs.all(filter)) {
         rows.push(j);
         if (o.limit && rows.length >= o.limit) break;
       }
-      print(g, rows, (r) => table(r as never, jobColumns));
+      print(g, rows, jobTable);
     });
   jobs
     .command("get")
@@ -161,5 +174,37 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .action(async (id: string) => {
       const g = globals();
       print(g, await tenantClient(g).triggers.replay(id), triggerLine);
+    });
+
+  const dead = program.command("dead-letters").description("dead letters: triggers that used up their attempts");
+  dead
+    .command("list")
+    .description("dead letters, newest first")
+    .option("--job <id>", "only this job's")
+    .option("--limit <n>", "at most this many", int)
+    .action(async (o: { job?: string; limit?: number }) => {
+      const g = globals();
+      const page = await tenantClient(g).deadLetters({ limit: o.limit ?? 50, ...(o.job ? { jobId: o.job } : {}) });
+      print(g, page.data, (rows) =>
+        table(rows.map((r) => ({ ...r, error: r.lastAttempt?.error ?? r.reason })) as never, [
+          "id",
+          "jobId",
+          "jobName",
+          "attemptCount",
+          "finishedAt",
+          "error",
+        ]),
+      );
+    });
+  dead
+    .command("replay")
+    .description("replay a job's dead letters, oldest first (100 per call; --all repeats until none remain)")
+    .requiredOption("--job <id>", "the job whose dead letters to replay")
+    .option("--all", "call again until the job has none left")
+    .action(async (o: { job: string; all?: boolean }) => {
+      const g = globals();
+      const client = tenantClient(g);
+      const r = o.all ? await client.replayAllDeadLetters(o.job) : await client.replayDeadLetters(o.job);
+      print(g, r, (x) => `replayed ${x.replayed}; ${x.remaining} remain${x.remaining > 0 ? " (run again)" : ""}`);
     });
 }

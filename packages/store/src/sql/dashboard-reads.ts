@@ -164,12 +164,13 @@ export type JobStatusFilter = "active" | "paused" | "completed" | "failed" | "ca
 export async function searchJobs(
   db: Db,
   tenantId: string,
-  opts: { q?: string; status?: JobStatusFilter; after: string | null; limit: number },
+  opts: { q?: string; status?: JobStatusFilter; failing?: boolean; after: string | null; limit: number },
 ) {
   // Not the tenant's notifications job (status system, notifications.ts).
   const conds = [sql`tenant_id = ${tenantId}`, sql`status <> 'system'`];
   if (opts.after) conds.push(sql`id > ${opts.after}`);
   if (opts.status) conds.push(sql`status = ${opts.status}`);
+  if (opts.failing) conds.push(sql`failure_streak > 0`);
   if (opts.q) conds.push(sql`(name ILIKE ${`%${escapeLike(opts.q)}%`} OR id = ${opts.q})`);
   const rows = await query<{
     id: string;
@@ -180,11 +181,13 @@ export async function searchJobs(
     timezone: string | null;
     runAt: Date | null;
     nextFireAt: Date | null;
+    failureStreak: number;
     createdAt: Date;
   }>(
     db,
     sql`
-    SELECT id, name, type, status, cron, timezone, run_at AS "runAt", next_fire_at AS "nextFireAt", created_at AS "createdAt"
+    SELECT id, name, type, status, cron, timezone, run_at AS "runAt", next_fire_at AS "nextFireAt",
+           failure_streak AS "failureStreak", created_at AS "createdAt"
       FROM jobs WHERE ${sql.join(conds, sql` AND `)}
      ORDER BY id
      LIMIT ${opts.limit}`,

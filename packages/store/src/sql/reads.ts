@@ -29,6 +29,8 @@ export interface JobFilter {
   name?: string;
   /** One fairness key (jobs_key_idx). */
   key?: string;
+  /** Only jobs whose latest fires ended dead (failure_streak > 0), or only those that are not. */
+  failing?: boolean;
 }
 
 export async function listJobs(db: Db, tenantId: string, f: JobFilter) {
@@ -43,6 +45,7 @@ export async function listJobs(db: Db, tenantId: string, f: JobFilter) {
         f.type ? eq(jobs.type, f.type) : undefined,
         f.name ? eq(jobs.name, f.name) : undefined,
         f.key !== undefined ? eq(jobs.key, f.key) : undefined,
+        f.failing === undefined ? undefined : f.failing ? gt(jobs.failureStreak, 0) : eq(jobs.failureStreak, 0),
         f.after ? gt(jobs.id, f.after) : undefined,
       ),
     )
