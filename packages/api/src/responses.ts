@@ -139,7 +139,11 @@ export const jobResponse = z.strictObject({
   status: z.enum(["active", "paused", "completed", "failed", "cancelled"]),
   /** Why Fairway paused it (http_410, consecutive_failures, schedule_not_computable); null otherwise. */
   pauseReason: z.string().nullable(),
-  schedule: z.union([z.strictObject({ cron: z.string(), timezone: z.string() }), z.strictObject({ at: iso })]),
+  schedule: z.union([
+    // spread: the window each fire is offset within (ISO 8601 duration), only when set.
+    z.strictObject({ cron: z.string(), timezone: z.string(), spread: z.string().optional() }),
+    z.strictObject({ at: iso }),
+  ]),
   target: z
     .strictObject({
       url: z.string(),

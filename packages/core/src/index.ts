@@ -18,6 +18,7 @@ export { isStorableText, storableText } from "./text.ts";
 export { base64url, newId, randomToken, sha256Hex, ulid } from "./ids.ts";
 export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
 export { EXCLUSIVE_LOOKAHEAD_MS, planFires, type CronJobState } from "./schedule.ts";
+export { formatSpread, maxSpreadMs, nextShiftedFires, parseSpread, spreadOffsetMs } from "./spread.ts";
 export {
   SECRET_NAME,
   redactSecretFragments,

@@ -57,7 +57,12 @@ export interface AttemptRequest {
   truncated?: true;
 }
 
-export type ScheduleInput = { cron: string; timezone?: string } | { at: string | Date } | { delayMs: number };
+/** `spread` (cron only): an ISO 8601 duration, e.g. "PT10M"; each fire is offset within it by a fixed
+ *  amount derived from the job's id. */
+export type ScheduleInput =
+  | { cron: string; timezone?: string; spread?: string }
+  | { at: string | Date }
+  | { delayMs: number };
 
 export interface CreateJobInput<P = unknown> {
   name: string;
@@ -89,7 +94,10 @@ export type JobNotify = false | { channels: string[] };
  *  clears a field that may be cleared (payload, timeoutMs, retry, a header). */
 export type MergePatch<T> = { [K in keyof T]?: (T[K] extends object ? MergePatch<T[K]> | T[K] : T[K]) | null };
 export type UpdateJobInput<P = unknown> = MergePatch<Omit<CreateJobInput<P>, "type" | "schedule">> & {
-  schedule?: { cron?: string; timezone?: string | null } | { at: string | Date } | { delayMs: number };
+  schedule?:
+    | { cron?: string; timezone?: string | null; spread?: string | null }
+    | { at: string | Date }
+    | { delayMs: number };
 };
 
 export interface ListJobsOptions {
@@ -112,7 +120,7 @@ export interface Job<P = unknown> {
   status: JobStatus;
   /** Why Fairway paused it: http_410, consecutive_failures or schedule_not_computable; null otherwise. */
   pauseReason: string | null;
-  schedule: { cron: string; timezone: string } | { at: string };
+  schedule: { cron: string; timezone: string; spread?: string } | { at: string };
   target: { url: string; method: HttpMethod; headers?: Record<string, string>; body?: unknown } | null;
   payload: P | null;
   retry: Required<RetryInput>;

@@ -155,6 +155,9 @@ export const jobs = pgTable(
     type: key("type").notNull(),
     cron: text("cron"), // null for one-time jobs
     timezone: text("timezone"),
+    // Spread window in ms (docs/schedules.md, "Spread"): each fire is its cron instant plus an offset
+    // in [0, spread_ms) from the job's id; next_fire_at and the triggers' instants are shifted.
+    spreadMs: integer("spread_ms"),
     runAt: ts("run_at"), // one-time jobs
     target: jsonb("target"), // { url, method, headers } or null for in-process handlers
     payload: jsonb("payload"),

@@ -14,6 +14,7 @@ interface CreateFlags {
   type?: string;
   cron?: string;
   timezone?: string;
+  spread?: string;
   at?: string;
   delayMs?: number;
   target?: string;
@@ -29,7 +30,9 @@ function schedule(o: CreateFlags): ScheduleInput {
   const given = [o.cron, o.at, o.delayMs].filter((v) => v !== undefined).length;
   if (given !== 1)
     fail("give exactly one schedule: --cron '<expr>' [--timezone Europe/Berlin], --at <ISO-8601>, or --delay-ms <n>");
-  if (o.cron) return { cron: o.cron, ...(o.timezone ? { timezone: o.timezone } : {}) };
+  if (o.cron) {
+    return { cron: o.cron, ...(o.timezone ? { timezone: o.timezone } : {}), ...(o.spread ? { spread: o.spread } : {}) };
+  }
   if (o.at) return { at: o.at };
   return { delayMs: o.delayMs! };
 }
@@ -71,6 +74,7 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--type <type>", "pool type (default webhook)")
     .option("--cron <expr>", "cron schedule")
     .option("--timezone <zone>", "IANA zone for --cron (default UTC)")
+    .option("--spread <duration>", "spread --cron's fires over this window, e.g. PT10M (a fixed offset per job)")
     .option("--at <iso>", "one run at this instant")
     .option("--delay-ms <n>", "one run after this delay", int)
     .option("--target <url>", "webhook URL")

@@ -167,6 +167,7 @@ function insertStatement(batch: Waiting[]): SQL {
     type: job.type,
     cron: job.cron ?? null,
     timezone: job.timezone ?? null,
+    spread_ms: job.spreadMs ?? null,
     run_at: job.runAt ?? null,
     next_fire_at: job.nextFireAt ?? null,
     target: job.target ?? null,
@@ -193,7 +194,7 @@ function insertStatement(batch: Waiting[]): SQL {
   return sql`
     WITH input AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS x(
-        ord int, dup boolean, id text, name text, type text, cron text, timezone text, run_at timestamptz,
+        ord int, dup boolean, id text, name text, type text, cron text, timezone text, spread_ms int, run_at timestamptz,
         next_fire_at timestamptz, target jsonb, payload jsonb, max_attempts int, initial_delay_ms int,
         max_delay_ms int, backoff text, jitter text, timeout_ms int, priority int, overlap text, misfire text, delivery text, catchup_window_ms int,
         status text, notify jsonb, key text, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean)
@@ -219,10 +220,10 @@ function insertStatement(batch: Waiting[]): SQL {
       ) c
        WHERE c.nth <= ${maxJobs}::int - (SELECT live_jobs FROM counter)
     ), job AS (
-      INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, run_at, next_fire_at, target, payload,
+      INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, spread_ms, run_at, next_fire_at, target, payload,
                         max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter, timeout_ms, priority, overlap, misfire, delivery,
                         catchup_window_ms, status, notify, key, idempotency_key, idempotency_hash)
-      SELECT id, ${tenantId}, name, type, cron, timezone, run_at, next_fire_at, target, payload,
+      SELECT id, ${tenantId}, name, type, cron, timezone, spread_ms, run_at, next_fire_at, target, payload,
              max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter, timeout_ms, priority, overlap, misfire, delivery,
              catchup_window_ms, status, notify, key, idempotency_key, idempotency_hash
         FROM input x JOIN admitted a ON a.ord = x.ord

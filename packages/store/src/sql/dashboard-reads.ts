@@ -178,13 +178,14 @@ export async function searchJobs(
     status: string;
     cron: string | null;
     timezone: string | null;
+    spreadMs: number | null;
     runAt: Date | null;
     nextFireAt: Date | null;
     createdAt: Date;
   }>(
     db,
     sql`
-    SELECT id, name, type, status, cron, timezone, run_at AS "runAt", next_fire_at AS "nextFireAt", created_at AS "createdAt"
+    SELECT id, name, type, status, cron, timezone, spread_ms AS "spreadMs", run_at AS "runAt", next_fire_at AS "nextFireAt", created_at AS "createdAt"
       FROM jobs WHERE ${sql.join(conds, sql` AND `)}
      ORDER BY id
      LIMIT ${opts.limit}`,
