@@ -173,6 +173,13 @@ export function buildJob(
     );
   }
   checkPayload(body.payload, tenant);
+  if (body.onBusy && body.onBusy !== "queue" && !body.key) {
+    throw new ApiError(
+      400,
+      "validation_error",
+      `onBusy: "${body.onBusy}" decides what a trigger does while its fairness key is at its cap, and this job has no key; give it a key (and the key a maxInFlight, PUT /v1/keys/{key}), or leave onBusy out`,
+    );
+  }
   const when = resolveSchedule(body.schedule, opts.now, id);
   return {
     id,
@@ -191,6 +198,7 @@ export function buildJob(
     timeoutMs: body.timeoutMs ?? null,
     priority: body.priority ?? 0,
     overlap: body.overlap ?? "allow",
+    onBusy: body.onBusy ?? "queue",
     misfire: body.misfire ?? "fire_once",
     catchupWindowMs: body.catchupWindowMs ?? 86_400_000,
     delivery: body.delivery ?? "at_least_once",
@@ -215,6 +223,7 @@ export function jobAsBody(j: JobRow): Record<string, unknown> {
     priority: j.priority,
     overlap: j.overlap,
     misfire: j.misfire,
+    onBusy: j.onBusy,
     catchupWindowMs: j.catchupWindowMs,
   };
   if (j.target) body.target = structuredClone(j.target);
@@ -258,6 +267,7 @@ export function jobPatchOf(built: NewJob, fields: string[]): JobPatch {
         "catchupWindowMs",
         "notify",
         "key",
+        "onBusy",
       ].includes(f)
     ) {
       take(f as keyof JobPatch);

@@ -3,6 +3,7 @@
 // types are checked against them (test/packages/sdk-types.ts). Strict objects: a field a route adds
 // without adding it here fails the contract test.
 import { z } from "zod";
+import { ON_BUSY } from "./schemas.ts";
 
 const iso = z.iso.datetime({ offset: true });
 const id = z.string();
@@ -164,6 +165,7 @@ export const jobResponse = z.strictObject({
   timeoutMs: z.number().int().nullable(),
   priority: z.number().int(),
   overlap: z.enum(["allow", "skip", "buffer_one"]),
+  onBusy: z.enum(ON_BUSY),
   misfire: z.enum(["fire_once", "skip", "fire_all"]),
   catchupWindowMs: z.number().int(),
   delivery: z.enum(["at_least_once", "at_most_once"]),

@@ -61,6 +61,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date } = {})
     timeoutMs: j.timeoutMs,
     priority: j.priority,
     overlap: j.overlap,
+    onBusy: j.onBusy,
     misfire: j.misfire,
     delivery: j.delivery,
     catchupWindowMs: j.catchupWindowMs,

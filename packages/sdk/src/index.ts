@@ -35,6 +35,7 @@ export type {
   Notification,
   NotificationChannel,
   NotificationEvent,
+  OnBusyPolicy,
   OverlapPolicy,
   Page,
   PoolConfig,

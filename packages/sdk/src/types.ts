@@ -4,6 +4,8 @@
 export type JobStatus = "active" | "paused" | "completed" | "failed" | "cancelled";
 export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled" | "unknown";
 export type OverlapPolicy = "allow" | "skip" | "buffer_one";
+/** What a due trigger does while the job's fairness key is at its cap (needs a key). */
+export type OnBusyPolicy = "queue" | "skip" | "replace_queued";
 export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
 export type TenantStatus = "active" | "suspended";
 export type AttemptOutcome =
@@ -78,6 +80,7 @@ export interface CreateJobInput<P = unknown> {
   timeoutMs?: number;
   priority?: number;
   overlap?: OverlapPolicy;
+  onBusy?: OnBusyPolicy;
   misfire?: MisfirePolicy;
   catchupWindowMs?: number;
   /** Default at_least_once. at_most_once: never sent twice; a delivery that may have arrived ends `unknown`. */
@@ -127,6 +130,7 @@ export interface Job<P = unknown> {
   timeoutMs: number | null;
   priority: number;
   overlap: OverlapPolicy;
+  onBusy: OnBusyPolicy;
   misfire: MisfirePolicy;
   catchupWindowMs: number;
   delivery: DeliveryMode;

@@ -189,11 +189,16 @@ export const jobs = pgTable(
     // Fairness key (tenantKeys): the tenant's share is divided among its keys; null = no key, claimed
     // as a job without one always was. Carried by the job's triggers.
     key: key("key"),
+    // What a due trigger does while the job's key is at its cap (sql/on-busy.ts): queue | skip |
+    // replace_queued | cancel_running. Only with a key.
+    onBusy: text("on_busy").notNull().default("queue"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [
     index("jobs_tenant_idx").on(t.tenantId, t.id),
+    // The onBusy pass: the few live jobs with a policy other than queue (none: one empty index probe).
+    index("jobs_on_busy_idx").on(t.tenantId, t.key).where(sql`on_busy <> 'queue' AND status = 'active'`),
     // GET /v1/jobs?key=: a tenant's jobs of one key. Partial: jobs without a key cost no entry.
     index("jobs_key_idx").on(t.tenantId, t.key, t.id).where(sql`key IS NOT NULL`),
     printable("jobs_key_printable", t.key),

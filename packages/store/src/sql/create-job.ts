@@ -186,6 +186,7 @@ function insertStatement(batch: Waiting[]): SQL {
     status: job.status ?? "active",
     notify: job.notify ?? null,
     key: job.key ?? null,
+    on_busy: job.onBusy ?? "queue",
     idempotency_key: opts.idempotencyKey ?? null,
     idempotency_hash: opts.requestHash ?? null,
     trigger_id: job.runAt ? newId("trg") : null,
@@ -197,7 +198,7 @@ function insertStatement(batch: Waiting[]): SQL {
         ord int, dup boolean, id text, name text, type text, cron text, timezone text, spread_ms int, run_at timestamptz,
         next_fire_at timestamptz, target jsonb, payload jsonb, max_attempts int, initial_delay_ms int,
         max_delay_ms int, backoff text, jitter text, timeout_ms int, priority int, overlap text, misfire text, delivery text, catchup_window_ms int,
-        status text, notify jsonb, key text, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean)
+        status text, notify jsonb, key text, on_busy text, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean)
     ), counter AS MATERIALIZED (
       -- First: the tenant's row (KEY SHARE, as the foreign keys take it), then its counter row, locked
       -- at its latest committed value. No row: the tenant's first job (see ensureCounter).
@@ -222,10 +223,10 @@ function insertStatement(batch: Waiting[]): SQL {
     ), job AS (
       INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, spread_ms, run_at, next_fire_at, target, payload,
                         max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter, timeout_ms, priority, overlap, misfire, delivery,
-                        catchup_window_ms, status, notify, key, idempotency_key, idempotency_hash)
+                        catchup_window_ms, status, notify, key, on_busy, idempotency_key, idempotency_hash)
       SELECT id, ${tenantId}, name, type, cron, timezone, spread_ms, run_at, next_fire_at, target, payload,
              max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter, timeout_ms, priority, overlap, misfire, delivery,
-             catchup_window_ms, status, notify, key, idempotency_key, idempotency_hash
+             catchup_window_ms, status, notify, key, on_busy, idempotency_key, idempotency_hash
         FROM input x JOIN admitted a ON a.ord = x.ord
       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
       RETURNING ${jobShape.list}

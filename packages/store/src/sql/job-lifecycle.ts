@@ -119,6 +119,7 @@ export type JobPatch = Partial<
     | "nextFireAt"
     | "notify"
     | "key"
+    | "onBusy"
   >
 >;
 

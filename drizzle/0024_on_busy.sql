@@ -1,0 +1,2 @@
+ALTER TABLE "jobs" ADD COLUMN "on_busy" text DEFAULT 'queue' NOT NULL;--> statement-breakpoint
+CREATE INDEX "jobs_on_busy_idx" ON "jobs" USING btree ("tenant_id","key") WHERE on_busy <> 'queue' AND status = 'active';
