@@ -1,0 +1,153 @@
+// onBusy against a busy key, on the embedded default and on a real Postgres: a slow request holds the
+// key's cap (maxInFlight 1) while triggers of jobs with each policy become due. queue: all run, one at a
+// time, after it; skip: recorded skipped (reason busy), never delivered, their one-time jobs completed;
+// replace_queued: only the newest waits and runs, the older ones cancelled (reason replaced). Counts and
+// outcomes from the API and the receiver, never wall-clock timing.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createTestDb } from "../support/pg.ts";
+import { postgresOn, startFairway, type FairwayProcess } from "../support/fairway-process.ts";
+import { startReceiver, type Receiver } from "../support/receiver.ts";
+import { until } from "../support/until.ts";
+
+const ADMIN = `fwadmin_onbusy_${Date.now()}`;
+const HOLD_MS = 12_000; // the slow request that holds the key's cap (long enough for every decision)
+
+const backends: Array<[string, () => Promise<{ env: Record<string, string>; done: () => Promise<void> }>]> = [
+  [
+    "embedded PostgreSQL",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "fairway-onbusy-"));
+      return {
+        env: { FAIRWAY_DATA_DIR: dir },
+        done: async () => {
+          await until(
+            () => postgresOn(dir),
+            (p) => p.length === 0,
+            30_000,
+          ).catch(() => {});
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  ],
+  [
+    "Postgres",
+    async () => {
+      const db = await createTestDb();
+      return { env: { DATABASE_URL: db.url }, done: () => db.drop() };
+    },
+  ],
+];
+
+describe.each(backends)("onBusy on %s", (_name, backend) => {
+  let server: FairwayProcess | null = null;
+  let rx: Receiver | null = null;
+  let done: (() => Promise<void>) | null = null;
+  afterAll(async () => {
+    await server?.stop();
+    await rx?.close();
+    await done?.();
+  });
+
+  it("queue waits, skip is skipped, replace_queued keeps only the newest, while a slow run holds the key", async () => {
+    const b = await backend();
+    done = b.done;
+    rx = await startReceiver();
+    server = await startFairway({ ...b.env, FAIRWAY_ADMIN_TOKEN: ADMIN });
+    const api = async (token: string, method: string, path: string, body?: unknown) => {
+      const res = await fetch(server!.url + path, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, json: (await res.json()) as any };
+    };
+    const tenant = await api(ADMIN, "POST", "/v1/admin/tenants", { id: "acme", name: "Acme" });
+    rx.secrets = [tenant.json.signingSecret];
+    const key = (await api(ADMIN, "POST", "/v1/admin/tenants/acme/keys")).json.key;
+    expect((await api(key, "PUT", "/v1/keys/acct", { maxInFlight: 1 })).status).toBe(200);
+    const create = async (name: string, path: string, onBusy?: string, over: Record<string, unknown> = {}) => {
+      const r = await api(key, "POST", "/v1/jobs", {
+        name,
+        key: "acct",
+        schedule: { delayMs: 0 },
+        target: { url: `${rx!.url}${path}` },
+        payload: { name },
+        ...(onBusy ? { onBusy } : {}),
+        ...over,
+      });
+      expect(r.status, JSON.stringify(r.json)).toBe(201);
+      return r.json as { id: string; onBusy: string };
+    };
+
+    // Refused: onBusy other than queue on a job without a key; nothing written.
+    const refused = await api(key, "POST", "/v1/jobs", {
+      name: "nokey",
+      schedule: { delayMs: 0 },
+      target: { url: `${rx.url}/ok` },
+      onBusy: "skip",
+    });
+    expect([refused.status, refused.json.error.code]).toEqual([400, "validation_error"]);
+    expect(refused.json.error.message).toContain("onBusy");
+    expect((await api(key, "GET", "/v1/jobs")).json.data).toEqual([]);
+
+    // The holder: one slow request, the key at its cap.
+    const holder = await create("holder", `/slow/${HOLD_MS}`);
+    await until(
+      () => rx!.open.get(`/slow/${HOLD_MS}`) ?? 0,
+      (n) => n === 1,
+      30_000,
+      "the holder in flight",
+    );
+
+    const skipped = [await create("skip-1", "/ok/skip", "skip"), await create("skip-2", "/ok/skip", "skip")];
+    const replaced = [];
+    for (let i = 1; i <= 3; i++) replaced.push(await create(`replace-${i}`, "/ok/replace", "replace_queued"));
+    const queued = [await create("queue-1", "/ok/queue", "queue"), await create("queue-2", "/ok/queue")];
+    expect(skipped[0].onBusy).toBe("skip");
+    expect(queued[1].onBusy).toBe("queue");
+
+    const triggerOf = async (id: string) => (await api(key, "GET", `/v1/jobs/${id}/triggers`)).json.data[0];
+    // Decided while the holder still runs.
+    const decided = await until(
+      async () => Promise.all([...skipped, ...replaced.slice(0, 2)].map((j) => triggerOf(j.id))),
+      (ts) => ts.every((t) => t.status !== "pending"),
+      30_000,
+      "skip and replace_queued decided",
+    );
+    expect(rx.open.get(`/slow/${HOLD_MS}`)).toBe(1);
+    expect(decided.map((t) => [t.status, t.reason])).toEqual([
+      ["skipped", "busy"],
+      ["skipped", "busy"],
+      ["cancelled", "replaced"],
+      ["cancelled", "replaced"],
+    ]);
+
+    // After the holder: the queued ones and the newest replace_queued one run, once each; nothing else.
+    const delivered = (path: string) => rx!.deliveries.filter((d) => d.path === path);
+    await rx.waitFor(() => delivered("/ok/queue").length === 2 && delivered("/ok/replace").length === 1, 60_000);
+    await until(
+      () => triggerOf(holder.id),
+      (t) => t.status === "succeeded",
+      30_000,
+      "holder settled",
+    );
+    expect(delivered("/ok/skip")).toEqual([]);
+    expect((delivered("/ok/replace")[0].body as { payload: { name: string } }).payload.name).toBe("replace-3");
+    expect((await triggerOf(replaced[2].id)).status).toBe("succeeded");
+    // Each one-time job decided so has ended: skipped → completed, replaced → cancelled.
+    const statuses = await Promise.all(
+      [...skipped, ...replaced].map(async (j) => (await api(key, "GET", `/v1/jobs/${j.id}`)).json.status),
+    );
+    await until(
+      async () => Promise.all(queued.map((j) => triggerOf(j.id))),
+      (ts) => ts.every((t) => t.status === "succeeded"),
+      30_000,
+      "queued settled",
+    );
+    expect(statuses).toEqual(["completed", "completed", "cancelled", "cancelled", expect.any(String)]);
+  }, 180_000);
+});
