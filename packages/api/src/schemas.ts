@@ -170,7 +170,7 @@ const policies = {
   priority: int("an integer from -100 to 100").min(-100).max(100).optional(),
   overlap: z.enum(["allow", "skip", "buffer_one"], { error: "must be one of allow, skip, buffer_one" }).optional(),
   misfire: z.enum(["fire_once", "skip", "fire_all"], { error: "must be one of fire_once, skip, fire_all" }).optional(),
-  /** What a due trigger does while the job's key is at its cap (docs/flow-control.md); needs a key. */
+  /** What a due trigger does while the job's key is at its cap (docs/fairness.md, "onBusy"); needs a key. */
   onBusy: z.enum(ON_BUSY, { error: `must be one of ${ON_BUSY.join(", ")}` }).optional(),
   catchupWindowMs: int("a window in milliseconds")
     .min(0)

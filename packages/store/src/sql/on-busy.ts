@@ -1,4 +1,4 @@
-// onBusy (docs/flow-control.md, "onBusy"): what a due trigger of a keyed job does while its key is at
+// onBusy (docs/fairness.md, "onBusy"): what a due trigger of a keyed job does while its key is at
 // its cap (tenant_keys.running ≥ the key's maxInFlight). `queue` waits, as every trigger always has and
 // this pass leaves alone. `skip`: the trigger is recorded `skipped`, reason `busy`, and never runs.
 // `replace_queued`: of the key's due, never-attempted triggers of such jobs only the newest waits; the
