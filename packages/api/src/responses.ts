@@ -194,6 +194,7 @@ export const attemptResponse = z.strictObject({
     "secret_missing",
     "forbidden_target",
     "lost_in_flight",
+    "cancelled",
   ]),
   httpStatus: z.number().int().nullable(),
   error: z.string().nullable(),

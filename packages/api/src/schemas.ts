@@ -163,7 +163,7 @@ const retry = strict({
   jitter: jitter.optional(),
 });
 
-export const ON_BUSY = ["queue", "skip", "replace_queued"] as const;
+export const ON_BUSY = ["queue", "skip", "replace_queued", "cancel_running"] as const;
 
 const policies = {
   timeoutMs: int("a timeout in milliseconds, 100-900000").min(100).max(900_000).optional(),

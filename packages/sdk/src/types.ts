@@ -5,7 +5,7 @@ export type JobStatus = "active" | "paused" | "completed" | "failed" | "cancelle
 export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled" | "unknown";
 export type OverlapPolicy = "allow" | "skip" | "buffer_one";
 /** What a due trigger does while the job's fairness key is at its cap (needs a key). */
-export type OnBusyPolicy = "queue" | "skip" | "replace_queued";
+export type OnBusyPolicy = "queue" | "skip" | "replace_queued" | "cancel_running";
 export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
 export type TenantStatus = "active" | "suspended";
 export type AttemptOutcome =
@@ -17,7 +17,8 @@ export type AttemptOutcome =
   | "lease_expired"
   | "secret_missing"
   | "forbidden_target"
-  | "lost_in_flight";
+  | "lost_in_flight"
+  | "cancelled";
 
 /** Any JSON value. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };

@@ -239,6 +239,9 @@ export const triggers = pgTable(
     scheduledFor: ts("scheduled_for").notNull(),
     status: text("status").notNull().default("pending"),
     priority: integer("priority").notNull().default(0),
+    // onBusy cancel_running (sql/on-busy.ts): a newer trigger of its key asks this running one to stop;
+    // its executor polls the flag (executor/cancel-watch.ts), aborts the run and records it cancelled.
+    cancelRequested: boolean("cancel_requested").notNull().default(false),
     // Overlap policy skip / buffer_one: never claimed while another trigger of its job is running.
     exclusive: boolean("exclusive").notNull().default(false),
     attemptCount: integer("attempt_count").notNull().default(0),

@@ -1,0 +1,1 @@
+ALTER TABLE "triggers" ADD COLUMN "cancel_requested" boolean DEFAULT false NOT NULL;
