@@ -8,7 +8,7 @@ export {
   TENANT_BOUNDS,
 } from "./defaults.ts";
 export type { AttemptRequest, DeliveryResult, HttpMethod, JobStatus, WebhookTarget } from "./types.ts";
-export { nextFires, parseCron, validateTimezone } from "./cron.ts";
+export { parseCron, validateTimezone } from "./cron.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
 export { BoundedMap } from "./bounded-map.ts";

@@ -6,7 +6,7 @@
 import { nextFires } from "./cron.ts";
 
 /** The longest spread window: a day. Longer would push a daily job's fire into another day. */
-export const MAX_SPREAD_MS = 86_400_000;
+const MAX_SPREAD_MS = 86_400_000;
 
 // PnDTnHnMnS (weeks, years and months left out: their length varies). Each part optional, whole numbers
 // except the seconds (milliseconds allowed).

@@ -8,7 +8,7 @@ import type { Logger } from "@fairway/core";
 import { cancelRequested, type Db } from "@fairway/store";
 import type { Held } from "./standby-slots.ts";
 
-export const CANCEL_POLL_MS = 500;
+const CANCEL_POLL_MS = 500;
 
 export class CancelWatch {
   private timer: ReturnType<typeof setTimeout> | null = null;

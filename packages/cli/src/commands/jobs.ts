@@ -24,6 +24,7 @@ interface CreateFlags {
   timeoutMs?: number;
   idempotencyKey?: string;
   key?: string;
+  onBusy?: "queue" | "skip" | "replace_queued" | "cancel_running";
 }
 
 function schedule(o: CreateFlags): ScheduleInput {
@@ -84,12 +85,17 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--timeout-ms <n>", "per-attempt timeout", int)
     .option("--idempotency-key <key>", "send as Idempotency-Key")
     .option("--key <key>", "fairness key: shares and caps inside the tenant are per key (see `fairway keys`)")
+    .option(
+      "--on-busy <policy>",
+      "with --key: what a trigger does while the key is at its cap: queue, skip, replace_queued or cancel_running",
+    )
     .action(async (o: CreateFlags) => {
       const g = globals();
       const input: CreateJobInput = {
         name: o.name,
         schedule: schedule(o),
         ...(o.key !== undefined ? { key: o.key } : {}),
+        ...(o.onBusy !== undefined ? { onBusy: o.onBusy } : {}),
         ...(o.type ? { type: o.type } : {}),
         ...(o.target ? { target: { url: o.target, ...(o.method ? { method: o.method } : {}) } } : {}),
         ...(o.payload !== undefined ? { payload: o.payload } : {}),
