@@ -6,12 +6,9 @@
 // `cancelled` and never retried, and the new trigger runs — also when the server running the slow
 // request is killed (kill -9) before the cancel reaches it. Counts and outcomes from the API and the
 // receiver, never wall-clock timing.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDb } from "../support/pg.ts";
-import { postgresOn, startFairway, type FairwayProcess } from "../support/fairway-process.ts";
+import { serverBackends, jsonApi } from "../support/backends.ts";
+import { startFairway, type FairwayProcess } from "../support/fairway-process.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { until } from "../support/until.ts";
 
@@ -19,48 +16,14 @@ const ADMIN = `fwadmin_onbusy_${Date.now()}`;
 const HOLD_MS = 12_000;
 const LEASE_MS = 20_000; // the slow request that holds the key's cap (long enough for every decision)
 
-const backends: Array<[string, () => Promise<{ env: Record<string, string>; done: () => Promise<void> }>]> = [
-  [
-    "embedded PostgreSQL",
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), "fairway-onbusy-"));
-      return {
-        env: { FAIRWAY_DATA_DIR: dir },
-        done: async () => {
-          await until(
-            () => postgresOn(dir),
-            (p) => p.length === 0,
-            30_000,
-          ).catch(() => {});
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-  [
-    "Postgres",
-    async () => {
-      const db = await createTestDb();
-      return { env: { DATABASE_URL: db.url }, done: () => db.drop() };
-    },
-  ],
-];
-
-describe.each(backends)("onBusy on %s", (name, backend) => {
+describe.each(serverBackends)("onBusy on %s", (name, backend) => {
   let server: FairwayProcess | null = null;
   let rx: Receiver;
   let env: Record<string, string>;
   let done: (() => Promise<void>) | null = null;
   let key: string;
   const start = async () => (server = await startFairway({ ...env, FAIRWAY_ADMIN_TOKEN: ADMIN }));
-  const api = async (token: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(server!.url + path, {
-      method,
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, json: (await res.json()) as any };
-  };
+  const api = jsonApi(() => server!.url);
   const create = async (
     name: string,
     path: string,

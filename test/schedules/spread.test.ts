@@ -2,47 +2,16 @@
 // window comes from its id, so it survives a restart of the server and edits of the job (its name, its
 // cron), the materializer fires at cron time + offset, and the offsets of many jobs fill the window
 // evenly. Counts and instants the API and the receiver report, never wall-clock timing.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createTestDb, type TestDb } from "../support/pg.ts";
-import { postgresOn, startFairway, type FairwayProcess } from "../support/fairway-process.ts";
+import { serverBackends, jsonApi } from "../support/backends.ts";
+import { startFairway, type FairwayProcess } from "../support/fairway-process.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
-import { until } from "../support/until.ts";
 
 const ADMIN = `fwadmin_spread_${Date.now()}`;
 const WINDOW = 600_000; // PT10M
 const MANY = 200;
 
-const backends: Array<[string, () => Promise<{ env: Record<string, string>; done: () => Promise<void> }>]> = [
-  [
-    "embedded PostgreSQL",
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), "fairway-spread-"));
-      return {
-        env: { FAIRWAY_DATA_DIR: dir },
-        done: async () => {
-          await until(
-            () => postgresOn(dir),
-            (p) => p.length === 0,
-            30_000,
-          ).catch(() => {});
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-  [
-    "Postgres",
-    async () => {
-      const db: TestDb = await createTestDb();
-      return { env: { DATABASE_URL: db.url }, done: () => db.drop() };
-    },
-  ],
-];
-
-describe.each(backends)("spread crons on %s", (_name, backend) => {
+describe.each(serverBackends)("spread crons on %s", (_name, backend) => {
   let server: FairwayProcess | null = null;
   let rx: Receiver | null = null;
   let done: (() => Promise<void>) | null = null;
@@ -58,14 +27,7 @@ describe.each(backends)("spread crons on %s", (_name, backend) => {
     rx = await startReceiver();
     const start = () => startFairway({ ...b.env, FAIRWAY_ADMIN_TOKEN: ADMIN });
     server = await start();
-    const api = async (token: string, method: string, path: string, body?: unknown) => {
-      const res = await fetch(server!.url + path, {
-        method,
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, json: (await res.json()) as any };
-    };
+    const api = jsonApi(() => server!.url);
     const tenant = await api(ADMIN, "POST", "/v1/admin/tenants", { id: "acme", name: "Acme", maxJobs: 10_000 });
     rx.secrets = [tenant.json.signingSecret];
     const key = (await api(ADMIN, "POST", "/v1/admin/tenants/acme/keys")).json.key;
