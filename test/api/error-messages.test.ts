@@ -91,6 +91,24 @@ const jobCases: Row[] = [
     ["schedule.timezone", "IANA", "Europe/Berlin"],
   ],
   [
+    "bad spread",
+    job({ schedule: { cron: "0 0 * * *", spread: "10 minutes" } }),
+    "invalid_spread",
+    ["schedule.spread", "ISO 8601 duration", "PT10M"],
+  ],
+  [
+    "spread longer than the period",
+    job({ schedule: { cron: "*/5 * * * *", spread: "PT10M" } }),
+    "invalid_spread",
+    ["schedule.spread", "longer than PT5M", "shorter window"],
+  ],
+  [
+    "spread on a one-time job",
+    job({ schedule: { at: "2030-01-01T00:00:00Z", spread: "PT10M" } }),
+    "validation_error",
+    ["schedule.spread: only goes with cron"],
+  ],
+  [
     "reserved header webhook-signature",
     job({ target: { ...target, headers: { "Webhook-Signature": "x" } } }),
     "validation_error",

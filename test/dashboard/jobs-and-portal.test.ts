@@ -77,6 +77,26 @@ describe("dashboard in a real browser: jobs, quotas and portal links", () => {
     expect(job.id).toMatch(/^job_/);
   });
 
+  it("shows a job's spread (window, offset, shifted next fires) and its onBusy policy", async () => {
+    const job = await acme.jobs.create({
+      name: "spread-sync",
+      key: "acct-7",
+      onBusy: "cancel_running",
+      schedule: { cron: "0 0 * * *", spread: "PT10M" },
+      target: { url: `${receiver.url}/ok` },
+    });
+    await page.goto(`${server.url}/dashboard/admin/t/acme/jobs/${job.id}`);
+    const main = (await page.locator("main").textContent()) ?? "";
+    expect(main).toContain("spread over PT10M");
+    expect(main).toContain("cancel_running: cancel the running trigger for the new one");
+    const got = await acme.jobs.get(job.id);
+    const offsetMs = Date.parse(got.nextFires![0]) % 86_400_000;
+    expect(offsetMs).toBeLessThan(600_000);
+    // The page's next fires are the API's: midnight plus the job's offset.
+    const shown = await page.locator("ol.fires time").evaluateAll((els) => els.map((e) => e.getAttribute("datetime")));
+    expect(shown).toEqual(got.nextFires);
+  });
+
   it("edits a job's schedule (refusing a bad one), pauses and resumes it", async () => {
     const job = (await acme.jobs.list()).data.find((j) => j.name === "weekday-report")!;
     await page.goto(`${server.url}/dashboard/admin/t/acme/jobs/${job.id}`);

@@ -21,6 +21,8 @@ export interface Receiver {
   deliveries: Delivery[];
   /** Requests being answered now, by path (a slow path's requests stay open for its delay). */
   open: Map<string, number>;
+  /** Paths of requests whose connection the sender closed before the answer (a cut request). */
+  cut: string[];
   /** Secrets used to verify; set after the tenant is created (several during a rotation). */
   secrets: string[];
   waitFor(pred: (d: Delivery[]) => boolean, timeoutMs?: number): Promise<Delivery[]>;
@@ -35,6 +37,7 @@ export async function startReceiver(): Promise<Receiver> {
     url: "",
     deliveries,
     open,
+    cut: [],
     secrets: [],
     async waitFor(pred, timeoutMs = 15_000) {
       const end = Date.now() + timeoutMs;
@@ -69,6 +72,9 @@ export async function startReceiver(): Promise<Receiver> {
       const path = req.url ?? "/";
       deliveries.push({ path, id: String(headers["webhook-id"]), headers, body, verified, at: Date.now() });
       open.set(path, (open.get(path) ?? 0) + 1);
+      res.once("close", () => {
+        if (!res.writableEnded) r.cut.push(path);
+      });
       const parts = path.split("/").filter(Boolean);
       let status = 200;
       if (parts[0] === "flaky") {

@@ -4,7 +4,7 @@ import type { Scenario } from "../lib/scenario.ts";
 import { api } from "./api.ts";
 import { capUtilisation } from "./cap-utilisation.ts";
 import { caps } from "./caps.ts";
-import { cron } from "./cron.ts";
+import { cron, cronSpread } from "./cron.ts";
 import { dashboard } from "./dashboard.ts";
 import { keyFairness } from "./key-fairness.ts";
 import { noisy } from "./noisy.ts";
@@ -25,6 +25,7 @@ export const scenarios: Scenario[] = [
   shortWindowShare,
   keyFairness,
   cron,
+  cronSpread,
   scale,
   retentionUnderLoad,
   webhooks,

@@ -1,6 +1,16 @@
 // Turns a validated request body into a job row: semantic checks zod cannot do (strict cron, IANA
 // zone, SSRF-safe target, payload size) and defaults from the job's pool.
-import { checkTargetUrl, nextFires, parseCron, targetSecretRefs, validateTimezone } from "@fairway/core";
+import {
+  checkTargetUrl,
+  formatSpread,
+  maxSpreadMs,
+  nextShiftedFires,
+  parseCron,
+  parseSpread,
+  spreadOffsetMs,
+  targetSecretRefs,
+  validateTimezone,
+} from "@fairway/core";
 import {
   missingChannels,
   missingSecrets,
@@ -15,10 +25,27 @@ import { ApiError } from "./errors.ts";
 import type { CreateJobBody, Schedule } from "./schemas.ts";
 import { retryJson } from "./serialize.ts";
 
+/** `schedule.spread` in ms: a valid duration no longer than a day or the cron's shortest gap. */
+function resolveSpread(spread: string | undefined, cron: string, timezone: string, now: Date): number | null {
+  if (spread === undefined) return null;
+  const parsed = parseSpread(spread);
+  if (!parsed.ok) throw new ApiError(400, "invalid_spread", `schedule.spread: ${parsed.message}`);
+  const max = maxSpreadMs(cron, timezone, now);
+  if (parsed.ms > max) {
+    throw new ApiError(
+      400,
+      "invalid_spread",
+      `schedule.spread: "${spread}" is longer than ${formatSpread(max)}, the most this schedule allows (a day, and no more than the shortest gap between its fires); use a shorter window`,
+    );
+  }
+  return parsed.ms;
+}
+
 function resolveSchedule(
   s: Schedule,
   now: Date,
-): { cron: string | null; timezone: string | null; runAt: Date | null; nextFireAt: Date } {
+  id: string,
+): { cron: string | null; timezone: string | null; spreadMs: number | null; runAt: Date | null; nextFireAt: Date } {
   if ("cron" in s) {
     const parsed = parseCron(s.cron);
     if (!parsed.ok) throw new ApiError(400, "invalid_cron", `schedule.cron: ${parsed.message}`);
@@ -29,12 +56,13 @@ function resolveSchedule(
         `schedule.timezone: "${s.timezone}" is not an IANA time zone (e.g. "Europe/Berlin")`,
       );
     }
-    const [next] = nextFires(parsed.expr, s.timezone, now, 1);
+    const spreadMs = resolveSpread(s.spread, parsed.expr, s.timezone, now);
+    const [next] = nextShiftedFires(parsed.expr, s.timezone, now, 1, spreadOffsetMs(id, spreadMs));
     if (!next) throw new ApiError(400, "invalid_cron", "schedule.cron: the expression never fires");
-    return { cron: parsed.expr, timezone: s.timezone, runAt: null, nextFireAt: next };
+    return { cron: parsed.expr, timezone: s.timezone, spreadMs, runAt: null, nextFireAt: next };
   }
   const at = "at" in s ? new Date(s.at) : new Date(now.getTime() + s.delayMs);
-  return { cron: null, timezone: null, runAt: at, nextFireAt: at };
+  return { cron: null, timezone: null, spreadMs: null, runAt: at, nextFireAt: at };
 }
 
 function checkTarget(target: CreateJobBody["target"], allowPrivate: boolean, maxBodyBytes = Infinity) {
@@ -145,7 +173,14 @@ export function buildJob(
     );
   }
   checkPayload(body.payload, tenant);
-  const when = resolveSchedule(body.schedule, opts.now);
+  if (body.onBusy && body.onBusy !== "queue" && !body.key) {
+    throw new ApiError(
+      400,
+      "validation_error",
+      `onBusy: "${body.onBusy}" decides what a trigger does while its fairness key is at its cap, and this job has no key; give it a key (and the key a maxInFlight, PUT /v1/keys/{key}), or leave onBusy out`,
+    );
+  }
+  const when = resolveSchedule(body.schedule, opts.now, id);
   return {
     id,
     tenantId: tenant.id,
@@ -163,6 +198,7 @@ export function buildJob(
     timeoutMs: body.timeoutMs ?? null,
     priority: body.priority ?? 0,
     overlap: body.overlap ?? "allow",
+    onBusy: body.onBusy ?? "queue",
     misfire: body.misfire ?? "fire_once",
     catchupWindowMs: body.catchupWindowMs ?? 86_400_000,
     delivery: body.delivery ?? "at_least_once",
@@ -176,11 +212,18 @@ export function jobAsBody(j: JobRow): Record<string, unknown> {
   const body: Record<string, unknown> = {
     name: j.name,
     type: j.type,
-    schedule: j.cron ? { cron: j.cron, timezone: j.timezone ?? "UTC" } : { at: j.runAt!.toISOString() },
+    schedule: j.cron
+      ? {
+          cron: j.cron,
+          timezone: j.timezone ?? "UTC",
+          ...(j.spreadMs !== null ? { spread: formatSpread(j.spreadMs) } : {}),
+        }
+      : { at: j.runAt!.toISOString() },
     retry: retryJson(j),
     priority: j.priority,
     overlap: j.overlap,
     misfire: j.misfire,
+    onBusy: j.onBusy,
     catchupWindowMs: j.catchupWindowMs,
   };
   if (j.target) body.target = structuredClone(j.target);
@@ -210,7 +253,7 @@ export function jobPatchOf(built: NewJob, fields: string[]): JobPatch {
     for (const k of keys) (out as Record<string, unknown>)[k] = built[k as keyof NewJob];
   };
   for (const f of fields) {
-    if (f === "schedule") take("cron", "timezone", "runAt", "nextFireAt");
+    if (f === "schedule") take("cron", "timezone", "spreadMs", "runAt", "nextFireAt");
     else if (f === "retry") take("maxAttempts", "initialDelayMs", "maxDelayMs", "backoff", "jitter");
     else if (
       [
@@ -224,6 +267,7 @@ export function jobPatchOf(built: NewJob, fields: string[]): JobPatch {
         "catchupWindowMs",
         "notify",
         "key",
+        "onBusy",
       ].includes(f)
     ) {
       take(f as keyof JobPatch);

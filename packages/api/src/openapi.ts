@@ -37,7 +37,7 @@ function queryParameters(query: z.ZodObject): Json[] {
 }
 
 const ERRORS: Record<number, string> = {
-  400: "Invalid input (validation_error, invalid_json, invalid_text, too_deep, invalid_cron, invalid_timezone, invalid_key, unknown_secret, unknown_channel, email_unavailable, or a blocked target)",
+  400: "Invalid input (validation_error, invalid_json, invalid_text, too_deep, invalid_cron, invalid_timezone, invalid_spread, invalid_key, unknown_secret, unknown_channel, email_unavailable, or a blocked target)",
   401: "Missing or unknown credentials (unauthorized)",
   403: "Credentials not allowed here, or a suspended tenant (forbidden, tenant_suspended)",
   404: "No such resource (not_found)",

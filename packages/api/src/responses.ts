@@ -3,6 +3,7 @@
 // types are checked against them (test/packages/sdk-types.ts). Strict objects: a field a route adds
 // without adding it here fails the contract test.
 import { z } from "zod";
+import { ON_BUSY } from "./schemas.ts";
 
 const iso = z.iso.datetime({ offset: true });
 const id = z.string();
@@ -139,7 +140,11 @@ export const jobResponse = z.strictObject({
   status: z.enum(["active", "paused", "completed", "failed", "cancelled"]),
   /** Why Fairway paused it (http_410, consecutive_failures, schedule_not_computable); null otherwise. */
   pauseReason: z.string().nullable(),
-  schedule: z.union([z.strictObject({ cron: z.string(), timezone: z.string() }), z.strictObject({ at: iso })]),
+  schedule: z.union([
+    // spread: the window each fire is offset within (ISO 8601 duration), only when set.
+    z.strictObject({ cron: z.string(), timezone: z.string(), spread: z.string().optional() }),
+    z.strictObject({ at: iso }),
+  ]),
   target: z
     .strictObject({
       url: z.string(),
@@ -160,6 +165,7 @@ export const jobResponse = z.strictObject({
   timeoutMs: z.number().int().nullable(),
   priority: z.number().int(),
   overlap: z.enum(["allow", "skip", "buffer_one"]),
+  onBusy: z.enum(ON_BUSY),
   misfire: z.enum(["fire_once", "skip", "fire_all"]),
   catchupWindowMs: z.number().int(),
   delivery: z.enum(["at_least_once", "at_most_once"]),
@@ -209,6 +215,7 @@ export const attemptResponse = z.strictObject({
     "secret_missing",
     "forbidden_target",
     "lost_in_flight",
+    "cancelled",
   ]),
   httpStatus: z.number().int().nullable(),
   error: z.string().nullable(),

@@ -112,6 +112,7 @@ const scheduleFields = strict(
       .min(0)
       .max(366 * DAY, "at most 366 days")
       .optional(),
+    spread: text('an ISO 8601 duration, e.g. "PT10M"').max(32).optional(),
   },
   `an object: ${SCHEDULE_KINDS}, e.g. {"cron": "0 9 * * *", "timezone": "Europe/Berlin"}`,
 );
@@ -119,7 +120,7 @@ const scheduleFields = strict(
 const backoff = z.enum(["exponential", "linear", "fixed"], { error: "must be exponential, linear or fixed" });
 const jitter = z.enum(["full", "none"], { error: "must be full or none" });
 
-export type Schedule = { cron: string; timezone: string } | { at: string } | { delayMs: number };
+export type Schedule = { cron: string; timezone: string; spread?: string } | { at: string } | { delayMs: number };
 
 /** One of three shapes. Parsed as one object so the message can say which fields clash or are missing,
  *  rather than a union's bare "Invalid input". */
@@ -135,10 +136,18 @@ const schedule = scheduleFields
         path: ["timezone"],
         message: `only goes with cron; ${given[0]} is an absolute instant, so remove timezone`,
       });
+    } else if (s.spread !== undefined && given[0] !== "cron") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["spread"],
+        message: `only goes with cron; ${given[0]} is one instant, so remove spread`,
+      });
     }
   })
   .transform((s): Schedule => {
-    if (s.cron !== undefined) return { cron: s.cron, timezone: s.timezone ?? "UTC" };
+    if (s.cron !== undefined) {
+      return { cron: s.cron, timezone: s.timezone ?? "UTC", ...(s.spread !== undefined ? { spread: s.spread } : {}) };
+    }
     if (s.at !== undefined) return { at: s.at };
     return { delayMs: s.delayMs! };
   });
@@ -154,11 +163,15 @@ const retry = strict({
   jitter: jitter.optional(),
 });
 
+export const ON_BUSY = ["queue", "skip", "replace_queued", "cancel_running"] as const;
+
 const policies = {
   timeoutMs: int("a timeout in milliseconds, 100-900000").min(100).max(900_000).optional(),
   priority: int("an integer from -100 to 100").min(-100).max(100).optional(),
   overlap: z.enum(["allow", "skip", "buffer_one"], { error: "must be one of allow, skip, buffer_one" }).optional(),
   misfire: z.enum(["fire_once", "skip", "fire_all"], { error: "must be one of fire_once, skip, fire_all" }).optional(),
+  /** What a due trigger does while the job's key is at its cap (docs/fairness.md, "onBusy"); needs a key. */
+  onBusy: z.enum(ON_BUSY, { error: `must be one of ${ON_BUSY.join(", ")}` }).optional(),
   catchupWindowMs: int("a window in milliseconds")
     .min(0)
     .max(31 * DAY)

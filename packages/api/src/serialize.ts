@@ -1,5 +1,5 @@
 // Rows → the API's camelCase JSON. Secrets are never part of these shapes.
-import { nextFires } from "@fairway/core";
+import { formatSpread, nextShiftedFires, spreadOffsetMs } from "@fairway/core";
 import { notificationStatus, shownChannelTarget } from "@fairway/store";
 import type {
   AttemptDetail,
@@ -46,7 +46,9 @@ export function retryJson(j: JobRow) {
 }
 
 export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date; lastRun?: LastRun | null } = {}) {
-  const schedule = j.cron ? { cron: j.cron, timezone: j.timezone } : { at: j.runAt };
+  const schedule = j.cron
+    ? { cron: j.cron, timezone: j.timezone, ...(j.spreadMs !== null ? { spread: formatSpread(j.spreadMs) } : {}) }
+    : { at: j.runAt };
   const active = j.status === "active";
   const out: Record<string, unknown> = {
     id: j.id,
@@ -62,6 +64,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date; lastRu
     timeoutMs: j.timeoutMs,
     priority: j.priority,
     overlap: j.overlap,
+    onBusy: j.onBusy,
     misfire: j.misfire,
     delivery: j.delivery,
     catchupWindowMs: j.catchupWindowMs,
@@ -76,7 +79,8 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date; lastRu
   if (opts.upcoming && j.cron && j.timezone && active && j.nextFireAt) {
     // The next N fires, starting with the one already persisted.
     const after = new Date(j.nextFireAt.getTime() - 1);
-    out.nextFires = nextFires(j.cron, j.timezone, after, opts.upcoming);
+    // Spread jobs: each with the job's offset, as the materializer fires them.
+    out.nextFires = nextShiftedFires(j.cron, j.timezone, after, opts.upcoming, spreadOffsetMs(j.id, j.spreadMs));
   }
   return out;
 }

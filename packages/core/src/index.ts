@@ -10,7 +10,7 @@ export {
   TENANT_BOUNDS,
 } from "./defaults.ts";
 export type { AttemptRequest, DeliveryResult, HttpMethod, JobStatus, WebhookTarget } from "./types.ts";
-export { firesBetween, nextFires, parseCron, validateTimezone } from "./cron.ts";
+export { firesBetween, parseCron, validateTimezone } from "./cron.ts";
 export { scheduleInWords } from "./schedule-words.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
@@ -21,6 +21,7 @@ export { isStorableText, storableText } from "./text.ts";
 export { base64url, newId, randomToken, sha256Hex, ulid } from "./ids.ts";
 export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
 export { EXCLUSIVE_LOOKAHEAD_MS, planFires, type CronJobState } from "./schedule.ts";
+export { formatSpread, maxSpreadMs, nextShiftedFires, parseSpread, spreadOffsetMs } from "./spread.ts";
 export {
   SECRET_NAME,
   redactSecretFragments,

@@ -28,6 +28,8 @@ const OUTCOME_CLASS: Record<Exclude<AttemptOutcome, "http_error">, Class> = {
   secret_missing: { kind: "dead", reason: "secret_missing", pauseJob: false }, // no retry brings it back
   forbidden_target: { kind: "dead", reason: "forbidden_target", pauseJob: false }, // nor here: a setting does
   lost_in_flight: { kind: "dead", reason: "lost_in_flight", pauseJob: false }, // at-most-once: never resent
+  // Never settled through here: the executor records a cancelled run itself (store/sql/on-busy.ts).
+  cancelled: { kind: "dead", reason: "cancelled", pauseJob: false },
 };
 
 // Specific statuses first, then by hundreds. 408/429/5xx are the target asking us to come back;

@@ -1,7 +1,7 @@
 // What the materializer should write for one cron job, decided purely (docs/architecture.md).
 // Fires that are due are split into those to run and those recorded as skipped, by misfire and
 // overlap policy; every decision is a row with a reason, never silence.
-import { nextFires } from "./cron.ts";
+import { nextShiftedFires } from "./spread.ts";
 import type { MisfirePolicy, OverlapPolicy } from "./types.ts";
 
 export interface CronJobState {
@@ -12,6 +12,9 @@ export interface CronJobState {
   misfire: MisfirePolicy;
   overlap: OverlapPolicy;
   catchupWindowMs: number;
+  /** The job's spread offset (spread.ts): every fire is its cron instant plus this; nextFireAt is
+   *  already shifted. */
+  offsetMs?: number;
 }
 
 export interface FirePlan {
@@ -61,7 +64,7 @@ export function planFires(job: CronJobState, now: Date, lookaheadMs: number): Fi
   ) {
     due.push(next);
     if (i >= batch.length) {
-      batch = nextFires(job.cron, job.timezone, next, size);
+      batch = nextShiftedFires(job.cron, job.timezone, next, size, job.offsetMs ?? 0);
       size = Math.min(size * 2, 64);
       i = 0;
     }

@@ -14,7 +14,8 @@ export type AttemptOutcome =
   | "lease_expired" // the worker holding the lease vanished (reaper)
   | "secret_missing" // the target names a secret deleted since the job was saved (never retried)
   | "forbidden_target" // the target is a private address and private targets are not allowed (never retried)
-  | "lost_in_flight"; // at-most-once: the lease was lost after the request may have left (never resent)
+  | "lost_in_flight" // at-most-once: the lease was lost after the request may have left (never resent)
+  | "cancelled"; // aborted for a newer trigger of its key (onBusy cancel_running; never retried)
 
 export interface RetryPolicy {
   /** Total attempts including the first. Default 5. */

@@ -1,7 +1,10 @@
 /** @jsxImportSource hono/jsx */
 // A job's flow control on its page (docs/flow-control.md): how many creates a debounced job folded,
-// and a cron job's backfills with their counts and a cancel. Reads its own data, so the job page only
-// places it; the cancel goes through the command layer like every dashboard action.
+// and a cron job's backfills with their counts and a cancel (read here, so the job page only places
+// them; the cancel goes through the command layer like every dashboard action); the spread window and
+// this job's offset within it (docs/schedules.md, "Spread"), and what its triggers do while its key is
+// busy (docs/fairness.md, "onBusy"), as rows of the job page's schedule list.
+import { formatSpread, spreadOffsetMs } from "@fairway/core";
 import { Hono, type Context } from "hono";
 import { listBackfills, type BackfillInfo, type DebounceState, type JobRow } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
@@ -114,3 +117,44 @@ flowControlPages.post("/jobs/:id/backfills/:backfill/cancel", async (c) => {
   c.var.dash.log.info("backfill cancelled", { tenantId: c.var.tenantId, backfillId: b.id, via: "dashboard" });
   return c.redirect(`${c.var.base}/jobs/${encodeURIComponent(c.req.param("id"))}?done=backfill_cancelled`, 303);
 });
+
+interface FlowJob {
+  id: string;
+  cron: string | null;
+  spreadMs: number | null;
+  key?: string | null;
+  onBusy?: string;
+}
+
+const ON_BUSY_WORDS: Record<string, string> = {
+  skip: "skip new triggers",
+  replace_queued: "keep only the newest waiting trigger",
+  cancel_running: "cancel the running trigger for the new one",
+};
+
+/** The job's spread offset: what the materializer adds to each cron instant. */
+export const offsetOf = (j: FlowJob): number => (j.cron ? spreadOffsetMs(j.id, j.spreadMs) : 0);
+
+export function FlowControlRows({ job }: { job: FlowJob }) {
+  const busy = job.key && job.onBusy && job.onBusy !== "queue" ? ON_BUSY_WORDS[job.onBusy] : null;
+  return (
+    <>
+      {job.cron && job.spreadMs ? (
+        <>
+          <dt>Spread</dt>
+          <dd>
+            <span class="mono">{formatSpread(job.spreadMs)}</span>: fires {fmtMs(offsetOf(job))} after each cron time
+          </dd>
+        </>
+      ) : null}
+      {busy ? (
+        <>
+          <dt>When key is busy</dt>
+          <dd>
+            <span class="mono">{job.onBusy}</span>: {busy}
+          </dd>
+        </>
+      ) : null}
+    </>
+  );
+}

@@ -5,10 +5,10 @@ import { Hono, type Context } from "hono";
 import { getJob, lastRuns, listTriggers, searchJobs, type LastRun, type TriggerRow } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
-import { FlowControl } from "./flow-control.tsx";
 import { fmtMs } from "./format.ts";
 import { When } from "./time.tsx";
 import { firstIssue, jobsQuery, PAGE_SIZE, scheduleForm } from "./forms.ts";
+import { FlowControl, FlowControlRows, offsetOf } from "./flow-control.tsx";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
 import { scheduleInWords, upcomingFires } from "./schedule-words.ts";
 import { page, targetText } from "./tenant-shell.tsx";
@@ -105,7 +105,7 @@ jobPages.get("/jobs", async (c) => {
                 const next =
                   j.status === "active"
                     ? j.cron
-                      ? (upcomingFires(j.cron, j.timezone, now, 1)[0] ?? null)
+                      ? (upcomingFires(j.cron, j.timezone, now, 1, offsetOf(j))[0] ?? null)
                       : j.nextFireAt
                     : null;
                 return (
@@ -121,7 +121,7 @@ jobPages.get("/jobs", async (c) => {
                     <td data-label="Last run">
                       <LastRunCell last={last.get(j.id) ?? null} streak={j.failureStreak} />
                     </td>
-                    <td data-label="Schedule">{scheduleInWords(j.cron, j.timezone, j.runAt)}</td>
+                    <td data-label="Schedule">{scheduleInWords(j.cron, j.timezone, j.runAt, j.spreadMs)}</td>
                     <td data-label="Next fire">
                       <When d={next} />
                     </td>
@@ -193,7 +193,7 @@ function JobDetail(props: {
   const csrf = c.var.csrf;
   const jobUrl = `${base}/jobs/${encodeURIComponent(job.id)}`;
   const now = new Date(c.var.dash.now());
-  const fires = job.status === "active" ? upcomingFires(job.cron, job.timezone, now, 5) : [];
+  const fires = job.status === "active" ? upcomingFires(job.cron, job.timezone, now, 5, offsetOf(job)) : [];
   const live = job.status === "active" || job.status === "paused";
   return (
     <>
@@ -234,7 +234,7 @@ function JobDetail(props: {
           <h2 id="sched-h">Schedule</h2>
           <dl class="kv">
             <dt>In words</dt>
-            <dd>{scheduleInWords(job.cron, job.timezone, job.runAt)}</dd>
+            <dd>{scheduleInWords(job.cron, job.timezone, job.runAt, job.spreadMs)}</dd>
             {job.cron && (
               <>
                 <dt>Cron</dt>
@@ -259,6 +259,7 @@ function JobDetail(props: {
             <dd>
               {job.overlap} / {job.misfire}
             </dd>
+            <FlowControlRows job={job} />
             <dt>Retries</dt>
             <dd>
               up to {job.maxAttempts} attempts, {fmtMs(job.initialDelayMs)} → {fmtMs(job.maxDelayMs)}

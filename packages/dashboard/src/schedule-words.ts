@@ -1,14 +1,21 @@
 // A job's schedule in words (core's scheduleInWords, shared with the CLI) and its next fires, computed
 // by the scheduler's own cron code in the job's time zone, so the page shows exactly what the
 // materializer will fire.
-import { nextFires } from "@fairway/core";
+import { nextShiftedFires } from "@fairway/core";
 
 export { scheduleInWords } from "@fairway/core";
 
-export function upcomingFires(cron: string | null, timezone: string | null, from: Date, count = 5): Date[] {
+/** `offsetMs`: a spread job's offset (spreadOffsetMs), added to every fire as the materializer does. */
+export function upcomingFires(
+  cron: string | null,
+  timezone: string | null,
+  from: Date,
+  count = 5,
+  offsetMs = 0,
+): Date[] {
   if (!cron) return [];
   try {
-    return nextFires(cron, timezone ?? "UTC", from, count);
+    return nextShiftedFires(cron, timezone ?? "UTC", from, count, offsetMs);
   } catch {
     return [];
   }

@@ -12,6 +12,7 @@ import {
   releaseLeases,
   standbyClaim,
   renewLeases,
+  settleCancelled,
   type ClaimedTrigger,
   type Db,
 } from "@fairway/store";
@@ -21,6 +22,7 @@ import { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
 import { reportAttempt, type ExecutorObserver } from "./observe.ts";
 import { secretResolver } from "./secret-resolver.ts";
 import { Retention, type RetentionOptions } from "./retention.ts";
+import { CancelWatch } from "./cancel-watch.ts";
 import { Claimer } from "./claimer.ts";
 import { Materializer } from "./materializer.ts";
 import { Pool, startKey } from "./pool.ts";
@@ -87,6 +89,7 @@ export class Executor {
   readonly owner: string;
   private pools = new Map<string, Pool>();
   private held = new Map<string, Held>();
+  private readonly cancels: CancelWatch;
   /** What at-cap tenants hold on standby here (standby-slots.ts). stop() waits for the standby claims
    *  under way, then releases what they got with everything else held. */
   private readonly slots: StandbySlots;
@@ -134,6 +137,7 @@ export class Executor {
       secrets: opts.secretsKey ? secretResolver(opts.db, opts.secretsKey) : undefined,
       maxResponseBytes: (type) => this.pools.get(type)?.config.maxResponseBytes ?? MAX_RESPONSE_BYTES,
     };
+    this.cancels = new CancelWatch(opts.db, this.held, this.log);
     this.heartbeat = new Heartbeat(
       {
         db: opts.db,
@@ -236,6 +240,7 @@ export class Executor {
     this.started = true;
     this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
     this.scheduleRenew();
+    this.cancels.start();
     this.heartbeat.start();
     this.retention.start();
     this.loop.start();
@@ -272,6 +277,7 @@ export class Executor {
     if (unfinished.length > 0) await this.release(unfinished);
     if (this.renewTimer) clearTimeout(this.renewTimer);
     this.renewTimer = null;
+    this.cancels.stop();
     await Promise.all([this.heartbeat.stop(), this.retention.stop()]);
   }
 
@@ -368,6 +374,7 @@ export class Executor {
         // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
         if (h.abort.reason === "stop") return;
         this.held.delete(t.id);
+        if (r.outcome === "cancelled") return void (await this.cancelled(t, startedAt, r.durationMs, r.error));
         const decided = decideSettlement(t, r, startedAt, this.now());
         const settlement = t.delivery === "at_most_once" ? atMostOnce(decided, r) : decided;
         next = this.stopping ? undefined : this.slots.takeOver(t);
@@ -385,6 +392,16 @@ export class Executor {
         this.slots.uncount(t, next !== undefined, this.stopping);
       }
     }, key);
+  }
+
+  /** A run cut for a newer trigger of its key: recorded cancelled, never retried (store on-busy.ts). Its
+   *  slot is free once recorded; the claim loop is woken for the trigger that waits for it. If the write
+   *  fails, the lease expires, and the materializer pass cancels the reaped trigger. */
+  private async cancelled(t: ClaimedTrigger, startedAt: Date, durationMs: number, error: string | null): Promise<void> {
+    await settleCancelled(this.opts.db, t, startedAt, durationMs, error ?? "cancelled").catch((err: unknown) =>
+      this.log.error("recording a cancelled run failed; its lease will expire and be reaped", { err }),
+    );
+    this.loop.wake();
   }
 
   /** Standby triggers given back: pending again, their attempt number returned, their tenant's index

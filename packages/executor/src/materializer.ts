@@ -3,7 +3,7 @@
 // woken at each instant written (a fire written already due wakes it at once). A failed pass is logged
 // and retried after a backoff (loop.ts).
 import type { Logger } from "@fairway/core";
-import { materialize, type Db } from "@fairway/store";
+import { decideBusy, materialize, type Db } from "@fairway/store";
 import type { ReadyIndex } from "./ready-index.ts";
 import { exponentialBackoff, Loop } from "./loop.ts";
 
@@ -63,6 +63,8 @@ export class Materializer {
     const { db, ready, log, now } = this.deps;
     const m = await materialize(db, new Date(now()), this.deps.lookaheadMs, BATCH);
     for (const f of m.failed) log.error("cron job paused: its schedule cannot be computed", f);
+    // onBusy skip / replace_queued: due triggers of keys at their cap (store/sql/on-busy.ts).
+    await decideBusy(db, new Date(now()));
     await ready?.mark(m.ready);
     const t = now();
     let dueNow = false;

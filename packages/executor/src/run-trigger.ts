@@ -76,7 +76,7 @@ export async function runTrigger(t: ClaimedTrigger, abort: RunAbort, deps: RunDe
   } catch (err) {
     const status = (err as { httpStatus?: unknown } | null)?.httpStatus;
     r = abort.aborted
-      ? fail("timeout", "timed out")
+      ? abortedRun(abort)
       : typeof status === "number" && !t.target
         ? // A handler that got an HTTP answer says so (notify.ts): the status decides, as for a webhook.
           answer("http_error", status, errorText(err), null, null)
@@ -142,7 +142,7 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
     });
   } catch (err) {
     const r = signal.aborted
-      ? fail("timeout", "timed out")
+      ? abortedRun(signal)
       : isForbiddenAddress(err)
         ? fail("forbidden_target", `${errorText(err)}${FLAG_HINT}`)
         : fail("network_error", errorText(err));
@@ -215,6 +215,13 @@ function answer(
     responseHeaders: null,
     responseTruncated: false,
   };
+}
+
+/** A run cut by its abort: a timeout, or a cancel for a newer trigger of its key. */
+function abortedRun(abort: RunAbort): DeliveryResult {
+  return abort.reason === "cancel"
+    ? fail("cancelled", "cancelled: a newer trigger of its key replaced it (onBusy cancel_running)")
+    : fail("timeout", "timed out");
 }
 
 function fail(outcome: DeliveryResult["outcome"], error: string): DeliveryResult {

@@ -25,13 +25,13 @@ export interface CancelSignal {
 
 export type AbortListener = (() => void) | { handleEvent(): void };
 
-/** A run's cancellation: aborted once, by its timeout or by stop(), whichever comes first (`reason`
- *  says which). Handlers get a standard AbortSignal (`signal`), made only when one asks for it: an
+/** A run's cancellation: aborted once, by its timeout, by stop() or by a newer trigger of its key
+ *  (onBusy cancel_running, cancel-watch.ts), whichever comes first (`reason` says which). Handlers get a standard AbortSignal (`signal`), made only when one asks for it: an
  *  AbortController per request (with its timer, and undici's listener bookkeeping on its signal) is a
  *  large share of a delivery's CPU (docs/decisions/0010-dispatcher-delivery.md). */
 export class RunAbort implements CancelSignal {
   aborted = false;
-  reason: "timeout" | "stop" | null = null;
+  reason: "timeout" | "stop" | "cancel" | null = null;
   private listeners: AbortListener[] | null = null;
   private controller: AbortController | null = null;
 
@@ -52,7 +52,7 @@ export class RunAbort implements CancelSignal {
     if (i >= 0) this.listeners!.splice(i, 1);
   }
 
-  abort(reason: "timeout" | "stop"): void {
+  abort(reason: "timeout" | "stop" | "cancel"): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;

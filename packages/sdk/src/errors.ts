@@ -9,6 +9,7 @@ export type FairwayErrorCode =
   | "too_deep"
   | "invalid_cron"
   | "invalid_timezone"
+  | "invalid_spread"
   | "unauthorized"
   | "forbidden"
   | "not_found"

@@ -40,6 +40,7 @@ export type {
   Notification,
   NotificationChannel,
   NotificationEvent,
+  OnBusyPolicy,
   OverlapPolicy,
   Page,
   PoolConfig,

@@ -4,6 +4,8 @@
 export type JobStatus = "active" | "paused" | "completed" | "failed" | "cancelled";
 export type TriggerStatus = "pending" | "running" | "succeeded" | "dead" | "skipped" | "cancelled" | "unknown";
 export type OverlapPolicy = "allow" | "skip" | "buffer_one";
+/** What a due trigger does while the job's fairness key is at its cap (needs a key). */
+export type OnBusyPolicy = "queue" | "skip" | "replace_queued" | "cancel_running";
 export type MisfirePolicy = "fire_once" | "skip" | "fire_all";
 export type TenantStatus = "active" | "suspended";
 export type AttemptOutcome =
@@ -15,7 +17,8 @@ export type AttemptOutcome =
   | "lease_expired"
   | "secret_missing"
   | "forbidden_target"
-  | "lost_in_flight";
+  | "lost_in_flight"
+  | "cancelled";
 
 /** Any JSON value. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -57,7 +60,12 @@ export interface AttemptRequest {
   truncated?: true;
 }
 
-export type ScheduleInput = { cron: string; timezone?: string } | { at: string | Date } | { delayMs: number };
+/** `spread` (cron only): an ISO 8601 duration, e.g. "PT10M"; each fire is offset within it by a fixed
+ *  amount derived from the job's id. */
+export type ScheduleInput =
+  | { cron: string; timezone?: string; spread?: string }
+  | { at: string | Date }
+  | { delayMs: number };
 
 export interface CreateJobInput<P = unknown> {
   name: string;
@@ -73,6 +81,7 @@ export interface CreateJobInput<P = unknown> {
   timeoutMs?: number;
   priority?: number;
   overlap?: OverlapPolicy;
+  onBusy?: OnBusyPolicy;
   misfire?: MisfirePolicy;
   catchupWindowMs?: number;
   /** Default at_least_once. at_most_once: never sent twice; a delivery that may have arrived ends `unknown`. */
@@ -99,7 +108,10 @@ export type JobNotify = false | { channels: string[] };
  *  clears a field that may be cleared (payload, timeoutMs, retry, a header). */
 export type MergePatch<T> = { [K in keyof T]?: (T[K] extends object ? MergePatch<T[K]> | T[K] : T[K]) | null };
 export type UpdateJobInput<P = unknown> = MergePatch<Omit<CreateJobInput<P>, "type" | "schedule" | "debounce">> & {
-  schedule?: { cron?: string; timezone?: string | null } | { at: string | Date } | { delayMs: number };
+  schedule?:
+    | { cron?: string; timezone?: string | null; spread?: string | null }
+    | { at: string | Date }
+    | { delayMs: number };
 };
 
 export interface ListJobsOptions {
@@ -128,13 +140,14 @@ export interface Job<P = unknown> {
   status: JobStatus;
   /** Why Fairway paused it: http_410, consecutive_failures or schedule_not_computable; null otherwise. */
   pauseReason: string | null;
-  schedule: { cron: string; timezone: string } | { at: string };
+  schedule: { cron: string; timezone: string; spread?: string } | { at: string };
   target: { url: string; method: HttpMethod; headers?: Record<string, string>; body?: unknown } | null;
   payload: P | null;
   retry: Required<RetryInput>;
   timeoutMs: number | null;
   priority: number;
   overlap: OverlapPolicy;
+  onBusy: OnBusyPolicy;
   misfire: MisfirePolicy;
   catchupWindowMs: number;
   delivery: DeliveryMode;

@@ -155,6 +155,9 @@ export const jobs = pgTable(
     type: key("type").notNull(),
     cron: text("cron"), // null for one-time jobs
     timezone: text("timezone"),
+    // Spread window in ms (docs/schedules.md, "Spread"): each fire is its cron instant plus an offset
+    // in [0, spread_ms) from the job's id; next_fire_at and the triggers' instants are shifted.
+    spreadMs: integer("spread_ms"),
     runAt: ts("run_at"), // one-time jobs
     target: jsonb("target"), // { url, method, headers } or null for in-process handlers
     payload: jsonb("payload"),
@@ -189,11 +192,16 @@ export const jobs = pgTable(
     // A debounced one-time job (sql/debounce.ts): { key, periodMs, maxWaitMs, deadline, folded }, the
     // creates it folded counted in `folded`; null for any other job.
     debounce: jsonb("debounce"),
+    // What a due trigger does while the job's key is at its cap (sql/on-busy.ts): queue | skip |
+    // replace_queued | cancel_running. Only with a key.
+    onBusy: text("on_busy").notNull().default("queue"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [
     index("jobs_tenant_idx").on(t.tenantId, t.id),
+    // The onBusy pass: the few live jobs with a policy other than queue (none: one empty index probe).
+    index("jobs_on_busy_idx").on(t.tenantId, t.key).where(sql`on_busy <> 'queue' AND status = 'active'`),
     // GET /v1/jobs?key=: a tenant's jobs of one key. Partial: jobs without a key cost no entry.
     index("jobs_key_idx").on(t.tenantId, t.key, t.id).where(sql`key IS NOT NULL`),
     printable("jobs_key_printable", t.key),
@@ -234,6 +242,9 @@ export const triggers = pgTable(
     scheduledFor: ts("scheduled_for").notNull(),
     status: text("status").notNull().default("pending"),
     priority: integer("priority").notNull().default(0),
+    // onBusy cancel_running (sql/on-busy.ts): a newer trigger of its key asks this running one to stop;
+    // its executor polls the flag (executor/cancel-watch.ts), aborts the run and records it cancelled.
+    cancelRequested: boolean("cancel_requested").notNull().default(false),
     // Overlap policy skip / buffer_one: never claimed while another trigger of its job is running.
     exclusive: boolean("exclusive").notNull().default(false),
     attemptCount: integer("attempt_count").notNull().default(0),

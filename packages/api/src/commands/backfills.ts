@@ -1,7 +1,7 @@
 // Backfill commands (docs/flow-control.md, "Backfill"): a cron job's fires over a past range, as
 // triggers behind the tenant's live work, cancellable as one. Called by the API's routes and the
 // dashboard; a refusal is an ApiError and writes nothing.
-import { BACKFILL_MAX_FIRES, firesBetween } from "@fairway/core";
+import { BACKFILL_MAX_FIRES, firesBetween, spreadOffsetMs } from "@fairway/core";
 import { cancelBackfill, createBackfill, getBackfill, getJob, type BackfillInfo } from "@fairway/store";
 import type { z } from "zod";
 import { announceWork } from "../announce.ts";
@@ -49,10 +49,14 @@ export async function startBackfill(
       `to: must not be in the future (now is ${new Date(now).toISOString()}); the job's schedule fires what is ahead`,
     );
   }
-  // [from, to) is (from − 1 ms, to − 1 ms]: cron instants are whole seconds.
-  const after = new Date(from.getTime() - 1);
-  const until = new Date(to.getTime() - 1);
-  const fires = firesBetween(job.cron, job.timezone, after, until, BACKFILL_MAX_FIRES + 1);
+  // [from, to) is (from − 1 ms, to − 1 ms]: cron instants are whole seconds. A spread job fires at
+  // each cron instant plus its offset, so the range is shifted back by it and the fires forward.
+  const offset = spreadOffsetMs(job.id, job.spreadMs);
+  const after = new Date(from.getTime() - 1 - offset);
+  const until = new Date(to.getTime() - 1 - offset);
+  const fires = firesBetween(job.cron, job.timezone, after, until, BACKFILL_MAX_FIRES + 1).map(
+    (d) => new Date(d.getTime() + offset),
+  );
   if (fires.length > BACKFILL_MAX_FIRES) {
     const n = firesBetween(job.cron, job.timezone, after, until, COUNT_LIMIT + 1).length;
     const held = n > COUNT_LIMIT ? `more than ${COUNT_LIMIT}` : String(n);

@@ -11,7 +11,9 @@ const jobColumns = ["id", "name", "type", "status", "schedule", "lastRun", "fail
 const jobRow = (j: Job) => ({
   ...j,
   schedule:
-    "cron" in j.schedule ? scheduleInWords(j.schedule.cron, j.schedule.timezone, null) : `once at ${j.schedule.at}`,
+    "cron" in j.schedule
+      ? `${scheduleInWords(j.schedule.cron, j.schedule.timezone, null)}${j.schedule.spread ? `, spread over ${j.schedule.spread}` : ""}`
+      : `once at ${j.schedule.at}`,
   lastRun: j.lastRun ? `${j.lastRun.outcome} ${j.lastRun.at}` : undefined,
   failing: j.failureStreak > 0 ? `${j.failureStreak} dead in a row` : undefined,
 });
@@ -25,6 +27,7 @@ interface CreateFlags {
   type?: string;
   cron?: string;
   timezone?: string;
+  spread?: string;
   at?: string;
   delayMs?: number;
   target?: string;
@@ -37,6 +40,7 @@ interface CreateFlags {
   debounceKey?: string;
   debounceMs?: number;
   maxWaitMs?: number;
+  onBusy?: "queue" | "skip" | "replace_queued" | "cancel_running";
 }
 
 /** --debounce-key with --debounce-ms (and --max-wait-ms): the body's debounce, or nothing. */
@@ -57,7 +61,9 @@ function schedule(o: CreateFlags): ScheduleInput {
   const given = [o.cron, o.at, o.delayMs].filter((v) => v !== undefined).length;
   if (given !== 1)
     fail("give exactly one schedule: --cron '<expr>' [--timezone Europe/Berlin], --at <ISO-8601>, or --delay-ms <n>");
-  if (o.cron) return { cron: o.cron, ...(o.timezone ? { timezone: o.timezone } : {}) };
+  if (o.cron) {
+    return { cron: o.cron, ...(o.timezone ? { timezone: o.timezone } : {}), ...(o.spread ? { spread: o.spread } : {}) };
+  }
   if (o.at) return { at: o.at };
   return { delayMs: o.delayMs! };
 }
@@ -101,6 +107,7 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--type <type>", "pool type (default webhook)")
     .option("--cron <expr>", "cron schedule")
     .option("--timezone <zone>", "IANA zone for --cron (default UTC)")
+    .option("--spread <duration>", "spread --cron's fires over this window, e.g. PT10M (a fixed offset per job)")
     .option("--at <iso>", "one run at this instant")
     .option("--delay-ms <n>", "one run after this delay", int)
     .option("--target <url>", "webhook URL")
@@ -113,12 +120,17 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--debounce-key <key>", "one-time jobs: creates with this key fold into one pending job")
     .option("--debounce-ms <n>", "with --debounce-key: fire this long after the latest create", int)
     .option("--max-wait-ms <n>", "with --debounce-key: never later than this after the first create", int)
+    .option(
+      "--on-busy <policy>",
+      "with --key: what a trigger does while the key is at its cap: queue, skip, replace_queued or cancel_running",
+    )
     .action(async (o: CreateFlags) => {
       const g = globals();
       const input: CreateJobInput = {
         name: o.name,
         schedule: schedule(o),
         ...(o.key !== undefined ? { key: o.key } : {}),
+        ...(o.onBusy !== undefined ? { onBusy: o.onBusy } : {}),
         ...(o.type ? { type: o.type } : {}),
         ...(o.target ? { target: { url: o.target, ...(o.method ? { method: o.method } : {}) } } : {}),
         ...(o.payload !== undefined ? { payload: o.payload } : {}),

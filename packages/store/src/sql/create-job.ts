@@ -176,6 +176,7 @@ function insertStatement(batch: Pending[]): SQL {
     type: job.type,
     cron: job.cron ?? null,
     timezone: job.timezone ?? null,
+    spread_ms: job.spreadMs ?? null,
     run_at: job.runAt ?? null,
     next_fire_at: job.nextFireAt ?? null,
     target: job.target ?? null,
@@ -195,6 +196,7 @@ function insertStatement(batch: Pending[]): SQL {
     notify: job.notify ?? null,
     key: job.key ?? null,
     debounce: job.debounce ?? null,
+    on_busy: job.onBusy ?? "queue",
     idempotency_key: opts.idempotencyKey ?? null,
     idempotency_hash: opts.requestHash ?? null,
     trigger_id: job.runAt ? newId("trg") : null,
@@ -203,10 +205,10 @@ function insertStatement(batch: Pending[]): SQL {
   return sql`
     WITH input AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS x(
-        ord int, dup boolean, id text, name text, type text, cron text, timezone text, run_at timestamptz,
+        ord int, dup boolean, id text, name text, type text, cron text, timezone text, spread_ms int, run_at timestamptz,
         next_fire_at timestamptz, target jsonb, payload jsonb, max_attempts int, initial_delay_ms int,
         max_delay_ms int, backoff text, jitter text, timeout_ms int, priority int, overlap text, misfire text, delivery text, catchup_window_ms int,
-        status text, notify jsonb, key text, debounce jsonb, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean)
+        status text, notify jsonb, key text, debounce jsonb, on_busy text, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean)
     ), counter AS MATERIALIZED (
       -- First: the tenant's row (KEY SHARE, as the foreign keys take it), then its counter row, locked
       -- at its latest committed value. No row: the tenant's first job (see ensureCounter).
@@ -229,12 +231,12 @@ function insertStatement(batch: Pending[]): SQL {
       ) c
        WHERE c.nth <= ${maxJobs}::int - (SELECT live_jobs FROM counter)
     ), job AS (
-      INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, run_at, next_fire_at, target, payload,
+      INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, spread_ms, run_at, next_fire_at, target, payload,
                         max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter, timeout_ms, priority, overlap, misfire, delivery,
-                        catchup_window_ms, status, notify, key, debounce, idempotency_key, idempotency_hash)
-      SELECT id, ${tenantId}, name, type, cron, timezone, run_at, next_fire_at, target, payload,
+                        catchup_window_ms, status, notify, key, debounce, on_busy, idempotency_key, idempotency_hash)
+      SELECT id, ${tenantId}, name, type, cron, timezone, spread_ms, run_at, next_fire_at, target, payload,
              max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter, timeout_ms, priority, overlap, misfire, delivery,
-             catchup_window_ms, status, notify, key, debounce, idempotency_key, idempotency_hash
+             catchup_window_ms, status, notify, key, debounce, on_busy, idempotency_key, idempotency_hash
         FROM input x JOIN admitted a ON a.ord = x.ord
       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
       RETURNING ${jobShape.list}

@@ -179,6 +179,7 @@ export async function searchJobs(
     status: string;
     cron: string | null;
     timezone: string | null;
+    spreadMs: number | null;
     runAt: Date | null;
     nextFireAt: Date | null;
     failureStreak: number;
@@ -186,7 +187,7 @@ export async function searchJobs(
   }>(
     db,
     sql`
-    SELECT id, name, type, status, cron, timezone, run_at AS "runAt", next_fire_at AS "nextFireAt",
+    SELECT id, name, type, status, cron, timezone, spread_ms AS "spreadMs", run_at AS "runAt", next_fire_at AS "nextFireAt",
            failure_streak AS "failureStreak", created_at AS "createdAt"
       FROM jobs WHERE ${sql.join(conds, sql` AND `)}
      ORDER BY id

@@ -134,7 +134,7 @@ export async function replayJobDeadLetters(
 export function replayUpdate(ids: ReturnType<typeof sql>, tenantId: string) {
   return sql`
       UPDATE triggers t
-         SET status = 'pending', reason = NULL, finished_at = NULL, next_attempt_at = now(),
+         SET status = 'pending', reason = NULL, cancel_requested = false, finished_at = NULL, next_attempt_at = now(),
              max_attempts = t.attempt_count + j.max_attempts, replayed_at = now(), key = j.key, updated_at = now()
         FROM jobs j
        WHERE t.id IN (${ids}) AND t.tenant_id = ${tenantId} AND t.status = 'dead' AND j.id = t.job_id

@@ -102,6 +102,7 @@ export type JobPatch = Partial<
     | "name"
     | "cron"
     | "timezone"
+    | "spreadMs"
     | "runAt"
     | "target"
     | "payload"
@@ -118,6 +119,7 @@ export type JobPatch = Partial<
     | "nextFireAt"
     | "notify"
     | "key"
+    | "onBusy"
   >
 >;
 
@@ -141,7 +143,7 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
       .where(and(eq(jobs.id, jobId), eq(jobs.tenantId, tenantId), live))
       .returning();
     if (!job) return null;
-    const rescheduled = "cron" in patch || "timezone" in patch || "runAt" in patch;
+    const rescheduled = "cron" in patch || "timezone" in patch || "spreadMs" in patch || "runAt" in patch;
     if (!rescheduled && job.cron && before && before.overlap !== job.overlap) {
       // Fires written ahead were decided under the old policy (overlap check, exclusive flag). Those not
       // yet due are cancelled and the schedule goes back to the first of them: the materializer decides

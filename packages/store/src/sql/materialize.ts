@@ -6,10 +6,11 @@ import { query, withDates, type Db } from "../db.ts";
 import { pauseUncomputable } from "./notification-fanout.ts";
 import { NOTIFICATION_POOL } from "./notifications.ts";
 import { jobInstantConflict } from "../schema.ts";
-import { EXCLUSIVE_LOOKAHEAD_MS, newId, planFires, type CronJobState } from "@fairway/core";
+import { EXCLUSIVE_LOOKAHEAD_MS, newId, planFires, spreadOffsetMs, type CronJobState } from "@fairway/core";
 
 interface DueJob extends CronJobState {
   id: string;
+  spreadMs: number | null;
   tenantId: string;
   type: string;
   priority: number;
@@ -36,7 +37,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
       await query<DueJob>(
         tx,
         sql`
-      SELECT id, tenant_id AS "tenantId", type, cron, timezone, next_fire_at AS "nextFireAt", misfire,
+      SELECT id, tenant_id AS "tenantId", type, cron, timezone, spread_ms AS "spreadMs", next_fire_at AS "nextFireAt", misfire,
              overlap, catchup_window_ms AS "catchupWindowMs", priority, max_attempts AS "maxAttempts", key
         FROM jobs
        WHERE status = 'active' AND cron IS NOT NULL
@@ -59,7 +60,7 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
     for (const job of jobs) {
       let plan;
       try {
-        plan = planFires(job, now, lookaheadMs);
+        plan = planFires({ ...job, offsetMs: spreadOffsetMs(job.id, job.spreadMs) }, now, lookaheadMs);
       } catch (err) {
         // A job whose schedule cannot be computed (e.g. its zone left the tz database in an upgrade)
         // must not stall every other tenant's cron: it is paused, visibly, and reported.

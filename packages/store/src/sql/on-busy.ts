@@ -1,0 +1,135 @@
+// onBusy (docs/fairness.md, "onBusy"): what a due trigger of a keyed job does while its key is at
+// its cap (tenant_keys.running ≥ the key's maxInFlight). `queue` waits, as every trigger always has and
+// this pass leaves alone. `skip`: the trigger is recorded `skipped`, reason `busy`, and never runs.
+// `replace_queued`: of the key's due, never-attempted triggers of such jobs only the newest waits; the
+// older ones are `cancelled`, reason `replaced`. `cancel_running`: the key's running triggers are
+// flagged (cancel_requested); their executors see the flag within a poll (executor/cancel-watch.ts),
+// abort the request and record the run `cancelled` (settleCancelled), which frees the slot the new
+// trigger waits for. One statement, run by every executor's materializer
+// pass: the claim is not changed (it never starts a trigger of a key at its cap anyway), so the
+// decision is made while the trigger waits, within a pass of it becoming due or of the key filling up.
+// A trigger whose key frees a slot before a pass sees it runs, as under `queue`.
+// Only never-attempted triggers are decided: a retry of a trigger that already ran is not a new trigger.
+// The UPDATE re-checks `pending` on the locked row, so a claim that took the trigger first wins and a
+// racing pass of another executor changes nothing twice. A one-time job whose trigger is decided so
+// ends: completed when skipped, cancelled when replaced, and stops counting against maxJobs.
+import { sql } from "drizzle-orm";
+import { query, type Db } from "../db.ts";
+
+export interface BusyDecisions {
+  skipped: number;
+  /** Replaced (replace_queued) and reaped cancel_running runs, cancelled. */
+  replaced: number;
+  /** Running triggers asked to stop (cancel_running). */
+  cancelling: number;
+}
+
+export async function decideBusy(db: Db, now: Date): Promise<BusyDecisions> {
+  const rows = await query<{ skipped: number; replaced: number; cancelling: number }>(
+    db,
+    sql`
+    WITH policy AS (
+      SELECT j.id, j.tenant_id, j.type, j.key, j.on_busy FROM jobs j
+       WHERE j.on_busy <> 'queue' AND j.status = 'active' AND j.key IS NOT NULL
+    ), busy AS (
+      SELECT p.* FROM policy p
+        JOIN tenants t ON t.id = p.tenant_id
+        JOIN tenant_keys k ON k.tenant_id = p.tenant_id AND k.key = p.key
+       WHERE k.running >= CASE WHEN k.override ? 'maxInFlight' THEN (k.override->>'maxInFlight')::int
+                               ELSE t.key_max_in_flight END
+    ), due AS (
+      SELECT q.id, b.on_busy, b.tenant_id, b.key,
+             row_number() OVER (PARTITION BY b.tenant_id, b.key, b.on_busy
+                                ORDER BY tr.scheduled_for DESC, tr.created_at DESC, q.id DESC) AS newest
+        FROM busy b
+        JOIN trigger_queue q ON q.tenant_id = b.tenant_id AND q.type = b.type AND q.key = b.key AND q.job_id = b.id
+        JOIN triggers tr ON tr.id = q.id
+       WHERE q.next_attempt_at <= ${now.toISOString()}::timestamptz AND tr.attempt_count = 0
+    ), flagged AS (
+      -- cancel_running: the key's running triggers are asked to stop; the new one waits for the slot.
+      UPDATE triggers t SET cancel_requested = true
+        FROM (SELECT DISTINCT tenant_id, key FROM due WHERE on_busy = 'cancel_running') c
+        JOIN jobs j ON j.tenant_id = c.tenant_id AND j.key = c.key
+       WHERE t.job_id = j.id AND t.key = c.key AND t.status = 'running' AND NOT t.cancel_requested
+      RETURNING t.id
+    ), reaped AS (
+      -- A run asked to stop whose executor died before recording it: reaped back to pending for a
+      -- retry, it is cancelled instead (the newer trigger it made way for is the one that runs).
+      SELECT q.id FROM (SELECT DISTINCT tenant_id, type, key FROM policy WHERE on_busy = 'cancel_running') p
+        JOIN trigger_queue q ON q.tenant_id = p.tenant_id AND q.type = p.type AND q.key = p.key
+        JOIN triggers tr ON tr.id = q.id
+       WHERE tr.cancel_requested AND tr.attempt_count > 0
+    ), decided AS (
+      UPDATE triggers t
+         SET status = CASE d.on_busy WHEN 'skip' THEN 'skipped' ELSE 'cancelled' END,
+             reason = CASE d.on_busy WHEN 'skip' THEN 'busy' WHEN 'replace_queued' THEN 'replaced' ELSE 'cancel_running' END,
+             finished_at = now(), updated_at = now()
+        FROM (SELECT id, on_busy FROM due WHERE on_busy = 'skip' OR (on_busy = 'replace_queued' AND newest > 1)
+              UNION ALL SELECT id, 'cancel_running' FROM reaped) d
+       WHERE t.id = d.id AND t.status = 'pending'
+      RETURNING t.job_id, t.tenant_id, t.kind, t.status
+    ), job_end AS (
+      UPDATE jobs j SET status = CASE WHEN d.status = 'skipped' THEN 'completed' ELSE 'cancelled' END,
+                        next_fire_at = NULL, updated_at = now()
+        FROM decided d
+       WHERE j.id = d.job_id AND d.kind = 'scheduled' AND j.cron IS NULL AND j.status = 'active'
+      RETURNING j.tenant_id
+    ), uncount AS (
+      UPDATE tenant_counters c SET live_jobs = c.live_jobs - x.n
+        FROM (SELECT tenant_id, count(*)::int AS n FROM job_end GROUP BY tenant_id) x
+       WHERE c.tenant_id = x.tenant_id
+    )
+    SELECT count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
+           count(*) FILTER (WHERE status = 'cancelled')::int AS replaced,
+           (SELECT count(*)::int FROM flagged) AS cancelling
+      FROM decided`,
+  );
+  return rows[0] ?? { skipped: 0, replaced: 0, cancelling: 0 };
+}
+
+/** Of these running triggers, the ones a newer trigger of their key asked to stop (cancel_running). */
+export async function cancelRequested(db: Db, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await query<{ id: string }>(
+    db,
+    sql`SELECT id FROM triggers WHERE id = ANY (${`{${ids.join(",")}}`}::text[]) AND cancel_requested AND status = 'running'`,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** A run aborted for cancel_running, recorded under its lease: the trigger `cancelled` (reason
+ *  cancel_running, never retried; the queue's sync trigger uncounts it from its tenant's and key's
+ *  running), its attempt `cancelled`, and a one-time job ends cancelled. Fenced like a settle: a lost
+ *  lease changes nothing. Returns whether it was recorded. */
+export async function settleCancelled(
+  db: Db,
+  t: { id: string; leaseToken: string; attempt: number },
+  startedAt: Date,
+  durationMs: number,
+  error: string,
+): Promise<boolean> {
+  const rows = await query<{ n: number }>(
+    db,
+    sql`
+    WITH done AS (
+      UPDATE triggers SET status = 'cancelled', reason = 'cancel_running', finished_at = now(), updated_at = now(),
+                          lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+       WHERE id = ${t.id} AND lease_token = ${t.leaseToken} AND attempt_count = ${t.attempt} AND status = 'running'
+      RETURNING id, tenant_id, job_id, kind
+    ), att AS (
+      INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome, error)
+      SELECT id, tenant_id, ${t.attempt}, ${startedAt.toISOString()}::timestamptz, ${Math.round(durationMs)}, 'cancelled', ${error}
+        FROM done
+      ON CONFLICT (trigger_id, attempt) DO NOTHING
+    ), job_end AS (
+      UPDATE jobs j SET status = 'cancelled', next_fire_at = NULL, updated_at = now()
+        FROM done d
+       WHERE j.id = d.job_id AND d.kind = 'scheduled' AND j.cron IS NULL AND j.status = 'active'
+      RETURNING j.tenant_id
+    ), uncount AS (
+      UPDATE tenant_counters c SET live_jobs = c.live_jobs - 1 FROM job_end e WHERE c.tenant_id = e.tenant_id
+    )
+    SELECT count(*)::int AS n FROM done`,
+  );
+  return (rows[0]?.n ?? 0) > 0;
+}
