@@ -304,7 +304,7 @@ export const triggerQueue = pgTable(
   (t) => [
     // The claim: a tenant's due work in one pool, best first.
     index("trigger_queue_claim_idx").on(t.tenantId, t.type, t.priority.desc(), t.nextAttemptAt),
-    // The keyed claim (claim.ts, keyedIds): one key's due work in one pool, best first. Partial: a
+    // The keyed claim (claim-keys.ts, keyedIds): one key's due work in one pool, best first. Partial: a
     // trigger without a key costs no entry.
     index("trigger_queue_key_idx")
       .on(t.tenantId, t.type, t.key, t.priority.desc(), t.nextAttemptAt)

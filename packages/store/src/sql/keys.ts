@@ -1,6 +1,6 @@
 // Fairness keys (docs/fairness.md, "Fairness keys"): a tenant's defaults for its keys (tenants.key_*),
 // per-key overrides and what each key is doing (tenant_keys, schema.ts). The claim reads the same
-// columns (claim.ts, keyedIds); these are the reads and writes behind the API.
+// columns (claim-keys.ts, keyedIds); these are the reads and writes behind the API.
 import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, query, type Db } from "../db.ts";
 
