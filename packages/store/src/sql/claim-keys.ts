@@ -35,7 +35,7 @@ function keyPolicy(k: SQL, c: SQL): SQL {
 export function keyedIds(type: string, limit: SQL): SQL {
   return sql`ARRAY(
     WITH kk AS (
-      SELECT k.key, k.vtime, c.cost_ms / p.weight AS step, d.ids
+      SELECT k.key, k.vtime + k.vcorr AS vtime, c.cost_ms / p.weight AS step, d.ids
         FROM tenant_keys k
        CROSS JOIN LATERAL (${keyPolicy(sql`k`, sql`c`)}) p
        CROSS JOIN LATERAL (SELECT ARRAY(
@@ -44,7 +44,9 @@ export function keyedIds(type: string, limit: SQL): SQL {
                   AND ${exclusiveFree(sql`x`)}
                 ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
                 LIMIT greatest(0, least(${limit}, coalesce(p.cap - k.running, ${limit}),
-                                        coalesce(floor(p.tokens)::int, ${limit})))) AS ids) d
+                                        coalesce(floor(p.tokens)::int, ${limit})))) AS ids
+               -- Not pulled up: the array is built once per key, not once per reference to it.
+               OFFSET 0) d
        WHERE k.tenant_id = c.id AND k.queued > 0 AND cardinality(d.ids) > 0
        ORDER BY k.vtime, k.key
        LIMIT ${limit}
@@ -94,7 +96,7 @@ export function keyCharge(): SQL {
     kcharge AS (
       UPDATE tenant_keys k
          SET queued = k.queued - l.dq, running = k.running + l.n,
-             vtime = k.vtime + l.n * l.cost_ms / l.weight,
+             vtime = k.vtime + k.vcorr + l.n * l.cost_ms / l.weight, vcorr = 0,
              rate_tokens = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_tokens ELSE l.tokens - l.n END,
              rate_updated_at = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_updated_at ELSE now() END
         FROM klocked l
