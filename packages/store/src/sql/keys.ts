@@ -24,9 +24,10 @@ const KEY_WORK_HALF_LIFE_S = 300;
 
 const DEFAULTS: KeyPolicy = { maxInFlight: null, ratePerSecond: null, weight: 1 };
 
-/** A key's recent worker time, decayed to now. */
+/** A key's recent worker time, decayed to now. In float8: extract() gives numeric, whose power() cost the
+ *  settle more than the rest of its key update. */
 export const decayedWork = (k: SQL) =>
-  sql`(${k}.work_ms * power(0.5, extract(epoch FROM now() - ${k}.work_at) / ${KEY_WORK_HALF_LIFE_S}))`;
+  sql`(${k}.work_ms * power(0.5::float8, extract(epoch FROM now() - ${k}.work_at)::float8 / ${sql.raw(String(KEY_WORK_HALF_LIFE_S))}))`;
 
 export async function getKeyDefaults(db: Db, tenantId: string): Promise<KeyPolicy> {
   const [row] = await query<PolicyRow>(
