@@ -5,7 +5,7 @@
 // seen waiting on it, then the correction commits.
 import { expect, it } from "vitest";
 import postgres from "postgres";
-import { claim, query, sql } from "@fairway/store";
+import { claim, query, settle, sql } from "@fairway/store";
 import { useTestDb } from "../../../test/support/use-db.ts";
 import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
 import { until } from "../../../test/support/until.ts";
@@ -78,4 +78,74 @@ it("charges exactly as before when nothing races: from the pool clock for a tena
   expect(got).toHaveLength(3);
   // vstart = max(5, 500); three runs × 100 ms ÷ weight 1.
   expect(await vtime("tn_idle")).toBe(800);
+});
+
+const keyRow = async (tenantId: string, key: string) =>
+  (
+    await query<{ vtime: number; vcorr: number; running: number }>(
+      pg.db,
+      sql`SELECT vtime, vcorr, running FROM tenant_keys WHERE tenant_id = ${tenantId} AND key = ${key}`,
+    )
+  )[0];
+
+it("a key's settle correction waits in vcorr, and one committing while a claim charges the key is kept", async () => {
+  await seedTenant(pg.db, "tn_krace", { maxInFlight: 100 });
+  await seedPool(pg.db, "krace", 50);
+  await seedDue(pg.db, "tn_krace", 5, { type: "krace", key: "a" });
+  const input = { type: "krace", owner: "race-test", leaseMs: 60_000 };
+  const [first] = await claim(pg.db, { ...input, budget: 1 });
+  expect(await keyRow("tn_krace", "a")).toEqual({ vtime: 100, vcorr: 0, running: 1 });
+  // The settle leaves the indexed vtime alone (a HOT update): 1,100 ms used, 100 charged.
+  await settle(pg.db, [
+    {
+      id: first.id,
+      leaseToken: first.leaseToken,
+      attempt: first.attempt,
+      status: "succeeded",
+      startedAt: new Date(),
+      durationMs: 1100,
+      outcome: "success",
+    },
+  ]);
+  expect(await keyRow("tn_krace", "a")).toEqual({ vtime: 100, vcorr: 1000, running: 0 });
+  const [{ cost }] = await query<{ cost: number }>(
+    pg.db,
+    sql`SELECT cost_ms AS cost FROM tenant_pools WHERE tenant_id = 'tn_krace' AND type = 'krace'`,
+  );
+
+  // Another settle's correction holds the key's row while the next claim charges it.
+  const other = postgres(pg.t.url, { max: 1, onnotice: () => {} });
+  let commit!: () => void;
+  const committing = new Promise<void>((r) => (commit = r));
+  try {
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    const correction = other.begin(async (tx) => {
+      await tx`UPDATE tenant_keys SET vcorr = vcorr + 500 WHERE tenant_id = 'tn_krace' AND key = 'a'`;
+      held();
+      await committing;
+    });
+    await holding;
+    const claiming = claim(pg.db, { ...input, budget: 2 });
+    await until(
+      async () =>
+        (
+          await query<{ n: number }>(
+            pg.db,
+            sql`SELECT count(*)::int AS n FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%fairway.claim_tenants%'`,
+          )
+        )[0].n,
+      (n) => n === 1,
+      10_000,
+    );
+    commit();
+    await correction;
+    expect(await claiming).toHaveLength(2);
+    // Both corrections folded into vtime, then this claim's charge (2 runs at the tenant's estimate).
+    expect(await keyRow("tn_krace", "a")).toEqual({ vtime: 100 + 1000 + 500 + 2 * cost, vcorr: 0, running: 2 });
+  } finally {
+    commit();
+    await other.end();
+  }
 });
