@@ -241,7 +241,7 @@ export function settleStatement(items: Settlement[]) {
     -- with what each is charged, so the update below joins nothing else per row (joining "used" and
     -- "locked" again plans as a nested loop over both, quadratic in the batch's tenants).
     locked AS MATERIALIZED (
-      SELECT tp.tenant_id, tp.type, tp.cost_ms, u.n, u.total_ms, u.uncount FROM tenant_pools tp
+      SELECT tp.tenant_id, tp.type, u.n, u.total_ms, u.uncount FROM tenant_pools tp
         JOIN used u ON u.tenant_id = tp.tenant_id AND u.type = tp.type
        ORDER BY tp.tenant_id, tp.type
          FOR UPDATE OF tp
@@ -258,16 +258,16 @@ export function settleStatement(items: Settlement[]) {
     ),
     -- The same per fairness key, for the settled rows that have one (none is ever on standby): its
     -- correction by real worker time over its weight (the claim charged its tenant's estimate in the
-    -- pool, as locked above), its running count, and its recent worker time (sql/keys.ts). The
-    -- correction goes to vcorr, not the indexed vtime (schema.ts, tenantKeys): the update is HOT.
-    -- Locked in key order, after tenant_pools (lock order as above).
+    -- pool, read here as this statement found it), its running count, and its recent worker time
+    -- (sql/keys.ts). The correction goes to vcorr, not the indexed vtime (schema.ts, tenantKeys): the
+    -- update is HOT. Locked in key order, after tenant_pools (lock order as above).
     kused AS (
-      SELECT x.tenant_id, x.key, sum(x.total_ms) AS total_ms, sum(x.n * coalesce(l.cost_ms, 100)) AS charged,
-             sum(x.uncount)::int AS uncount
-        FROM (SELECT d.tenant_id, d.key, d.type, count(*) AS n, sum(greatest(1, d.duration_ms)) AS total_ms,
+      SELECT x.tenant_id, x.key, sum(x.total_ms) AS total_ms, sum(x.charged) AS charged, sum(x.uncount)::int AS uncount
+        FROM (SELECT d.tenant_id, d.key, sum(greatest(1, d.duration_ms)) AS total_ms,
+                     count(*) * coalesce(min(tp.cost_ms), 100) AS charged,
                      count(*) FILTER (WHERE NOT d.standby) AS uncount
-                FROM done d WHERE d.key IS NOT NULL GROUP BY d.tenant_id, d.key, d.type) x
-        LEFT JOIN locked l ON l.tenant_id = x.tenant_id AND l.type = x.type
+                FROM done d LEFT JOIN tenant_pools tp ON tp.tenant_id = d.tenant_id AND tp.type = d.type
+               WHERE d.key IS NOT NULL GROUP BY d.tenant_id, d.key, d.type) x
        GROUP BY x.tenant_id, x.key
     ),
     klocked AS MATERIALIZED (
