@@ -1,4 +1,4 @@
-// Per-key caps (store claim.ts, keyedIds; tenant_keys.running) across executor processes: each key of
+// Per-key caps (store claim-keys.ts, keyedIds; tenant_keys.running) across executor processes: each key of
 // one tenant is capped at CAP, the tenant itself far above. Three executor processes work through the
 // keys' backlogs; then, in the second drill, one of them is killed with -9 while its keys are at their
 // caps. Over-cap events are counted from both sides: the receiver's open requests per key (what the

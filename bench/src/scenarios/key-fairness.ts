@@ -1,4 +1,4 @@
-// key-fairness — the two-level claim (store claim.ts, keyedIds) seen from an HTTP target, in counts.
+// key-fairness — the two-level claim (store claim-keys.ts, keyedIds) seen from an HTTP target, in counts.
 //  - noisy key: one tenant; key A has 2,000 due jobs older than anything else, keys B–K 10 each; a
 //    10-slot pool, a 20 ms target. The figure: the starts the target saw by the time B–K's last job
 //    arrived, with A ÷ without A (≤ 1.5).

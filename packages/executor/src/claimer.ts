@@ -31,19 +31,24 @@ export class Claimer {
   constructor(private readonly deps: ClaimerDeps) {}
 
   /** The claims a settle makes for the at-cap tenants it frees: per pool with room, as many as were
-   *  freed (at most its room), among exactly those tenants. */
-  handOff(freed: Array<{ type: string; tenantId: string }>): ClaimInput[] {
+   *  freed (at most its room), among exactly those tenants. A slot freed by a keyed trigger at its cap
+   *  is claimed even when the pool's queue is full: no standby trigger waits for it (store standby.ts),
+   *  the key has nothing else to refill it, and what the claim gets starts at the front of the queue
+   *  (claim-keys.ts, capsFirst). The queue grows by at most the freed key slots. */
+  handOff(freed: Array<{ type: string; tenantId: string; key?: string | null }>): ClaimInput[] {
     const byType = new Map<string, Map<string, number>>();
+    const keyed = new Map<string, number>();
     for (const r of freed) {
       const m = byType.get(r.type) ?? new Map<string, number>();
       m.set(r.tenantId, (m.get(r.tenantId) ?? 0) + 1);
       byType.set(r.type, m);
+      if (r.key != null) keyed.set(r.type, (keyed.get(r.type) ?? 0) + 1);
     }
     const inputs: ClaimInput[] = [];
     for (const [type, tenants] of byType) {
       const pool = this.deps.pools.get(type);
       const n = [...tenants.values()].reduce((a, b) => a + b, 0);
-      const budget = Math.min(n, pool?.claimable ?? 0);
+      const budget = Math.min(n, Math.max(pool?.claimable ?? 0, pool ? (keyed.get(type) ?? 0) : 0));
       if (pool && budget > 0)
         inputs.push({
           type,

@@ -44,10 +44,11 @@ export interface SettlerOptions {
   random?: () => number;
 }
 
-/** The pool and tenant a settled trigger ran for. */
+/** The pool and tenant a settled trigger ran for, and its fairness key. */
 export interface HeldBy {
   type: string;
   tenantId: string;
+  key?: string | null;
 }
 
 interface Pending {

@@ -323,7 +323,7 @@ export const triggerQueue = pgTable(
   (t) => [
     // The claim: a tenant's due work in one pool, best first.
     index("trigger_queue_claim_idx").on(t.tenantId, t.type, t.priority.desc(), t.nextAttemptAt),
-    // The keyed claim (claim.ts, keyedIds): one key's due work in one pool, best first. Partial: a
+    // The keyed claim (claim-keys.ts, keyedIds): one key's due work in one pool, best first. Partial: a
     // trigger without a key costs no entry.
     index("trigger_queue_key_idx")
       .on(t.tenantId, t.type, t.key, t.priority.desc(), t.nextAttemptAt)
@@ -354,6 +354,11 @@ export const tenantKeys = pgTable(
     vtime: doublePrecision("vtime").notNull().default(0),
     running: integer("running").notNull().default(0),
     queued: integer("queued").notNull().default(0),
+    // The settles' corrections of vtime (real worker-ms less the claim's charge, ÷ weight) not yet in
+    // vtime: kept out of the indexed column so that a settle's update of the row is HOT (it changes no
+    // indexed column). The next claim of the key, or its next backlog, folds it into vtime; the claim's
+    // key slots read vtime + vcorr.
+    vcorr: doublePrecision("vcorr").notNull().default(0),
     rateTokens: doublePrecision("rate_tokens"),
     rateUpdatedAt: ts("rate_updated_at"),
     // Worker-ms settled, halved every KEY_WORK_HALF_LIFE_S as of work_at (sql/keys.ts): the key's

@@ -1,4 +1,4 @@
-// The keyed claim (claim.ts, keyedIds): a keyed tenant's slots go to its keys by their weighted share,
+// The keyed claim (claim-keys.ts, keyedIds): a keyed tenant's slots go to its keys by their weighted share,
 // each key within its cap and rate; counts stay exact through claim, settle, release and cancel.
 import { expect, it } from "vitest";
 import {

@@ -13,16 +13,12 @@
 // from idle starts level with the busiest, never with banked credit. Every tenant's share is claimed
 // in one UPDATE, not one round trip per tenant.
 //
-// Fairness keys, the second level (docs/fairness.md, docs/decisions/0025): a tenant with keyed work
-// queued fills its slots from keyedIds() instead of dueIds(): its keys' due triggers in the order of
-// their own WFQ slots (key vtime, weight, cost), each key within its cap and rate. The tenant lock of
-// statement 1 serialises every claim of the tenant's keys, so tenant_keys.running, read after it and
-// raised in the same statement, is exact across executors, as tenant_pools.running is for the tenant.
-// A tenant with nothing keyed queued takes the path it always did.
+// Fairness keys, the second level: a tenant with keyed work queued fills its slots by key (claim-keys.ts).
 import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, pipelineTx, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { boundedRate, boundedWeight } from "./columns.ts";
+import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult } from "./claim-keys.ts";
 
 export interface ClaimInput {
   type: string;
@@ -319,102 +315,6 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     ${claimResult(true)}`;
 }
 
-/** A key's policy in force (its override's fields over its tenant's defaults) and its rate tokens now,
- *  for the tenant_keys row `k` of the tenant whose row (cand or tenants) is `c`. */
-function keyPolicy(k: SQL, c: SQL): SQL {
-  return sql`
-    SELECT p0.cap, p0.weight, p0.rate,
-           CASE WHEN p0.rate IS NULL THEN NULL ELSE
-             least(greatest(1, ceil(p0.rate))::float8,
-                   coalesce(${k}.rate_tokens, greatest(1, ceil(p0.rate))::float8)
-                   + extract(epoch FROM now() - coalesce(${k}.rate_updated_at, now())) * p0.rate)
-           END AS tokens
-      FROM (SELECT CASE WHEN ${k}.override ? 'maxInFlight' THEN (${k}.override->>'maxInFlight')::int
-                        ELSE ${c}.key_max_in_flight END AS cap,
-                   coalesce((${k}.override->>'weight')::float8, ${c}.key_weight) AS weight,
-                   CASE WHEN ${k}.override ? 'ratePerSecond' THEN (${k}.override->>'ratePerSecond')::float8
-                        ELSE ${c}.key_rate_per_second END AS rate) p0`;
-}
-
-/** The second level: a keyed tenant's (cand row `c`) due triggers, up to `limit`, in the order of its
- *  keys' WFQ slots — key j's k-th slot at vtime_j + (k − 1) · cost ÷ weight_j, ties by key, where cost
- *  is the tenant's run-time estimate in the pool (schema.ts, tenantKeys: vtime). Only keys
- *  with queued work are read, in vtime order from tenant_keys_due_idx, and only the first `limit` with
- *  room: a key's room is min(cap − running, rate tokens, its due rows), and a key with none is passed
- *  over by one probe. A key is backlogged from the vtime it was queued at (migration 0021: never below
- *  the least backlogged key's), so no clock is read here. The tenant's triggers without a key, among
- *  its first `limit` due rows in claim order, take part as one more key (the empty string, which no
- *  key is) that starts level with the least key each claim and carries no ledger. */
-function keyedIds(type: string, limit: SQL): SQL {
-  return sql`ARRAY(
-    WITH kk AS (
-      SELECT k.key, k.vtime, c.cost_ms / p.weight AS step, d.ids
-        FROM tenant_keys k
-       CROSS JOIN LATERAL (${keyPolicy(sql`k`, sql`c`)}) p
-       CROSS JOIN LATERAL (SELECT ARRAY(
-               SELECT x.id FROM trigger_queue x
-                WHERE x.tenant_id = k.tenant_id AND x.type = ${type} AND x.key = k.key AND x.next_attempt_at <= now()
-                  AND ${exclusiveFree(sql`x`)}
-                ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
-                LIMIT greatest(0, least(${limit}, coalesce(p.cap - k.running, ${limit}),
-                                        coalesce(floor(p.tokens)::int, ${limit})))) AS ids) d
-       WHERE k.tenant_id = c.id AND k.queued > 0 AND cardinality(d.ids) > 0
-       ORDER BY k.vtime, k.key
-       LIMIT ${limit}
-    ),
-    bare AS (
-      SELECT y.id, row_number() OVER () AS n FROM (
-        SELECT x.id, x.key FROM trigger_queue x
-         WHERE x.tenant_id = c.id AND x.type = ${type} AND x.next_attempt_at <= now()
-           AND ${exclusiveFree(sql`x`)}
-         ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
-         LIMIT ${limit}) y
-       WHERE y.key IS NULL
-    )
-    SELECT s.id FROM (
-      SELECT kk.ids[g.k] AS id, kk.vtime + (g.k - 1) * kk.step AS vt, kk.key, g.k
-        FROM kk CROSS JOIN LATERAL generate_series(1, cardinality(kk.ids)) AS g(k)
-      UNION ALL
-      SELECT bare.id, coalesce((SELECT min(vtime) FROM kk), 0) + (bare.n - 1) * c.cost_ms / c.key_weight, '', bare.n
-        FROM bare
-    ) s
-    ORDER BY s.vt, s.key, s.k
-    LIMIT ${limit})`;
-}
-
-/** The keys' ledger after a claim, read from its CTEs "claimed" (with key), "dequeued" (tenant_id,
- *  key) and "cand": each key's queued count less its rows that left the queue, its running count and
- *  vtime charged by what it got (its tenant's estimate ÷ weight, corrected at settle), its rate tokens
- *  spent. The
- *  rows are locked in key order, as settle and the queue's triggers lock them. Defines "klocked". */
-function keyCharge(): SQL {
-  return sql`
-    kdq AS (SELECT tenant_id, key, count(*)::int AS n FROM dequeued WHERE key IS NOT NULL GROUP BY 1, 2),
-    kgot AS (SELECT tenant_id, key, count(*)::int AS n FROM claimed WHERE key IS NOT NULL GROUP BY 1, 2),
-    klocked AS MATERIALIZED (
-      SELECT k.tenant_id, k.key, k.running, d.n AS dq, coalesce(g.n, 0) AS n, p.cap, p.weight, p.tokens,
-             c.cost_ms
-        FROM tenant_keys k
-        JOIN kdq d ON d.tenant_id = k.tenant_id AND d.key = k.key
-        LEFT JOIN kgot g ON g.tenant_id = k.tenant_id AND g.key = k.key
-        JOIN cand c ON c.id = k.tenant_id
-       CROSS JOIN LATERAL (${keyPolicy(sql`k`, sql`c`)}) p
-       -- After the tenants' ledger rows ("charge"): tenant_pools, then tenant_keys, as settle locks them.
-       WHERE (SELECT count(*) FROM charge) >= 0
-       ORDER BY k.tenant_id, k.key
-         FOR UPDATE OF k
-    ),
-    kcharge AS (
-      UPDATE tenant_keys k
-         SET queued = k.queued - l.dq, running = k.running + l.n,
-             vtime = k.vtime + l.n * l.cost_ms / l.weight,
-             rate_tokens = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_tokens ELSE l.tokens - l.n END,
-             rate_updated_at = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_updated_at ELSE now() END
-        FROM klocked l
-       WHERE k.tenant_id = l.tenant_id AND k.key = l.key
-    )`;
-}
-
 /** A tenant's first due queue rows in claim order, up to `limit` (an array of trigger ids). One index
  *  scan per tenant, not one to count and another to pick: each walks over the queue rows claims have
  *  deleted at the front of the tenant's range until a vacuum removes them. Rows held back by overlap
@@ -427,19 +327,6 @@ export function dueIds(type: string, tenantId: SQL, limit: SQL): SQL {
                     -- same): with the default NULLS FIRST the planner sorted a tenant's whole backlog.
                     ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
                     LIMIT ${limit})`;
-}
-
-/** Overlap skip / buffer_one, for the queue row `x`: an exclusive trigger starts only when no trigger of
- *  its job is running AND it is its job's first due exclusive trigger — otherwise one claim could start
- *  two of the same job (a run-now next to a waiting fire), both unseen by the check. */
-function exclusiveFree(x: SQL): SQL {
-  return sql`(NOT ${x}.exclusive OR (
-              NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = ${x}.job_id AND o.status = 'running')
-              AND ${x}.id = (SELECT f.id FROM trigger_queue f
-                              WHERE f.tenant_id = ${x}.tenant_id AND f.type = ${x}.type AND f.job_id = ${x}.job_id
-                                AND f.exclusive AND f.next_attempt_at <= now()
-                              ORDER BY f.priority DESC, f.next_attempt_at, f.id
-                              LIMIT 1)))`;
 }
 
 /** The claim's answer, read from its CTEs `claimed` (the claimed rows), `got` (per tenant how many),
@@ -467,17 +354,7 @@ export function claimResult(keyed = false): SQL {
            (SELECT v FROM clock0) AS vclock,
            -- The claimed triggers' fairness keys (JSON: a key is free-form), only those with one.
            (SELECT json_object_agg(c.id, c.key) FROM claimed c WHERE c.key IS NOT NULL) AS keys
-           ${
-             keyed
-               ? sql`,
-           -- A keyed tenant's triggers: their rank in its key-slot order (keyedIds), which fairOrder()
-           -- keeps within the tenant; and the keys this claim took to their cap (ClaimedTrigger.atCap).
-           (SELECT json_object_agg(p.id, p.ord) FROM picked p WHERE p.keyed) AS key_ord,
-           -- The capped keys this claim took work of, and whether it took them to their cap.
-           (SELECT json_agg(json_build_array(l.tenant_id, l.key, l.running + l.n >= l.cap)) FROM klocked l
-             WHERE l.n > 0 AND l.cap IS NOT NULL) AS key_cap`
-               : sql``
-           }`;
+           ${keyed ? keyResult() : sql``}`;
 }
 
 type Json<T> = T | string;
@@ -637,16 +514,4 @@ export function fairOrder<
     delete x.r.ord;
     return x.r;
   });
-}
-
-/** A capped key's triggers start among what the pool is starting now (vclock = vt: startKey() moves
- *  them to the slot in service), not behind the tenant's queued work: each fills a slot its key freed
- *  or still has, and a key slot left waiting behind the prefetch queue would idle (the key's cap is
- *  "fully used", docs/fairness.md). At most a key's cap of them are claimed at a time. */
-function capsFirst(rows: Array<ClaimedTrigger & { capped?: boolean }>): ClaimedTrigger[] {
-  for (const r of rows) {
-    if (r.capped) r.vclock = r.vt;
-    delete r.capped;
-  }
-  return rows;
 }

@@ -1,6 +1,6 @@
 // Fairness keys (docs/fairness.md, "Fairness keys"): a tenant's defaults for its keys (tenants.key_*),
 // per-key overrides and what each key is doing (tenant_keys, schema.ts). The claim reads the same
-// columns (claim.ts, keyedIds); these are the reads and writes behind the API.
+// columns (claim-keys.ts, keyedIds); these are the reads and writes behind the API.
 import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, query, type Db } from "../db.ts";
 
@@ -24,9 +24,10 @@ const KEY_WORK_HALF_LIFE_S = 300;
 
 const DEFAULTS: KeyPolicy = { maxInFlight: null, ratePerSecond: null, weight: 1 };
 
-/** A key's recent worker time, decayed to now. */
+/** A key's recent worker time, decayed to now. In float8: extract() gives numeric, whose power() cost the
+ *  settle more than the rest of its key update. */
 export const decayedWork = (k: SQL) =>
-  sql`(${k}.work_ms * power(0.5, extract(epoch FROM now() - ${k}.work_at) / ${KEY_WORK_HALF_LIFE_S}))`;
+  sql`(${k}.work_ms * power(0.5::float8, extract(epoch FROM now() - ${k}.work_at)::float8 / ${sql.raw(String(KEY_WORK_HALF_LIFE_S))}))`;
 
 export async function getKeyDefaults(db: Db, tenantId: string): Promise<KeyPolicy> {
   const [row] = await query<PolicyRow>(

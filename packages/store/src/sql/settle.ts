@@ -257,9 +257,10 @@ export function settleStatement(items: Settlement[]) {
        WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
     ),
     -- The same per fairness key, for the settled rows that have one (none is ever on standby): its
-    -- vtime corrected by real worker time over its weight (the claim charged its tenant's estimate in
-    -- the pool, read here as this statement found it), its running count, and its recent worker time
-    -- (sql/keys.ts). Locked in key order, after tenant_pools (lock order as above).
+    -- correction by real worker time over its weight (the claim charged its tenant's estimate in the
+    -- pool, read here as this statement found it), its running count, and its recent worker time
+    -- (sql/keys.ts). The correction goes to vcorr, not the indexed vtime (schema.ts, tenantKeys): the
+    -- update is HOT. Locked in key order, after tenant_pools (lock order as above).
     kused AS (
       SELECT x.tenant_id, x.key, sum(x.total_ms) AS total_ms, sum(x.charged) AS charged, sum(x.uncount)::int AS uncount
         FROM (SELECT d.tenant_id, d.key, sum(greatest(1, d.duration_ms)) AS total_ms,
@@ -281,7 +282,7 @@ export function settleStatement(items: Settlement[]) {
     ),
     kcharge AS (
       UPDATE tenant_keys k
-         SET vtime = k.vtime + (l.total_ms - l.charged) / l.weight,
+         SET vcorr = k.vcorr + (l.total_ms - l.charged) / l.weight,
              running = k.running - l.uncount,
              work_ms = ${decayedWork(sql`k`)} + l.total_ms, work_at = now()
         FROM klocked l

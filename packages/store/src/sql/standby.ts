@@ -13,7 +13,7 @@
 // key order, as claim and settle lock them: no lock cycle.
 // Tenants with a rate quota are left to the claims (their tokens are spent under the tenant lock,
 // which this statement does not take), and so are tenants with keyed work queued: a key's cap counts
-// tenant_keys.running, raised only under that lock (claim.ts), and a standby trigger would be counted
+// tenant_keys.running, raised only under that lock (claim-keys.ts), and a standby trigger would be counted
 // in no key. The claim a settle makes in its transaction (hand-off.ts) refills their freed slots.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
