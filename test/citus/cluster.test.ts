@@ -1,0 +1,110 @@
+// Fairway on a Citus cluster the test starts (a coordinator and two workers on loopback): the server as
+// `npm start` runs it against the coordinator, and the distributed layout (docs/scaling.md) — every
+// per-tenant table distributed by tenant and colocated, the shared ones reference tables, shards on
+// both workers, the step idempotent — with a tenant's reads routed to one shard.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectPostgres, query, sql, type Store } from "@fairway/store";
+import { DISTRIBUTED_TABLES, REFERENCE_TABLES } from "../../packages/store/src/citus.ts";
+import { migrate } from "../../packages/store/src/node.ts";
+import { verticalSlice } from "../e2e/vertical-slice.ts";
+import { seedPool, seedTenant } from "../support/seed.ts";
+import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
+
+let cluster: CitusCluster;
+
+beforeAll(async () => {
+  cluster = await startCitusCluster(2);
+}, 120_000);
+afterAll(() => cluster?.stop());
+
+// Without `distribute` every table stays on the coordinator: Fairway runs there as on one PostgreSQL.
+verticalSlice("on a Citus coordinator", async () => ({
+  env: { DATABASE_URL: await cluster.createDatabase("slice") },
+  cleanup: async () => {},
+}));
+
+interface CitusTable {
+  name: string;
+  kind: string;
+  column: string;
+  colocation: number;
+}
+
+describe("the distributed layout", () => {
+  let store: Store;
+  const tables = async () =>
+    query<CitusTable>(
+      store.db,
+      sql`SELECT table_name::text AS name, citus_table_type AS kind, distribution_column AS column,
+                 colocation_id AS colocation
+            FROM citus_tables`,
+    );
+
+  beforeAll(async () => {
+    store = connectPostgres(cluster.url);
+    await migrate(store, { distribute: true });
+  }, 120_000);
+  afterAll(() => store?.close());
+
+  it("distributes the per-tenant tables by tenant, colocated, and copies the shared ones to every node", async () => {
+    const byName = new Map((await tables()).map((t) => [t.name, t]));
+    const tenants = byName.get("tenants");
+    expect(tenants).toMatchObject({ kind: "distributed", column: "id" });
+    for (const name of DISTRIBUTED_TABLES)
+      expect(byName.get(name), name).toMatchObject({
+        kind: "distributed",
+        column: "tenant_id",
+        colocation: tenants!.colocation,
+      });
+    for (const name of REFERENCE_TABLES) expect(byName.get(name), name).toMatchObject({ kind: "reference" });
+    // Every Fairway table is one or the other: a table added later and left out fails here.
+    const [{ n }] = await query<{ n: number }>(
+      store.db,
+      sql`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`,
+    );
+    expect(byName.size).toBe(n);
+    const nodes = await query<{ port: number }>(
+      store.db,
+      sql`SELECT DISTINCT nodeport AS port FROM citus_shards WHERE table_name = 'triggers'::regclass`,
+    );
+    expect(nodes.map((r) => r.port).sort()).toEqual(cluster.workers.map((w) => w.port).sort());
+  });
+
+  it("runs again after every migration and changes nothing the second time", async () => {
+    const before = await tables();
+    await migrate(store, { distribute: true });
+    expect(await tables()).toEqual(before);
+  });
+
+  it("routes a tenant's reads of its jobs and queue to one shard", async () => {
+    const explain = async (statement: ReturnType<typeof sql>) =>
+      (await query<{ "QUERY PLAN": string }>(store.db, sql`EXPLAIN ${statement}`))
+        .map((r) => r["QUERY PLAN"])
+        .join("\n");
+    const tenant = "acme";
+    const reads = [
+      sql`SELECT * FROM jobs WHERE tenant_id = ${tenant} AND id = ${"job_1"}`,
+      sql`SELECT id FROM trigger_queue WHERE tenant_id = ${tenant} AND type = ${"work"}
+           ORDER BY priority DESC, next_attempt_at LIMIT 10 FOR UPDATE SKIP LOCKED`,
+      sql`SELECT coalesce(sum(running), 0) FROM tenant_pools WHERE tenant_id = ${tenant}`,
+    ];
+    for (const statement of reads) {
+      const plan = await explain(statement);
+      expect(plan, plan).toMatch(/Task Count: 1\b/);
+    }
+    // Across tenants a statement fans out to every shard: what the cross-tenant choice must not do per claim.
+    expect(await explain(sql`SELECT count(*) FROM trigger_queue`)).not.toMatch(/Task Count: 1\b/);
+  });
+
+  it("keeps a tenant's rows together on one node", async () => {
+    await seedPool(store.db, "work");
+    await seedTenant(store.db, "acme");
+    const rows = await query<{ n: number }>(
+      store.db,
+      sql`SELECT count(DISTINCT nodeport)::int AS n FROM citus_shards s
+           WHERE s.shardid IN (SELECT get_shard_id_for_distribution_column(t, ${"acme"}::text)
+                                 FROM unnest(${`{tenants,${DISTRIBUTED_TABLES.join(",")}}`}::regclass[]) t)`,
+    );
+    expect(rows[0]!.n).toBe(1);
+  });
+});
