@@ -7,7 +7,8 @@ import { connectPostgres, query, sql, type Store } from "@fairway/store";
 import { DISTRIBUTED_TABLES, REFERENCE_TABLES } from "../../packages/store/src/citus.ts";
 import { migrate } from "../../packages/store/src/node.ts";
 import { verticalSlice } from "../e2e/vertical-slice.ts";
-import { seedPool, seedTenant } from "../support/seed.ts";
+import { NO_DRIFT, queueDrift } from "../support/queue.ts";
+import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
 
 let cluster: CitusCluster;
@@ -106,5 +107,37 @@ describe("the distributed layout", () => {
                                  FROM unnest(${`{tenants,${DISTRIBUTED_TABLES.join(",")}}`}::regclass[]) t)`,
     );
     expect(rows[0]!.n).toBe(1);
+  });
+
+  it("keeps the queue, running counts and dead letters in step with the triggers on their shards", async () => {
+    await seedTenant(store.db, "globex");
+    const a = await seedDue(store.db, "acme", 5);
+    const g = await seedDue(store.db, "globex", 3, { key: "user-1" });
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+    // pending → running → dead (sync), dead → pending (a replay), then deletes of each kind.
+    const [one, two] = a.triggerIds;
+    await store.db.execute(sql`UPDATE triggers SET status = 'running', attempt_count = 1
+                                 WHERE tenant_id = 'acme' AND id IN (${one}, ${two})`);
+    await store.db.execute(sql`DELETE FROM trigger_queue WHERE tenant_id = 'acme' AND id IN (${one}, ${two})`);
+    await store.db.execute(
+      sql`UPDATE tenant_pools SET running = running + 2 WHERE tenant_id = 'acme' AND type = 'work'`,
+    );
+    await store.db.execute(sql`UPDATE triggers SET status = 'dead' WHERE tenant_id = 'acme' AND id = ${one}`);
+    await store.db.execute(
+      sql`UPDATE tenant_pools SET running = running - 1 WHERE tenant_id = 'acme' AND type = 'work'`,
+    );
+    await store.db.execute(sql`UPDATE triggers SET status = 'cancelled' WHERE tenant_id = 'acme' AND id = ${two}`);
+    await store.db.execute(
+      sql`UPDATE triggers SET status = 'dead' WHERE tenant_id = 'globex' AND id = ${g.triggerIds[0]}`,
+    );
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+    const deadLetters = await query<{ n: number }>(store.db, sql`SELECT count(*)::int AS n FROM dead_letters`);
+    expect(deadLetters[0]!.n).toBe(2);
+    await store.db.execute(sql`UPDATE triggers SET status = 'pending' WHERE tenant_id = 'acme' AND id = ${one}`);
+    await store.db.execute(sql`DELETE FROM triggers WHERE tenant_id = 'globex'`);
+    await store.db.execute(sql`DELETE FROM triggers WHERE tenant_id = 'acme' AND id = ${a.triggerIds[4]}`);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+    const queued = await query<{ n: number }>(store.db, sql`SELECT count(*)::int AS n FROM trigger_queue`);
+    expect(queued[0]!.n).toBe(3);
   });
 });
