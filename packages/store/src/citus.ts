@@ -146,7 +146,7 @@ END $$`,
 ];
 
 /** Whether the current database has the citus extension. */
-export async function hasCitus(session: Session): Promise<boolean> {
+async function hasCitus(session: Session): Promise<boolean> {
   const rows = await session.unsafe(`SELECT 1 FROM pg_extension WHERE extname = 'citus'`);
   return rows.length > 0;
 }

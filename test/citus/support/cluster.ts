@@ -11,9 +11,9 @@ import { freePort, ownedTempDir, pgTool } from "../../production/support/process
 const CITUS_SO = "/usr/lib/postgresql/15/lib/citus.so";
 const CITUS_CONTROL = "/usr/share/postgresql/15/extension/citus.control";
 
-export const haveCitus = existsSync(CITUS_SO) && existsSync(CITUS_CONTROL);
+const haveCitus = existsSync(CITUS_SO) && existsSync(CITUS_CONTROL);
 
-export function requireCitus(): void {
+function requireCitus(): void {
   if (!haveCitus)
     throw new Error(
       "Citus is not installed for PostgreSQL 15 (no citus.so / citus.control): install the Citus 13 packages " +
@@ -21,7 +21,7 @@ export function requireCitus(): void {
     );
 }
 
-export interface CitusNode {
+interface CitusNode {
   port: number;
   dataDir: string;
   /** pg_ctl stop -m immediate: a node that goes away without a goodbye. */
