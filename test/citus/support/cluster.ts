@@ -47,23 +47,25 @@ export interface CitusCluster {
 const NODE_CONF = [
   "shared_preload_libraries = 'citus'",
   "listen_addresses = '127.0.0.1'",
-  // What is asserted is distribution, not the disk: a node's crash is stop -m immediate, which keeps
-  // the OS's page cache.
-  "fsync = off",
-  "synchronous_commit = off",
-  "full_page_writes = off",
-  "shared_buffers = 32MB",
   "max_connections = 200",
   "max_prepared_transactions = 100",
   "",
 ].join("\n");
 
-async function startNode(dir: string, name: string): Promise<CitusNode> {
+/** What tests assert is distribution, not the disk (a node's crash is stop -m immediate, which keeps
+ *  the OS's page cache); a benchmark compares with the machine's PostgreSQL, which syncs. */
+const FAST_CONF = "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 32MB\n";
+const DURABLE_CONF = "shared_buffers = 128MB\n";
+
+async function startNode(dir: string, name: string, durable: boolean): Promise<CitusNode> {
   const port = await freePort();
   const dataDir = join(dir, name);
   const log = join(dir, `${name}.log`);
   pgTool("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "--no-sync"]);
-  appendFileSync(join(dataDir, "postgresql.conf"), `${NODE_CONF}unix_socket_directories = '${dir}'\nport = ${port}\n`);
+  appendFileSync(
+    join(dataDir, "postgresql.conf"),
+    `${NODE_CONF}${durable ? DURABLE_CONF : FAST_CONF}unix_socket_directories = '${dir}'\nport = ${port}\n`,
+  );
   const node: CitusNode = {
     port,
     dataDir,
@@ -94,9 +96,10 @@ async function onNode<T extends object = Record<string, unknown>>(
   }
 }
 
-/** A coordinator and `workers` workers (default 2), the coordinator registered by its loopback address
+/** A coordinator and `workers` workers (default 2; `durable`: fsync and synchronous commit on, as
+ *  the machine's PostgreSQL), the coordinator registered by its loopback address
  *  (workers reach it, as they do each other, for distributed transactions' recovery). */
-export async function startCitusCluster(workers = 2): Promise<CitusCluster> {
+export async function startCitusCluster(workers = 2, opts: { durable?: boolean } = {}): Promise<CitusCluster> {
   requireCitus();
   const dir = ownedTempDir("fairway-citus-");
   const nodes: CitusNode[] = [];
@@ -105,11 +108,11 @@ export async function startCitusCluster(workers = 2): Promise<CitusCluster> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const coordinator = await startNode(dir, "coordinator");
+    const coordinator = await startNode(dir, "coordinator", opts.durable ?? false);
     nodes.push(coordinator);
     await onNode(coordinator.port, `SELECT citus_set_coordinator_host('127.0.0.1', ${coordinator.port})`);
     const addWorker = async () => {
-      const w = await startNode(dir, `worker${nodes.length}`);
+      const w = await startNode(dir, `worker${nodes.length}`, opts.durable ?? false);
       nodes.push(w);
       await onNode(coordinator.port, `SELECT citus_add_node('127.0.0.1', ${w.port})`);
       return w;
