@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectPostgres, query, sql, type Store } from "@fairway/store";
 import { DISTRIBUTED_TABLES, REFERENCE_TABLES } from "../../packages/store/src/citus.ts";
 import { migrate } from "../../packages/store/src/node.ts";
+import { releaseLeases, releaseStatement } from "../../packages/store/src/sql/release.ts";
 import { verticalSlice } from "../e2e/vertical-slice.ts";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
@@ -40,6 +41,9 @@ describe("the distributed layout", () => {
                  colocation_id AS colocation
             FROM citus_tables`,
     );
+
+  const explain = async (statement: ReturnType<typeof sql>) =>
+    (await query<{ "QUERY PLAN": string }>(store.db, sql`EXPLAIN ${statement}`)).map((r) => r["QUERY PLAN"]).join("\n");
 
   beforeAll(async () => {
     store = connectPostgres(cluster.url);
@@ -120,7 +124,8 @@ describe("the distributed layout", () => {
                                  WHERE tenant_id = 'acme' AND id IN (${one}, ${two})`);
     await store.db.execute(sql`DELETE FROM trigger_queue WHERE tenant_id = 'acme' AND id IN (${one}, ${two})`);
     await store.db.execute(
-      sql`UPDATE tenant_pools SET running = running + 2 WHERE tenant_id = 'acme' AND type = 'work'`,
+      sql`INSERT INTO tenant_pools AS tp (tenant_id, type, running) VALUES ('acme', 'work', 2)
+          ON CONFLICT (tenant_id, type) DO UPDATE SET running = tp.running + 2`,
     );
     await store.db.execute(sql`UPDATE triggers SET status = 'dead' WHERE tenant_id = 'acme' AND id = ${one}`);
     await store.db.execute(
@@ -139,5 +144,29 @@ describe("the distributed layout", () => {
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
     const queued = await query<{ n: number }>(store.db, sql`SELECT count(*)::int AS n FROM trigger_queue`);
     expect(queued[0]!.n).toBe(3);
+  });
+
+  it("releases a tenant's leases in one statement on its shard", async () => {
+    const { triggerIds } = await seedDue(store.db, "acme", 2, { key: "user-2" });
+    const token = "lease-acme";
+    const leases = triggerIds.map((id) => ({ id, leaseToken: token }));
+    // As a claim leaves them: running under a lease, out of the queue, counted in the tenant and key.
+    await store.db.execute(sql`UPDATE triggers SET status = 'running', attempt_count = 1, lease_token = ${token},
+                                      lease_expires_at = now() + interval '1 minute'
+                                WHERE tenant_id = 'acme' AND id IN (${triggerIds[0]}, ${triggerIds[1]})`);
+    await store.db.execute(
+      sql`DELETE FROM trigger_queue WHERE tenant_id = 'acme' AND id IN (${triggerIds[0]}, ${triggerIds[1]})`,
+    );
+    await store.db.execute(
+      sql`INSERT INTO tenant_pools AS tp (tenant_id, type, running) VALUES ('acme', 'work', 2)
+          ON CONFLICT (tenant_id, type) DO UPDATE SET running = tp.running + 2`,
+    );
+    await store.db.execute(sql`UPDATE tenant_keys SET running = running + 2, queued = queued - 2
+                                WHERE tenant_id = 'acme' AND key = 'user-2'`);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+    const plan = await explain(releaseStatement(leases, "acme"));
+    expect(plan, plan).toMatch(/Task Count: 1\b/);
+    expect(await releaseLeases(store.db, leases, "acme")).toBe(2);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
   });
 });

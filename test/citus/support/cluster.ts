@@ -45,7 +45,6 @@ export interface CitusCluster {
 }
 
 const NODE_CONF = [
-  "shared_preload_libraries = 'citus'",
   "listen_addresses = '127.0.0.1'",
   "max_connections = 200",
   "max_prepared_transactions = 100",
@@ -57,14 +56,14 @@ const NODE_CONF = [
 const FAST_CONF = "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 32MB\n";
 const DURABLE_CONF = "shared_buffers = 128MB\n";
 
-async function startNode(dir: string, name: string, durable: boolean): Promise<CitusNode> {
+async function startNode(dir: string, name: string, durable: boolean, citus = true): Promise<CitusNode> {
   const port = await freePort();
   const dataDir = join(dir, name);
   const log = join(dir, `${name}.log`);
   pgTool("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "--no-sync"]);
   appendFileSync(
     join(dataDir, "postgresql.conf"),
-    `${NODE_CONF}${durable ? DURABLE_CONF : FAST_CONF}unix_socket_directories = '${dir}'\nport = ${port}\n`,
+    `${citus ? "shared_preload_libraries = 'citus'\n" : ""}${NODE_CONF}${durable ? DURABLE_CONF : FAST_CONF}unix_socket_directories = '${dir}'\nport = ${port}\n`,
   );
   const node: CitusNode = {
     port,
@@ -79,7 +78,7 @@ async function startNode(dir: string, name: string, durable: boolean): Promise<C
     },
   };
   node.start();
-  await onNode(port, "CREATE EXTENSION IF NOT EXISTS citus");
+  if (citus) await onNode(port, "CREATE EXTENSION IF NOT EXISTS citus");
   return node;
 }
 
@@ -144,6 +143,27 @@ export async function startCitusCluster(workers = 2, opts: { durable?: boolean }
     };
   } catch (err) {
     stopAll();
+    throw err;
+  }
+}
+
+/** The same server as a durable coordinator, without Citus: what a benchmark compares one with. */
+export async function startPlainServer(): Promise<Pick<CitusCluster, "createDatabase" | "stop">> {
+  const dir = ownedTempDir("fairway-plain-");
+  try {
+    const node = await startNode(dir, "plain", true, false);
+    return {
+      async createDatabase(name) {
+        await onNode(node.port, `CREATE DATABASE "${name}"`);
+        return `postgres://postgres@127.0.0.1:${node.port}/${name}`;
+      },
+      async stop() {
+        node.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
     throw err;
   }
 }
