@@ -10,6 +10,7 @@ import { releaseLeases, releaseStatement } from "../../packages/store/src/sql/re
 import { verticalSlice } from "../e2e/vertical-slice.ts";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
+import { until } from "../support/until.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
 
 let cluster: CitusCluster;
@@ -167,6 +168,64 @@ describe("the distributed layout", () => {
     const plan = await explain(releaseStatement(leases, "acme"));
     expect(plan, plan).toMatch(/Task Count: 1\b/);
     expect(await releaseLeases(store.db, leases, "acme")).toBe(2);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+  });
+
+  // Last: it stops a worker. A tenant's statements go to its shard group's node alone, so the tenants
+  // of the other node go on while one is down, and the stopped node's tenants resume when it returns.
+  it("stalls only the tenants of a worker that is down, and resumes them when it returns", async () => {
+    const nodeOf = async (tenant: string) =>
+      (
+        await query<{ port: number }>(
+          store.db,
+          sql`SELECT nodeport AS port FROM citus_shards
+               WHERE shardid = get_shard_id_for_distribution_column('triggers', ${tenant}::text)`,
+        )
+      )[0]!.port;
+    const [down, up] = cluster.workers;
+    const tenants: Record<number, string> = {};
+    for (let i = 0; !(tenants[down!.port] && tenants[up!.port]); i++) {
+      const id = `node-${i}`;
+      await seedTenant(store.db, id);
+      tenants[await nodeOf(id)] ??= id;
+    }
+    const write = (tenant: string, n: number) =>
+      store.db.execute(sql`
+        WITH job AS (
+          INSERT INTO jobs (id, tenant_id, name, type, run_at, max_attempts, initial_delay_ms, max_delay_ms)
+          VALUES (${`job-${tenant}-${n}`}, ${tenant}, 'x', 'work', now(), 3, 10, 100) RETURNING id, tenant_id)
+        INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts)
+        SELECT ${`trg-${tenant}-${n}`}, ${tenant}, id, 'work', 'manual', now(), now(), 3 FROM job`);
+    const queued = async (tenant: string) =>
+      (
+        await query<{ n: number }>(
+          store.db,
+          sql`SELECT count(*)::int AS n FROM trigger_queue WHERE tenant_id = ${tenant}`,
+        )
+      )[0]!.n;
+    await write(tenants[down!.port]!, 1);
+    await write(tenants[up!.port]!, 1);
+
+    down!.stop();
+    try {
+      await write(tenants[up!.port]!, 2);
+      expect(await queued(tenants[up!.port]!)).toBe(2);
+      await expect(write(tenants[down!.port]!, 2)).rejects.toThrow();
+    } finally {
+      down!.start();
+    }
+    // The coordinator's connections to the node were cut: the first statements after may fail.
+    await until(
+      () =>
+        write(tenants[down!.port]!, 2).then(
+          () => true,
+          () => false,
+        ),
+      (ok) => ok,
+      30_000,
+      "a write for the returned node's tenant",
+    );
+    expect(await queued(tenants[down!.port]!)).toBe(2);
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
   });
 });
