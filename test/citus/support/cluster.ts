@@ -46,14 +46,18 @@ export interface CitusCluster {
 
 const NODE_CONF = [
   "listen_addresses = '127.0.0.1'",
+  // Shard moves (citus_rebalance_start) copy and catch up through logical replication.
+  "wal_level = logical",
   "max_connections = 200",
   "max_prepared_transactions = 100",
   "",
 ].join("\n");
 
-/** What tests assert is distribution, not the disk (a node's crash is stop -m immediate, which keeps
- *  the OS's page cache); a benchmark compares with the machine's PostgreSQL, which syncs. */
-const FAST_CONF = "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 32MB\n";
+/** Tests: what they assert is distribution, not the disk (a node's crash is stop -m immediate, which
+ *  keeps the OS's page cache), and 8 shards per table (Citus's default is 32) keep a rebalance short.
+ *  A benchmark compares with a PostgreSQL that syncs. */
+const FAST_CONF =
+  "citus.shard_count = 8\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 32MB\n";
 const DURABLE_CONF = "shared_buffers = 128MB\n";
 
 async function startNode(dir: string, name: string, durable: boolean, citus = true): Promise<CitusNode> {
