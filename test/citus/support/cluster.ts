@@ -34,8 +34,6 @@ export interface CitusCluster {
   workers: CitusNode[];
   /** postgres://postgres@127.0.0.1:<coordinator>/postgres: the database every node has the extension in. */
   url: string;
-  /** One statement on the coordinator, on a connection of its own. */
-  admin<T extends object = Record<string, unknown>>(statement: string): Promise<T[]>;
   /** A second database with the extension on every node and the same nodes in its metadata (Citus
    *  keeps its node list per database); its URL on the coordinator. */
   createDatabase(name: string): Promise<string>;
@@ -126,7 +124,6 @@ export async function startCitusCluster(workers = 2, opts: { durable?: boolean }
       coordinator,
       workers: ws,
       url: `postgres://postgres@127.0.0.1:${coordinator.port}/postgres`,
-      admin: (statement) => onNode(coordinator.port, statement),
       async createDatabase(name) {
         for (const n of [coordinator, ...ws]) {
           await onNode(n.port, `CREATE DATABASE "${name}"`);
