@@ -27,7 +27,7 @@ export async function queueDrift(db: Db): Promise<QueueDrift> {
             AND t.priority = q.priority AND t.type = q.type AND t.tenant_id = q.tenant_id
             AND t.job_id = q.job_id AND t.exclusive = q.exclusive AND t.key IS NOT DISTINCT FROM q.key)) AS stray,
       (SELECT count(*)::int FROM triggers t WHERE t.status = 'pending'
-          AND NOT EXISTS (SELECT 1 FROM trigger_queue q WHERE q.id = t.id)) AS missing,
+          AND NOT EXISTS (SELECT 1 FROM trigger_queue q WHERE q.tenant_id = t.tenant_id AND q.id = t.id)) AS missing,
       (SELECT coalesce(sum(abs(coalesce(p.running, 0) - coalesce(r.n, 0))), 0)::int
          FROM tenant_pools p
          FULL JOIN (SELECT tenant_id, type, count(*)::int AS n FROM triggers WHERE status = 'running' AND NOT standby GROUP BY 1, 2) r

@@ -76,7 +76,7 @@ export const api: Scenario = {
 };
 
 /** POST /v1/jobs and the bare route on one API process over the database `open` gives. */
-async function measure(
+export async function measure(
   ctx: BenchContext,
   label: string,
   n: number,

@@ -2,6 +2,7 @@
 // uses the throughput measured in the same invocation).
 import type { Scenario } from "../lib/scenario.ts";
 import { api } from "./api.ts";
+import { citus } from "./citus.ts";
 import { capUtilisation } from "./cap-utilisation.ts";
 import { caps } from "./caps.ts";
 import { cron, cronSpread } from "./cron.ts";
@@ -32,4 +33,5 @@ export const scenarios: Scenario[] = [
   api,
   dashboard,
   pooler,
+  citus,
 ];

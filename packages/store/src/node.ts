@@ -10,6 +10,8 @@
 // - a migration whose first line is `-- fairway:no-transaction` runs statement by statement outside a
 //   transaction (CREATE INDEX CONCURRENTLY cannot run inside one). Each statement must be safe to
 //   re-run; an index build that failed leaves an invalid index, dropped before the retry;
+// - when asked (`distribute`) on a Citus coordinator, the tables are distributed by tenant
+//   (citus.ts, docs/scaling.md), again after every run: it does only what is left;
 // - last, the planner defaults Fairway's statements rely on (docs/decisions/0003-planner-settings.md)
 //   are set on Fairway's role in its database, where every connection gets them, a pooler's included.
 //
@@ -20,6 +22,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
+import { distributeTables } from "./citus.ts";
 import { driverUrl, type Store } from "./db.ts";
 
 // From sources: the repository's drizzle/. In a bundled package (the CLI): the copy next to the bundle.
@@ -46,6 +49,9 @@ export interface MigrateOptions {
   attempts?: number;
   /** One line per event worth an operator's attention (a retry, missing privileges). Default console.warn. */
   log?: (line: string) => void;
+  /** On a Citus coordinator, distribute the tables by tenant after the migrations (citus.ts,
+   *  docs/scaling.md). Ignored where the citus extension is absent. Default false. */
+  distribute?: boolean;
 }
 
 interface Migration {
@@ -98,6 +104,7 @@ export async function migrate(store: Store, opts: MigrateOptions = {}): Promise<
         );
       }
       await session.unsafe(`RESET lock_timeout`);
+      if (opts.distribute) await distributeTables(session);
       await setPlannerDefaults(session, log);
     } finally {
       await session.unsafe(`select pg_advisory_unlock(${MIGRATE_LOCK})`).catch(() => {});

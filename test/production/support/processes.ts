@@ -39,7 +39,7 @@ export function ownedTempDir(prefix: string): string {
   return dir;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);
@@ -51,7 +51,7 @@ async function freePort(): Promise<number> {
 }
 
 /** Run a PostgreSQL binary as the run-as user; its output on failure. */
-function pgTool(tool: string, args: string[], env: Record<string, string> = {}): string {
+export function pgTool(tool: string, args: string[], env: Record<string, string> = {}): string {
   return execFileSync(join(PG_BIN, tool), args, {
     ...runAs(),
     cwd: tmpdir(),

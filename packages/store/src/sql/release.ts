@@ -3,24 +3,35 @@
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 
-export async function releaseLeases(db: Db, leases: Array<{ id: string; leaseToken: string }>): Promise<number> {
+/** `tenantId`: every lease is that tenant's, and each table is read at it, so that on a Citus cluster
+ *  the statement goes to the tenant's shard alone (docs/scaling.md); without it, any tenants'. */
+export async function releaseLeases(
+  db: Db,
+  leases: Array<{ id: string; leaseToken: string }>,
+  tenantId?: string,
+): Promise<number> {
   if (leases.length === 0) return 0;
+  const rows = await query<{ id: string }>(db, releaseStatement(leases, tenantId));
+  return rows.length;
+}
+
+export function releaseStatement(leases: Array<{ id: string; leaseToken: string }>, tenantId?: string) {
+  const at = (alias: string) => (tenantId === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${tenantId}`);
   const input = JSON.stringify(leases.map((l) => ({ id: l.id, token: l.leaseToken })));
   // Back into the queue through the sync trigger (migration 0009); the pools' running counts, in the
   // key order claim and settle lock them in.
-  const rows = await query<{ id: string }>(
-    db,
-    sql`
+  return sql`
     WITH released AS (
       UPDATE triggers t
          -- An at-most-once run recorded as sending (sending.ts) may have reached its target: never again.
          SET status = CASE WHEN t.sending_attempt = t.attempt_count THEN 'unknown' ELSE 'pending' END,
              reason = CASE WHEN t.sending_attempt = t.attempt_count THEN 'lost_in_flight' ELSE t.reason END,
-             finished_at = CASE WHEN t.sending_attempt = t.attempt_count THEN now() END,
+             -- now() is read once in FROM: Citus refuses it inside a CASE of a distributed UPDATE.
+             finished_at = CASE WHEN t.sending_attempt = t.attempt_count THEN x.now END,
              attempt_count = CASE WHEN t.sending_attempt = t.attempt_count THEN t.attempt_count ELSE t.attempt_count - 1 END,
              lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-        FROM jsonb_to_recordset(${input}::jsonb) AS x(id text, token text)
-       WHERE t.id = x.id AND t.lease_token = x.token AND t.status = 'running'
+        FROM (SELECT y.*, now() AS now FROM jsonb_to_recordset(${input}::jsonb) AS y(id text, token text)) x
+       WHERE t.id = x.id AND t.lease_token = x.token AND t.status = 'running' ${at("t")}
       -- standby is left as it was: what it returns is whether the row was counted (standby.ts).
       RETURNING t.id, t.tenant_id, t.type, t.standby, t.key
     ),
@@ -28,27 +39,26 @@ export async function releaseLeases(db: Db, leases: Array<{ id: string; leaseTok
       SELECT tp.tenant_id, tp.type, g.n FROM tenant_pools tp
         JOIN (SELECT tenant_id, type, count(*)::int AS n FROM released WHERE NOT standby GROUP BY 1, 2) g
           ON g.tenant_id = tp.tenant_id AND g.type = tp.type
+       WHERE true ${at("tp")}
        ORDER BY tp.tenant_id, tp.type
          FOR UPDATE OF tp
     ),
     uncount AS (
       UPDATE tenant_pools tp SET running = tp.running - l.n
-        FROM locked l WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
+        FROM locked l WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type ${at("tp")}
     ),
     -- And their keys' running counts (tenant_keys), in key order.
     klocked AS MATERIALIZED (
       SELECT k.tenant_id, k.key, g.n FROM tenant_keys k
         JOIN (SELECT tenant_id, key, count(*)::int AS n FROM released WHERE NOT standby AND key IS NOT NULL GROUP BY 1, 2) g
           ON g.tenant_id = k.tenant_id AND g.key = k.key
-       WHERE EXISTS (SELECT 1 FROM locked)
+       WHERE EXISTS (SELECT 1 FROM locked) ${at("k")}
        ORDER BY k.tenant_id, k.key
          FOR UPDATE OF k
     ),
     kuncount AS (
       UPDATE tenant_keys k SET running = k.running - l.n
-        FROM klocked l WHERE k.tenant_id = l.tenant_id AND k.key = l.key
+        FROM klocked l WHERE k.tenant_id = l.tenant_id AND k.key = l.key ${at("k")}
     )
-    SELECT id FROM released`,
-  );
-  return rows.length;
+    SELECT id FROM released`;
 }

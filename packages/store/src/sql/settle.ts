@@ -192,7 +192,9 @@ export function settleStatement(items: Settlement[]) {
              d.http_status, d.error, d.response_body, d.detail::jsonb
         FROM done d
        WHERE NOT d.ok
-      ON CONFLICT (trigger_id, attempt) DO NOTHING
+      -- No target: the primary key is the table's only unique index, and on a Citus cluster it also
+      -- holds tenant_id (store citus.ts).
+      ON CONFLICT DO NOTHING
     ),
     -- That success's request and response headers: out of the trigger's row, whose settle stays a HOT
     -- update only while its new version fits in the page, and kept as the JSON text it came as: building
@@ -201,7 +203,7 @@ export function settleStatement(items: Settlement[]) {
       INSERT INTO success_detail (trigger_id, detail)
       SELECT d.id, d.detail FROM done d
        WHERE d.ok AND d.detail IS NOT NULL
-      ON CONFLICT (trigger_id) DO NOTHING
+      ON CONFLICT DO NOTHING
     ),
     job_end AS (
       -- A one-time job ends when its scheduled trigger ends: completed when it succeeded, failed when
