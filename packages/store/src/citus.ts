@@ -54,7 +54,7 @@ const TENANT_KEYS: ReadonlyArray<readonly [string, string, string, string]> = [
  *  is pushed down to other nodes, which do not have it: each function copies the transition table
  *  into a value first. And every write names its tenant, so it goes to the colocated shard (on the
  *  same node) rather than to every shard. Same effects as the plain functions of the migrations
- *  (0021's last versions, tenant_key_enqueue included); the cluster test checks the queue against the trigger rows. */
+ *  (tenant_key_enqueue as 0025 left it, the queue's functions as 0021 did); the cluster test checks the queue against the trigger rows. */
 const QUEUE_FUNCTIONS = [
   // Citus takes no subquery inside an INSERT, nor now() in its DO UPDATE: the least backlogged vtime is
   // read first, and the time comes in through excluded.
@@ -62,13 +62,14 @@ const QUEUE_FUNCTIONS = [
    LANGUAGE plpgsql AS $$
 DECLARE least_vtime float8;
 BEGIN
-  SELECT m.vtime INTO least_vtime FROM tenant_keys m WHERE m.tenant_id = p_tenant AND m.queued > 0
+  SELECT m.vtime + m.vcorr INTO least_vtime FROM tenant_keys m WHERE m.tenant_id = p_tenant AND m.queued > 0
    ORDER BY m.vtime LIMIT 1;
   INSERT INTO tenant_keys AS k (tenant_id, key, queued, vtime, active_at)
   VALUES (p_tenant, p_key, p_n, coalesce(least_vtime, 0), now())
   ON CONFLICT (tenant_id, key) DO UPDATE
     SET queued = k.queued + excluded.queued, active_at = excluded.active_at,
-        vtime = CASE WHEN k.queued = 0 THEN greatest(k.vtime, excluded.vtime) ELSE k.vtime END;
+        vtime = CASE WHEN k.queued = 0 THEN greatest(k.vtime + k.vcorr, excluded.vtime) ELSE k.vtime END,
+        vcorr = CASE WHEN k.queued = 0 THEN 0 ELSE k.vcorr END;
 END $$`,
   `CREATE OR REPLACE FUNCTION trigger_queue_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE r record; rows jsonb;
