@@ -1,7 +1,13 @@
 // The Worker's bindings and settings (wrangler.toml [vars], secrets, the Hyperdrive binding), read
 // once per invocation into a typed config. Every field documents its default.
-import { createLogger, loadSecretsKeyring, type Logger, type LogLevel, type SecretsKeyring } from "@fairway/core";
-import { parsePortalOrigins } from "@fairway/dashboard";
+import {
+  createLogger,
+  loadSecretsKeyring,
+  parsePortalOrigins,
+  type Logger,
+  type LogLevel,
+  type SecretsKeyring,
+} from "@fairway/core";
 import type { HttpMailApi } from "@fairway/executor";
 
 export interface Env {

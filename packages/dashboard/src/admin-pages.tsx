@@ -3,7 +3,7 @@
 // status, dead letters across tenants, and fire lag and throughput from attempt history. Pools and
 // executors are in ops-pages.tsx.
 import { Hono, type Context } from "hono";
-import { TENANT_BOUNDS } from "@fairway/core";
+import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_S, publicOrigin, TENANT_BOUNDS } from "@fairway/core";
 import {
   activityWindow,
   COUNT_CAP,
@@ -20,9 +20,7 @@ import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { fmtCount, fmtMs, fmtTime, pct } from "./format.ts";
 import { PAGE_SIZE, quotaPatch, statusForm } from "./forms.ts";
 import { adminNav, Page, Pager, PostForm, StatusChip } from "./layout.tsx";
-import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_S } from "./portal-link.ts";
 import { opsPages } from "./ops-pages.tsx";
-import { publicOrigin } from "./public-origin.ts";
 
 export const adminPages = new Hono<DashEnv>();
 adminPages.route("/", opsPages);

@@ -1,6 +1,6 @@
-// The command layer as the dashboard calls it (DashboardDeps.commands): the same functions the routes
-// call, with the dashboard's logger; the tenant comes from the dashboard's session, not a key.
-import type { DashboardCommands } from "@fairway/dashboard";
+// The command layer as the dashboard calls it (its DashboardDeps.commands, handed in by the apps that
+// mount it): the same functions the routes call, with the dashboard's logger; the tenant comes from the
+// dashboard's session, not a key.
 import { getTenant } from "@fairway/store";
 import type { ResolvedDeps } from "../env.ts";
 import { notFound } from "../errors.ts";
@@ -10,6 +10,24 @@ import { pauseJob, resumeJob, runJob, updateJob, type CommandContext } from "./j
 import { setPoolPausedCommand } from "./pools.ts";
 import { updateTenant } from "./tenants.ts";
 import { replayTrigger } from "./triggers.ts";
+
+/** The commands the dashboard calls; bodies and patches are API-shaped (JSON Merge Patch for jobs). */
+export interface DashboardCommands {
+  runJob(tenantId: string, id: string): Promise<{ id: string }>;
+  pauseJob(tenantId: string, id: string): Promise<{ id: string }>;
+  resumeJob(tenantId: string, id: string): Promise<{ id: string }>;
+  updateJob(tenantId: string, id: string, patch: Record<string, unknown>): Promise<{ id: string }>;
+  replayTrigger(tenantId: string, id: string): Promise<{ id: string }>;
+  addChannel(tenantId: string, body: unknown): Promise<{ id: string }>;
+  deleteChannel(tenantId: string, id: string): Promise<void>;
+  testChannel(tenantId: string, id: string): Promise<unknown>;
+  updateTenant(tenantId: string, patch: Record<string, unknown>): Promise<{ id: string }>;
+  setPoolPaused(type: string, paused: boolean): Promise<{ type: string }>;
+  /** A fairness key's override (PUT /v1/keys/{key}) and the tenant's key defaults (a merge patch). */
+  putKeyPolicy(tenantId: string, key: string, body: unknown): Promise<unknown>;
+  deleteKeyPolicy(tenantId: string, key: string): Promise<unknown>;
+  patchKeyDefaults(tenantId: string, patch: Record<string, unknown>): Promise<unknown>;
+}
 
 export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
   const ctx: CommandContext = { deps, log: deps.log.child({ via: "dashboard" }) };

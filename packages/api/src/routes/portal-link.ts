@@ -1,6 +1,6 @@
 // POST /v1/admin/tenants/:id/portal-link (admin token): a signed, short-lived link to one tenant's
 // dashboard view (packages/dashboard), for a SaaS to hand to its customer or embed in an iframe.
-import { createPortalLink, publicOrigin } from "@fairway/dashboard";
+import { createPortalLink, publicOrigin } from "@fairway/core";
 import { getTenant, revokePortalSessions } from "@fairway/store";
 import { notFound } from "../errors.ts";
 import { route } from "../route.ts";
