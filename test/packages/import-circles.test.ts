@@ -2,7 +2,7 @@
 // a type still ties two files' order and meaning together). dpdm reads the TypeScript sources with
 // their .ts specifiers and follows one package into another through the workspace links.
 import { parseCircular, parseDependencyTree } from "dpdm";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 
@@ -43,3 +43,25 @@ it("keeps packages/api free of the dashboard", async () => {
   const pkg = JSON.parse(readFileSync(`${root}/packages/api/package.json`, "utf8"));
   expect(Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })).not.toContain("@fairway/dashboard");
 }, 120_000);
+
+/** Store functions that change state, by verb (authenticateKey records a key's last use). */
+const WRITES =
+  /^(add|authenticate|cancel|claim|create|delete|drop|expire|heartbeat|insert|mark|materialize|migrate|notify|pause|put|release|remove|renew|replay|reseal|resume|revoke|rotate|run|set|settle|standby|test|touch|update|upsert)[A-Z]/;
+
+// The dashboard changes state only through the API's command layer (DashboardDeps.commands): from the
+// store it imports reads and types, never a write.
+it("keeps the dashboard's store imports to reads", () => {
+  const dir = `${root}/packages/dashboard/src`;
+  const imported = readdirSync(dir).flatMap((file) =>
+    [...readFileSync(`${dir}/${file}`, "utf8").matchAll(/import\s*\{([^}]*)\}\s*from\s*"@fairway\/store"/g)].flatMap(
+      (m) =>
+        m[1]
+          .split(",")
+          .map((name) => name.trim())
+          .filter((name) => name && !name.startsWith("type "))
+          .map((name) => `${file}: ${name}`),
+    ),
+  );
+  expect(imported.length).toBeGreaterThan(10); // the imports were read
+  expect(imported.filter((entry) => WRITES.test(entry.split(": ")[1]))).toEqual([]);
+});

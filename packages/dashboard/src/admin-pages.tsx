@@ -10,7 +10,6 @@ import {
   deadLettersByType,
   getTenant,
   listDeadLetterSummaries,
-  revokePortalSessions,
   tenantOverview,
   type TenantOverview,
 } from "@fairway/store";
@@ -373,11 +372,8 @@ adminPages.post("/tenants/:id/portal-link", async (c) => {
 });
 
 adminPages.post("/tenants/:id/portal-sessions/revoke", async (c) => {
-  const d = c.var.dash;
-  const t = await revokePortalSessions(d.db, c.req.param("id"));
-  if (!t) throw notFound("tenant");
-  d.log.info("portal sessions revoked", { tenantId: t.id });
-  return c.redirect(`/dashboard/admin/tenants/${encodeURIComponent(t.id)}`, 303);
+  const { tenantId } = await c.var.dash.commands.revokePortalSessions(c.req.param("id"));
+  return c.redirect(`/dashboard/admin/tenants/${encodeURIComponent(tenantId)}`, 303);
 });
 
 adminPages.get("/dead-letters", async (c) => {

@@ -8,7 +8,7 @@ import { addChannel, deleteChannel, testChannel } from "./channels.ts";
 import { deleteKeyPolicy, patchKeyDefaults, putKeyPolicy } from "./keys.ts";
 import { pauseJob, resumeJob, runJob, updateJob, type CommandContext } from "./jobs.ts";
 import { setPoolPausedCommand } from "./pools.ts";
-import { updateTenant } from "./tenants.ts";
+import { revokePortalSessions, updateTenant } from "./tenants.ts";
 import { replayTrigger } from "./triggers.ts";
 
 /** The commands the dashboard calls; bodies and patches are API-shaped (JSON Merge Patch for jobs). */
@@ -23,6 +23,8 @@ export interface DashboardCommands {
   testChannel(tenantId: string, id: string): Promise<unknown>;
   updateTenant(tenantId: string, patch: Record<string, unknown>): Promise<{ id: string }>;
   setPoolPaused(type: string, paused: boolean): Promise<{ type: string }>;
+  /** Ends every portal link and session of the tenant. */
+  revokePortalSessions(tenantId: string): Promise<{ tenantId: string }>;
   /** A fairness key's override (PUT /v1/keys/{key}) and the tenant's key defaults (a merge patch). */
   putKeyPolicy(tenantId: string, key: string, body: unknown): Promise<unknown>;
   deleteKeyPolicy(tenantId: string, key: string): Promise<unknown>;
@@ -46,6 +48,7 @@ export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
     testChannel: (tenantId, id) => testChannel(ctx, tenantId, id),
     updateTenant: (tenantId, patch) => updateTenant(ctx, tenantId, patch),
     setPoolPaused: (type, paused) => setPoolPausedCommand(ctx, type, paused),
+    revokePortalSessions: (tenantId) => revokePortalSessions(ctx, tenantId),
     putKeyPolicy: (tenantId, key, body) => putKeyPolicy(deps.db, tenantId, key, body),
     deleteKeyPolicy: (tenantId, key) => deleteKeyPolicy(deps.db, tenantId, key),
     patchKeyDefaults: (tenantId, patch) => patchKeyDefaults(deps.db, tenantId, patch),
