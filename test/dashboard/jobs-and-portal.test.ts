@@ -2,7 +2,7 @@
 // on real Postgres, with the SDK creating the data and a real receiver answering the webhooks: signing
 // in, a tenant's jobs and their actions, dead letters, quotas, and portal links for a tenant's own users.
 import { beforeAll, describe, expect, it } from "vitest";
-import { signToken } from "../../packages/dashboard/src/signed-token.ts";
+import { signToken } from "@fairway/core";
 import { openBrowser } from "../support/browser.ts";
 import { until } from "../support/until.ts";
 import { shot, useDashboard, type Dashboard } from "./support.ts";

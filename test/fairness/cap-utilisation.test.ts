@@ -41,7 +41,7 @@ describe("a capped tenant keeps its cap busy", () => {
       let atCap = 0;
       let most = 0;
       // Sampled from the first round's end until the last trigger has started.
-      while (arrived() < CAP) await new Promise((r) => setTimeout(r, 2));
+      await until(arrived, (n) => n >= CAP, 20_000, "the first round under way");
       const firstRoundEnds = Date.now() + DELAY_MS;
       while (arrived() < JOBS) {
         const open = live.receiver.open.get(path) ?? 0;

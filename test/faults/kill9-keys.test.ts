@@ -81,6 +81,22 @@ async function startThree(first: string) {
   return [child, ...others];
 }
 
+/** Lets the held requests go and answers the rest in 40 ms; once every trigger succeeded, the sampler's
+ *  figures and the receiver's report. */
+async function releaseAndDrain(sampling: ReturnType<typeof sampler>, ids: string[]) {
+  receiver.mode = { kind: "ok" };
+  receiver.delayMs = 40;
+  receiver.release();
+  await until(
+    () => statusCounts(db.store.db),
+    (c) => c.succeeded === TOTAL,
+    60_000,
+    "all triggers succeeded",
+  );
+  await sampling.stop();
+  return { s: sampling.s, report: deliveryReport(receiver.hits, ids) };
+}
+
 const overCapAtTarget = () => KEYS.filter((k) => (receiver.maxOpen.get(k) ?? 0) > CAP).length;
 
 async function settledClean() {
@@ -99,18 +115,7 @@ it("3 executor processes: every key works at its cap and never over it", { timeo
   const ids = await seed();
   const sampling = sampler();
   const three = await startThree("e1");
-  receiver.mode = { kind: "ok" };
-  receiver.delayMs = 40;
-  receiver.release();
-  await until(
-    () => statusCounts(db.store.db),
-    (c) => c.succeeded === TOTAL,
-    60_000,
-    "all triggers succeeded",
-  );
-  await sampling.stop();
-  const { s } = sampling;
-  const report = deliveryReport(receiver.hits, ids);
+  const { s, report } = await releaseAndDrain(sampling, ids);
   const open = Object.fromEntries(KEYS.map((k) => [k, receiver.maxOpen.get(k) ?? 0]));
   const claimed = [];
   for (const c of three) claimed.push((await c.stop())?.claimed ?? 0);
@@ -138,18 +143,7 @@ it("kill -9 of an executor with keys at their caps: lost 0, never over a key's c
   expect(await victim.exited).toBe(null);
   // The victim's requests die with it; the survivors' claims meet keys still counted at their caps
   // until the victim's leases expire and are reaped.
-  receiver.mode = { kind: "ok" };
-  receiver.delayMs = 40;
-  receiver.release();
-  await until(
-    () => statusCounts(db.store.db),
-    (c) => c.succeeded === TOTAL,
-    60_000,
-    "all triggers succeeded",
-  );
-  await sampling.stop();
-  const { s } = sampling;
-  const report = deliveryReport(receiver.hits, ids);
+  const { s, report } = await releaseAndDrain(sampling, ids);
   console.log(JSON.stringify({ drill: "kill9-keys", ...report, heldAtKill: held, ...s }));
   expect(held).toBe(KEYS.length * CAP);
   expect(report.lost).toBe(0);

@@ -52,16 +52,24 @@ it("the latest migration, applied under load with a lock held on the queue, stal
   await startExecutorChild({ DATABASE_URL: url, OWNER: "e2" });
 
   // The stream of due work, and a probe that reads the queue as the claim does (it needs the same
-  // table locks), timing each read.
+  // table locks), timing each read. The load seeds its next batch once the previous ones are
+  // delivered but for one batch, so the queue holds work throughout without piling up on a slow machine.
+  const BATCH = 20;
   const seeded: string[] = [];
   const probes: number[] = [];
   let running = true;
   const load = (async () => {
     while (running) {
-      seeded.push(...(await seedDue(store.db, "a", 20, { target: { url: `${receiver.url}/ok` } })).triggerIds);
-      await new Promise((r) => setTimeout(r, 100));
+      seeded.push(...(await seedDue(store.db, "a", BATCH, { target: { url: `${receiver.url}/ok` } })).triggerIds);
+      await until(
+        () => receiver.deliveries.length,
+        (n) => !running || n >= seeded.length - BATCH,
+        120_000,
+        "the load's previous batches delivered",
+      );
     }
   })();
+  // The probe's pause only paces it (a few reads a second per hot table); nothing is asserted after it.
   const probe = (async () => {
     while (running) {
       const t0 = performance.now();
@@ -82,13 +90,17 @@ it("the latest migration, applied under load with a lock held on the queue, stal
   let out = "";
   let retried: () => void = () => {};
   const sawRetry = new Promise<void>((r) => (retried = r));
+  let locked: () => void = () => {};
+  const holds = new Promise<void>((r) => (locked = r));
   const holding = blocker.begin(async (tx) => {
     await tx`SELECT 1 FROM triggers LIMIT 1`;
     await tx`SELECT 1 FROM tenants LIMIT 1`;
     await tx`SELECT 1 FROM jobs LIMIT 1`;
+    locked();
+    // Held until the migrator gave up a lock wait; the cap only ends a run where it never does.
     await Promise.race([sawRetry, new Promise((r) => setTimeout(r, 60_000))]);
   });
-  await new Promise((r) => setTimeout(r, 200));
+  await Promise.race([holds, holding]);
   const probesBefore = probes.length;
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/migrate.ts"], {
     cwd: root,

@@ -265,9 +265,12 @@ describe("fires written ahead and the job lifecycle", () => {
       pollMs: 120_000,
     }).start();
     try {
-      const deadline = Date.now() + 30_000;
-      while (starts.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(starts.length).toBeGreaterThanOrEqual(5);
+      await until(
+        () => starts.length,
+        (n) => n >= 5,
+        30_000,
+        "five starts",
+      );
     } finally {
       await call("DELETE", `/v1/jobs/${job.id}`);
       await executor.stop(5000);

@@ -1,9 +1,10 @@
-// Shared set-up for the attacker's tests: the real API app (createApp) on a fresh Postgres test
-// database, an admin token, tenants and keys made through the admin API, captured JSON log lines,
+// Shared set-up for the attacker's tests: the real app (the API with the dashboard, as the server runs
+// it) on a fresh Postgres test database, an admin token, tenants and keys made through the admin API, captured JSON log lines,
 // and row counts over every table (to prove a refused request wrote nothing).
 import { createLogger, type SecretsKeyring } from "@fairway/core";
 import { createMemoryCoordinator } from "@fairway/coord";
-import { createApp } from "@fairway/api";
+import type { createApp } from "@fairway/api";
+import { serverApp } from "../../apps/server/src/app.ts";
 import { query, sql, type Db } from "@fairway/store";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 
@@ -28,7 +29,7 @@ export async function createHarness(
 ): Promise<Harness> {
   const tdb = await createTestDb();
   const logs: string[] = [];
-  const app = createApp({
+  const app = serverApp({
     db: tdb.store.db,
     coordinator: createMemoryCoordinator(),
     adminToken: ADMIN_TOKEN,

@@ -10,6 +10,7 @@ import { Executor } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { query, sql } from "@fairway/store";
 import { seedPool } from "../support/seed.ts";
+import { until } from "../support/until.ts";
 import { createHarness, type Harness } from "./harness.ts";
 
 /** A listener that only counts connections (and answers 200, so a leak would look like success). */
@@ -196,16 +197,18 @@ describe("at connect time: the canary on 127.0.0.1 sees 0 connections", () => {
     const jobId = ((await created.json()) as { id: string }).id;
     const executor = new Executor({ db: h.db, transport, allowPrivateTargets: false, settleLingerMs: 0 });
     try {
-      const deadline = Date.now() + 15_000;
-      let attempts: Array<{ outcome: string; error: string }> = [];
-      while (attempts.length === 0 && Date.now() < deadline) {
-        await executor.tick();
-        await new Promise((r) => setTimeout(r, 50));
-        attempts = await query(
-          h.db,
-          sql`SELECT a.outcome, a.error FROM attempts a JOIN triggers t ON t.id = a.trigger_id WHERE t.job_id = ${jobId}`,
-        );
-      }
+      const attempts = await until(
+        async () => {
+          await executor.tick();
+          return query<{ outcome: string; error: string }>(
+            h.db,
+            sql`SELECT a.outcome, a.error FROM attempts a JOIN triggers t ON t.id = a.trigger_id WHERE t.job_id = ${jobId}`,
+          );
+        },
+        (rows) => rows.length > 0,
+        15_000,
+        "the attempt recorded",
+      );
       expect(attempts).toHaveLength(1);
       expect(attempts[0].outcome).toBe("forbidden_target");
       expect(attempts[0].error).toMatch(/forbidden address \(127\.0\.0\.1\)/);

@@ -15,7 +15,8 @@ export interface FairwayProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-function spawnMain(env: Record<string, string>): {
+/** Spawn the server without waiting for it: its output as it comes, and its exit. */
+export function spawnFairway(env: Record<string, string>): {
   child: ChildProcess;
   output(): string;
   exited: Promise<number | null>;
@@ -44,7 +45,7 @@ export async function startFairway(
   env: Record<string, string>,
   ready = /Listening on (http:\/\/\S+)/,
 ): Promise<FairwayProcess> {
-  const p = spawnMain(env);
+  const p = spawnFairway(env);
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${p.output()}`)), 60_000);
     p.child.stderr!.on("data", () => {
@@ -71,7 +72,7 @@ export async function startFairway(
 
 /** Run a start that is expected to fail: its exit code and everything it printed. */
 export async function runToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const p = spawnMain(env);
+  const p = spawnFairway(env);
   const timer = setTimeout(() => p.child.kill("SIGKILL"), 60_000);
   const code = await p.exited;
   clearTimeout(timer);

@@ -1,7 +1,14 @@
 // The Worker's bindings and settings (wrangler.toml [vars], secrets, the Hyperdrive binding), read
 // once per invocation into a typed config. Every field documents its default.
-import { createLogger, loadSecretsKeyring, type Logger, type LogLevel, type SecretsKeyring } from "@fairway/core";
-import { parsePortalBrand, parsePortalOrigins, type PortalBrand } from "@fairway/dashboard";
+import {
+  createLogger,
+  loadSecretsKeyring,
+  parsePortalOrigins,
+  type Logger,
+  type LogLevel,
+  type SecretsKeyring,
+} from "@fairway/core";
+import { parsePortalBrand, type PortalBrand } from "@fairway/dashboard";
 import type { HttpMailApi } from "@fairway/executor";
 
 export interface Env {

@@ -1,7 +1,8 @@
 // The Cloudflare Worker entry: `fetch` serves the same Hono app as the Node server,
 // `scheduled` (cron, every minute) runs the executor for most of that minute. Both build their
 // dependencies per invocation from the bindings; the logic lives in the packages.
-import { createApp, type ApiCoordinator } from "@fairway/api";
+import { clientAddress, createApp, dashboardCommands, resolveDeps, type ApiCoordinator } from "@fairway/api";
+import { dashboardApp } from "@fairway/dashboard";
 import { ConfigError, readConfig, type Env } from "./env.ts";
 import { API_DB_POOL, noCoordination, openStore, upstashFor } from "./connections.ts";
 import { runExecutor } from "./run-executor.ts";
@@ -26,7 +27,7 @@ export default {
     }
     const store = openStore(cfg, API_DB_POOL);
     try {
-      const app = createApp({
+      const deps = resolveDeps({
         db: store.db,
         coordinator: keptAlive(upstashFor(cfg) ?? noCoordination, ctx),
         adminToken: cfg.adminToken,
@@ -42,6 +43,9 @@ export default {
           ? undefined
           : "the Worker sends email only through an HTTP mail API (set FAIRWAY_MAIL_API_URL and FAIRWAY_MAIL_API_KEY); use a webhook or slack channel",
       });
+      // The API with the dashboard next to it, as on the Node server (apps/server/src/app.ts).
+      const app = createApp(deps);
+      app.route("/dashboard", dashboardApp({ ...deps, commands: dashboardCommands(deps), clientAddress }));
       return await app.fetch(request);
     } finally {
       // Responses are fully built (no streaming bodies), so the connection can go once we return.

@@ -5,7 +5,6 @@ import { hostname } from "node:os";
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
-import { createApp } from "@fairway/api";
 import { createCoordinatorFromEnv, type Coordinator } from "@fairway/coord";
 import { createLogger, generateSecretsKey, loadSecretsKeyring, randomToken, type Logger } from "@fairway/core";
 import { Executor, type Handler } from "@fairway/executor";
@@ -16,6 +15,7 @@ import { portalBrandOf, type Config } from "./config.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.ts";
 import { StartupError } from "./startup-error.ts";
+import { serverApp } from "./app.ts";
 import { withDbDeadline } from "./db-deadline.ts";
 import { mailerFor } from "./mailer.ts";
 import { createServerMetrics } from "./metrics.ts";
@@ -119,7 +119,7 @@ async function build(
   let closeDeadline: (() => Promise<void>) | null = null;
   let url: string | null = null;
   if (runApi) {
-    const app = createApp({
+    const app = serverApp({
       db: store.db,
       coordinator,
       adminToken,

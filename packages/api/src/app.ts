@@ -1,15 +1,13 @@
-// createApp(deps) returns the Hono app: the runtime files (Node server, Worker) only
-// build the dependencies and hand them in.
+// createApp(deps) returns the API's Hono app: the runtime files (Node server, Worker) only build the
+// dependencies and hand them in, and mount the dashboard next to it (dashboardCommands is its way in).
 import { Hono, type Handler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { FailedAuthLimiter, newId, silentLogger } from "@fairway/core";
+import { FailedAuthLimiter, loggablePath, newId, silentLogger } from "@fairway/core";
 import type { AppDeps, AppEnv, ResolvedDeps } from "./env.ts";
-import { clientAddress, requireAdmin, requireTenant } from "./auth.ts";
+import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, databaseUnavailable, errorResponse, loggableError } from "./errors.ts";
-import { dashboardCommands } from "./commands/dashboard.ts";
 import { ROUTES } from "./route-table.ts";
 import { scopeOf, type AnyRoute, type Scope } from "./route.ts";
-import { dashboardApp, loggablePath } from "@fairway/dashboard";
 
 /** The job and trigger a tenant path names, as log fields (the routes' own ids; never a secret). */
 function idsInPath(path: string): { jobId?: string; triggerId?: string } {
@@ -21,8 +19,10 @@ function idsInPath(path: string): { jobId?: string; triggerId?: string } {
 /** Request bodies larger than this are refused before parsing (per-tenant payload limits are lower). */
 const MAX_BODY_BYTES = 11 * 1024 * 1024;
 
-export function createApp(input: AppDeps) {
-  const deps: ResolvedDeps = {
+/** The deps with their defaults; resolving resolved deps changes nothing (one failedAuth limiter is
+ *  shared by the API and the dashboard mounted next to it). */
+export function resolveDeps(input: AppDeps): ResolvedDeps {
+  return {
     handlerTypes: new Set(),
     apiRatePerSecond: 1000,
     now: Date.now,
@@ -32,6 +32,10 @@ export function createApp(input: AppDeps) {
     failedAuth: new FailedAuthLimiter(),
     ...input,
   };
+}
+
+export function createApp(input: AppDeps) {
+  const deps = resolveDeps(input);
   const app = new Hono<AppEnv>();
 
   app.use(async (c, next) => {
@@ -89,7 +93,6 @@ export function createApp(input: AppDeps) {
   register("open");
   app.use("/v1/admin/*", requireAdmin);
   register("admin");
-  app.route("/dashboard", dashboardApp({ ...deps, commands: dashboardCommands(deps), clientAddress }));
   app.use("/v1/*", requireTenant);
   register("tenant");
 

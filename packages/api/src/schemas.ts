@@ -1,7 +1,13 @@
 // Every API input, validated with zod (strict: unknown fields are errors, not silently dropped). Each
 // message says what to send instead: a user reading `schedule: …` must not have to guess the shape.
-import { DEBOUNCE_BOUNDS, SECRET_NAME, TENANT_BOUNDS } from "@fairway/core";
-import { PORTAL_LINK_DEFAULT_TTL_S, PORTAL_LINK_MAX_TTL_S, PORTAL_LINK_MIN_TTL_S } from "@fairway/dashboard";
+import {
+  PORTAL_LINK_DEFAULT_TTL_S,
+  PORTAL_LINK_MAX_TTL_S,
+  PORTAL_LINK_MIN_TTL_S,
+  DEBOUNCE_BOUNDS,
+  SECRET_NAME,
+  TENANT_BOUNDS,
+} from "@fairway/core";
 import { NOTIFICATION_EVENTS } from "@fairway/store";
 import { z } from "zod";
 

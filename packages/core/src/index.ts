@@ -18,7 +18,7 @@ export { BoundedMap } from "./bounded-map.ts";
 export { FailedAuthLimiter } from "./failed-auth.ts";
 export { checkTargetUrl, isForbiddenAddress } from "./ssrf.ts";
 export { isStorableText, storableText } from "./text.ts";
-export { base64url, newId, randomToken, sha256Hex, ulid } from "./ids.ts";
+export { newId, randomToken, sha256Hex, ulid } from "./ids.ts";
 export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
 export { EXCLUSIVE_LOOKAHEAD_MS, planFires, type CronJobState } from "./schedule.ts";
 export { formatSpread, maxSpreadMs, nextShiftedFires, parseSpread, spreadOffsetMs } from "./spread.ts";
@@ -37,3 +37,18 @@ export {
   loadSecretsKeyring,
   type SecretsKeyring,
 } from "./secrets-crypto.ts";
+export { constantTimeEqual, mac, signToken, verifyToken } from "./signed-token.ts";
+export {
+  createPortalLink,
+  createPortalSession,
+  currentEpoch,
+  PORTAL_LINK_DEFAULT_TTL_S,
+  PORTAL_LINK_MAX_TTL_S,
+  PORTAL_LINK_MIN_TTL_S,
+  verifyPortalLink,
+  verifyPortalSession,
+  type PortalClaims,
+} from "./portal-link.ts";
+export { loggablePath } from "./loggable-path.ts";
+export { parsePortalOrigins } from "./portal-origins.ts";
+export { publicOrigin } from "./public-origin.ts";

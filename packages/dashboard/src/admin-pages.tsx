@@ -3,7 +3,7 @@
 // status, dead letters across tenants, and fire lag and throughput from attempt history. Pools and
 // executors are in ops-pages.tsx.
 import { Hono, type Context } from "hono";
-import { TENANT_BOUNDS } from "@fairway/core";
+import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_S, publicOrigin, TENANT_BOUNDS } from "@fairway/core";
 import {
   activityWindow,
   COUNT_CAP,
@@ -11,7 +11,6 @@ import {
   getTenant,
   deadLetterGroups,
   listDeadLetterSummaries,
-  revokePortalSessions,
   tenantOverview,
   type TenantOverview,
 } from "@fairway/store";
@@ -24,9 +23,7 @@ import { fmtCount, fmtMs, pct } from "./format.ts";
 import { When } from "./time.tsx";
 import { PAGE_SIZE, quotaPatch, statusForm } from "./forms.ts";
 import { adminNav, Page, Pager, PostForm, StatusChip } from "./layout.tsx";
-import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_S } from "./portal-link.ts";
 import { opsPages } from "./ops-pages.tsx";
-import { publicOrigin } from "./public-origin.ts";
 
 export const adminPages = new Hono<DashEnv>();
 adminPages.route("/", opsPages);
@@ -380,11 +377,8 @@ adminPages.post("/tenants/:id/portal-link", async (c) => {
 });
 
 adminPages.post("/tenants/:id/portal-sessions/revoke", async (c) => {
-  const d = c.var.dash;
-  const t = await revokePortalSessions(d.db, c.req.param("id"));
-  if (!t) throw notFound("tenant");
-  d.log.info("portal sessions revoked", { tenantId: t.id });
-  return c.redirect(`/dashboard/admin/tenants/${encodeURIComponent(t.id)}`, 303);
+  const { tenantId } = await c.var.dash.commands.revokePortalSessions(c.req.param("id"));
+  return c.redirect(`/dashboard/admin/tenants/${encodeURIComponent(tenantId)}`, 303);
 });
 
 adminPages.get("/dead-letters", async (c) => {

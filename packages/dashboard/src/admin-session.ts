@@ -4,9 +4,7 @@
 // make it, and SameSite=Strict keeps the cookie off its requests besides.
 import type { Context } from "hono";
 import { getCookie, setCookie, deleteCookie } from "hono/cookie";
-import { randomToken } from "@fairway/core";
-import { publicOrigin } from "./public-origin.ts";
-import { mac, signToken, verifyToken } from "./signed-token.ts";
+import { mac, publicOrigin, randomToken, signToken, verifyToken } from "@fairway/core";
 
 const ADMIN_COOKIE = "fairway_dashboard";
 const ADMIN_SESSION_MS = 12 * 3600_000;

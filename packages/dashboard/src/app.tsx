@@ -1,9 +1,18 @@
 /** @jsxImportSource hono/jsx */
-// The dashboard as a Hono sub-app, mounted by the API at /dashboard (same process, Node or Worker).
+// The dashboard as a Hono sub-app, mounted at /dashboard by the apps (apps/server, apps/edge) (same process, Node or Worker).
 // Two ways in: the operator's session (admin token → signed cookie) sees every tenant; a portal session
 // (from a signed portal link, carried in the path) sees one tenant's pages and nothing else.
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import {
+  constantTimeEqual,
+  createPortalSession,
+  currentEpoch,
+  loggablePath,
+  publicOrigin,
+  verifyPortalLink,
+  verifyPortalSession,
+} from "@fairway/core";
 import { getTenant } from "@fairway/store";
 import { adminPages } from "./admin-pages.tsx";
 import { adminSessionNonce, csrfFor, endAdminSession, startAdminSession } from "./admin-session.ts";
@@ -12,11 +21,7 @@ import type { DashboardDeps, DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { firstIssue, loginForm } from "./forms.ts";
 import { Page } from "./layout.tsx";
-import { loggablePath } from "./loggable-path.ts";
 import { DEFAULT_PORTAL_TITLE, portalCss } from "./portal-brand.ts";
-import { createPortalSession, currentEpoch, verifyPortalLink, verifyPortalSession } from "./portal-link.ts";
-import { publicOrigin } from "./public-origin.ts";
-import { constantTimeEqual } from "./signed-token.ts";
 import { tenantPages } from "./tenant-pages.tsx";
 
 /** Dashboard forms are small: a secret value (8 KiB) is the largest field. */

@@ -1,15 +1,12 @@
 // Fairway processes sharing one database for the production drills: the API and executors as the real
 // server (`apps/server/src/main.ts`), each with its own data directory and the same secrets key.
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { createAdminClient, createClient, type FairwayClient } from "@fairway/sdk";
-import { fileURLToPath } from "node:url";
-import { startFairway, type FairwayProcess } from "../../support/fairway-process.ts";
-
-const root = fileURLToPath(new URL("../../..", import.meta.url));
+import { spawnFairway, startFairway, type FairwayProcess } from "../../support/fairway-process.ts";
 
 export interface Fleet {
   adminToken: string;
@@ -28,51 +25,31 @@ export function fleet(env: Record<string, string>): Fleet {
   const procs: FairwayProcess[] = [];
   const dirs: string[] = [];
   const spawned: ChildProcess[] = [];
+  /** A server's own data directory, and the fleet's admin token and secrets key. */
+  const settings = (role: string) => {
+    const dir = mkdtempSync(join(tmpdir(), "fairway-prod-"));
+    dirs.push(dir);
+    return {
+      FAIRWAY_DATA_DIR: dir,
+      FAIRWAY_ADMIN_TOKEN: adminToken,
+      FAIRWAY_SECRETS_KEY: secretsKey,
+      FAIRWAY_ROLE: role,
+    };
+  };
   return {
     adminToken,
     async start(role, extra = {}) {
-      const dir = mkdtempSync(join(tmpdir(), "fairway-prod-"));
-      dirs.push(dir);
       const p = await startFairway(
-        {
-          FAIRWAY_DATA_DIR: dir,
-          FAIRWAY_ADMIN_TOKEN: adminToken,
-          FAIRWAY_SECRETS_KEY: secretsKey,
-          FAIRWAY_ROLE: role,
-          FAIRWAY_POLL_MS: "50",
-          ...env,
-          ...extra,
-        },
+        { ...settings(role), FAIRWAY_POLL_MS: "50", ...env, ...extra },
         role === "executor" ? /Fairway executor — ()/ : undefined,
       );
       procs.push(p);
       return p;
     },
     spawn(role, extra = {}) {
-      const dir = mkdtempSync(join(tmpdir(), "fairway-prod-"));
-      dirs.push(dir);
-      const child = spawn(process.execPath, ["--import", "tsx", "apps/server/src/main.ts"], {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          FAIRWAY_LOG_LEVEL: "warn",
-          PORT: "0",
-          FAIRWAY_ALLOW_PRIVATE_TARGETS: "true",
-          FAIRWAY_DATA_DIR: dir,
-          FAIRWAY_ADMIN_TOKEN: adminToken,
-          FAIRWAY_SECRETS_KEY: secretsKey,
-          FAIRWAY_ROLE: role,
-          ...env,
-          ...extra,
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      child.stdout!.on("data", (d) => (out += d));
-      child.stderr!.on("data", (d) => (out += d));
-      spawned.push(child);
-      return { output: () => out, kill: () => void child.kill("SIGKILL") };
+      const p = spawnFairway({ ...settings(role), ...env, ...extra });
+      spawned.push(p.child);
+      return { output: p.output, kill: () => void p.child.kill("SIGKILL") };
     },
     async tenant(apiUrl, id, maxInFlight = 1000) {
       const admin = createAdminClient({ baseUrl: apiUrl, adminToken });

@@ -1,6 +1,6 @@
-// The command layer as the dashboard calls it (DashboardDeps.commands): the same functions the routes
-// call, with the dashboard's logger; the tenant comes from the dashboard's session, not a key.
-import type { DashboardCommands } from "@fairway/dashboard";
+// The command layer as the dashboard calls it (its DashboardDeps.commands, handed in by the apps that
+// mount it): the same functions the routes call, with the dashboard's logger; the tenant comes from the
+// dashboard's session, not a key.
 import { getTenant } from "@fairway/store";
 import type { ResolvedDeps } from "../env.ts";
 import { notFound } from "../errors.ts";
@@ -11,8 +11,35 @@ import { cancelJob, createJob, pauseJob, resumeJob, runJob, updateJob, type Comm
 import { parseMerged } from "../merge-patch.ts";
 import { createJobBody } from "../schemas.ts";
 import { setPoolPausedCommand } from "./pools.ts";
-import { updateTenant } from "./tenants.ts";
+import { revokePortalSessions, updateTenant } from "./tenants.ts";
 import { replayJobDeadLetters, replayTrigger } from "./triggers.ts";
+
+/** The commands the dashboard calls; bodies and patches are API-shaped (JSON Merge Patch for jobs). */
+export interface DashboardCommands {
+  runJob(tenantId: string, id: string): Promise<{ id: string }>;
+  pauseJob(tenantId: string, id: string): Promise<{ id: string }>;
+  resumeJob(tenantId: string, id: string): Promise<{ id: string }>;
+  updateJob(tenantId: string, id: string, patch: Record<string, unknown>): Promise<{ id: string }>;
+  /** A new job from an API-shaped body (POST /v1/jobs), checked exactly as the API checks it. */
+  createJob(tenantId: string, body: unknown): Promise<{ id: string }>;
+  cancelJob(tenantId: string, id: string): Promise<{ id: string }>;
+  replayTrigger(tenantId: string, id: string): Promise<{ id: string }>;
+  /** POST /v1/dead-letters/replay: the job's oldest dead letters (a bounded batch) pending again. */
+  replayJobDeadLetters(tenantId: string, jobId: string): Promise<{ replayed: number; remaining: number }>;
+  addChannel(tenantId: string, body: unknown): Promise<{ id: string }>;
+  deleteChannel(tenantId: string, id: string): Promise<void>;
+  testChannel(tenantId: string, id: string): Promise<unknown>;
+  updateTenant(tenantId: string, patch: Record<string, unknown>): Promise<{ id: string }>;
+  setPoolPaused(type: string, paused: boolean): Promise<{ type: string }>;
+  /** Ends every portal link and session of the tenant. */
+  revokePortalSessions(tenantId: string): Promise<{ tenantId: string }>;
+  /** A fairness key's override (PUT /v1/keys/{key}) and the tenant's key defaults (a merge patch). */
+  putKeyPolicy(tenantId: string, key: string, body: unknown): Promise<unknown>;
+  deleteKeyPolicy(tenantId: string, key: string): Promise<unknown>;
+  patchKeyDefaults(tenantId: string, patch: Record<string, unknown>): Promise<unknown>;
+  /** DELETE /v1/backfills/{id}: its triggers not yet claimed are cancelled. */
+  cancelBackfill(tenantId: string, id: string): Promise<{ id: string; cancelledNow: number }>;
+}
 
 export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
   const ctx: CommandContext = { deps, log: deps.log.child({ via: "dashboard" }) };
@@ -38,6 +65,7 @@ export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
     testChannel: (tenantId, id) => testChannel(ctx, tenantId, id),
     updateTenant: (tenantId, patch) => updateTenant(ctx, tenantId, patch),
     setPoolPaused: (type, paused) => setPoolPausedCommand(ctx, type, paused),
+    revokePortalSessions: (tenantId) => revokePortalSessions(ctx, tenantId),
     putKeyPolicy: (tenantId, key, body) => putKeyPolicy(deps.db, tenantId, key, body),
     deleteKeyPolicy: (tenantId, key) => deleteKeyPolicy(deps.db, tenantId, key),
     patchKeyDefaults: (tenantId, patch) => patchKeyDefaults(deps.db, tenantId, patch),

@@ -1,53 +1,26 @@
 // Admin routes (admin token): tenants and their quotas, API keys, signing-secret rotation, pools, stats.
-import { generateSigningSecret, newId, randomToken, sha256Hex } from "@fairway/core";
+// State changes are commands (commands/*.ts); the routes parse the request and read.
 import {
   allTenantUsage,
-  handlerPoolStatus,
-  poolStats,
-  createApiKey,
   getPool,
   getTenant,
+  handlerPoolStatus,
   listPools,
   listTenants,
-  putPool,
-  revokeApiKey,
-  rotateSigningSecret,
-  DEFAULT_POOL,
-  type Db,
+  poolStats,
 } from "@fairway/store";
-import type { z } from "zod";
 import { route } from "../route.ts";
-import { KEY_PREFIX } from "../auth.ts";
-import { createTenant, updateTenant } from "../commands/tenants.ts";
-import { ApiError, fromZod, notFound } from "../errors.ts";
-import { applyMergePatch, mergePatchBody, parseMerged } from "../merge-patch.ts";
-import { createTenantBody, pageQuery, poolType, putPoolBody } from "../schemas.ts";
+import { issueApiKey, revokeApiKey } from "../commands/api-keys.ts";
+import { patchPoolConfig, poolTypeParam, putPoolConfig } from "../commands/pools.ts";
+import { createTenant, rotateSigningSecret, updateTenant } from "../commands/tenants.ts";
+import { notFound } from "../errors.ts";
+import { mergePatchBody } from "../merge-patch.ts";
+import { createTenantBody, pageQuery } from "../schemas.ts";
 import { page, tenantJson } from "../serialize.ts";
-import { jsonBody, queryOf } from "../validate.ts";
+import { jsonBody, queryOf, rawJsonBody } from "../validate.ts";
 
 const TENANT_ID = { id: "The tenant id" };
 const POOL_TYPE = { type: "The pool type, e.g. webhook or email.send" };
-
-/** How long a rotated-out signing secret keeps signing deliveries. */
-const ROTATION_OVERLAP_MS = 24 * 3_600_000;
-
-function poolTypeParam(raw: string): string {
-  const type = poolType.safeParse(raw);
-  if (!type.success) throw fromZod(type.error);
-  return type.data;
-}
-
-async function savePool(db: Db, type: string, body: z.infer<typeof putPoolBody>) {
-  const leaseMs = body.leaseMs ?? Math.max(DEFAULT_POOL.leaseMs, body.timeoutMs + 30_000);
-  if (leaseMs < body.timeoutMs + 1000) {
-    throw new ApiError(
-      400,
-      "validation_error",
-      "leaseMs must exceed timeoutMs by at least 1000 ms (a run must end before its lease)",
-    );
-  }
-  return putPool(db, { ...DEFAULT_POOL, ...body, leaseMs, type });
-}
 
 export const adminRoutes = [
   route({
@@ -110,19 +83,7 @@ export const adminRoutes = [
     params: TENANT_ID,
     ok: { status: 201, description: "The key", json: "ApiKey" },
     errors: [404],
-    handler: async (c) => {
-      const t = await getTenant(c.var.deps.db, c.req.param("id"));
-      if (!t) throw notFound("tenant");
-      const key = `${KEY_PREFIX}${randomToken(32)}`;
-      const row = await createApiKey(c.var.deps.db, {
-        id: newId("key"),
-        tenantId: t.id,
-        prefix: key.slice(0, 10),
-        hash: await sha256Hex(key),
-      });
-      c.var.log.info("api key created", { tenantId: t.id, keyId: row.id });
-      return c.json({ id: row.id, key, prefix: row.prefix, createdAt: row.createdAt }, 201);
-    },
+    handler: async (c) => c.json(await issueApiKey(c.var, c.req.param("id")), 201),
   }),
   route({
     method: "delete",
@@ -131,11 +92,7 @@ export const adminRoutes = [
     params: { ...TENANT_ID, keyId: "The key id" },
     ok: { status: 200, description: "Revoked", json: "RevokedKey" },
     errors: [404],
-    handler: async (c) => {
-      const ok = await revokeApiKey(c.var.deps.db, c.req.param("id"), c.req.param("keyId"));
-      if (!ok) throw notFound("api key");
-      return c.json({ id: c.req.param("keyId"), revoked: true });
-    },
+    handler: async (c) => c.json(await revokeApiKey(c.var, c.req.param("id"), c.req.param("keyId"))),
   }),
   /** The secret deliveries are signed with, for the tenant's receiver to verify them. It grants nothing
    *  in Fairway's API (it is not a credential here), so the admin may read it again at any time. */
@@ -163,12 +120,7 @@ export const adminRoutes = [
     params: TENANT_ID,
     ok: { status: 200, description: "The new secret", json: "RotatedSecret" },
     errors: [404],
-    handler: async (c) => {
-      const secret = generateSigningSecret();
-      const t = await rotateSigningSecret(c.var.deps.db, c.req.param("id"), secret, ROTATION_OVERLAP_MS);
-      if (!t) throw notFound("tenant");
-      return c.json({ signingSecret: secret, previousSecretExpiresAt: t.previousSecretExpiresAt });
-    },
+    handler: async (c) => c.json(await rotateSigningSecret(c.var, c.req.param("id"))),
   }),
   route({
     method: "get",
@@ -194,11 +146,7 @@ export const adminRoutes = [
     body: { name: "PutPool", example: { concurrency: 5, timeoutMs: 1000 } },
     ok: { status: 200, description: "The pool", json: "Pool" },
     errors: [400],
-    handler: async (c) => {
-      const type = poolTypeParam(c.req.param("type"));
-      const body = await jsonBody(c, putPoolBody);
-      return c.json(await savePool(c.var.deps.db, type, body));
-    },
+    handler: async (c) => c.json(await putPoolConfig(c.var, c.req.param("type"), await rawJsonBody(c))),
   }),
   /** JSON Merge Patch of the pool's config (defaults when it has none yet). null resets a field to its
    *  default (leaseMs: derived from timeoutMs); the merged config is checked like a PUT. */
@@ -210,15 +158,7 @@ export const adminRoutes = [
     body: { name: "UpdatePool", mergePatch: true, example: { timeoutMs: 2000 } },
     ok: { status: 200, description: "The pool", json: "Pool" },
     errors: [400],
-    handler: async (c) => {
-      const type = poolTypeParam(c.req.param("type"));
-      const patch = await mergePatchBody(c);
-      const { type: _t, paused: _p, ...current } = await getPool(c.var.deps.db, type);
-      const body = parseMerged(putPoolBody, applyMergePatch(current, patch));
-      if ("timeoutMs" in patch && !("leaseMs" in patch) && (body.leaseMs ?? 0) < body.timeoutMs + 1000)
-        delete body.leaseMs;
-      return c.json(await savePool(c.var.deps.db, type, body));
-    },
+    handler: async (c) => c.json(await patchPoolConfig(c.var, c.req.param("type"), await mergePatchBody(c))),
   }),
   route({
     method: "get",

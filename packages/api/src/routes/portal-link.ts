@@ -1,7 +1,8 @@
 // POST /v1/admin/tenants/:id/portal-link (admin token): a signed, short-lived link to one tenant's
 // dashboard view (packages/dashboard), for a SaaS to hand to its customer or embed in an iframe.
-import { createPortalLink, publicOrigin } from "@fairway/dashboard";
-import { getTenant, revokePortalSessions } from "@fairway/store";
+import { createPortalLink, publicOrigin } from "@fairway/core";
+import { getTenant } from "@fairway/store";
+import { revokePortalSessions } from "../commands/tenants.ts";
 import { notFound } from "../errors.ts";
 import { route } from "../route.ts";
 import { portalLinkBody } from "../schemas.ts";
@@ -41,11 +42,6 @@ export const portalLinkRoutes = [
     params: { id: "The tenant id" },
     ok: { status: 200, description: "Revoked", json: "PortalRevoke" },
     errors: [404],
-    handler: async (c) => {
-      const tenant = await revokePortalSessions(c.var.deps.db, c.req.param("id"));
-      if (!tenant) throw notFound("tenant");
-      c.var.log.info("portal sessions revoked", { tenantId: tenant.id });
-      return c.json({ tenantId: tenant.id, revokedAt: new Date(c.var.deps.now()).toISOString() });
-    },
+    handler: async (c) => c.json(await revokePortalSessions(c.var, c.req.param("id"))),
   }),
 ];

@@ -2,7 +2,7 @@
 // `<base64url(JSON claims)>.<base64url(mac)>`. The key is derived from the admin token with a purpose
 // label, so a dashboard token never verifies as anything else, and rotating the admin token ends every
 // session and portal link at once.
-import { base64url } from "@fairway/core";
+import { base64url } from "./ids.ts";
 
 export type Verified<T> = { ok: true; claims: T } | { ok: false; reason: "malformed" | "bad_signature" | "expired" };
 

@@ -2,7 +2,7 @@
 // it exchanges the link for a portal session carried in the path (not a cookie), so the view also works
 // inside a third-party iframe, where browsers withhold cookies. Both are HMAC-signed with a key derived
 // from the admin token (signed-token.ts); a tenant id from anywhere else is never trusted.
-import { randomToken } from "@fairway/core";
+import { randomToken } from "./ids.ts";
 import { signToken, verifyToken, type Verified } from "./signed-token.ts";
 
 export const PORTAL_LINK_DEFAULT_TTL_S = 15 * 60;
