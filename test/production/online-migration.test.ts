@@ -1,9 +1,11 @@
-// Online migration: the latest migration applied with `npm run db:migrate` (scripts/migrate.ts) to a
-// database at the previous one while two executors deliver a steady stream of due work, with a
-// transaction holding a lock on the queue meanwhile (a long report, a slow settle). The
-// migrator's lock_timeout gives up its lock wait instead of queueing every claim behind it, and
-// retries: no claim-side statement waits much more than the timeout, the migration lands, and every
-// trigger is delivered.
+// Online migration: a migration that alters the hot tables (triggers, jobs, tenants), applied by the
+// migrator (as `npm run db:migrate` runs it) to a database at the latest schema while two executors
+// deliver a steady stream of due work, with a transaction holding a lock on those tables meanwhile (a
+// long report, a slow settle). The migrator's lock_timeout gives up its lock wait instead of queueing
+// every claim behind it, and retries: no claim-side statement waits much more than the timeout, the
+// migration lands, and every trigger is delivered. The migration is the drill's own, after the real
+// ones: the executors run this code, which needs every real migration applied first (a deploy
+// migrates, then starts the code that needs it).
 import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,12 +29,25 @@ it("the latest migration, applied under load with a lock held on the queue, stal
   const journal = JSON.parse(readFileSync(join(migrationsFolder, "meta/_journal.json"), "utf8")) as {
     entries: Array<{ tag: string }>;
   };
-  const previous = mkdtempSync(join(tmpdir(), "fairway-migrations-"));
-  cleanups.push(() => rmSync(previous, { recursive: true, force: true }));
-  cpSync(migrationsFolder, previous, { recursive: true });
+  const withProbe = mkdtempSync(join(tmpdir(), "fairway-migrations-"));
+  cleanups.push(() => rmSync(withProbe, { recursive: true, force: true }));
+  cpSync(migrationsFolder, withProbe, { recursive: true });
+  const last = journal.entries.at(-1)!;
+  const probeTag = "9999_online_probe";
   writeFileSync(
-    join(previous, "meta/_journal.json"),
-    JSON.stringify({ ...journal, entries: journal.entries.slice(0, -1) }),
+    join(withProbe, "meta/_journal.json"),
+    JSON.stringify({
+      ...journal,
+      entries: [...journal.entries, { ...last, idx: journal.entries.length, tag: probeTag, when: Date.now() }],
+    }),
+  );
+  writeFileSync(
+    join(withProbe, `${probeTag}.sql`),
+    [
+      'ALTER TABLE "triggers" ADD COLUMN "online_probe" integer;',
+      'ALTER TABLE "jobs" ADD COLUMN "online_probe" integer;',
+      'ALTER TABLE "tenants" ADD COLUMN "online_probe" integer;',
+    ].join("--> statement-breakpoint\n"),
   );
 
   const name = `fairway_t_mig_${Date.now().toString(36)}`;
@@ -41,7 +56,7 @@ it("the latest migration, applied under load with a lock held on the queue, stal
   const url = urlFor(name);
   const store = connectPostgres(url, { max: 4 });
   cleanups.push(() => store.close());
-  await migrate(store, { migrationsFolder: previous });
+  await migrate(store);
 
   const receiver = await startReceiver();
   cleanups.push(() => receiver.close());
@@ -84,7 +99,7 @@ it("the latest migration, applied under load with a lock held on the queue, stal
   await receiver.waitFor((d) => d.length >= 100, 30_000);
 
   // A transaction holding a share lock on the hot tables (triggers, tenants, jobs) until the migrator
-  // has given up a lock wait once: the latest migration's ALTER of any of them must wait for it.
+  // has given up a lock wait once: the migration's ALTER of any of them must wait for it.
   const blocker = postgres(url, { max: 1, onnotice: () => {} });
   cleanups.push(() => blocker.end({ timeout: 1 }));
   let out = "";
@@ -102,7 +117,7 @@ it("the latest migration, applied under load with a lock held on the queue, stal
   });
   await Promise.race([holds, holding]);
   const probesBefore = probes.length;
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/migrate.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "test/production/support/migrate-folder.ts", withProbe], {
     cwd: root,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: url },
     stdio: ["ignore", "pipe", "pipe"],
@@ -139,7 +154,7 @@ it("the latest migration, applied under load with a lock held on the queue, stal
   console.log(
     JSON.stringify({
       drill: "online-migration",
-      migration: journal.entries.at(-1)!.tag,
+      migration: probeTag,
       seeded: seeded.length,
       retries: (migrated.out.match(/retrying/g) ?? []).length,
       maxProbeMs,
@@ -148,7 +163,7 @@ it("the latest migration, applied under load with a lock held on the queue, stal
   );
   expect(migrated.code, migrated.out).toBe(0);
   expect(migrated.out).toMatch(/a running transaction holds a lock it needs; retrying/);
-  expect(applied[0]!.n).toBe(journal.entries.length);
+  expect(applied[0]!.n).toBe(journal.entries.length + 1);
   expect(done[0]!.n).toBe(seeded.length);
   for (const id of seeded) expect(delivered.has(id)).toBe(true);
   // lock_timeout is 1 s; the rest is margin for a loaded 2-core machine. Without the timeout every

@@ -3,12 +3,13 @@
 import {
   createLogger,
   loadSecretsKeyring,
+  parsePortalBrand,
   parsePortalOrigins,
   type Logger,
   type LogLevel,
+  type PortalBrand,
   type SecretsKeyring,
 } from "@fairway/core";
-import { parsePortalBrand, type PortalBrand } from "@fairway/dashboard";
 import type { HttpMailApi } from "@fairway/executor";
 
 export interface Env {

@@ -1,7 +1,7 @@
 // Server configuration from the environment. Every field documents its default.
 import { z } from "zod";
 import { parsePortalOrigins } from "@fairway/core";
-import { parsePortalBrand, type PortalBrand } from "@fairway/dashboard";
+import { parsePortalBrand, type PortalBrand } from "@fairway/core";
 import { StartupError } from "./startup-error.ts";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");

@@ -3,7 +3,7 @@
 import type { FailedAuthLimiter, Logger, SecretsKeyring } from "@fairway/core";
 import type { Coordinator } from "@fairway/coord";
 import type { Db, TenantRow } from "@fairway/store";
-import type { PortalBrand } from "@fairway/dashboard";
+import type { PortalBrand } from "@fairway/core";
 
 /** What the API needs from coordination: request limits, and the hints for executors (wake, and the
  *  ready-tenant index's markReady). */

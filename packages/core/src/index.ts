@@ -51,4 +51,5 @@ export {
 } from "./portal-link.ts";
 export { loggablePath } from "./loggable-path.ts";
 export { parsePortalOrigins } from "./portal-origins.ts";
+export { DEFAULT_PORTAL_TITLE, parsePortalBrand, portalCss, type PortalBrand } from "./portal-brand.ts";
 export { publicOrigin } from "./public-origin.ts";

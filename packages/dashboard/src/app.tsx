@@ -8,7 +8,9 @@ import {
   constantTimeEqual,
   createPortalSession,
   currentEpoch,
+  DEFAULT_PORTAL_TITLE,
   loggablePath,
+  portalCss,
   publicOrigin,
   verifyPortalLink,
   verifyPortalSession,
@@ -21,7 +23,6 @@ import type { DashboardDeps, DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { firstIssue, loginForm } from "./forms.ts";
 import { Page } from "./layout.tsx";
-import { DEFAULT_PORTAL_TITLE, portalCss } from "./portal-brand.ts";
 import { tenantPages } from "./tenant-pages.tsx";
 
 /** Dashboard forms are small: a secret value (8 KiB) is the largest field. */

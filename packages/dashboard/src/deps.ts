@@ -2,9 +2,8 @@
 // resolved deps, its command layer (dashboardCommands) and its clientAddress.
 import type { DashboardCommands } from "@fairway/api";
 import type { Coordinator } from "@fairway/coord";
-import type { FailedAuthLimiter, Logger, PortalClaims } from "@fairway/core";
+import type { FailedAuthLimiter, Logger, PortalBrand, PortalClaims } from "@fairway/core";
 import type { Context } from "hono";
-import type { PortalBrand } from "./portal-brand.ts";
 import type { Db } from "@fairway/store";
 
 export interface DashboardDeps {

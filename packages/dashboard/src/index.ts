@@ -1,4 +1,3 @@
 // @fairway/dashboard: the web dashboard (operator view, tenant view, tenant portal links), served as
 // server-rendered HTML at /dashboard by the apps, next to the API.
 export { dashboardApp } from "./app.tsx";
-export { parsePortalBrand, type PortalBrand } from "./portal-brand.ts";

@@ -25,6 +25,8 @@ export const DISTRIBUTED_TABLES = [
   "secrets",
   "notification_channels",
   "notifications",
+  "debounces",
+  "backfills",
 ] as const;
 
 /** Small or tenant-less tables, copied to every node: pools (read by every claim), executors
@@ -166,6 +168,13 @@ export async function distributeTables(session: Session): Promise<boolean> {
   const run = (s: string) => session.unsafe(s);
   // The queue's plpgsql triggers on `triggers` (docs/architecture.md) are carried to its shards.
   await run(`SET citus.enable_unsafe_triggers = on`);
+  if (!done.has("backfills")) {
+    // A backfill's job, like a trigger's, is named with its tenant (below, once jobs is keyed so).
+    await run(`ALTER TABLE backfills DROP CONSTRAINT IF EXISTS backfills_job_id_jobs_id_fk`);
+    await run(
+      `ALTER TABLE backfills DROP CONSTRAINT backfills_pkey, ADD CONSTRAINT backfills_pkey PRIMARY KEY (tenant_id, id)`,
+    );
+  }
   if (!done.has("triggers")) {
     // A reference table cannot point at a distributed one, nor a distributed key leave out the tenant.
     await run(`ALTER TABLE api_keys DROP CONSTRAINT IF EXISTS api_keys_tenant_id_tenants_id_fk`);
@@ -182,6 +191,12 @@ export async function distributeTables(session: Session): Promise<boolean> {
     );
     await run(
       `ALTER TABLE triggers ADD CONSTRAINT triggers_job_fk FOREIGN KEY (tenant_id, job_id)
+         REFERENCES jobs (tenant_id, id) ON DELETE CASCADE`,
+    );
+  }
+  if (!done.has("backfills")) {
+    await run(
+      `ALTER TABLE backfills ADD CONSTRAINT backfills_job_fk FOREIGN KEY (tenant_id, job_id)
          REFERENCES jobs (tenant_id, id) ON DELETE CASCADE`,
     );
   }
