@@ -25,6 +25,9 @@ const schema = z
     /** Named prepared statements on DATABASE_URL. Default: on, off behind a transaction pooler (PgBouncer
      *  before 1.21 has none; set true for 1.21+ with max_prepared_statements). */
     FAIRWAY_DB_PREPARE: bool.optional(),
+    /** On a Citus coordinator: distribute the tables by tenant across its workers after the migrations
+     *  (docs/scaling.md). Refused where the citus extension is absent. Default false. */
+    FAIRWAY_DISTRIBUTE: bool.default(false),
     /** redis:// URL for self-hosted Redis coordination. */
     REDIS_URL: z.string().optional(),
     UPSTASH_REDIS_REST_URL: z.string().url().optional(),

@@ -72,7 +72,7 @@ async function build(
   const direct = connectPostgres(directUrl, { max: 1 });
   try {
     await reachable(direct, directUrl);
-    await migrate(direct, { log: (line) => log.warn(line) });
+    await migrate(direct, { log: (line) => log.warn(line), distribute: cfg.FAIRWAY_DISTRIBUTE });
   } finally {
     await direct.close();
   }

@@ -8,7 +8,9 @@
 // trigger's job) becomes (tenant_id, job_id). None of this runs on plain PostgreSQL: there the schema is
 // exactly what the migrations make. Each step checks what is there first, so it runs again after every
 // migration and does only what is left.
+import { sql } from "drizzle-orm";
 import type postgres from "postgres";
+import { query, type Db } from "./db.ts";
 
 type Session = postgres.ReservedSql | postgres.Sql;
 
@@ -27,19 +29,16 @@ export const DISTRIBUTED_TABLES = [
   "notifications",
   "debounces",
   "backfills",
-] as const;
-
-/** Small or tenant-less tables, copied to every node: pools (read by every claim), executors
- *  (heartbeats), api_keys (looked up by hash before the tenant is known), leases, success_detail and
- *  notification_folds (no tenant column yet: docs/scaling.md lists what that costs). */
-export const REFERENCE_TABLES = [
-  "pools",
-  "executors",
-  "api_keys",
   "leases",
   "success_detail",
-  "notification_folds",
 ] as const;
+
+/** Small shared tables, copied to every node: pools (read by every claim, written by operators),
+ *  api_keys (looked up by hash before the tenant is known) and notification_folds. A write to one is a
+ *  transaction on every node, so nothing on the hot path writes them. `executors` (a heartbeat every
+ *  few seconds from every executor) stays a plain table of the coordinator: as a reference table, one
+ *  worker down would stop every heartbeat. */
+export const REFERENCE_TABLES = ["pools", "api_keys", "notification_folds"] as const;
 
 /** Keys on an id alone that gain the tenant: [table, constraint, columns, storage options]. */
 const TENANT_KEYS: ReadonlyArray<readonly [string, string, string, string]> = [
@@ -148,6 +147,36 @@ BEGIN
 END $$`,
 ];
 
+const layouts = new WeakMap<object, Promise<boolean>>();
+
+/** Whether `db` is the coordinator of the distributed layout (its `triggers` distributed by tenant):
+ *  then the hot statements are run per tenant, each on its tenant's shard (docs/scaling.md). Read once
+ *  per connection pool. */
+export function isDistributed(db: Db): Promise<boolean> {
+  let known = layouts.get(db);
+  if (!known) {
+    known = (async () => {
+      const [c] = await query<{ c: boolean }>(db, sql`SELECT to_regclass('pg_dist_partition') IS NOT NULL AS c`);
+      if (!c?.c) return false;
+      const [d] = await query<{ d: boolean }>(
+        db,
+        sql`SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid::text = 'triggers') AS d`,
+      );
+      return d?.d === true;
+    })();
+    layouts.set(db, known);
+    known.catch(() => layouts.delete(db));
+  }
+  return known;
+}
+
+/** Whether this session's database already has the distributed layout. */
+export async function hasDistributedLayout(session: Session): Promise<boolean> {
+  if (!(await hasCitus(session))) return false;
+  const rows = await session.unsafe(`SELECT 1 FROM pg_dist_partition WHERE logicalrelid::text = 'triggers'`);
+  return rows.length > 0;
+}
+
 /** Whether the current database has the citus extension. */
 async function hasCitus(session: Session): Promise<boolean> {
   const rows = await session.unsafe(`SELECT 1 FROM pg_extension WHERE extname = 'citus'`);
@@ -199,6 +228,39 @@ export async function distributeTables(session: Session): Promise<boolean> {
       `ALTER TABLE backfills ADD CONSTRAINT backfills_job_fk FOREIGN KEY (tenant_id, job_id)
          REFERENCES jobs (tenant_id, id) ON DELETE CASCADE`,
     );
+  }
+  if (!done.has("leases")) {
+    // A lease row per tenant of a claim: a claim across tenants (made before the layout) is split.
+    await run(`ALTER TABLE leases DROP CONSTRAINT leases_pkey`);
+    await run(
+      `INSERT INTO leases (token, tenant_id, owner, expires_at, trigger_ids)
+       SELECT l.token, t.tenant_id, l.owner, l.expires_at, array_agg(t.id)
+         FROM leases l JOIN triggers t ON t.id = ANY (l.trigger_ids) AND t.lease_token = l.token
+        WHERE l.tenant_id IS NULL GROUP BY l.token, t.tenant_id, l.owner, l.expires_at`,
+    );
+    await run(`DELETE FROM leases WHERE tenant_id IS NULL`);
+    await run(`ALTER TABLE leases ADD CONSTRAINT leases_pkey PRIMARY KEY (tenant_id, token)`);
+  }
+  if (!done.has("success_detail")) {
+    await run(
+      `UPDATE success_detail s SET tenant_id = t.tenant_id FROM triggers t WHERE t.id = s.trigger_id AND s.tenant_id IS NULL`,
+    );
+    await run(`DELETE FROM success_detail WHERE tenant_id IS NULL`);
+    await run(
+      `ALTER TABLE success_detail DROP CONSTRAINT success_detail_pkey, ADD CONSTRAINT success_detail_pkey PRIMARY KEY (tenant_id, trigger_id)`,
+    );
+  }
+  // A layout made when these were reference tables: executors back to the coordinator for good, the
+  // other two until they are distributed below.
+  for (const t of ["executors", "leases", "success_detail"]) {
+    if (!done.has(t)) continue;
+    const [row] = await session.unsafe<Array<{ kind: string }>>(
+      `SELECT citus_table_type AS kind FROM citus_tables WHERE table_name = '${t}'::regclass`,
+    );
+    if (row?.kind === "reference") {
+      await run(`SELECT undistribute_table('${t}')`);
+      done.delete(t);
+    }
   }
   for (const t of REFERENCE_TABLES) if (!done.has(t)) await run(`SELECT create_reference_table('${t}')`);
   if (!done.has("tenants")) await run(`SELECT create_distributed_table('tenants', 'id')`);

@@ -22,7 +22,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
-import { distributeTables } from "./citus.ts";
+import { distributeTables, hasDistributedLayout } from "./citus.ts";
 import { driverUrl, type Store } from "./db.ts";
 
 // From sources: the repository's drizzle/. In a bundled package (the CLI): the copy next to the bundle.
@@ -104,7 +104,12 @@ export async function migrate(store: Store, opts: MigrateOptions = {}): Promise<
         );
       }
       await session.unsafe(`RESET lock_timeout`);
-      if (opts.distribute) await distributeTables(session);
+      // Once distributed, every later migration is followed by the step again (it redoes only what a
+      // migration undid: the queue's functions, a new table's distribution).
+      if (opts.distribute || (await hasDistributedLayout(session))) {
+        if (!(await distributeTables(session)))
+          throw new Error("FAIRWAY_DISTRIBUTE needs a Citus coordinator: this database has no citus extension");
+      }
       await setPlannerDefaults(session, log);
     } finally {
       await session.unsafe(`select pg_advisory_unlock(${MIGRATE_LOCK})`).catch(() => {});

@@ -397,6 +397,9 @@ export const deadLetters = pgTable(
  *  The reaper deletes a row once none of its triggers is still running under its token. */
 export const leases = pgTable("leases", {
   token: key("token").primaryKey(),
+  /** The claim's tenant when it claimed for one tenant (always, on a Citus cluster, where leases are
+   *  distributed by it: docs/scaling.md); null for a claim across tenants. */
+  tenantId: key("tenant_id"),
   owner: text("owner").notNull(),
   expiresAt: ts("expires_at").notNull(),
   triggerIds: text("trigger_ids").array().notNull(),
@@ -459,6 +462,8 @@ export const attemptLog = pgTable(
  *  with its trigger. No foreign key, as on attempt_log. */
 export const successDetail = pgTable("success_detail", {
   triggerId: key("trigger_id").primaryKey(),
+  /** Its trigger's tenant: on a Citus cluster the table is distributed by it (docs/scaling.md). */
+  tenantId: key("tenant_id"),
   detail: text("detail").notNull(),
 });
 
@@ -471,7 +476,7 @@ export const attempts = pgView("attempts", attemptColumns()).as(sql`
   UNION ALL
   SELECT t.id, t.tenant_id, 1, t.ok_started_at, t.ok_duration_ms, 'success', t.ok_http_status, NULL, t.ok_response_body,
          s.detail::jsonb, t.finished_at
-    FROM triggers t LEFT JOIN success_detail s ON s.trigger_id = t.id
+    FROM triggers t LEFT JOIN success_detail s ON s.tenant_id = t.tenant_id AND s.trigger_id = t.id
    WHERE t.ok_started_at IS NOT NULL`);
 
 /** A tenant's secrets, sealed (core secrets-crypto.ts: AES-256-GCM, the key id inside the value).

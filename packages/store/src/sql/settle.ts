@@ -200,8 +200,8 @@ export function settleStatement(items: Settlement[]) {
     -- update only while its new version fits in the page, and kept as the JSON text it came as: building
     -- it into jsonb here was most of what recording it cost (schema.ts, successDetail).
     ok_detail AS (
-      INSERT INTO success_detail (trigger_id, detail)
-      SELECT d.id, d.detail FROM done d
+      INSERT INTO success_detail (trigger_id, tenant_id, detail)
+      SELECT d.id, d.tenant_id, d.detail FROM done d
        WHERE d.ok AND d.detail IS NOT NULL
       ON CONFLICT DO NOTHING
     ),
