@@ -1,0 +1,31 @@
+// What the hot-path tests assert of a statement on the distributed layout (docs/scaling.md): Citus
+// sends it whole to the node of one shard group. EXPLAIN on the coordinator shows the plan Citus chose:
+// a router plan has `Task Count: 1`, and no `Distributed Subplan` (a subplan is a query of its own,
+// run first, whose rows the coordinator ships to the task: another round trip, and for a read across
+// tenants a scan of every shard).
+import { expect } from "vitest";
+import { connectPostgres, query, sql, type Db, type Store } from "@fairway/store";
+import { migrate } from "../../../packages/store/src/node.ts";
+import type { CitusCluster } from "./cluster.ts";
+
+type Statement = ReturnType<typeof sql>;
+
+/** The coordinator's EXPLAIN of `statement`, as one text. */
+export async function planOf(db: Db, statement: Statement): Promise<string> {
+  const rows = await query<{ "QUERY PLAN": string }>(db, sql`EXPLAIN ${statement}`);
+  return rows.map((r) => r["QUERY PLAN"]).join("\n");
+}
+
+/** Fails unless Citus runs `statement` as one task on one shard group, with no subplan. */
+export async function expectSingleShard(db: Db, statement: Statement): Promise<void> {
+  const plan = await planOf(db, statement);
+  expect(plan, plan).toMatch(/Task Count: 1\b/);
+  expect(plan, plan).not.toMatch(/Distributed Subplan/);
+}
+
+/** A database of its own on `cluster` with Fairway's tables in the distributed layout. */
+export async function distributedStore(cluster: CitusCluster, name: string): Promise<Store> {
+  const store = connectPostgres(await cluster.createDatabase(name));
+  await migrate(store, { distribute: true });
+  return store;
+}
