@@ -28,6 +28,9 @@ export interface ClaimInput {
   leaseMs: number;
   /** Candidate tenants from the ready-tenant index; when absent they are found in Postgres. */
   candidates?: string[];
+  /** Claim for this one tenant only (the candidates are ignored): the statements name it on every
+   *  table, so that on a Citus cluster they run on its shard alone (docs/scaling.md). */
+  tenantId?: string;
 }
 
 export interface ClaimedTrigger {

@@ -32,6 +32,8 @@ export async function settleAndClaim(
   items: Settlement[],
   claims: ClaimInput[],
   standby: StandbyInput[] = [],
+  /** Every item, claim and standby claim is this tenant's (a Citus cluster settles per tenant). */
+  _tenantId?: string,
 ): Promise<HandOff> {
   // A claim over all due tenants would lock ledger rows out of order (above).
   if (claims.some((c) => !c.candidates || c.candidates.length === 0 || c.budget <= 0)) {

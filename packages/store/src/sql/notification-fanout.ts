@@ -101,7 +101,8 @@ function coldItems(items: SettledItem[]) {
  *  streak, pauses a job whose streak reached its tenant's consecutiveFailureLimit, names the reason of
  *  a 410 pause, and makes the notifications. Notification triggers report nothing: a failed
  *  notification never notifies. */
-export function notifyStatements(items: SettledItem[]): SQL[] | null {
+/** `tenantId`: as settleStatement's. */
+export function notifyStatements(items: SettledItem[], _tenantId?: string): SQL[] | null {
   const cold = coldItems(items);
   if (cold.length === 0) return null;
   return [notifyStatement(cold), rewindStatement(cold)];

@@ -26,6 +26,8 @@ export interface StandbyInput {
   leaseMs: number;
   /** Per tenant, how many triggers to hold on standby (the statement claims at most its cap). */
   want: Array<{ tenantId: string; n: number }>;
+  /** Every `want` is this tenant's: the statement runs on its shard alone on a Citus cluster. */
+  tenantId?: string;
 }
 
 /** The standby claim's statement, and the decoding of its row. */
