@@ -5,7 +5,7 @@ import type { TestDb } from "../../../test/support/pg.ts";
 import { benchDb } from "../lib/db.ts";
 import { embeddedDb } from "../lib/embedded.ts";
 import { runExecutorUntil } from "../lib/fairway.ts";
-import { inTurn, type BenchContext, type Scenario } from "../lib/scenario.ts";
+import { inTurn, type BenchContext, type Scenario, type TimedWindow } from "../lib/scenario.ts";
 import { keyTriggers, seedTenants, seedTriggers, setPool, waitUntil } from "../lib/seed.ts";
 import { graphileEnqueue, graphileStart } from "../peers/graphile.ts";
 import { pgbossEnqueue, pgbossStart, PGBOSS_CONFIG } from "../peers/pgboss.ts";
@@ -18,7 +18,12 @@ const CONCURRENCY = 1000;
 
 /** `open`: the machine's Postgres, or Fairway's embedded one (the `npm start` default); `keys`: that
  *  many fairness keys over the tenants (seed.ts, keyTriggers), 0 for none. */
-export async function fairway(n: number, open: (max: number) => Promise<TestDb> = benchDb, keys = 0): Promise<number> {
+export async function fairway(
+  n: number,
+  open: (max: number) => Promise<TestDb> = benchDb,
+  keys = 0,
+  window?: TimedWindow,
+): Promise<number> {
   const tdb = await open(10);
   try {
     const tenants = await seedTenants(tdb.store.db, { prefix: "t", count: TENANTS, maxInFlight: 100_000 }, "noop");
@@ -31,6 +36,7 @@ export async function fairway(n: number, open: (max: number) => Promise<TestDb> 
       handlers: { noop: async () => {} },
       settled: n,
       timeoutMs: 300_000,
+      window,
     });
     return (n / ms) * 1000;
   } finally {

@@ -37,7 +37,8 @@ export interface CitusCluster {
   /** A second database with the extension on every node and the same nodes in its metadata (Citus
    *  keeps its node list per database); its URL on the coordinator. */
   createDatabase(name: string): Promise<string>;
-  /** A new worker node, started and added to the metadata (it holds no shards until a rebalance). */
+  /** A new worker node, started and added to the metadata of every database (it holds no shards until
+   *  a rebalance). */
   addWorker(): Promise<CitusNode>;
   stop(): Promise<void>;
 }
@@ -112,10 +113,17 @@ export async function startCitusCluster(workers = 2, opts: { durable?: boolean }
     const coordinator = await startNode(dir, "coordinator", opts.durable ?? false);
     nodes.push(coordinator);
     await onNode(coordinator.port, `SELECT citus_set_coordinator_host('127.0.0.1', ${coordinator.port})`);
+    // Databases made by createDatabase(): a worker added later joins each of them too.
+    const databases: string[] = [];
     const addWorker = async () => {
       const w = await startNode(dir, `worker${nodes.length}`, opts.durable ?? false);
       nodes.push(w);
       await onNode(coordinator.port, `SELECT citus_add_node('127.0.0.1', ${w.port})`);
+      for (const name of databases) {
+        await onNode(w.port, `CREATE DATABASE "${name}"`);
+        await onNode(w.port, "CREATE EXTENSION citus", name);
+        await onNode(coordinator.port, `SELECT citus_add_node('127.0.0.1', ${w.port})`, name);
+      }
       return w;
     };
     const ws: CitusNode[] = [];
@@ -131,6 +139,7 @@ export async function startCitusCluster(workers = 2, opts: { durable?: boolean }
         }
         await onNode(coordinator.port, `SELECT citus_set_coordinator_host('127.0.0.1', ${coordinator.port})`, name);
         for (const w of ws) await onNode(coordinator.port, `SELECT citus_add_node('127.0.0.1', ${w.port})`, name);
+        databases.push(name);
         return `postgres://postgres@127.0.0.1:${coordinator.port}/${name}`;
       },
       async addWorker() {
@@ -149,11 +158,12 @@ export async function startCitusCluster(workers = 2, opts: { durable?: boolean }
 }
 
 /** The same server as a durable coordinator, without Citus: what a benchmark compares one with. */
-export async function startPlainServer(): Promise<Pick<CitusCluster, "createDatabase" | "stop">> {
+export async function startPlainServer(): Promise<Pick<CitusCluster, "createDatabase" | "stop"> & { dataDir: string }> {
   const dir = ownedTempDir("fairway-plain-");
   try {
     const node = await startNode(dir, "plain", true, false);
     return {
+      dataDir: node.dataDir,
       async createDatabase(name) {
         await onNode(node.port, `CREATE DATABASE "${name}"`);
         return `postgres://postgres@127.0.0.1:${node.port}/${name}`;
