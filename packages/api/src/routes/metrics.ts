@@ -3,12 +3,12 @@
 // process's own histograms and counters where the runtime has them (the Node server's prom-client
 // registry, AppDeps.metricsText).
 import type { MiddlewareHandler } from "hono";
-import { metricsSnapshot, topKeys, type Db } from "@fairway/store";
+import { clusterNodes, isDistributed, metricsSnapshot, topKeys, type Db } from "@fairway/store";
 import type { AppEnv } from "../env.ts";
 import { route } from "../route.ts";
 import { failedCredential, safeEqual } from "../auth.ts";
 import { ApiError } from "../errors.ts";
-import { KEY_SERIES_PER_TENANT, renderKeys, renderSnapshot } from "../metrics-text.ts";
+import { KEY_SERIES_PER_TENANT, renderCluster, renderKeys, renderSnapshot } from "../metrics-text.ts";
 
 const keysOf = (db: Db, tenantIds: string[]) =>
   Promise.all(
@@ -53,6 +53,8 @@ export const fleetMetricsRoutes = [
         ),
         "fleet",
       );
+      // Per worker node, on a Citus cluster's distributed layout only.
+      if (await isDistributed(db)) text += renderCluster(await clusterNodes(db));
       if (metricsText) text += await metricsText();
       return c.text(text, 200, CONTENT_TYPE);
     },

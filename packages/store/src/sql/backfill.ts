@@ -25,7 +25,7 @@ export type BackfillInfo = BackfillRow & { counts: Record<string, number> };
 const shape = rowShape<BackfillRow>(backfills, "b");
 
 const withCounts = sql`coalesce((SELECT json_object_agg(s.status, s.n) FROM
-      (SELECT t.status, count(*)::int AS n FROM triggers t WHERE t.backfill_id = b.id GROUP BY t.status) s), '{}')`;
+      (SELECT t.status, count(*)::int AS n FROM triggers t WHERE t.tenant_id = b.tenant_id AND t.backfill_id = b.id GROUP BY t.status) s), '{}')`;
 
 function infoRows(raw: Record<string, unknown>[]): BackfillInfo[] {
   const rows = shape.rows(raw);

@@ -6,6 +6,7 @@
 import { sql } from "drizzle-orm";
 import { ulid } from "@fairway/core";
 import { query, withDates, type Db } from "../db.ts";
+import { poolCounts } from "./cluster-reads.ts";
 
 /** Counts above this show as "COUNT_CAP+": a count never reads more rows than this. */
 export const COUNT_CAP = 10_000;
@@ -79,18 +80,17 @@ export async function poolOverview(
   db: Db,
   defaults: { concurrency: number; timeoutMs: number; maxAttempts: number },
 ): Promise<PoolOverview[]> {
+  const c = await poolCounts(db, { dueCap: COUNT_CAP });
   const rows = await query<PoolOverview>(
     db,
     sql`
-    WITH types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools)
+    WITH ${c.with} types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools)
     SELECT ty.type, coalesce(p.paused, false) AS paused,
       coalesce(p.concurrency, ${defaults.concurrency})::int AS concurrency,
       coalesce(p.timeout_ms, ${defaults.timeoutMs})::int AS "timeoutMs",
       coalesce(p.max_attempts, ${defaults.maxAttempts})::int AS "maxAttempts",
-      (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.type = ty.type) AS running,
-      (SELECT count(*)::int FROM (SELECT 1 FROM trigger_queue q
-          WHERE q.type = ty.type AND q.next_attempt_at <= now() LIMIT ${COUNT_CAP}) q) AS due
-    FROM types ty LEFT JOIN pools p ON p.type = ty.type
+      ${c.running} AS running, ${c.due} AS due
+    FROM types ty LEFT JOIN pools p ON p.type = ty.type ${c.join}
     ORDER BY ty.type
     LIMIT 200`,
   );
@@ -110,7 +110,7 @@ export async function deadLettersByType(db: Db): Promise<{ rows: DeadLetterCount
     sql`
     WITH d AS (SELECT x.tenant_id, x.trigger_id FROM dead_letters x LIMIT ${COUNT_CAP})
     SELECT t.type, d.tenant_id AS "tenantId", count(*)::int AS count, (SELECT count(*)::int FROM d) AS total
-      FROM d JOIN triggers t ON t.id = d.trigger_id
+      FROM d JOIN triggers t ON t.tenant_id = d.tenant_id AND t.id = d.trigger_id
      GROUP BY t.type, d.tenant_id
      ORDER BY count(*) DESC, t.type, d.tenant_id
      LIMIT 200`,
@@ -136,7 +136,12 @@ export async function listDeadLetterSummaries(
   opts: { tenantId?: string; after: { tenantId: string; triggerId: string } | null; limit: number },
 ): Promise<DeadLetterSummary[]> {
   const conds = [sql`t.status = 'dead'`];
-  if (opts.tenantId) conds.push(sql`d.tenant_id = ${opts.tenantId}`);
+  // The tenant on each table: one tenant's page reads its shard alone on a Citus cluster.
+  if (opts.tenantId) {
+    conds.push(
+      sql`d.tenant_id = ${opts.tenantId} AND t.tenant_id = ${opts.tenantId} AND j.tenant_id = ${opts.tenantId}`,
+    );
+  }
   if (opts.after) {
     conds.push(
       sql`(d.tenant_id > ${opts.after.tenantId} OR (d.tenant_id = ${opts.after.tenantId} AND d.trigger_id < ${opts.after.triggerId}))`,
@@ -148,8 +153,8 @@ export async function listDeadLetterSummaries(
     SELECT t.id, d.tenant_id AS "tenantId", t.job_id AS "jobId", j.name AS "jobName", t.type,
            t.attempt_count AS "attemptCount", t.reason, t.finished_at AS "finishedAt"
       FROM dead_letters d
-      JOIN triggers t ON t.id = d.trigger_id
-      JOIN jobs j ON j.id = t.job_id
+      JOIN triggers t ON t.tenant_id = d.tenant_id AND t.id = d.trigger_id
+      JOIN jobs j ON j.tenant_id = d.tenant_id AND j.id = t.job_id
      WHERE ${sql.join(conds, sql` AND `)}
      ORDER BY d.tenant_id, d.trigger_id DESC
      LIMIT ${opts.limit}`,

@@ -3,6 +3,7 @@
 // so every runtime — the Node server and the Worker — serves the same numbers.
 import { sql } from "drizzle-orm";
 import { jsonColumn, query, type Db } from "../db.ts";
+import { poolCounts } from "./cluster-reads.ts";
 
 interface PoolGauges {
   type: string;
@@ -36,24 +37,21 @@ export async function metricsSnapshot(
   opts: { topTenants: number; tenantId?: string },
 ): Promise<MetricsSnapshot> {
   const live = sql`stopped_at IS NULL AND lost_at IS NULL AND heartbeat_at >= now() - make_interval(secs => heartbeat_timeout_ms / 1000.0)`;
+  const c = await poolCounts(db, { tenantId: opts.tenantId });
   const tenantFilter = opts.tenantId === undefined ? sql`` : sql`AND t.id = ${opts.tenantId}`;
   const [row] = await query<{ pools: unknown; executors: number; dead: number; tenants: unknown }>(
     db,
     sql`
-    WITH types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools),
+    WITH ${c.with} types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools),
     cap AS (
       SELECT p.key AS type, sum((p.value->>'concurrency')::int)::int AS capacity
         FROM executors e CROSS JOIN LATERAL jsonb_each(e.pools) p
        WHERE ${live} GROUP BY 1
     ),
     pool_rows AS (
-      SELECT ty.type, coalesce(p.paused, false) AS paused,
-             (SELECT count(*)::int FROM trigger_queue q WHERE q.type = ty.type AND q.next_attempt_at <= now()
-                ${opts.tenantId === undefined ? sql`` : sql`AND q.tenant_id = ${opts.tenantId}`}) AS due,
-             (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.type = ty.type
-                ${opts.tenantId === undefined ? sql`` : sql`AND r.tenant_id = ${opts.tenantId}`}) AS running,
+      SELECT ty.type, coalesce(p.paused, false) AS paused, ${c.due} AS due, ${c.running} AS running,
              coalesce(c.capacity, 0) AS capacity
-        FROM types ty LEFT JOIN pools p ON p.type = ty.type LEFT JOIN cap c ON c.type = ty.type
+        FROM types ty LEFT JOIN pools p ON p.type = ty.type LEFT JOIN cap c ON c.type = ty.type ${c.join}
     ),
     tenant_rows AS (
       SELECT t.id AS "tenantId", t.max_in_flight AS "maxInFlight",

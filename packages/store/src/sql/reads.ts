@@ -86,7 +86,11 @@ export async function getTrigger(db: Db, tenantId: string, id: string) {
     .from(triggers)
     .where(and(eq(triggers.id, id), eq(triggers.tenantId, tenantId)));
   if (!row) return null;
-  const list = await db.select().from(attempts).where(eq(attempts.triggerId, id)).orderBy(asc(attempts.attempt));
+  const list = await db
+    .select()
+    .from(attempts)
+    .where(and(eq(attempts.triggerId, id), eq(attempts.tenantId, tenantId)))
+    .orderBy(asc(attempts.attempt));
   return { ...row, attempts: list };
 }
 
@@ -102,34 +106,37 @@ export async function listDeadLetters(
   const last = db
     .select({ outcome: attemptLog.outcome, httpStatus: attemptLog.httpStatus, error: attemptLog.error })
     .from(attemptLog)
-    .where(eq(attemptLog.triggerId, triggers.id))
+    .where(and(eq(attemptLog.triggerId, triggers.id), eq(attemptLog.tenantId, tenantId)))
     .orderBy(desc(attemptLog.attempt))
     .limit(1)
     .as("last");
-  return db
-    .select({
-      ...triggerFields,
-      jobName: jobs.name,
-      jobType: jobs.type,
-      lastOutcome: last.outcome,
-      lastHttpStatus: last.httpStatus,
-      lastError: last.error,
-    })
-    .from(deadLetters)
-    .innerJoin(triggers, eq(triggers.id, deadLetters.triggerId))
-    .innerJoin(jobs, eq(jobs.id, triggers.jobId))
-    .leftJoinLateral(last, sql`true`)
-    .where(
-      and(
-        eq(deadLetters.tenantId, tenantId),
-        eq(triggers.tenantId, tenantId),
-        eq(triggers.status, "dead"),
-        opts.jobId ? eq(triggers.jobId, opts.jobId) : undefined,
-        opts.after ? lt(deadLetters.triggerId, opts.after) : undefined,
-      ),
-    )
-    .orderBy(desc(deadLetters.triggerId))
-    .limit(opts.limit);
+  return (
+    db
+      .select({
+        ...triggerFields,
+        jobName: jobs.name,
+        jobType: jobs.type,
+        lastOutcome: last.outcome,
+        lastHttpStatus: last.httpStatus,
+        lastError: last.error,
+      })
+      .from(deadLetters)
+      // Every table named with the tenant: on a Citus cluster the whole read goes to its shard.
+      .innerJoin(triggers, and(eq(triggers.tenantId, deadLetters.tenantId), eq(triggers.id, deadLetters.triggerId)))
+      .innerJoin(jobs, and(eq(jobs.tenantId, tenantId), eq(jobs.id, triggers.jobId)))
+      .leftJoinLateral(last, sql`true`)
+      .where(
+        and(
+          eq(deadLetters.tenantId, tenantId),
+          eq(triggers.tenantId, tenantId),
+          eq(triggers.status, "dead"),
+          opts.jobId ? eq(triggers.jobId, opts.jobId) : undefined,
+          opts.after ? lt(deadLetters.triggerId, opts.after) : undefined,
+        ),
+      )
+      .orderBy(desc(deadLetters.triggerId))
+      .limit(opts.limit)
+  );
 }
 
 export interface TenantUsage {
