@@ -235,6 +235,8 @@ export async function activityWindow(
   // A ULID of that instant with the lowest random part: every id created since sorts at or above it.
   const lowId = `trg_${ulid(since.getTime()).slice(0, 10)}0000000000000000`;
   const tenant = opts.tenantId ? sql`AND tenant_id = ${opts.tenantId}` : sql``;
+  // One tenant's read names it on each table: on a Citus cluster it goes to its shard alone.
+  const logTenant = opts.tenantId ? sql`AND l.tenant_id = ${opts.tenantId}` : sql``;
   const rows = await query<{
     tenantId: string | null;
     minute: string | number | null;
@@ -259,7 +261,7 @@ export async function activityWindow(
       UNION ALL
       SELECT r.tenant_id, l.started_at, l.duration_ms, l.outcome = 'success', l.attempt,
              CASE WHEN r.kind = 'scheduled' AND l.attempt = 1 THEN l.started_at - r.scheduled_for END
-        FROM recent r JOIN attempt_log l ON l.trigger_id = r.id
+        FROM recent r JOIN attempt_log l ON l.tenant_id = r.tenant_id AND l.trigger_id = r.id ${logTenant}
     ), w AS (SELECT * FROM a WHERE started_at >= ${since.toISOString()}::timestamptz)
     SELECT tenant_id AS "tenantId", NULL AS minute, count(*)::int AS attempts, count(*) FILTER (WHERE NOT ok)::int AS failures,
            count(*) FILTER (WHERE attempt > 1)::int AS retries,
