@@ -254,7 +254,10 @@ describe("the reads on the distributed layout", () => {
     expect(fleet).toMatchObject({ pools: [{ type: "work", due: 4, running: 2 }], deadLetters: 2, executors: 0 });
     expect(fleet.tenants.map((t) => t.tenantId).sort()).toEqual(["acme", "globex", "initech"]);
     const own = await store.metricsSnapshot(db, { topTenants: 1, tenantId: "acme" });
-    expect(own).toMatchObject({ pools: [{ type: "work", due: 2, running: 1 }], tenants: [{ tenantId: "acme", dead: 1 }] });
+    expect(own).toMatchObject({
+      pools: [{ type: "work", due: 2, running: 1 }],
+      tenants: [{ tenantId: "acme", dead: 1 }],
+    });
   });
 
   it("sends each read of one tenant to its shard alone", async () => {
@@ -286,6 +289,7 @@ describe("the reads on the distributed layout", () => {
       ["listChannels", () => listChannels(db, "acme", null, 10)],
       ["listNotifications", () => listNotifications(db, "acme", { before: null, limit: 10 })],
       ["listSecrets", () => store.listSecrets(db, "acme")],
+      ["metricsSnapshot", () => store.metricsSnapshot(db, { topTenants: 1, tenantId: "acme" })],
     ];
     const multi: string[] = [];
     for (const [name, read] of reads) {

@@ -9,23 +9,24 @@ import { query, type Db } from "../db.ts";
 /** The parts of a per-pool read (a row per type, `ty.type`) that count its running and queued work:
  *  `with` goes first in its WITH list, `join` after its FROM, and `running`, `due`, `pending` are the
  *  columns. On one PostgreSQL each count is a subquery per type (the queue's type index, `due` capped
- *  at `dueCap` rows when given). Citus cannot correlate a shard's rows with a type, so on the layout
- *  the counts are one grouped read of each table, run on every shard in parallel, joined by type
- *  (`due` then shows at most `dueCap`). `tenantId` narrows every count to one tenant. */
+ *  at `dueCap` rows when given). `tenantId` narrows every count to one tenant: each subquery names it,
+ *  so on the layout the read goes to the tenant's shard. Across tenants Citus cannot correlate a
+ *  shard's rows with a type, so on the layout the counts are one grouped read of each table, run on
+ *  every shard in parallel, joined by type (`due` then shows at most `dueCap`). */
 export async function poolCounts(
   db: Db,
   opts: { tenantId?: string; dueCap?: number } = {},
 ): Promise<{ with: SQL; join: SQL; running: SQL; due: SQL; pending: SQL }> {
   const only = (alias: string) =>
     opts.tenantId === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${opts.tenantId}`;
-  if (await isDistributed(db)) {
+  if (opts.tenantId === undefined && (await isDistributed(db))) {
     return {
       with: sql`pool_counts AS (
         SELECT coalesce(r.type, q.type) AS type, coalesce(r.running, 0)::int AS running,
                coalesce(q.due, 0)::int AS due, coalesce(q.pending, 0)::int AS pending
-          FROM (SELECT r.type, sum(r.running) AS running FROM tenant_pools r WHERE true ${only("r")} GROUP BY r.type) r
+          FROM (SELECT r.type, sum(r.running) AS running FROM tenant_pools r GROUP BY r.type) r
           FULL JOIN (SELECT q.type, count(*) FILTER (WHERE q.next_attempt_at <= now()) AS due, count(*) AS pending
-                       FROM trigger_queue q WHERE true ${only("q")} GROUP BY q.type) q ON q.type = r.type
+                       FROM trigger_queue q GROUP BY q.type) q ON q.type = r.type
       ),`,
       join: sql`LEFT JOIN pool_counts pc ON pc.type = ty.type`,
       running: sql`coalesce(pc.running, 0)`,
