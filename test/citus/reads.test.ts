@@ -351,13 +351,28 @@ describe("the server's GET routes and dashboard pages on the distributed layout"
     s = store.connectPostgres(url);
     await seedPool(s.db, "work");
     seeded = await seedTenantData(s.db, "acme");
-    const res = await fetch(`${server.url}/v1/admin/tenants/acme/keys`, {
+    apiKey = await issueKey("acme");
+    // A tenant on each worker, for the outage below.
+    for (let i = 0; !(byNode.has(cluster.workers[0]!.port) && byNode.has(cluster.workers[1]!.port)); i++) {
+      const id = `node-${i}`;
+      await seedTenant(s.db, id);
+      const [{ port }] = await query<{ port: number }>(
+        s.db,
+        sql`SELECT nodeport AS port FROM citus_shards
+             WHERE shardid = get_shard_id_for_distribution_column('tenants', ${id}::text)`,
+      );
+      if (!byNode.has(port)) byNode.set(port, { id, key: await issueKey(id) });
+    }
+  }, 120_000);
+  const byNode = new Map<number, { id: string; key: string }>();
+  const issueKey = async (tenant: string) => {
+    const res = await fetch(`${server.url}/v1/admin/tenants/${tenant}/keys`, {
       method: "POST",
       headers: { authorization: `Bearer ${server.adminToken}` },
     });
     expect(res.status, await res.clone().text()).toBe(201);
-    apiKey = ((await res.json()) as { key: string }).key;
-  }, 120_000);
+    return ((await res.json()) as { key: string }).key;
+  };
   afterAll(async () => {
     await s?.close();
     await server?.stop();
@@ -407,7 +422,8 @@ describe("the server's GET routes and dashboard pages on the distributed layout"
     }
   });
 
-  it("serves the dashboard's pages", async () => {
+  /** The operator's session cookie, signed in through the login form. */
+  const signIn = async () => {
     const login = await fetch(`${server.url}/dashboard/login`, {
       method: "POST",
       redirect: "manual",
@@ -415,7 +431,11 @@ describe("the server's GET routes and dashboard pages on the distributed layout"
       body: new URLSearchParams({ token: server.adminToken }),
     });
     expect(login.status).toBe(303);
-    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    return login.headers.get("set-cookie")!.split(";")[0]!;
+  };
+
+  it("serves the dashboard's pages", async () => {
+    const cookie = await signIn();
     const page = async (path: string) => {
       const res = await fetch(`${server.url}/dashboard${path}`, { headers: { cookie }, redirect: "manual" });
       const html = await res.text();
@@ -447,4 +467,40 @@ describe("the server's GET routes and dashboard pages on the distributed layout"
     ])
       await page(path);
   });
+
+  // Last: it stops a worker.
+  it("says which worker is down, in /metrics and on the overview, and shows it up again", async () => {
+    const stopped = cluster.workers[1]!;
+    const node = `127.0.0.1:${stopped.port}`;
+    const cookie = await signIn();
+    stopped.stop();
+    try {
+      const metrics = await get("/metrics", server.adminToken);
+      const text = await metrics.text();
+      expect(metrics.status, text).toBe(200);
+      expect(text).toContain(`fairway_cluster_node_up{node="${node}"} 0`);
+      expect(text).toMatch(new RegExp(`fairway_cluster_node_shards\\{node="${node}"\\} [1-9]`));
+      expect(text).not.toContain(`fairway_cluster_node_tenants{node="${node}"}`);
+      const overview = await fetch(`${server.url}/dashboard/admin`, { headers: { cookie } });
+      const html = await overview.text();
+      expect(overview.status, html.slice(0, 500)).toBe(200);
+      expect(html).toContain("A worker node is down");
+      expect(html).toMatch(new RegExp(`${node}[\\s\\S]*?down`));
+      // A tenant on the other node reads on; one on the stopped node does not.
+      const up = byNode.get(cluster.workers[0]!.port)!;
+      const down = byNode.get(stopped.port)!;
+      for (const path of ["/v1/jobs", "/v1/quota", "/v1/dead-letters", "/v1/keys", "/v1/metrics"])
+        expect((await get(path, up.key)).status, path).toBe(200);
+      const tenantPage = await fetch(`${server.url}/dashboard/admin/t/${up.id}/jobs`, { headers: { cookie } });
+      expect(tenantPage.status).toBe(200);
+      expect((await get("/v1/jobs", down.key)).status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await stopped.start();
+    }
+    const back = await until(
+      async () => (await get("/metrics", server.adminToken)).text(),
+      (text) => text.includes(`fairway_cluster_node_up{node="${node}"} 1`),
+    );
+    expect(back).toContain("fairway_dead_letters 1");
+  }, 120_000);
 });

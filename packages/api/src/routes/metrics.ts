@@ -44,17 +44,24 @@ export const fleetMetricsRoutes = [
     ok: { status: 200, description: "Text exposition format", text: "text/plain" },
     handler: async (c) => {
       const { db, metricsTopTenants, metricsText } = c.var.deps;
-      const snapshot = await metricsSnapshot(db, { topTenants: metricsTopTenants });
-      let text = renderSnapshot(snapshot, "fleet");
-      text += renderKeys(
-        await keysOf(
-          db,
-          snapshot.tenants.map((t) => t.tenantId),
-        ),
-        "fleet",
-      );
-      // Per worker node, on a Citus cluster's distributed layout only.
-      if (await isDistributed(db)) text += renderCluster(await clusterNodes(db));
+      // On a Citus cluster the fleet's gauges read every node: with one down they are left out, and
+      // the per-node series (read node by node) say which is down.
+      const nodes = (await isDistributed(db)) ? await clusterNodes(db) : null;
+      let text = "";
+      try {
+        const snapshot = await metricsSnapshot(db, { topTenants: metricsTopTenants });
+        text += renderSnapshot(snapshot, "fleet");
+        text += renderKeys(
+          await keysOf(
+            db,
+            snapshot.tenants.map((t) => t.tenantId),
+          ),
+          "fleet",
+        );
+      } catch (err) {
+        if (!nodes?.some((n) => !n.up)) throw err;
+      }
+      if (nodes) text += renderCluster(nodes);
       if (metricsText) text += await metricsText();
       return c.text(text, 200, CONTENT_TYPE);
     },
