@@ -390,6 +390,8 @@ describe("the server's GET routes and dashboard pages on the distributed layout"
       "/v1/admin/executors",
       "/v1/admin/tenants/acme/fairness-keys",
       "/v1/admin/tenants/acme/key-defaults",
+      "/v1/admin/tenants/acme/signing-secret",
+      "/v1/admin/pools/work",
     ]) {
       const res = await get(path, server.adminToken);
       expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
@@ -415,6 +417,7 @@ describe("the server's GET routes and dashboard pages on the distributed layout"
       "/v1/notification-channels",
       "/v1/notifications",
       `/v1/jobs/${seeded.cronId}/backfills`,
+      `/v1/backfills/${seeded.backfillId}`,
       "/v1/metrics",
     ]) {
       const res = await get(path, apiKey);
@@ -455,9 +458,17 @@ describe("the server's GET routes and dashboard pages on the distributed layout"
       "/admin/tenants/acme",
       "/admin/live/tenants",
       "/admin/live/pools",
+      "/admin/live/executors",
       `${t}/jobs`,
       `${t}/jobs/${seeded.keyedJob}`,
       `${t}/jobs/${seeded.cronId}`,
+      `${t}/jobs/${seeded.cronId}/edit`,
+      `${t}/jobs/${seeded.keyedJob}/live/triggers`,
+      `${t}/jobs/new`,
+      `${t}/triggers/${seeded.dead}/live`,
+      `${t}/keys/live`,
+      `${t}/notifications/live`,
+      `${t}/live/usage`,
       `${t}/triggers/${seeded.dead}`,
       `${t}/dead-letters`,
       `${t}/keys`,
