@@ -6,6 +6,13 @@ import { sql, type SQL } from "drizzle-orm";
 import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
 
+/** `AND <alias>.tenant_id = $tenant`, or nothing without a tenant: a read of one tenant names it on
+ *  each distributed table, so on a Citus cluster it goes to the tenant's shard alone (Citus prunes
+ *  by the constant, not through joins). */
+export function andTenant(alias: string, tenantId: string | undefined): SQL {
+  return tenantId === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${tenantId}`;
+}
+
 /** The parts of a per-pool read (a row per type, `ty.type`) that count its running and queued work:
  *  `with` goes first in its WITH list, `join` after its FROM, and `running`, `due`, `pending` are the
  *  columns. On one PostgreSQL each count is a subquery per type (the queue's type index, `due` capped
@@ -17,8 +24,7 @@ export async function poolCounts(
   db: Db,
   opts: { tenantId?: string; dueCap?: number } = {},
 ): Promise<{ with: SQL; join: SQL; running: SQL; due: SQL; pending: SQL }> {
-  const only = (alias: string) =>
-    opts.tenantId === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${opts.tenantId}`;
+  const only = (alias: string) => andTenant(alias, opts.tenantId);
   if (opts.tenantId === undefined && (await isDistributed(db))) {
     return {
       with: sql`pool_counts AS (
@@ -68,9 +74,9 @@ const NODE_COUNTS = [
   ["tenant_pools", "coalesce(sum(running), 0)"],
 ] as const;
 
-/** Each worker node of the layout: whether it answers, the shard groups placed on it (the
- *  coordinator's metadata) and, when it answers, its tenants and their queued and running work: one
- *  query sent to that node alone, over its own shards. */
+/** Each worker node of the layout (and the coordinator, when it holds shards): whether it answers, the
+ *  shard groups placed on it (the coordinator's metadata) and, when it answers, its tenants and their
+ *  queued and running work: one query sent to that node alone, over its own shards. */
 export async function clusterNodes(db: Db): Promise<ClusterNode[]> {
   const placements = await query<{ host: string; port: number; rel: string | null; shards: string[] | null }>(
     db,
@@ -81,7 +87,7 @@ export async function clusterNodes(db: Db): Promise<ClusterNode[]> {
       LEFT JOIN pg_dist_placement p ON p.groupid = n.groupid
       LEFT JOIN pg_dist_shard s ON s.shardid = p.shardid
             AND s.logicalrelid IN ('tenants'::regclass, 'trigger_queue'::regclass, 'tenant_pools'::regclass)
-     WHERE n.noderole = 'primary' AND n.isactive AND n.groupid <> 0
+     WHERE n.noderole = 'primary' AND n.isactive AND (n.groupid <> 0 OR n.shouldhaveshards)
      GROUP BY 1, 2, 3
      ORDER BY 1, 2, 3`,
   );

@@ -5,6 +5,7 @@
 // settle pays anything for it.
 import { sql } from "drizzle-orm";
 import { query, withDates, type Db } from "../db.ts";
+import { andTenant } from "./cluster-reads.ts";
 import { COUNT_CAP } from "./dashboard-reads.ts";
 
 /** What the latest fire that was tried came to: succeeded; dead_lettered (retries spent); unknown
@@ -69,7 +70,7 @@ export async function deadLetterGroups(
 ): Promise<{ groups: DeadLetterGroup[]; capped: boolean }> {
   // Joined on the tenant too (a colocated join on a Citus cluster); one tenant's read names it on every
   // table, so it goes to its shard alone.
-  const only = (alias: string) => (opts.tenantId ? sql`AND ${sql.raw(alias)}.tenant_id = ${opts.tenantId}` : sql``);
+  const only = (alias: string) => andTenant(alias, opts.tenantId || undefined);
   const rows = await query<DeadLetterGroup & { scanned: number }>(
     db,
     sql`
