@@ -396,6 +396,16 @@ describe("the server's GET routes and dashboard pages on the distributed layout"
       const res = await get(path, server.adminToken);
       expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
     }
+    // A pool with an in-process handler, so the stats count its due work too.
+    await s.db.execute(sql`UPDATE pools SET handler_seen_at = now() WHERE type = 'work'`);
+    const stats = (await (await get("/v1/admin/stats", server.adminToken)).json()) as {
+      tenants: Array<{ tenantId: string; dead: number }>;
+      pools: Array<{ type: string; due: number; running: number }>;
+      handlerPools: Array<{ type: string; due: number }>;
+    };
+    expect(stats.tenants.find((t) => t.tenantId === "acme")).toMatchObject({ dead: 1 });
+    expect(stats.pools.find((p) => p.type === "work")).toMatchObject({ due: 2, running: 1 });
+    expect(stats.handlerPools).toMatchObject([{ type: "work", due: 2 }]);
     const metrics = await (await get("/metrics", server.adminToken)).text();
     for (const w of cluster.workers) expect(metrics).toContain(`fairway_cluster_node_up{node="127.0.0.1:${w.port}"} 1`);
     expect(metrics).toMatch(/fairway_cluster_node_shards\{node="[^"]+"\} [1-9]/);
