@@ -39,6 +39,9 @@ describe("dashboard in a real browser: operations and notifications", () => {
       () => acme.jobs.triggers(job.id),
       (p) => p.data[0]?.status === "succeeded",
     );
+    // One PostgreSQL: the overview has no Cluster section.
+    await page.goto(`${server.url}/dashboard/admin`);
+    await expect(page.locator("#cluster-heading").count()).resolves.toBe(0);
     await page.goto(`${server.url}/dashboard/admin/pools`);
     await expect(page.locator("tr", { hasText: "webhook" }).textContent()).resolves.toContain("50");
     await page.goto(`${server.url}/dashboard/admin/activity`);

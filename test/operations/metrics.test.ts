@@ -133,6 +133,8 @@ it("scrapes with a token only; buckets, counters, gauges, tenant view and the at
   expect(m.get("fairway_notifications_total")?.type).toBe("COUNTER");
   expect(histogram(m, "fairway_claim_duration_seconds").count).toBeGreaterThan(0);
   expect(samples(m, "fairway_executors")[0].value).toBe("1");
+  // One PostgreSQL: no cluster, no per-node series.
+  expect([...m.keys()].filter((name) => name.startsWith("fairway_cluster_"))).toEqual([]);
   expect(samples(m, "fairway_pool_paused", { pool: "lagged" })[0].value).toBe("0");
   expect(Number(samples(m, "fairway_pool_capacity", { pool: "slow" })[0].value)).toBeGreaterThan(0);
   expect(samples(m, "fairway_pool_saturation", { pool: "slow" })[0].value).toBe("0"); // nothing running

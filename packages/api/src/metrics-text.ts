@@ -2,7 +2,7 @@
 // are escaped; labels are pool types, tenant ids and fairness keys only, never a job or trigger id;
 // per-tenant series are kept to the busiest N tenants, and per-key series to each one's top
 // KEY_SERIES_PER_TENANT keys by worker time (bounded cardinality however many keys there are).
-import type { KeyInfo, MetricsSnapshot } from "@fairway/store";
+import type { ClusterNode, KeyInfo, MetricsSnapshot } from "@fairway/store";
 
 const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 
@@ -137,6 +137,43 @@ export function renderKeys(tenants: Array<{ tenantId: string; keys: KeyInfo[] }>
     "fairway_key_max_in_flight",
     `The in-flight cap in force (-1: none), of ${which}.`,
     each((k) => k.policy.maxInFlight ?? -1),
+  );
+  return m.toString();
+}
+
+/** Per worker node of a Citus cluster (docs/scaling.md, "Operations"), labelled by host:port. A node
+ *  that does not answer shows up 0 with its shard groups, and no tenant or work series. */
+export function renderCluster(nodes: ClusterNode[]): string {
+  const m = new TextMetrics();
+  const each = (pick: (n: ClusterNode) => number | null): Array<[Labels, number]> =>
+    nodes.flatMap((n): Array<[Labels, number]> => {
+      const v = pick(n);
+      return v === null ? [] : [[{ node: n.node }, v]];
+    });
+  m.gauge(
+    "fairway_cluster_node_up",
+    "1 while the coordinator reaches the worker node.",
+    each((n) => (n.up ? 1 : 0)),
+  );
+  m.gauge(
+    "fairway_cluster_node_shards",
+    "Shard groups placed on the worker node (each holds its tenants' rows of every table).",
+    each((n) => n.shards),
+  );
+  m.gauge(
+    "fairway_cluster_node_tenants",
+    "Tenants whose shard group is on the worker node.",
+    each((n) => n.tenants),
+  );
+  m.gauge(
+    "fairway_cluster_node_triggers_queued",
+    "Pending triggers of the worker node's tenants.",
+    each((n) => n.queued),
+  );
+  m.gauge(
+    "fairway_cluster_node_triggers_running",
+    "Running triggers of the worker node's tenants.",
+    each((n) => n.running),
   );
   return m.toString();
 }

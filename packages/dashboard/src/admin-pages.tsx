@@ -16,6 +16,7 @@ import {
 } from "@fairway/store";
 import { activityPage } from "./activity-page.tsx";
 import { BarChart } from "./charts.tsx";
+import { ClusterSection, clusterOf } from "./cluster-section.tsx";
 import { DeadLetterGroups } from "./dead-letter-groups.tsx";
 import type { DashEnv } from "./deps.ts";
 import { DashboardError, notFound, refusalOf } from "./errors.ts";
@@ -46,10 +47,28 @@ function flashOf(c: Context): { kind: "ok"; text: string } | null {
 adminPages.get("/", async (c) => {
   const after = c.req.query("after")?.slice(0, 100) ?? null;
   const d = c.var.dash;
-  const [rows, activity] = await Promise.all([
-    tenantOverview(d.db, { after, limit: PAGE_SIZE + 1 }),
-    activityWindow(d.db, { windowMs: SHARE_WINDOW_MIN * 60_000, nowMs: d.now() }),
-  ]);
+  const nodes = await clusterOf(d.db);
+  let figures: [TenantOverview[], Awaited<ReturnType<typeof activityWindow>>];
+  try {
+    figures = await Promise.all([
+      tenantOverview(d.db, { after, limit: PAGE_SIZE + 1 }),
+      activityWindow(d.db, { windowMs: SHARE_WINDOW_MIN * 60_000, nowMs: d.now() }),
+    ]);
+  } catch (err) {
+    // On a Citus cluster these read every node: with one down, the page shows which instead.
+    if (!nodes?.some((n) => !n.up)) throw err;
+    return c.html(
+      <Page title="Tenants" scope={c.var.scope} nav={adminNav()} current="/dashboard/admin">
+        <h1>Tenants</h1>
+        <p class="card empty" role="alert">
+          A worker node is down: the tenants' figures read every node and show again once it answers. Its tenants' jobs
+          wait meanwhile; the other nodes' tenants go on.
+        </p>
+        <ClusterSection nodes={nodes} />
+      </Page>,
+    );
+  }
+  const [rows, activity] = figures;
   const total = activity.workerMs.reduce((s, x) => s + x.ms, 0);
   const bars = activity.workerMs
     .slice(0, 15)
@@ -64,6 +83,7 @@ adminPages.get("/", async (c) => {
       <div data-live={live} data-every="3000">
         <TenantTable rows={rows} after={after} />
       </div>
+      <ClusterSection nodes={nodes} />
       <h2>Share of worker time, last {SHARE_WINDOW_MIN} minutes</h2>
       <BarChart
         title={`Share of worker time by tenant, last ${SHARE_WINDOW_MIN} minutes`}

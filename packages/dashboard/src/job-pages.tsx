@@ -35,6 +35,7 @@ jobPages.get("/jobs", async (c) => {
   const jobs = rows.slice(0, PAGE_SIZE);
   const last = await lastRuns(
     c.var.dash.db,
+    c.var.tenantId,
     jobs.map((j) => j.id),
   );
   const keep = new URLSearchParams({

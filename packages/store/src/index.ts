@@ -2,6 +2,7 @@
 // the migrator lives in "@fairway/store/node".
 export { connectPostgres, query, sql, type Db, type Store } from "./db.ts";
 export { isDistributed } from "./citus.ts";
+export { clusterNodes, type ClusterNode } from "./sql/cluster-reads.ts";
 export {
   claim,
   claimReport,

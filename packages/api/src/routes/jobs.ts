@@ -85,6 +85,7 @@ export const jobRoutes = [
       // The page's last outcomes: one index probe per job, not a join of every job's history.
       const last = await lastRuns(
         c.var.deps.db,
+        c.var.tenant.id,
         rows.map((j) => j.id),
       );
       return c.json(page(rows, q.limit, (j) => jobJson(j, { lastRun: last.get(j.id) ?? null })));
@@ -100,7 +101,7 @@ export const jobRoutes = [
     handler: async (c) => {
       const job = await getJob(c.var.deps.db, c.var.tenant.id, c.req.param("id"));
       if (!job) throw notFound("job");
-      const last = await lastRuns(c.var.deps.db, [job.id]);
+      const last = await lastRuns(c.var.deps.db, c.var.tenant.id, [job.id]);
       return c.json(jobJson(job, { upcoming: 5, lastRun: last.get(job.id) ?? null }));
     },
   }),

@@ -3,12 +3,12 @@
 // process's own histograms and counters where the runtime has them (the Node server's prom-client
 // registry, AppDeps.metricsText).
 import type { MiddlewareHandler } from "hono";
-import { metricsSnapshot, topKeys, type Db } from "@fairway/store";
+import { clusterNodes, isDistributed, metricsSnapshot, topKeys, type Db } from "@fairway/store";
 import type { AppEnv } from "../env.ts";
 import { route } from "../route.ts";
 import { failedCredential, safeEqual } from "../auth.ts";
 import { ApiError } from "../errors.ts";
-import { KEY_SERIES_PER_TENANT, renderKeys, renderSnapshot } from "../metrics-text.ts";
+import { KEY_SERIES_PER_TENANT, renderCluster, renderKeys, renderSnapshot } from "../metrics-text.ts";
 
 const keysOf = (db: Db, tenantIds: string[]) =>
   Promise.all(
@@ -44,15 +44,24 @@ export const fleetMetricsRoutes = [
     ok: { status: 200, description: "Text exposition format", text: "text/plain" },
     handler: async (c) => {
       const { db, metricsTopTenants, metricsText } = c.var.deps;
-      const snapshot = await metricsSnapshot(db, { topTenants: metricsTopTenants });
-      let text = renderSnapshot(snapshot, "fleet");
-      text += renderKeys(
-        await keysOf(
-          db,
-          snapshot.tenants.map((t) => t.tenantId),
-        ),
-        "fleet",
-      );
+      // On a Citus cluster the fleet's gauges read every node: with one down they are left out, and
+      // the per-node series (read node by node) say which is down.
+      const nodes = (await isDistributed(db)) ? await clusterNodes(db) : null;
+      let text = "";
+      try {
+        const snapshot = await metricsSnapshot(db, { topTenants: metricsTopTenants });
+        text += renderSnapshot(snapshot, "fleet");
+        text += renderKeys(
+          await keysOf(
+            db,
+            snapshot.tenants.map((t) => t.tenantId),
+          ),
+          "fleet",
+        );
+      } catch (err) {
+        if (!nodes?.some((n) => !n.up)) throw err;
+      }
+      if (nodes) text += renderCluster(nodes);
       if (metricsText) text += await metricsText();
       return c.text(text, 200, CONTENT_TYPE);
     },

@@ -7,6 +7,7 @@
 // come from the sample. Figures belong to the bucket their trigger was created in (about its fire).
 import { sql } from "drizzle-orm";
 import { ulid } from "@fairway/core";
+import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
 
 interface ActivityBucket {
@@ -54,6 +55,27 @@ export async function activitySeries(
   const tenant = opts.tenantId === undefined ? sql`` : sql`AND s.tenant_id = ${opts.tenantId}`;
   const key = opts.key === undefined ? sql`` : sql`AND s.key = ${opts.key}`;
   const group = opts.tenantId === undefined ? sql`f.tenant_id` : sql`coalesce(f.key, '')`;
+  const columns = sql`id, tenant_id, key, kind, status, scheduled_for, ok_started_at, ok_duration_ms, created_at`;
+  const distributed = await isDistributed(db);
+  // Each bucket's first triggers. On a Citus cluster one tenant's are sampled on its shard (the whole
+  // read goes there); across tenants a lateral scan cannot be pushed to the shards, so each bucket is
+  // a read of its own, the first perBucket of every shard merged on the coordinator.
+  const sample =
+    !distributed || opts.tenantId !== undefined
+      ? sql`SELECT b.i, b.start, t.* FROM b CROSS JOIN LATERAL (
+          SELECT ${columns} FROM triggers
+           WHERE id >= b.lo AND id < b.hi ${distributed ? sql`AND tenant_id = ${opts.tenantId}` : sql``}
+           ORDER BY id LIMIT ${opts.perBucket}) t`
+      : sql.join(
+          starts.map(
+            (start, k) =>
+              sql`(SELECT ${k + 1}::int AS i, ${start}::float8 AS start, ${columns} FROM triggers
+                    WHERE id >= ${lowId(start)} AND id < ${lowId(start + opts.bucketMs)}
+                    ORDER BY id LIMIT ${opts.perBucket})`,
+          ),
+          sql` UNION ALL `,
+        );
+  const logTenant = opts.tenantId === undefined ? sql`` : sql`AND l.tenant_id = ${opts.tenantId}`;
   const rows = await query<{
     i: number | null;
     name: string | null;
@@ -70,12 +92,7 @@ export async function activitySeries(
     sql`
     WITH b AS (
       SELECT * FROM jsonb_to_recordset(${bucketList}::jsonb) AS x(i int, lo text, hi text, start float8)
-    ), s AS (
-      SELECT b.i, b.start, t.* FROM b CROSS JOIN LATERAL (
-        SELECT id, tenant_id, key, kind, status, scheduled_for, ok_started_at, ok_duration_ms, created_at
-          FROM triggers WHERE id >= b.lo AND id < b.hi ORDER BY id LIMIT ${opts.perBucket}
-      ) t
-    ), w AS (
+    ), s AS (${sample}), w AS (
       -- A full sample covers [bucket start, its last trigger's creation): scale by span / covered.
       SELECT i, count(*) >= ${opts.perBucket} AS estimated,
              CASE WHEN count(*) >= ${opts.perBucket}
@@ -92,7 +109,7 @@ export async function activitySeries(
       UNION ALL
       SELECT f.i, ${group}, f.w, l.duration_ms, l.outcome = 'success',
              CASE WHEN f.kind = 'scheduled' AND l.attempt = 1 THEN extract(epoch FROM l.started_at - f.scheduled_for) * 1000 END
-        FROM f JOIN attempt_log l ON l.trigger_id = f.id
+        FROM f JOIN attempt_log l ON l.tenant_id = f.tenant_id AND l.trigger_id = f.id ${logTenant}
     ), dead_b AS (
       SELECT f.i, sum(f.w)::float8 AS dead FROM f WHERE f.status = 'dead' GROUP BY f.i
     ), dead_g AS (

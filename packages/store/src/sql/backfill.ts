@@ -24,8 +24,10 @@ export type BackfillInfo = BackfillRow & { counts: Record<string, number> };
 
 const shape = rowShape<BackfillRow>(backfills, "b");
 
-const withCounts = sql`coalesce((SELECT json_object_agg(s.status, s.n) FROM
-      (SELECT t.status, count(*)::int AS n FROM triggers t WHERE t.backfill_id = b.id GROUP BY t.status) s), '{}')`;
+/** A backfill's triggers counted by status, of tenant `tenantId`: named, the read goes to the tenant's
+ *  shard alone on a Citus cluster. */
+const withCounts = (tenantId: string) => sql`coalesce((SELECT json_object_agg(s.status, s.n) FROM
+      (SELECT t.status, count(*)::int AS n FROM triggers t WHERE t.tenant_id = ${tenantId} AND t.backfill_id = b.id GROUP BY t.status) s), '{}')`;
 
 function infoRows(raw: Record<string, unknown>[]): BackfillInfo[] {
   const rows = shape.rows(raw);
@@ -93,7 +95,7 @@ export async function createBackfill(db: Db, b: NewBackfill): Promise<BackfillIn
 export async function getBackfill(db: Db, tenantId: string, id: string): Promise<BackfillInfo | null> {
   const raw = await query(
     db,
-    sql`SELECT ${shape.list}, ${withCounts} AS counts FROM backfills b WHERE b.id = ${id} AND b.tenant_id = ${tenantId}`,
+    sql`SELECT ${shape.list}, ${withCounts(tenantId)} AS counts FROM backfills b WHERE b.id = ${id} AND b.tenant_id = ${tenantId}`,
   );
   return infoRows(raw)[0] ?? null;
 }
@@ -108,7 +110,7 @@ export async function listBackfills(
 ): Promise<BackfillInfo[]> {
   const raw = await query(
     db,
-    sql`SELECT ${shape.list}, ${withCounts} AS counts FROM backfills b
+    sql`SELECT ${shape.list}, ${withCounts(tenantId)} AS counts FROM backfills b
          WHERE b.job_id = ${jobId} AND b.tenant_id = ${tenantId} AND (${after}::text IS NULL OR b.id < ${after})
          ORDER BY b.id DESC LIMIT ${limit}`,
   );

@@ -6,6 +6,7 @@
 import { sql } from "drizzle-orm";
 import { ulid } from "@fairway/core";
 import { query, withDates, type Db } from "../db.ts";
+import { poolCounts } from "./cluster-reads.ts";
 
 /** Counts above this show as "COUNT_CAP+": a count never reads more rows than this. */
 export const COUNT_CAP = 10_000;
@@ -45,17 +46,19 @@ export async function tenantOverview(
     : opts.after
       ? sql`WHERE t.id > ${opts.after}`
       : sql``;
+  // One tenant's figures name it in each subquery: on a Citus cluster the read goes to its shard alone.
+  const tenant = opts.ids?.length === 1 ? sql`${opts.ids[0]}` : sql`t.id`;
   return query<TenantOverview>(
     db,
     sql`
     SELECT t.id, t.name, t.status, t.max_in_flight AS "maxInFlight", t.weight, t.rate_per_second AS "ratePerSecond",
       t.burst, t.max_jobs AS "maxJobs", t.max_payload_bytes AS "maxPayloadBytes",
-      (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.tenant_id = t.id) AS running,
+      (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.tenant_id = ${tenant}) AS running,
       (SELECT count(*)::int FROM (SELECT 1 FROM trigger_queue d
-          WHERE d.tenant_id = t.id AND d.next_attempt_at <= now() LIMIT ${COUNT_CAP}) d) AS due,
-      (SELECT count(*)::int FROM (SELECT 1 FROM dead_letters x WHERE x.tenant_id = t.id LIMIT ${COUNT_CAP}) x) AS dead,
+          WHERE d.tenant_id = ${tenant} AND d.next_attempt_at <= now() LIMIT ${COUNT_CAP}) d) AS due,
+      (SELECT count(*)::int FROM (SELECT 1 FROM dead_letters x WHERE x.tenant_id = ${tenant} LIMIT ${COUNT_CAP}) x) AS dead,
       (SELECT (extract(epoch FROM now() - min(o.next_attempt_at)) * 1000)::int FROM trigger_queue o
-        WHERE o.tenant_id = t.id AND o.next_attempt_at <= now()) AS "oldestDueLagMs"
+        WHERE o.tenant_id = ${tenant} AND o.next_attempt_at <= now()) AS "oldestDueLagMs"
     FROM tenants t ${where}
     ORDER BY t.id
     LIMIT ${opts.limit}`,
@@ -79,18 +82,17 @@ export async function poolOverview(
   db: Db,
   defaults: { concurrency: number; timeoutMs: number; maxAttempts: number },
 ): Promise<PoolOverview[]> {
+  const c = await poolCounts(db, { dueCap: COUNT_CAP });
   const rows = await query<PoolOverview>(
     db,
     sql`
-    WITH types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools)
+    WITH ${c.with} types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools)
     SELECT ty.type, coalesce(p.paused, false) AS paused,
       coalesce(p.concurrency, ${defaults.concurrency})::int AS concurrency,
       coalesce(p.timeout_ms, ${defaults.timeoutMs})::int AS "timeoutMs",
       coalesce(p.max_attempts, ${defaults.maxAttempts})::int AS "maxAttempts",
-      (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.type = ty.type) AS running,
-      (SELECT count(*)::int FROM (SELECT 1 FROM trigger_queue q
-          WHERE q.type = ty.type AND q.next_attempt_at <= now() LIMIT ${COUNT_CAP}) q) AS due
-    FROM types ty LEFT JOIN pools p ON p.type = ty.type
+      ${c.running} AS running, ${c.due} AS due
+    FROM types ty LEFT JOIN pools p ON p.type = ty.type ${c.join}
     ORDER BY ty.type
     LIMIT 200`,
   );
@@ -110,7 +112,7 @@ export async function deadLettersByType(db: Db): Promise<{ rows: DeadLetterCount
     sql`
     WITH d AS (SELECT x.tenant_id, x.trigger_id FROM dead_letters x LIMIT ${COUNT_CAP})
     SELECT t.type, d.tenant_id AS "tenantId", count(*)::int AS count, (SELECT count(*)::int FROM d) AS total
-      FROM d JOIN triggers t ON t.id = d.trigger_id
+      FROM d JOIN triggers t ON t.tenant_id = d.tenant_id AND t.id = d.trigger_id
      GROUP BY t.type, d.tenant_id
      ORDER BY count(*) DESC, t.type, d.tenant_id
      LIMIT 200`,
@@ -136,7 +138,12 @@ export async function listDeadLetterSummaries(
   opts: { tenantId?: string; after: { tenantId: string; triggerId: string } | null; limit: number },
 ): Promise<DeadLetterSummary[]> {
   const conds = [sql`t.status = 'dead'`];
-  if (opts.tenantId) conds.push(sql`d.tenant_id = ${opts.tenantId}`);
+  // The tenant on each table: one tenant's page reads its shard alone on a Citus cluster.
+  if (opts.tenantId) {
+    conds.push(
+      sql`d.tenant_id = ${opts.tenantId} AND t.tenant_id = ${opts.tenantId} AND j.tenant_id = ${opts.tenantId}`,
+    );
+  }
   if (opts.after) {
     conds.push(
       sql`(d.tenant_id > ${opts.after.tenantId} OR (d.tenant_id = ${opts.after.tenantId} AND d.trigger_id < ${opts.after.triggerId}))`,
@@ -148,8 +155,8 @@ export async function listDeadLetterSummaries(
     SELECT t.id, d.tenant_id AS "tenantId", t.job_id AS "jobId", j.name AS "jobName", t.type,
            t.attempt_count AS "attemptCount", t.reason, t.finished_at AS "finishedAt"
       FROM dead_letters d
-      JOIN triggers t ON t.id = d.trigger_id
-      JOIN jobs j ON j.id = t.job_id
+      JOIN triggers t ON t.tenant_id = d.tenant_id AND t.id = d.trigger_id
+      JOIN jobs j ON j.tenant_id = d.tenant_id AND j.id = t.job_id
      WHERE ${sql.join(conds, sql` AND `)}
      ORDER BY d.tenant_id, d.trigger_id DESC
      LIMIT ${opts.limit}`,
@@ -228,6 +235,8 @@ export async function activityWindow(
   // A ULID of that instant with the lowest random part: every id created since sorts at or above it.
   const lowId = `trg_${ulid(since.getTime()).slice(0, 10)}0000000000000000`;
   const tenant = opts.tenantId ? sql`AND tenant_id = ${opts.tenantId}` : sql``;
+  // One tenant's read names it on each table: on a Citus cluster it goes to its shard alone.
+  const logTenant = opts.tenantId ? sql`AND l.tenant_id = ${opts.tenantId}` : sql``;
   const rows = await query<{
     tenantId: string | null;
     minute: string | number | null;
@@ -252,7 +261,7 @@ export async function activityWindow(
       UNION ALL
       SELECT r.tenant_id, l.started_at, l.duration_ms, l.outcome = 'success', l.attempt,
              CASE WHEN r.kind = 'scheduled' AND l.attempt = 1 THEN l.started_at - r.scheduled_for END
-        FROM recent r JOIN attempt_log l ON l.trigger_id = r.id
+        FROM recent r JOIN attempt_log l ON l.tenant_id = r.tenant_id AND l.trigger_id = r.id ${logTenant}
     ), w AS (SELECT * FROM a WHERE started_at >= ${since.toISOString()}::timestamptz)
     SELECT tenant_id AS "tenantId", NULL AS minute, count(*)::int AS attempts, count(*) FILTER (WHERE NOT ok)::int AS failures,
            count(*) FILTER (WHERE attempt > 1)::int AS retries,

@@ -4,6 +4,7 @@
 // keeps executors without the handler off the pool, and what the admin stats report as served or not.
 import { isNotNull, sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
+import { poolCounts } from "./cluster-reads.ts";
 import { pools } from "../schema.ts";
 
 export const HANDLER_HEARTBEAT_MS = 10_000;
@@ -35,13 +36,14 @@ export interface HandlerPoolStatus {
 }
 
 export async function handlerPoolStatus(db: Db): Promise<HandlerPoolStatus[]> {
+  const c = await poolCounts(db);
   const rows = await query<{ type: string; lastSeenAt: Date | string; served: boolean; due: number }>(
     db,
     sql`
-    SELECT p.type, p.handler_seen_at AS "lastSeenAt",
-      p.handler_seen_at > now() - make_interval(secs => ${HANDLER_STALE_MS / 1000}) AS served,
-      (SELECT count(*)::int FROM trigger_queue q WHERE q.type = p.type AND q.next_attempt_at <= now()) AS due
-    FROM pools p WHERE p.handler_seen_at IS NOT NULL ORDER BY p.type`,
+    WITH ${c.with} seen AS (SELECT type, handler_seen_at FROM pools WHERE handler_seen_at IS NOT NULL)
+    SELECT ty.type, ty.handler_seen_at AS "lastSeenAt",
+      ty.handler_seen_at > now() - make_interval(secs => ${HANDLER_STALE_MS / 1000}) AS served, ${c.due} AS due
+    FROM seen ty ${c.join} ORDER BY ty.type`,
   );
   return rows.map((r) => ({
     type: r.type,

@@ -5,6 +5,7 @@
 // settle pays anything for it.
 import { sql } from "drizzle-orm";
 import { query, withDates, type Db } from "../db.ts";
+import { andTenant } from "./cluster-reads.ts";
 import { COUNT_CAP } from "./dashboard-reads.ts";
 
 /** What the latest fire that was tried came to: succeeded; dead_lettered (retries spent); unknown
@@ -16,10 +17,11 @@ export interface LastRun {
   at: Date;
 }
 
-/** The last outcome of each of `jobIds` (a page of a list) that was ever tried. The newest fire by
- *  instant that has an attempt: triggers_job_idx walked backwards per job, past the fires written
- *  ahead (pending, never tried) and the running ones. */
-export async function lastRuns(db: Db, jobIds: string[]): Promise<Map<string, LastRun>> {
+/** The last outcome of each of `jobIds` (a page of a list, all of `tenantId`) that was ever tried. The
+ *  newest fire by instant that has an attempt: triggers_job_idx walked backwards per job, past the
+ *  fires written ahead (pending, never tried) and the running ones. Named with its tenant, the read
+ *  goes to the tenant's shard alone on a Citus cluster. */
+export async function lastRuns(db: Db, tenantId: string, jobIds: string[]): Promise<Map<string, LastRun>> {
   if (jobIds.length === 0) return new Map();
   const rows = await query<{ jobId: string; status: string; at: Date }>(
     db,
@@ -28,7 +30,7 @@ export async function lastRuns(db: Db, jobIds: string[]): Promise<Map<string, La
       FROM jsonb_array_elements_text(${JSON.stringify(jobIds)}::jsonb) AS x(id)
       CROSS JOIN LATERAL (
         SELECT t.status, coalesce(t.finished_at, t.updated_at) AS at FROM triggers t
-         WHERE t.job_id = x.id AND t.attempt_count > 0
+         WHERE t.tenant_id = ${tenantId} AND t.job_id = x.id AND t.attempt_count > 0
            AND t.status IN ('succeeded', 'dead', 'unknown', 'pending')
          ORDER BY t.scheduled_for DESC
          LIMIT 1) l`,
@@ -66,27 +68,33 @@ export async function deadLetterGroups(
   db: Db,
   opts: { tenantId?: string; limit: number },
 ): Promise<{ groups: DeadLetterGroup[]; capped: boolean }> {
-  const where = opts.tenantId ? sql`WHERE d.tenant_id = ${opts.tenantId}` : sql``;
+  // Joined on the tenant too (a colocated join on a Citus cluster); one tenant's read names it on every
+  // table, so it goes to its shard alone.
+  const only = (alias: string) => andTenant(alias, opts.tenantId || undefined);
   const rows = await query<DeadLetterGroup & { scanned: number }>(
     db,
     sql`
     WITH recent AS (
-      SELECT d.trigger_id FROM dead_letters d ${where} ORDER BY d.trigger_id DESC LIMIT ${COUNT_CAP}
+      SELECT d.tenant_id, d.trigger_id FROM dead_letters d WHERE true ${only("d")}
+       ORDER BY d.trigger_id DESC LIMIT ${COUNT_CAP}
     ),
     g AS (
-      SELECT t.job_id, count(*)::int AS n, max(t.id) AS latest
-        FROM recent r JOIN triggers t ON t.id = r.trigger_id
-       WHERE t.status = 'dead'
-       GROUP BY t.job_id
+      SELECT t.tenant_id, t.job_id, count(*)::int AS n, max(t.id) AS latest
+        FROM recent r JOIN triggers t ON t.tenant_id = r.tenant_id AND t.id = r.trigger_id
+       WHERE t.status = 'dead' ${only("t")}
+       GROUP BY t.tenant_id, t.job_id
        ORDER BY latest DESC
        LIMIT ${opts.limit}
     )
     SELECT j.tenant_id AS "tenantId", g.job_id AS "jobId", j.name AS "jobName", j.type, g.n AS count,
            g.latest AS "latestId", t.finished_at AS "latestAt", t.reason, a.error, a.http_status AS "httpStatus",
            (SELECT count(*)::int FROM recent) AS scanned
-      FROM g JOIN jobs j ON j.id = g.job_id JOIN triggers t ON t.id = g.latest
+      FROM g JOIN jobs j ON j.tenant_id = g.tenant_id AND j.id = g.job_id ${only("j")}
+      JOIN triggers t ON t.tenant_id = g.tenant_id AND t.id = g.latest ${only("t")}
       LEFT JOIN LATERAL (
-        SELECT l.error, l.http_status FROM attempt_log l WHERE l.trigger_id = t.id ORDER BY l.attempt DESC LIMIT 1
+        SELECT l.error, l.http_status FROM attempt_log l
+         WHERE l.tenant_id = t.tenant_id AND l.trigger_id = t.id ${only("l")}
+         ORDER BY l.attempt DESC LIMIT 1
       ) a ON true
      ORDER BY g.latest DESC`,
   );

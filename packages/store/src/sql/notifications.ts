@@ -143,8 +143,8 @@ export async function listNotifications(
            n.data, n.folded, n.created_at AS "createdAt", coalesce(t.status, 'unknown') AS status,
            coalesce(t.attempt_count, 0) AS attempts, t.finished_at AS "finishedAt"
       FROM notifications n
-      LEFT JOIN triggers t ON t.id = n.id
-      LEFT JOIN notification_channels c ON c.id = n.channel_id
+      LEFT JOIN triggers t ON t.tenant_id = n.tenant_id AND t.id = n.id
+      LEFT JOIN notification_channels c ON c.tenant_id = n.tenant_id AND c.id = n.channel_id
      WHERE n.tenant_id = ${tenantId}
        ${opts.before ? sql`AND n.id < ${opts.before}` : sql``}
        ${opts.channelId ? sql`AND n.channel_id = ${opts.channelId}` : sql``}

@@ -4,6 +4,7 @@
 // resumed. Nothing is lost or moved: pausing only changes the pools row.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
+import { poolCounts } from "./cluster-reads.ts";
 import { pools } from "../schema.ts";
 import { DEFAULT_POOL, getPool, type PoolConfig } from "./pools.ts";
 
@@ -30,16 +31,15 @@ export interface PoolStats {
 /** Per pool: its config's pause flag and concurrency, and its running, due and pending work. Types with
  *  work but no pools row are listed with the defaults. */
 export async function poolStats(db: Db): Promise<PoolStats[]> {
+  const c = await poolCounts(db);
   const rows = await query<PoolStats>(
     db,
     sql`
-    WITH types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools)
+    WITH ${c.with} types AS (SELECT type FROM pools UNION SELECT DISTINCT type FROM tenant_pools)
     SELECT ty.type, coalesce(p.paused, false) AS paused,
            coalesce(p.concurrency, ${DEFAULT_POOL.concurrency})::int AS concurrency,
-           (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.type = ty.type) AS running,
-           (SELECT count(*)::int FROM trigger_queue q WHERE q.type = ty.type AND q.next_attempt_at <= now()) AS due,
-           (SELECT count(*)::int FROM trigger_queue q WHERE q.type = ty.type) AS pending
-      FROM types ty LEFT JOIN pools p ON p.type = ty.type
+           ${c.running} AS running, ${c.due} AS due, ${c.pending} AS pending
+      FROM types ty LEFT JOIN pools p ON p.type = ty.type ${c.join}
      ORDER BY ty.type`,
   );
   return rows;

@@ -86,7 +86,11 @@ export async function getTrigger(db: Db, tenantId: string, id: string) {
     .from(triggers)
     .where(and(eq(triggers.id, id), eq(triggers.tenantId, tenantId)));
   if (!row) return null;
-  const list = await db.select().from(attempts).where(eq(attempts.triggerId, id)).orderBy(asc(attempts.attempt));
+  const list = await db
+    .select()
+    .from(attempts)
+    .where(and(eq(attempts.triggerId, id), eq(attempts.tenantId, tenantId)))
+    .orderBy(asc(attempts.attempt));
   return { ...row, attempts: list };
 }
 
@@ -102,34 +106,37 @@ export async function listDeadLetters(
   const last = db
     .select({ outcome: attemptLog.outcome, httpStatus: attemptLog.httpStatus, error: attemptLog.error })
     .from(attemptLog)
-    .where(eq(attemptLog.triggerId, triggers.id))
+    .where(and(eq(attemptLog.triggerId, triggers.id), eq(attemptLog.tenantId, tenantId)))
     .orderBy(desc(attemptLog.attempt))
     .limit(1)
     .as("last");
-  return db
-    .select({
-      ...triggerFields,
-      jobName: jobs.name,
-      jobType: jobs.type,
-      lastOutcome: last.outcome,
-      lastHttpStatus: last.httpStatus,
-      lastError: last.error,
-    })
-    .from(deadLetters)
-    .innerJoin(triggers, eq(triggers.id, deadLetters.triggerId))
-    .innerJoin(jobs, eq(jobs.id, triggers.jobId))
-    .leftJoinLateral(last, sql`true`)
-    .where(
-      and(
-        eq(deadLetters.tenantId, tenantId),
-        eq(triggers.tenantId, tenantId),
-        eq(triggers.status, "dead"),
-        opts.jobId ? eq(triggers.jobId, opts.jobId) : undefined,
-        opts.after ? lt(deadLetters.triggerId, opts.after) : undefined,
-      ),
-    )
-    .orderBy(desc(deadLetters.triggerId))
-    .limit(opts.limit);
+  return (
+    db
+      .select({
+        ...triggerFields,
+        jobName: jobs.name,
+        jobType: jobs.type,
+        lastOutcome: last.outcome,
+        lastHttpStatus: last.httpStatus,
+        lastError: last.error,
+      })
+      .from(deadLetters)
+      // Every table named with the tenant: on a Citus cluster the whole read goes to its shard.
+      .innerJoin(triggers, and(eq(triggers.tenantId, deadLetters.tenantId), eq(triggers.id, deadLetters.triggerId)))
+      .innerJoin(jobs, and(eq(jobs.tenantId, tenantId), eq(jobs.id, triggers.jobId)))
+      .leftJoinLateral(last, sql`true`)
+      .where(
+        and(
+          eq(deadLetters.tenantId, tenantId),
+          eq(triggers.tenantId, tenantId),
+          eq(triggers.status, "dead"),
+          opts.jobId ? eq(triggers.jobId, opts.jobId) : undefined,
+          opts.after ? lt(deadLetters.triggerId, opts.after) : undefined,
+        ),
+      )
+      .orderBy(desc(deadLetters.triggerId))
+      .limit(opts.limit)
+  );
 }
 
 export interface TenantUsage {
@@ -143,7 +150,7 @@ export interface TenantUsage {
 
 /** Live usage of one tenant (GET /v1/quota). */
 export async function tenantUsage(db: Db, tenantId: string): Promise<TenantUsage> {
-  const [row] = await query<TenantUsage>(db, usageSql(sql`WHERE t.id = ${tenantId}`));
+  const [row] = await query<TenantUsage>(db, usageSql(sql`WHERE t.id = ${tenantId}`, sql`${tenantId}`));
   return row ?? { running: 0, due: 0, pending: 0, jobs: 0, dead: 0, oldestDueLagMs: null };
 }
 
@@ -151,19 +158,21 @@ export async function tenantUsage(db: Db, tenantId: string): Promise<TenantUsage
 export async function allTenantUsage(
   db: Db,
 ): Promise<Array<TenantUsage & { tenantId: string; maxInFlight: number; status: string }>> {
-  return query(db, usageSql(sql``));
+  return query(db, usageSql(sql``, sql`t.id`));
 }
 
 // Pending work from the queue, running from the pools' counts, dead letters from theirs (schema.ts): a
-// trigger whose lease expired counts as running until it is reaped.
-const usageSql = (where: ReturnType<typeof sql>) => sql`
+// trigger whose lease expired counts as running until it is reaped. `tenant` is the subqueries' tenant:
+// `t.id`, or for one tenant its id, so that on a Citus cluster each names it and the read goes to its
+// shard alone (Citus prunes by the constant, not through the correlation).
+const usageSql = (where: ReturnType<typeof sql>, tenant: ReturnType<typeof sql>) => sql`
   SELECT t.id AS "tenantId", t.max_in_flight AS "maxInFlight", t.status,
-    (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.tenant_id = t.id) AS running,
-    (SELECT count(*)::int FROM trigger_queue d WHERE d.tenant_id = t.id AND d.next_attempt_at <= now()) AS due,
-    (SELECT count(*)::int FROM trigger_queue p WHERE p.tenant_id = t.id) AS pending,
-    (SELECT count(*)::int FROM jobs j WHERE j.tenant_id = t.id AND j.status IN ('active', 'paused')) AS jobs,
-    (SELECT count(*)::int FROM dead_letters x WHERE x.tenant_id = t.id) AS dead,
+    (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.tenant_id = ${tenant}) AS running,
+    (SELECT count(*)::int FROM trigger_queue d WHERE d.tenant_id = ${tenant} AND d.next_attempt_at <= now()) AS due,
+    (SELECT count(*)::int FROM trigger_queue p WHERE p.tenant_id = ${tenant}) AS pending,
+    (SELECT count(*)::int FROM jobs j WHERE j.tenant_id = ${tenant} AND j.status IN ('active', 'paused')) AS jobs,
+    (SELECT count(*)::int FROM dead_letters x WHERE x.tenant_id = ${tenant}) AS dead,
     (SELECT (extract(epoch FROM now() - min(o.next_attempt_at)) * 1000)::int FROM trigger_queue o
-      WHERE o.tenant_id = t.id AND o.next_attempt_at <= now()) AS "oldestDueLagMs"
+      WHERE o.tenant_id = ${tenant} AND o.next_attempt_at <= now()) AS "oldestDueLagMs"
   FROM tenants t ${where}
   ORDER BY t.id`;

@@ -1,5 +1,6 @@
 // Tenants, API keys and signing secrets (admin API). Keys are stored only as sha256 hashes.
 import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
+import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
 import { apiKeys, tenants } from "../schema.ts";
 import { rowShape } from "./columns.ts";
@@ -100,19 +101,36 @@ const tenantShape = rowShape<TenantRow>(tenants, "t");
 
 /** Look a key up by its hash; revoked keys never match. Records last use at most once a minute. Runs on
  *  every tenant request, so it is one prepared statement (a drizzle builder is parsed and planned each
- *  time); nothing is cached, so a revoked key is refused on its next request in every process. */
+ *  time); nothing is cached, so a revoked key is refused on its next request in every process.
+ *
+ *  On a Citus cluster the key (a reference table, read on the coordinator) is found first and then its
+ *  tenant on its own shard: a join would read every shard, and one worker down would refuse every
+ *  tenant. Recording last use writes the reference table on every node; with one down that write
+ *  fails, and the request goes on without it. */
 export async function authenticateKey(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
-  const [row] = await query<Record<string, unknown> & { keyId: string; keyLastUsedAt: string | Date | null }>(
+  const distributed = await isDistributed(db);
+  const [row] = await query<
+    Record<string, unknown> & { keyId: string; keyLastUsedAt: string | Date | null; keyTenantId: string }
+  >(
     db,
-    sql`
+    distributed
+      ? sql`SELECT k.id AS "keyId", k.last_used_at AS "keyLastUsedAt", k.tenant_id AS "keyTenantId"
+              FROM api_keys k WHERE k.hash = ${hash} AND k.revoked_at IS NULL`
+      : sql`
     SELECT k.id AS "keyId", k.last_used_at AS "keyLastUsedAt", ${tenantShape.list}
       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
      WHERE k.hash = ${hash} AND k.revoked_at IS NULL`,
   );
   if (!row) return null;
-  const { keyId, keyLastUsedAt, ...tenant } = row;
+  const { keyId, keyLastUsedAt, keyTenantId, ...tenantColumns } = row;
+  const tenant = distributed ? await getTenant(db, keyTenantId) : tenantShape.rows([tenantColumns])[0];
+  if (!tenant) return null;
   const lastUsed = keyLastUsedAt == null ? null : new Date(keyLastUsedAt);
   const stale = !lastUsed || Date.now() - lastUsed.getTime() > 60_000;
-  if (stale) await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, keyId));
-  return { keyId, tenant: tenantShape.rows([tenant])[0] };
+  if (stale) {
+    const touch = db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, keyId));
+    if (distributed) await touch.catch(() => {});
+    else await touch;
+  }
+  return { keyId, tenant };
 }
