@@ -3,8 +3,10 @@
 export { connectPostgres, query, sql, type Db, type Store } from "./db.ts";
 export { isDistributed } from "./citus.ts";
 export {
+  advancePoolClock,
   claim,
   claimReport,
+  dueTenants,
   type ClaimedTrigger,
   type ClaimInput,
   type ClaimReport,

@@ -15,7 +15,7 @@
 //
 // Fairness keys, the second level: a tenant with keyed work queued fills its slots by key (claim-keys.ts).
 import { sql, type SQL } from "drizzle-orm";
-import { jsonColumn, pipelineTx, type Db } from "../db.ts";
+import { jsonColumn, pipelineTx, query, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { boundedRate, boundedWeight } from "./columns.ts";
 import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult } from "./claim-keys.ts";
@@ -552,6 +552,25 @@ export function decodeClaim(
     },
   );
   return { claimed, slots: r.slots == null ? {} : jsonColumn(r.slots), vclock: Number(r.vclock) };
+}
+
+/** Tenants with due work in the pool, the longest due first, at most `limit`: where a claim across
+ *  tenants finds them itself (candidateScan), a claimer that claims per tenant asks first (executor
+ *  claimer.ts, on a Citus cluster without a ready index). No locks. On a cluster it reads every shard
+ *  (a task per shard): a ready index answers the same without touching Postgres. */
+export async function dueTenants(db: Db, type: string, limit: number): Promise<string[]> {
+  const rows = await query<{ tenant_id: string }>(
+    db,
+    sql`SELECT tenant_id FROM trigger_queue WHERE type = ${type} AND next_attempt_at <= now()
+         GROUP BY tenant_id ORDER BY min(next_attempt_at), tenant_id LIMIT ${limit}`,
+  );
+  return rows.map((r) => r.tenant_id);
+}
+
+/** The pool clock moved on to `v`, never back: what a claim across tenants does in its statement (CTE
+ *  "clock"), for the claims of one tenant, which leave it out (claimLockedSql). */
+export async function advancePoolClock(db: Db, type: string, v: number): Promise<void> {
+  await query(db, sql`UPDATE pools SET vclock = ${v} WHERE type = ${type} AND vclock < ${v}`);
 }
 
 /** Lock candidates, then claim each one's fair share: one transaction, one round trip on postgres.js. */
