@@ -13,7 +13,12 @@ import {
 } from "../../packages/store/src/sql/claim.ts";
 import { releaseLeases } from "../../packages/store/src/sql/release.ts";
 import { standbyClaim, standbyStatement } from "../../packages/store/src/sql/standby.ts";
+import { silentLogger } from "@fairway/core";
+import { DEFAULT_POOL } from "@fairway/store";
+import { Claimer } from "../../packages/executor/src/claimer.ts";
+import { Pool } from "../../packages/executor/src/pool.ts";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
+import { until } from "../support/until.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
 import { expectSingleShard } from "./support/router.ts";
@@ -176,5 +181,44 @@ describe("the claim within a tenant on a Citus cluster", () => {
       await a.close();
       await b.close();
     }
+  });
+});
+
+describe("the claimer on a Citus cluster", () => {
+  it("claims per tenant, splits the budget by weight, holds caps and moves the pool clock", async () => {
+    await seedPool(store.db, "split");
+    await seedTenant(store.db, "ten_w3", { maxInFlight: 500, weight: 3 });
+    await seedTenant(store.db, "ten_w1", { maxInFlight: 500, weight: 1 });
+    await seedTenant(store.db, "ten_c2", { maxInFlight: 2, weight: 1 });
+    for (const t of ["ten_w3", "ten_w1", "ten_c2"]) await seedDue(store.db, t, 200, { type: "split" });
+    const pool = new Pool({ ...DEFAULT_POOL, type: "split", concurrency: 8, leaseMs: 60_000 });
+    const got: ClaimedTrigger[] = [];
+    const claimer = new Claimer({
+      db: store.db,
+      owner: "exec_split",
+      pools: new Map([["split", pool]]),
+      ready: null,
+      log: silentLogger,
+      // Held, not run: the pool keeps its room, and every pass claims a full budget.
+      dispatch: (_pool, t) => void got.push(t),
+      stats: { claimed: 0 },
+    });
+    for (let i = 0; i < 8; i++) await claimer.pass(Date.now());
+    const by = (id: string) => got.filter((t) => t.tenantId === id).length;
+    expect(by("ten_c2")).toBe(2);
+    for (const t of ["ten_w3", "ten_w1", "ten_c2"]) expect(await running(t)).toBe(by(t));
+    // 3:1 once their steps are known (the first pass splits evenly: nothing is known of them yet).
+    expect(by("ten_w3") / by("ten_w1")).toBeGreaterThan(2);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+    // The clock the claims started at, written by the claimer (not by a claim), at most once a second:
+    // passes go on until it is.
+    const clock = await until(
+      async () => {
+        await claimer.pass(Date.now());
+        return (await query<{ v: number }>(store.db, sql`SELECT vclock AS v FROM pools WHERE type = 'split'`))[0].v;
+      },
+      (v) => v > 0,
+    );
+    expect(clock).toBeLessThanOrEqual(Math.max(...got.map((t) => t.vt)));
   });
 });

@@ -40,8 +40,9 @@ export interface ClaimerDeps {
   stats: { claimed: number };
   /** Metrics: each claim's duration and size. */
   observer?: Pick<ExecutorObserver, "claimed">;
-  /** Tenants a claim took to their in-flight cap (their next triggers can go on standby). */
-  reachedCap?(type: string, tenantIds: string[]): void;
+  /** Tenants a claim took to their in-flight cap (their next triggers can go on standby); `perTenant`
+   *  on a Citus cluster: the standby claims are to be made per tenant (StandbySlots.afterClaim). */
+  reachedCap?(type: string, tenantIds: string[], perTenant?: boolean): void;
 }
 
 /** Per-tenant claims of one pass under way at once, on a Citus cluster. */
@@ -237,7 +238,7 @@ export class Claimer {
       );
     else await ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
     const atCap = new Set(claimed.filter((c) => c.atCap && c.key === null).map((c) => c.tenantId));
-    if (atCap.size > 0) this.deps.reachedCap?.(type, [...atCap]);
+    if (atCap.size > 0) this.deps.reachedCap?.(type, [...atCap], true);
     // What the others claimed is dispatched; the error is the loop's, as a failed claim's is.
     if (failed.length > 0) throw failed[0];
     return { claimed, busy };
