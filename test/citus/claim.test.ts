@@ -14,9 +14,12 @@ import {
 import { releaseLeases } from "../../packages/store/src/sql/release.ts";
 import { standbyClaim, standbyStatement } from "../../packages/store/src/sql/standby.ts";
 import { silentLogger } from "@fairway/core";
-import { DEFAULT_POOL } from "@fairway/store";
+import { DEFAULT_POOL, pendingByTenant } from "@fairway/store";
 import { Claimer } from "../../packages/executor/src/claimer.ts";
 import { Pool } from "../../packages/executor/src/pool.ts";
+import { ReadyIndex } from "../../packages/executor/src/ready-index.ts";
+import { createRedisCoordinator } from "@fairway/coord";
+import { deletePrefix, REDIS_URL, testPrefix } from "../support/redis.ts";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { until } from "../support/until.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
@@ -155,6 +158,14 @@ describe("the claim within a tenant on a Citus cluster", () => {
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
   });
 
+  it("reads a tenant's earliest queued trigger for the ready index on its shard alone", async () => {
+    const due = await pendingByTenant(store.db, "work", ["ten_rated", "ten_none"], true);
+    expect(due.map((d) => [d.tenantId, d.dueAtMs === null])).toEqual([
+      ["ten_rated", false],
+      ["ten_none", true],
+    ]);
+  });
+
   it("never claims past a tenant's cap from two connections at once", async () => {
     await seedTenant(store.db, "ten_race", { maxInFlight: 7 });
     await seedDue(store.db, "ten_race", 60);
@@ -220,5 +231,43 @@ describe("the claimer on a Citus cluster", () => {
       (v) => v > 0,
     );
     expect(clock).toBeLessThanOrEqual(Math.max(...got.map((t) => t.vt)));
+  });
+
+  it("takes its candidates from the ready index, and sets aside those it could not serve", async () => {
+    const prefix = testPrefix("citus-claim");
+    const coord = createRedisCoordinator({ url: REDIS_URL, prefix });
+    const warnings: string[] = [];
+    const log = { ...silentLogger, warn: (msg: string) => void warnings.push(msg) };
+    try {
+      await seedPool(store.db, "indexed");
+      await seedTenant(store.db, "ten_i1", { maxInFlight: 500 });
+      await seedTenant(store.db, "ten_i2", { maxInFlight: 500 });
+      await seedTenant(store.db, "ten_i3", { maxInFlight: 1 });
+      for (const t of ["ten_i1", "ten_i2", "ten_i3"]) await seedDue(store.db, t, 30, { type: "indexed" });
+      const ready = new ReadyIndex(coord, store.db, log, 60_000);
+      const pool = new Pool({ ...DEFAULT_POOL, type: "indexed", concurrency: 4, leaseMs: 60_000 });
+      const got: ClaimedTrigger[] = [];
+      const claimer = new Claimer({
+        db: store.db,
+        owner: "exec_indexed",
+        pools: new Map([["indexed", pool]]),
+        ready,
+        log,
+        dispatch: (_pool, t) => void got.push(t),
+        stats: { claimed: 0 },
+      });
+      // The first pass is the index's sweep (a read of the queue); the rest ask the index, rebuilt
+      // from Postgres.
+      for (let i = 0; i < 6; i++) await claimer.pass(Date.now());
+      const by = (id: string) => got.filter((t) => t.tenantId === id).length;
+      expect(by("ten_i3")).toBe(1);
+      expect(by("ten_i1") + by("ten_i2")).toBeGreaterThan(20);
+      for (const t of ["ten_i1", "ten_i2", "ten_i3"]) expect(await running(t)).toBe(by(t));
+      expect(warnings).toEqual([]);
+      expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+    } finally {
+      await coord.close();
+      await deletePrefix(prefix);
+    }
   });
 });
