@@ -29,7 +29,8 @@ export interface ClaimInput {
   /** Candidate tenants from the ready-tenant index; when absent they are found in Postgres. */
   candidates?: string[];
   /** Claim for this one tenant only (the candidates are ignored): the statements name it on every
-   *  table, so that on a Citus cluster they run on its shard alone (docs/scaling.md). */
+   *  table, so that on a Citus cluster they run on its shard alone (docs/scaling.md). They leave the
+   *  pool clock to the caller (advancePoolClock) and weigh no rivals. */
   tenantId?: string;
 }
 
@@ -320,7 +321,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     -- minus the clock is this claim's charge.
     charge AS (${
       one
-        ? // The tenant's row exists (ledgerRowSql), in its defaults where it was new: the same charge.
+        ? // The tenant's row exists (oneTenantRows), in its defaults where it was new: the same charge.
           sql`
       UPDATE tenant_pools tp
          SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + got.n * r.cost_ms / r.weight,
@@ -344,7 +345,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
         FROM room r LEFT JOIN got ON got.tenant_id = r.id
        WHERE t.id = r.id AND r.tokens IS NOT NULL ${one ? sql`AND t.id = ${tenantId}` : sql``}
     )${
-      // For one tenant the pool clock is left to the claimer (executor claimer.ts, advanceClock): the
+      // For one tenant the pool clock is left to the claimer (executor claimer.ts, advanceClocks): the
       // pools table is a reference table on a Citus cluster, and a write to it is a write on every node.
       one
         ? sql``
