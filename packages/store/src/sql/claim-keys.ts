@@ -6,6 +6,17 @@
 // tenant_pools.running is for the tenant. A tenant with nothing keyed queued takes the path it always did.
 import { sql, type SQL } from "drizzle-orm";
 
+/** A claim's scope. For one tenant (`one`: its id, bound), `at(alias)` adds `AND alias.tenant_id = one`
+ *  and `tenant(expr)` is the tenant in place of `expr` (a correlated reference): on a Citus cluster a
+ *  statement of one tenant names it on every distributed table it reads or writes (docs/scaling.md).
+ *  Across tenants both leave the statement as it is. */
+export function scopeOf(one?: SQL) {
+  return {
+    at: (alias: string) => (one === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${one}`),
+    tenant: (expr: SQL) => one ?? expr,
+  };
+}
+
 /** A key's policy in force (its override's fields over its tenant's defaults) and its rate tokens now,
  *  for the tenant_keys row `k` of the tenant whose row (cand or tenants) is `c`. */
 function keyPolicy(k: SQL, c: SQL): SQL {
@@ -34,7 +45,7 @@ function keyPolicy(k: SQL, c: SQL): SQL {
  *  key is) that starts level with the least key each claim and carries no ledger. `one`: the claim is
  *  for this one tenant (claim.ts, ClaimInput.tenantId), and every table is read at it. */
 export function keyedIds(type: string, limit: SQL, one?: SQL): SQL {
-  const at = (alias: string) => (one === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${one}`);
+  const { at, tenant } = scopeOf(one);
   return sql`ARRAY(
     WITH kk AS (
       SELECT k.key, k.vtime + k.vcorr AS vtime, c.cost_ms / p.weight AS step, d.ids
@@ -42,7 +53,7 @@ export function keyedIds(type: string, limit: SQL, one?: SQL): SQL {
        CROSS JOIN LATERAL (${keyPolicy(sql`k`, sql`c`)}) p
        CROSS JOIN LATERAL (SELECT ARRAY(
                SELECT x.id FROM trigger_queue x
-                WHERE x.tenant_id = ${one ?? sql`k.tenant_id`} AND x.type = ${type} AND x.key = k.key AND x.next_attempt_at <= now()
+                WHERE x.tenant_id = ${tenant(sql`k.tenant_id`)} AND x.type = ${type} AND x.key = k.key AND x.next_attempt_at <= now()
                   AND ${exclusiveFree(sql`x`, one)}
                 ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
                 LIMIT greatest(0, least(${limit}, coalesce(p.cap - k.running, ${limit}),
@@ -56,7 +67,7 @@ export function keyedIds(type: string, limit: SQL, one?: SQL): SQL {
     bare AS (
       SELECT y.id, row_number() OVER () AS n FROM (
         SELECT x.id, x.key FROM trigger_queue x
-         WHERE x.tenant_id = ${one ?? sql`c.id`} AND x.type = ${type} AND x.next_attempt_at <= now()
+         WHERE x.tenant_id = ${tenant(sql`c.id`)} AND x.type = ${type} AND x.next_attempt_at <= now()
            AND ${exclusiveFree(sql`x`, one)}
          ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
          LIMIT ${limit}) y
@@ -80,7 +91,7 @@ export function keyedIds(type: string, limit: SQL, one?: SQL): SQL {
  *  rows are locked in key order, as settle and the queue's triggers lock them. Defines "klocked". `one`:
  *  as keyedIds'. The time is read once in "klocked", not in a CASE of the update (which Citus refuses). */
 export function keyCharge(one?: SQL): SQL {
-  const at = sql`${one === undefined ? sql`` : sql`AND k.tenant_id = ${one}`}`;
+  const at = scopeOf(one).at("k");
   return sql`
     kdq AS (SELECT tenant_id, key, count(*)::int AS n FROM dequeued WHERE key IS NOT NULL GROUP BY 1, 2),
     kgot AS (SELECT tenant_id, key, count(*)::int AS n FROM claimed WHERE key IS NOT NULL GROUP BY 1, 2),
@@ -113,11 +124,11 @@ export function keyCharge(one?: SQL): SQL {
  *  two of the same job (a run-now next to a waiting fire), both unseen by the check. `one`: the row's
  *  tenant, to read the tables at (keyedIds). */
 export function exclusiveFree(x: SQL, one?: SQL): SQL {
+  const { at, tenant } = scopeOf(one);
   return sql`(NOT ${x}.exclusive OR (
-              NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = ${x}.job_id AND o.status = 'running'
-                                                     ${one === undefined ? sql`` : sql`AND o.tenant_id = ${one}`})
+              NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = ${x}.job_id AND o.status = 'running' ${at("o")})
               AND ${x}.id = (SELECT f.id FROM trigger_queue f
-                              WHERE f.tenant_id = ${one ?? sql`${x}.tenant_id`} AND f.type = ${x}.type AND f.job_id = ${x}.job_id
+                              WHERE f.tenant_id = ${tenant(sql`${x}.tenant_id`)} AND f.type = ${x}.type AND f.job_id = ${x}.job_id
                                 AND f.exclusive AND f.next_attempt_at <= now()
                               ORDER BY f.priority DESC, f.next_attempt_at, f.id
                               LIMIT 1)))`;

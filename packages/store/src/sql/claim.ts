@@ -18,7 +18,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, pipelineTx, query, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { boundedRate, boundedWeight } from "./columns.ts";
-import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult } from "./claim-keys.ts";
+import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult, scopeOf } from "./claim-keys.ts";
 
 export interface ClaimInput {
   type: string;
@@ -209,10 +209,8 @@ export function dueScanCap(budget: number, share: number): number {
 function claimLockedSql(input: ClaimInput, leaseToken: string) {
   const { type, budget, owner, leaseMs, tenantId } = input;
   const one = tenantId !== undefined;
-  // For one tenant (ClaimInput.tenantId), every distributed table is read and written at it: `at`
-  // adds the predicate, `tenant` stands for the tenant id in correlated subqueries.
-  const at = (alias: string) => (one ? sql`AND ${sql.raw(alias)}.tenant_id = ${tenantId}` : sql``);
-  const tenant = (expr: SQL) => (one ? sql`${tenantId}` : expr);
+  const bound = one ? sql`${tenantId}` : undefined;
+  const { at, tenant } = scopeOf(bound);
   const cap = sql`least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int`;
   return sql`
     WITH ${
@@ -246,8 +244,8 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
              ${runningOf(tenant(sql`c.id`))} AS running,
              -- The tenant's first due queue rows (dueIds), up to dueScanCap(): how many it has due, and
              -- which "picked" takes.
-             CASE WHEN c.keyed THEN ${keyedIds(type, cap, one ? sql`${tenantId}` : undefined)}
-                  ELSE ${dueIds(type, tenant(sql`c.id`), cap, one ? sql`${tenantId}` : undefined)}
+             CASE WHEN c.keyed THEN ${keyedIds(type, cap, bound)}
+                  ELSE ${dueIds(type, tenant(sql`c.id`), cap, bound)}
              END AS due_ids
         FROM cand c
     ),
@@ -339,7 +337,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     }
       RETURNING 1
     ),
-    ${keyCharge(one ? sql`${tenantId}` : undefined)},
+    ${keyCharge(bound)},
     spend AS (
       UPDATE tenants t SET rate_tokens = r.tokens - coalesce(got.n, 0), rate_updated_at = now()
         FROM room r LEFT JOIN got ON got.tenant_id = r.id
@@ -446,7 +444,7 @@ export function dueIds(type: string, tenantId: SQL, limit: SQL, one?: SQL): SQL 
  *  `room` (per tenant: id, free, vstart, cost_ms, weight) and `clock0` (the pool clock). `tenantId`:
  *  every row claimed is this tenant's, and its tables are read at it. */
 export function claimResult(keyed = false, tenantId?: string): SQL {
-  const at = (alias: string) => (tenantId === undefined ? sql`` : sql`AND ${sql.raw(alias)} = ${tenantId}`);
+  const { at } = scopeOf(tenantId === undefined ? undefined : sql`${tenantId}`);
   return sql`
     -- One row: the triggers as packed text (packed.ts: cheaper for Postgres than json_build_array per
     -- row), and each claimed job's and tenant's data once as JSON (not once per trigger; names, targets
@@ -457,10 +455,10 @@ export function claimResult(keyed = false, tenantId?: string): SQL {
            (SELECT json_object_agg(j.id, json_build_array(j.name, j.target, j.payload, j.timeout_ms,
                                                           j.initial_delay_ms, j.max_delay_ms, j.backoff, j.jitter, j.delivery,
                                                           j.failure_streak > 0))
-              FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed) ${at("j.tenant_id")}) AS jobs,
+              FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed) ${at("j")}) AS jobs,
            (SELECT json_object_agg(tn.id, array_remove(ARRAY[tn.signing_secret,
                      CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
-              FROM tenants tn WHERE tn.id IN (SELECT tenant_id FROM got) ${at("tn.id")}) AS secrets,
+              FROM tenants tn WHERE tn.id IN (SELECT tenant_id FROM got) ${tenantId === undefined ? sql`` : sql`AND tn.id = ${tenantId}`}) AS secrets,
            -- Tenants this claim took to their cap (ClaimedTrigger.atCap).
            (SELECT json_agg(r.id) FROM room r JOIN got ON got.tenant_id = r.id WHERE got.n >= r.free) AS at_cap,
            -- Each claimed tenant's first slot and the step between its slots, and the clock (ClaimedTrigger.vt).

@@ -15,7 +15,8 @@
 // which this statement does not take), and so are tenants with keyed work queued: a key's cap counts
 // tenant_keys.running, raised only under that lock (claim-keys.ts), and a standby trigger would be counted
 // in no key. The claim a settle makes in its transaction (hand-off.ts) refills their freed slots.
-import { sql, type SQL } from "drizzle-orm";
+import { sql } from "drizzle-orm";
+import { scopeOf } from "./claim-keys.ts";
 import { pipelineTx, query, type Db } from "../db.ts";
 import { boundedWeight } from "./columns.ts";
 import { dueIds, type ClaimedTrigger, claimResult, decodeClaim, fairOrder, leaseOf, oneTenantRows } from "./claim.ts";
@@ -34,9 +35,8 @@ export interface StandbyInput {
 export function standbyStatement(input: StandbyInput) {
   const { type, owner, leaseMs, tenantId } = input;
   const one = tenantId !== undefined;
-  // For one tenant, every distributed table is read and written at it (claim.ts, claimLockedSql).
-  const at = (alias: string) => (one ? sql`AND ${sql.raw(alias)}.tenant_id = ${tenantId}` : sql``);
-  const tenant = (expr: SQL) => (one ? sql`${tenantId}` : expr);
+  const bound = one ? sql`${tenantId}` : undefined;
+  const { at, tenant } = scopeOf(bound);
   const leaseToken = crypto.randomUUID();
   const want = JSON.stringify(input.want.map((w) => [w.tenantId, w.n]));
   const statement = sql`
@@ -45,7 +45,7 @@ export function standbyStatement(input: StandbyInput) {
     -- Tenants at their cap (a tenant with room is the claims'), with no rate quota, in an active pool.
     st AS (
       SELECT t.id, ${boundedWeight("t")} AS weight, coalesce(tp.vtime, 0) AS vtime, coalesce(tp.cost_ms, 100) AS cost_ms,
-             ${dueIds(type, tenant(sql`t.id`), sql`least(w.n, t.max_in_flight)`, one ? sql`${tenantId}` : undefined)} AS due_ids
+             ${dueIds(type, tenant(sql`t.id`), sql`least(w.n, t.max_in_flight)`, bound)} AS due_ids
         FROM want w
         JOIN tenants t ON t.id = w.id
         LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type} ${at("tp")}
