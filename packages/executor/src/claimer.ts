@@ -158,17 +158,38 @@ export class Claimer {
       leaseMs: pool.config.leaseMs,
       candidates: candidates?.map((c) => c.tenantId),
     });
-    this.deps.stats.claimed += claimed.length;
-    if (claimed.length > 0) pool.recordClaim(performance.now() - claimStarted);
-    this.deps.observer?.claimed?.(type, performance.now() - claimStarted, claimed.length);
-    if (candidates) await ready!.afterClaim(type, now, candidates, claimed, budget, busy);
-    else await ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
+    await this.afterClaims({ type, pool, now, started: claimStarted, candidates, claimed, budget, busy });
     this.dispatchAll(pool, claimed);
-    // Standby is for tenants at their own cap; a key at its cap is refilled by its settle's hand-off
-    // claim (store standby.ts).
-    const atCap = new Set(claimed.filter((c) => c.atCap && c.key === null).map((c) => c.tenantId));
-    if (atCap.size > 0) this.deps.reachedCap?.(type, [...atCap]);
+    this.toStandby(type, claimed, false);
     return { claimed, busy };
+  }
+
+  /** After a pass's claims for a pool: the counts, and the ready index told what they got (`candidates`
+   *  are those the claims were for, from the index; without them the claimed tenants are marked). */
+  private async afterClaims(c: {
+    type: string;
+    pool: Pool;
+    now: number;
+    started: number;
+    candidates: Array<{ tenantId: string; dueAtMs: number }> | undefined;
+    claimed: ClaimedTrigger[];
+    budget: number;
+    busy: string[];
+  }): Promise<void> {
+    const { type, claimed } = c;
+    this.deps.stats.claimed += claimed.length;
+    if (claimed.length > 0) c.pool.recordClaim(performance.now() - c.started);
+    this.deps.observer?.claimed?.(type, performance.now() - c.started, claimed.length);
+    const { ready } = this.deps;
+    if (c.candidates) await ready!.afterClaim(type, c.now, c.candidates, claimed, c.budget, c.busy);
+    else await ready?.mark(claimed.map((t) => ({ type, tenantId: t.tenantId, dueAtMs: c.now })));
+  }
+
+  /** Standby is for tenants at their own cap; a key at its cap is refilled by its settle's hand-off
+   *  claim (store standby.ts). */
+  private toStandby(type: string, claimed: ClaimedTrigger[], perTenant: boolean): void {
+    const atCap = new Set(claimed.filter((c) => c.atCap && c.key === null).map((c) => c.tenantId));
+    if (atCap.size > 0) this.deps.reachedCap?.(type, [...atCap], perTenant);
   }
 
   /** claimFor() on a Citus cluster: a claim per tenant, for its share of the budget (splitBudget). */
@@ -221,24 +242,20 @@ export class Claimer {
       }
     };
     await Promise.all(Array.from({ length: Math.min(TENANT_CLAIMS_AT_ONCE, shares.length) }, worker));
-    this.deps.stats.claimed += claimed.length;
-    if (claimed.length > 0) pool.recordClaim(performance.now() - claimStarted);
-    this.deps.observer?.claimed?.(type, performance.now() - claimStarted, claimed.length);
     this.noteClock(type, claimed);
     const asked = new Set(shares.map(([tenantId]) => tenantId));
-    const spent = shares.reduce((a, [, n]) => a + n, 0);
-    if (indexed)
-      await ready!.afterClaim(
-        type,
-        now,
-        indexed.filter((c) => asked.has(c.tenantId)),
-        claimed,
-        spent,
-        busy,
-      );
-    else await ready?.mark(claimed.map((c) => ({ type, tenantId: c.tenantId, dueAtMs: now })));
-    const atCap = new Set(claimed.filter((c) => c.atCap && c.key === null).map((c) => c.tenantId));
-    if (atCap.size > 0) this.deps.reachedCap?.(type, [...atCap], true);
+    await this.afterClaims({
+      type,
+      pool,
+      now,
+      started: claimStarted,
+      // Told of the tenants claimed for, and of the budget they were given.
+      candidates: indexed?.filter((c) => asked.has(c.tenantId)),
+      claimed,
+      budget: shares.reduce((a, [, n]) => a + n, 0),
+      busy,
+    });
+    this.toStandby(type, claimed, true);
     // What the others claimed is dispatched; the error is the loop's, as a failed claim's is.
     if (failed.length > 0) throw failed[0];
     return { claimed, busy };
