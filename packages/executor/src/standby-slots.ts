@@ -114,12 +114,14 @@ export class StandbySlots {
   }
 
   /** A claim took these tenants to their cap: their next triggers go on standby now, so that even
-   *  their first runs here are refilled without a round trip. */
-  afterClaim(type: string, tenantIds: string[]): void {
-    for (const input of this.wanted(
+   *  their first runs here are refilled without a round trip. `perTenant` (a Citus cluster): a standby
+   *  claim per tenant, each on its tenant's shard (perTenant()). */
+  afterClaim(type: string, tenantIds: string[], perTenant = false): void {
+    const inputs = this.wanted(
       [],
       tenantIds.map((tenantId) => ({ type, tenantId })),
-    )) {
+    );
+    for (const input of perTenant ? inputs.flatMap(byTenant) : inputs) {
       const p = this.host.claim(input).then(
         (claimed) => this.hold(claimed),
         (err) => this.host.log.warn("standby claim failed", { err }),
@@ -163,4 +165,9 @@ export class StandbySlots {
     if (list.length > 0) this.standby.set(k, list);
     else this.standby.delete(k);
   }
+}
+
+/** One standby claim per tenant of `input`, each naming its tenant (StandbyInput.tenantId). */
+export function byTenant(input: StandbyInput): StandbyInput[] {
+  return input.want.map((w) => ({ ...input, want: [w], tenantId: w.tenantId }));
 }

@@ -164,6 +164,18 @@ describe("standby slots", () => {
     expect([...held.keys()]).toEqual([s.id]);
   });
 
+  it("on a Citus cluster claims on standby per tenant, each naming its tenant", () => {
+    const { slots, claims } = setup();
+    slots.count(trigger("a"));
+    slots.count(trigger("b"));
+    slots.count(trigger("b"));
+    slots.afterClaim("work", ["a", "b"], true);
+    expect(claims).toEqual([
+      { type: "work", owner: "exe_1", leaseMs: 30_000, want: [{ tenantId: "a", n: 1 }], tenantId: "a" },
+      { type: "work", owner: "exe_1", leaseMs: 30_000, want: [{ tenantId: "b", n: 2 }], tenantId: "b" },
+    ]);
+  });
+
   it("logs a failed standby claim and holds nothing", async () => {
     const { slots, held, warnings } = setup({ claim: () => Promise.reject(new Error("connection lost")) });
     slots.count(trigger("a"));

@@ -4,8 +4,10 @@ export { connectPostgres, query, sql, type Db, type Store } from "./db.ts";
 export { isDistributed } from "./citus.ts";
 export { clusterNodes, type ClusterNode } from "./sql/cluster-reads.ts";
 export {
+  advancePoolClock,
   claim,
   claimReport,
+  dueTenants,
   type ClaimedTrigger,
   type ClaimInput,
   type ClaimReport,

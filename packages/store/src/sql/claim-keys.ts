@@ -6,6 +6,17 @@
 // tenant_pools.running is for the tenant. A tenant with nothing keyed queued takes the path it always did.
 import { sql, type SQL } from "drizzle-orm";
 
+/** A claim's scope. For one tenant (`one`: its id, bound), `at(alias)` adds `AND alias.tenant_id = one`
+ *  and `tenant(expr)` is the tenant in place of `expr` (a correlated reference): on a Citus cluster a
+ *  statement of one tenant names it on every distributed table it reads or writes (docs/scaling.md).
+ *  Across tenants both leave the statement as it is. */
+export function scopeOf(one?: SQL) {
+  return {
+    at: (alias: string) => (one === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${one}`),
+    tenant: (expr: SQL) => one ?? expr,
+  };
+}
+
 /** A key's policy in force (its override's fields over its tenant's defaults) and its rate tokens now,
  *  for the tenant_keys row `k` of the tenant whose row (cand or tenants) is `c`. */
 function keyPolicy(k: SQL, c: SQL): SQL {
@@ -31,8 +42,10 @@ function keyPolicy(k: SQL, c: SQL): SQL {
  *  over by one probe. A key is backlogged from the vtime it was queued at (migration 0021: never below
  *  the least backlogged key's), so no clock is read here. The tenant's triggers without a key, among
  *  its first `limit` due rows in claim order, take part as one more key (the empty string, which no
- *  key is) that starts level with the least key each claim and carries no ledger. */
-export function keyedIds(type: string, limit: SQL): SQL {
+ *  key is) that starts level with the least key each claim and carries no ledger. `one`: the claim is
+ *  for this one tenant (claim.ts, ClaimInput.tenantId), and every table is read at it. */
+export function keyedIds(type: string, limit: SQL, one?: SQL): SQL {
+  const { at, tenant } = scopeOf(one);
   return sql`ARRAY(
     WITH kk AS (
       SELECT k.key, k.vtime + k.vcorr AS vtime, c.cost_ms / p.weight AS step, d.ids
@@ -40,22 +53,22 @@ export function keyedIds(type: string, limit: SQL): SQL {
        CROSS JOIN LATERAL (${keyPolicy(sql`k`, sql`c`)}) p
        CROSS JOIN LATERAL (SELECT ARRAY(
                SELECT x.id FROM trigger_queue x
-                WHERE x.tenant_id = k.tenant_id AND x.type = ${type} AND x.key = k.key AND x.next_attempt_at <= now()
-                  AND ${exclusiveFree(sql`x`)}
+                WHERE x.tenant_id = ${tenant(sql`k.tenant_id`)} AND x.type = ${type} AND x.key = k.key AND x.next_attempt_at <= now()
+                  AND ${exclusiveFree(sql`x`, one)}
                 ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
                 LIMIT greatest(0, least(${limit}, coalesce(p.cap - k.running, ${limit}),
                                         coalesce(floor(p.tokens)::int, ${limit})))) AS ids
                -- Not pulled up: the array is built once per key, not once per reference to it.
                OFFSET 0) d
-       WHERE k.tenant_id = c.id AND k.queued > 0 AND cardinality(d.ids) > 0
+       WHERE k.tenant_id = c.id ${at("k")} AND k.queued > 0 AND cardinality(d.ids) > 0
        ORDER BY k.vtime, k.key
        LIMIT ${limit}
     ),
     bare AS (
       SELECT y.id, row_number() OVER () AS n FROM (
         SELECT x.id, x.key FROM trigger_queue x
-         WHERE x.tenant_id = c.id AND x.type = ${type} AND x.next_attempt_at <= now()
-           AND ${exclusiveFree(sql`x`)}
+         WHERE x.tenant_id = ${tenant(sql`c.id`)} AND x.type = ${type} AND x.next_attempt_at <= now()
+           AND ${exclusiveFree(sql`x`, one)}
          ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
          LIMIT ${limit}) y
        WHERE y.key IS NULL
@@ -75,21 +88,23 @@ export function keyedIds(type: string, limit: SQL): SQL {
  *  key) and "cand": each key's queued count less its rows that left the queue, its running count and
  *  vtime charged by what it got (its tenant's estimate ÷ weight, corrected at settle), its rate tokens
  *  spent. The
- *  rows are locked in key order, as settle and the queue's triggers lock them. Defines "klocked". */
-export function keyCharge(): SQL {
+ *  rows are locked in key order, as settle and the queue's triggers lock them. Defines "klocked". `one`:
+ *  as keyedIds'. The time is read once in "klocked", not in a CASE of the update (which Citus refuses). */
+export function keyCharge(one?: SQL): SQL {
+  const at = scopeOf(one).at("k");
   return sql`
     kdq AS (SELECT tenant_id, key, count(*)::int AS n FROM dequeued WHERE key IS NOT NULL GROUP BY 1, 2),
     kgot AS (SELECT tenant_id, key, count(*)::int AS n FROM claimed WHERE key IS NOT NULL GROUP BY 1, 2),
     klocked AS MATERIALIZED (
       SELECT k.tenant_id, k.key, k.running, d.n AS dq, coalesce(g.n, 0) AS n, p.cap, p.weight, p.tokens,
-             c.cost_ms
+             c.cost_ms, now() AS now
         FROM tenant_keys k
         JOIN kdq d ON d.tenant_id = k.tenant_id AND d.key = k.key
         LEFT JOIN kgot g ON g.tenant_id = k.tenant_id AND g.key = k.key
         JOIN cand c ON c.id = k.tenant_id
        CROSS JOIN LATERAL (${keyPolicy(sql`k`, sql`c`)}) p
        -- After the tenants' ledger rows ("charge"): tenant_pools, then tenant_keys, as settle locks them.
-       WHERE (SELECT count(*) FROM charge) >= 0
+       WHERE (SELECT count(*) FROM charge) >= 0 ${at}
        ORDER BY k.tenant_id, k.key
          FOR UPDATE OF k
     ),
@@ -98,20 +113,22 @@ export function keyCharge(): SQL {
          SET queued = k.queued - l.dq, running = k.running + l.n,
              vtime = k.vtime + k.vcorr + l.n * l.cost_ms / l.weight, vcorr = 0,
              rate_tokens = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_tokens ELSE l.tokens - l.n END,
-             rate_updated_at = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_updated_at ELSE now() END
+             rate_updated_at = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_updated_at ELSE l.now END
         FROM klocked l
-       WHERE k.tenant_id = l.tenant_id AND k.key = l.key
+       WHERE k.tenant_id = l.tenant_id AND k.key = l.key ${at}
     )`;
 }
 
 /** Overlap skip / buffer_one, for the queue row `x`: an exclusive trigger starts only when no trigger of
  *  its job is running AND it is its job's first due exclusive trigger — otherwise one claim could start
- *  two of the same job (a run-now next to a waiting fire), both unseen by the check. */
-export function exclusiveFree(x: SQL): SQL {
+ *  two of the same job (a run-now next to a waiting fire), both unseen by the check. `one`: the row's
+ *  tenant, to read the tables at (keyedIds). */
+export function exclusiveFree(x: SQL, one?: SQL): SQL {
+  const { at, tenant } = scopeOf(one);
   return sql`(NOT ${x}.exclusive OR (
-              NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = ${x}.job_id AND o.status = 'running')
+              NOT EXISTS (SELECT 1 FROM triggers o WHERE o.job_id = ${x}.job_id AND o.status = 'running' ${at("o")})
               AND ${x}.id = (SELECT f.id FROM trigger_queue f
-                              WHERE f.tenant_id = ${x}.tenant_id AND f.type = ${x}.type AND f.job_id = ${x}.job_id
+                              WHERE f.tenant_id = ${tenant(sql`${x}.tenant_id`)} AND f.type = ${x}.type AND f.job_id = ${x}.job_id
                                 AND f.exclusive AND f.next_attempt_at <= now()
                               ORDER BY f.priority DESC, f.next_attempt_at, f.id
                               LIMIT 1)))`;

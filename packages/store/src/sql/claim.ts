@@ -15,10 +15,10 @@
 //
 // Fairness keys, the second level: a tenant with keyed work queued fills its slots by key (claim-keys.ts).
 import { sql, type SQL } from "drizzle-orm";
-import { jsonColumn, pipelineTx, type Db } from "../db.ts";
+import { jsonColumn, pipelineTx, query, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { boundedRate, boundedWeight } from "./columns.ts";
-import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult } from "./claim-keys.ts";
+import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult, scopeOf } from "./claim-keys.ts";
 
 export interface ClaimInput {
   type: string;
@@ -29,7 +29,8 @@ export interface ClaimInput {
   /** Candidate tenants from the ready-tenant index; when absent they are found in Postgres. */
   candidates?: string[];
   /** Claim for this one tenant only (the candidates are ignored): the statements name it on every
-   *  table, so that on a Citus cluster they run on its shard alone (docs/scaling.md). */
+   *  table, so that on a Citus cluster they run on its shard alone (docs/scaling.md). They leave the
+   *  pool clock to the caller (advancePoolClock) and weigh no rivals. */
   tenantId?: string;
 }
 
@@ -104,6 +105,7 @@ const candidateScan = (type: string) => sql`
  *  docs/decisions/0023-claim-statement-costs.md). For this transaction only: set for the whole
  *  connection, it would take the custom plans of the materializer's and the API's statements too. */
 function lockCandidatesSql(input: ClaimInput) {
+  if (input.tenantId !== undefined) return lockTenantSql(input, input.tenantId);
   const { type } = input;
   const maxTenants = Math.min(1000, Math.max(16, input.budget));
   // Candidates from the ready index come without a due time: for them it is looked up.
@@ -147,6 +149,40 @@ function lockCandidatesSql(input: ClaimInput) {
       FROM locked`;
 }
 
+/** Statement 1 for one tenant: its row, locked when it is eligible (as above), and no rivals. The
+ *  lock is taken SKIP LOCKED as above: a hand-off claim runs after its settle locked the tenant's
+ *  ledger rows, and waiting here for a claim that waits for those would deadlock. The setting's value
+ *  is made from the locked row (an aggregate of it), so that on a Citus cluster it is set on the
+ *  tenant's node, where statement 2 reads it (gateOf). */
+function lockTenantSql(input: ClaimInput, tenantId: string) {
+  const { type } = input;
+  return sql`
+    WITH eligible AS MATERIALIZED (
+      SELECT t.id FROM tenants t
+       WHERE t.id = ${tenantId} AND t.status = 'active'
+         AND EXISTS (SELECT 1 FROM trigger_queue d
+                      WHERE d.tenant_id = ${tenantId} AND d.type = ${type} AND d.next_attempt_at <= now())
+         AND NOT EXISTS (SELECT 1 FROM pools p WHERE p.type = ${type} AND p.paused)
+         AND ${runningOf(sql`${tenantId}`)} < t.max_in_flight
+    ),
+    locked AS (
+      SELECT t.id FROM tenants t
+       WHERE t.id = ${tenantId} AND t.id IN (SELECT id FROM eligible)
+         FOR NO KEY UPDATE OF t SKIP LOCKED
+    )
+    SELECT set_config('fairway.claim_tenants', coalesce(jsonb_agg(id), '[]'::jsonb)::text, true) AS ids,
+           (SELECT coalesce(jsonb_agg(e.id), '[]'::jsonb) FROM eligible e WHERE e.id NOT IN (SELECT id FROM locked)) AS busy,
+           set_config('plan_cache_mode', ${planMode(input.budget)}, true) AS plan
+      FROM locked`;
+}
+
+/** Whether statement 1 locked the tenant row `t` (in its setting). The setting's name is made with a
+ *  column of the row so that Citus, which evaluates a function of constants on the coordinator before
+ *  it sends a write away, reads it on the tenant's node, where statement 1 set it in this transaction
+ *  (Citus keeps one connection per node for a transaction that locked or wrote there). */
+const gateOf = (t: string) =>
+  sql`current_setting('fairway.claim_tenants' || left(${sql.raw(t)}.id, 0))::jsonb ? ${sql.raw(t)}.id`;
+
 /** A tenant's running triggers, over all its pools: tenant_pools.running (schema.ts). */
 const runningOf = (tenantId: ReturnType<typeof sql>) =>
   sql`(SELECT coalesce(sum(r.running), 0) FROM tenant_pools r WHERE r.tenant_id = ${tenantId})`;
@@ -171,9 +207,17 @@ export function dueScanCap(budget: number, share: number): number {
 
 /** Statement 2, for the tenants statement 1 locked (read from its transaction-local setting). */
 function claimLockedSql(input: ClaimInput, leaseToken: string) {
-  const { type, budget, owner, leaseMs } = input;
+  const { type, budget, owner, leaseMs, tenantId } = input;
+  const one = tenantId !== undefined;
+  const bound = one ? sql`${tenantId}` : undefined;
+  const { at, tenant } = scopeOf(bound);
+  const cap = sql`least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int`;
   return sql`
-    WITH ids AS (SELECT jsonb_array_elements_text(current_setting('fairway.claim_tenants')::jsonb) AS id),
+    WITH ${
+      one
+        ? sql`ids AS (SELECT t0.id FROM tenants t0 WHERE t0.id = ${tenantId} AND ${gateOf("t0")}),`
+        : sql`ids AS (SELECT jsonb_array_elements_text(current_setting('fairway.claim_tenants')::jsonb) AS id),`
+    }
     -- The candidates with their ledger rows, and each one's weighted share of this claim, for
     -- dueScanCap() below (the candidates are known only here when statement 1 was pipelined).
     cand AS (
@@ -185,10 +229,10 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                / sum(${boundedWeight("t")} / coalesce(tp.cost_ms, 100)) OVER () AS share,
              t.key_max_in_flight, t.key_rate_per_second, t.key_weight,
              -- Keyed work queued (one probe of tenant_keys_due_idx): its slots go by key (keyedIds).
-             EXISTS (SELECT 1 FROM tenant_keys k WHERE k.tenant_id = t.id AND k.queued > 0) AS keyed
+             EXISTS (SELECT 1 FROM tenant_keys k WHERE k.tenant_id = ${tenant(sql`t.id`)} AND k.queued > 0) AS keyed
         FROM tenants t
-        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
-       WHERE t.id IN (SELECT id FROM ids) AND t.status = 'active'
+        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type} ${at("tp")}
+       WHERE t.id IN (SELECT id FROM ids) AND t.status = 'active' ${one ? sql`AND t.id = ${tenantId}` : sql``}
     ),
     st AS (
       SELECT c.id, c.weight, c.max_in_flight, c.vtime, c.cost_ms, c.keyed,
@@ -197,11 +241,11 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                      coalesce(c.rate_tokens, coalesce(c.burst, greatest(1, ceil(c.rate_per_second)))::float8)
                      + extract(epoch FROM now() - coalesce(c.rate_updated_at, now())) * c.rate_per_second)
              END AS tokens,
-             ${runningOf(sql`c.id`)} AS running,
+             ${runningOf(tenant(sql`c.id`))} AS running,
              -- The tenant's first due queue rows (dueIds), up to dueScanCap(): how many it has due, and
              -- which "picked" takes.
-             CASE WHEN c.keyed THEN ${keyedIds(type, sql`least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int`)}
-                  ELSE ${dueIds(type, sql`c.id`, sql`least(${budget}::int, greatest(16, ceil(2.0 * ${budget}::int * c.share)))::int`)}
+             CASE WHEN c.keyed THEN ${keyedIds(type, cap, bound)}
+                  ELSE ${dueIds(type, tenant(sql`c.id`), cap, bound)}
              END AS due_ids
         FROM cand c
     ),
@@ -214,30 +258,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
                                coalesce(floor(tokens)::bigint, ${budget}::bigint)))::int AS room
         FROM st
     ),
-    -- Rivals (statement 1): tenants another claim holds, with the slots they would take, as if
-    -- backlogged, up to twice their weighted share of the budget. Read, not locked.
-    rival AS (
-      SELECT t.id, ${boundedWeight("t")} AS weight, coalesce(tp.cost_ms, 100) AS cost_ms,
-             greatest(coalesce(tp.vtime, 0), (SELECT v FROM clock0)) AS vstart,
-             t.max_in_flight - ${runningOf(sql`t.id`)} AS free
-        FROM tenants t
-        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
-       WHERE t.id IN (SELECT jsonb_array_elements_text(current_setting('fairway.claim_rivals')::jsonb))
-    ),
-    rival_share AS (
-      SELECT sum(w) AS total FROM (SELECT weight / cost_ms AS w FROM rival UNION ALL SELECT weight / cost_ms FROM cand) x
-    ),
-    slots AS (
-      SELECT id, vt, false AS rival FROM (
-        SELECT r.id, r.vstart + (g.k - 1) * r.cost_ms / r.weight AS vt
-          FROM room r CROSS JOIN LATERAL generate_series(1, r.room) AS g(k)) own
-      UNION ALL
-      SELECT v.id, v.vstart + (g.k - 1) * v.cost_ms / v.weight, true
-        FROM rival v CROSS JOIN LATERAL generate_series(1, greatest(0, least(v.free, ${budget}::int,
-               greatest(16, ceil(2.0 * ${budget}::int * (v.weight / v.cost_ms) / (SELECT total FROM rival_share))))::int)) AS g(k)
-       ORDER BY vt, id
-       LIMIT ${budget}
-    ),
+    ${one ? sql`slots AS (${ownSlots(budget)}),` : rivalSlots(type, budget)}
     alloc AS (SELECT id, count(*)::int AS n FROM slots WHERE NOT rival GROUP BY id),
     -- Each tenant's share of its due queue rows, best first (st.due_ids). Not locked here: the trigger
     -- rows are, below. Every writer locks a trigger's row before its queue row (the sync trigger in
@@ -254,7 +275,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     -- is not pending (none should be) is found here too, and dropped below.
     locked AS (
       SELECT t.ctid, t.id, t.status FROM triggers t
-       WHERE t.id = ANY (ARRAY(SELECT id FROM picked))
+       WHERE t.id = ANY (ARRAY(SELECT id FROM picked)) ${at("t")}
          FOR UPDATE SKIP LOCKED
     ),
     claimed AS (
@@ -266,7 +287,7 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
          SET status = 'running', standby = false, lease_owner = ${owner}, lease_token = ${leaseToken},
              lease_expires_at = now() + make_interval(secs => ${leaseMs}::float8 / 1000),
              attempt_count = t.attempt_count + 1, updated_at = now()
-       WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked WHERE status = 'pending'))
+       WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked WHERE status = 'pending')) ${at("t")}
       -- What the result below needs, not t.*: the CTE keeps every returned row for its readers.
       RETURNING t.id, t.tenant_id, t.job_id, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts, t.key
     ),
@@ -274,15 +295,19 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     -- so does a row whose trigger had left pending. Rows skipped as locked stay.
     dequeued AS (
       DELETE FROM trigger_queue q
-       WHERE q.id = ANY (ARRAY(SELECT id FROM claimed UNION ALL SELECT id FROM locked WHERE status <> 'pending'))
+       WHERE q.id = ANY (ARRAY(SELECT id FROM claimed UNION ALL SELECT id FROM locked WHERE status <> 'pending')) ${at("q")}
       RETURNING q.tenant_id, q.key
     ),
     -- The claim's lease, for the reaper (schema.ts, leases).
-    lease AS (
+    ${
+      one
+        ? leaseOf(tenantId, leaseToken)
+        : sql`lease AS (
       INSERT INTO leases (token, owner, expires_at, trigger_ids)
       SELECT ${leaseToken}, ${owner}, now() + make_interval(secs => ${leaseMs}::float8 / 1000), array_agg(id)
         FROM claimed HAVING count(*) > 0
-    ),
+    ),`
+    }
     got AS (SELECT tenant_id, count(*)::int AS n FROM claimed GROUP BY tenant_id),
     -- Lock order (no deadlocks): tenant_pools rows are locked in key order, here and in settle; the
     -- pool clock below never waits. So every lock wait in claim and settle is on tenant_pools in one
@@ -292,40 +317,123 @@ function claimLockedSql(input: ClaimInput, leaseToken: string) {
     -- charge dropped that correction (packages/store/test/ledger-race.pg.test.ts). A new row starts at
     -- the pool clock (its vstart); an existing one at max(its vtime now, the clock), so excluded.vtime
     -- minus the clock is this claim's charge.
-    charge AS (
+    charge AS (${
+      one
+        ? // The tenant's row exists (oneTenantRows), in its defaults where it was new: the same charge.
+          sql`
+      UPDATE tenant_pools tp
+         SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + got.n * r.cost_ms / r.weight,
+             running = tp.running + got.n
+        FROM room r JOIN got ON got.tenant_id = r.id
+       WHERE tp.tenant_id = ${tenantId} AND tp.type = ${type} AND r.id = ${tenantId}`
+        : sql`
       INSERT INTO tenant_pools AS tp (tenant_id, type, vtime, cost_ms, running)
       SELECT r.id, ${type}, (SELECT v FROM clock0) + got.n * r.cost_ms / r.weight, r.cost_ms, got.n
         FROM room r JOIN got ON got.tenant_id = r.id
        ORDER BY r.id
       ON CONFLICT (tenant_id, type) DO UPDATE
         SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + excluded.vtime - (SELECT v FROM clock0),
-            running = tp.running + excluded.running
+            running = tp.running + excluded.running`
+    }
       RETURNING 1
     ),
-    ${keyCharge()},
+    ${keyCharge(bound)},
     spend AS (
       UPDATE tenants t SET rate_tokens = r.tokens - coalesce(got.n, 0), rate_updated_at = now()
         FROM room r LEFT JOIN got ON got.tenant_id = r.id
-       WHERE t.id = r.id AND r.tokens IS NOT NULL
-    ),
+       WHERE t.id = r.id AND r.tokens IS NOT NULL ${one ? sql`AND t.id = ${tenantId}` : sql``}
+    )${
+      // For one tenant the pool clock is left to the claimer (executor claimer.ts, advanceClocks): the
+      // pools table is a reference table on a Citus cluster, and a write to it is a write on every node.
+      one
+        ? sql``
+        : sql`,
     clock AS (
       -- SKIP LOCKED: if another claim holds the pool row it is advancing the clock itself.
       UPDATE pools SET vclock = sub.v
         FROM (SELECT min(r.vstart) AS v FROM room r JOIN got ON got.tenant_id = r.id) sub
        WHERE pools.type IN (SELECT p.type FROM pools p WHERE p.type = ${type} FOR UPDATE SKIP LOCKED)
          AND sub.v > pools.vclock
-    )
-    ${claimResult(true)}`;
+    )`
+    }
+    ${claimResult(true, tenantId)}`;
+}
+
+/** For one tenant, the rows a claim inserts are inserted by statements of their own before it (on a
+ *  Citus cluster, a write inside a statement's CTE other than UPDATE or DELETE makes the statement
+ *  leave its shard): the lease, without triggers, and the tenant's ledger row in the pool, in its
+ *  defaults when it is new (vtime 0 starts at the pool clock, as a new row does in the claim). The
+ *  claim then fills the lease, or deletes it when it claimed nothing (leaseOf). */
+export function oneTenantRows(
+  input: { type: string; owner: string; leaseMs: number },
+  tenantId: string,
+  leaseToken: string,
+) {
+  return [
+    sql`INSERT INTO leases (token, tenant_id, owner, expires_at, trigger_ids)
+        VALUES (${leaseToken}, ${tenantId}, ${input.owner}, now() + make_interval(secs => ${input.leaseMs}::float8 / 1000), '{}')`,
+    sql`INSERT INTO tenant_pools (tenant_id, type) VALUES (${tenantId}, ${input.type}) ON CONFLICT DO NOTHING`,
+  ];
+}
+
+/** The lease oneTenantRows() inserted: given the claimed triggers (CTE "claimed"), or deleted. */
+export function leaseOf(tenantId: string, leaseToken: string): SQL {
+  return sql`lease AS (
+      UPDATE leases l SET trigger_ids = c.ids
+        FROM (SELECT array_agg(id) AS ids FROM claimed) c
+       WHERE l.tenant_id = ${tenantId} AND l.token = ${leaseToken} AND c.ids IS NOT NULL
+    ),
+    unlease AS (
+      DELETE FROM leases l
+       WHERE l.tenant_id = ${tenantId} AND l.token = ${leaseToken} AND NOT EXISTS (SELECT 1 FROM claimed)
+    ),`;
+}
+
+/** The claim's WFQ slots for its locked tenants ("room"): each tenant's k-th at vstart + (k − 1) · cost ÷ weight. */
+const OWN_SLOTS = sql`
+      SELECT id, vt, false AS rival FROM (
+        SELECT r.id, r.vstart + (g.k - 1) * r.cost_ms / r.weight AS vt
+          FROM room r CROSS JOIN LATERAL generate_series(1, r.room) AS g(k)) own`;
+
+/** For one tenant: its slots, the budget's first. */
+const ownSlots = (budget: number) => sql`${OWN_SLOTS}
+       ORDER BY vt, id
+       LIMIT ${budget}`;
+
+/** Across tenants: the budget's first slots among those of the locked tenants and of their rivals. */
+function rivalSlots(type: string, budget: number): SQL {
+  return sql`
+    -- Rivals (statement 1): tenants another claim holds, with the slots they would take, as if
+    -- backlogged, up to twice their weighted share of the budget. Read, not locked.
+    rival AS (
+      SELECT t.id, ${boundedWeight("t")} AS weight, coalesce(tp.cost_ms, 100) AS cost_ms,
+             greatest(coalesce(tp.vtime, 0), (SELECT v FROM clock0)) AS vstart,
+             t.max_in_flight - ${runningOf(sql`t.id`)} AS free
+        FROM tenants t
+        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
+       WHERE t.id IN (SELECT jsonb_array_elements_text(current_setting('fairway.claim_rivals')::jsonb))
+    ),
+    rival_share AS (
+      SELECT sum(w) AS total FROM (SELECT weight / cost_ms AS w FROM rival UNION ALL SELECT weight / cost_ms FROM cand) x
+    ),
+    slots AS (${OWN_SLOTS}
+      UNION ALL
+      SELECT v.id, v.vstart + (g.k - 1) * v.cost_ms / v.weight, true
+        FROM rival v CROSS JOIN LATERAL generate_series(1, greatest(0, least(v.free, ${budget}::int,
+               greatest(16, ceil(2.0 * ${budget}::int * (v.weight / v.cost_ms) / (SELECT total FROM rival_share))))::int)) AS g(k)
+       ORDER BY vt, id
+       LIMIT ${budget}
+    ),`;
 }
 
 /** A tenant's first due queue rows in claim order, up to `limit` (an array of trigger ids). One index
  *  scan per tenant, not one to count and another to pick: each walks over the queue rows claims have
  *  deleted at the front of the tenant's range until a vacuum removes them. Rows held back by overlap
  *  do not count as due: they would take slots the claim then left empty (claim-due.pg.test.ts). */
-export function dueIds(type: string, tenantId: SQL, limit: SQL): SQL {
+export function dueIds(type: string, tenantId: SQL, limit: SQL, one?: SQL): SQL {
   return sql`ARRAY(SELECT x.id FROM trigger_queue x
                     WHERE x.tenant_id = ${tenantId} AND x.type = ${type} AND x.next_attempt_at <= now()
-                      AND ${exclusiveFree(sql`x`)}
+                      AND ${exclusiveFree(sql`x`, one)}
                     -- NULLS LAST matches trigger_queue_claim_idx (priority is NOT NULL, so the order is the
                     -- same): with the default NULLS FIRST the planner sorted a tenant's whole backlog.
                     ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
@@ -333,8 +441,10 @@ export function dueIds(type: string, tenantId: SQL, limit: SQL): SQL {
 }
 
 /** The claim's answer, read from its CTEs `claimed` (the claimed rows), `got` (per tenant how many),
- *  `room` (per tenant: id, free, vstart, cost_ms, weight) and `clock0` (the pool clock). */
-export function claimResult(keyed = false): SQL {
+ *  `room` (per tenant: id, free, vstart, cost_ms, weight) and `clock0` (the pool clock). `tenantId`:
+ *  every row claimed is this tenant's, and its tables are read at it. */
+export function claimResult(keyed = false, tenantId?: string): SQL {
+  const { at } = scopeOf(tenantId === undefined ? undefined : sql`${tenantId}`);
   return sql`
     -- One row: the triggers as packed text (packed.ts: cheaper for Postgres than json_build_array per
     -- row), and each claimed job's and tenant's data once as JSON (not once per trigger; names, targets
@@ -345,10 +455,10 @@ export function claimResult(keyed = false): SQL {
            (SELECT json_object_agg(j.id, json_build_array(j.name, j.target, j.payload, j.timeout_ms,
                                                           j.initial_delay_ms, j.max_delay_ms, j.backoff, j.jitter, j.delivery,
                                                           j.failure_streak > 0))
-              FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed)) AS jobs,
+              FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed) ${at("j")}) AS jobs,
            (SELECT json_object_agg(tn.id, array_remove(ARRAY[tn.signing_secret,
                      CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
-              FROM tenants tn WHERE tn.id IN (SELECT tenant_id FROM got)) AS secrets,
+              FROM tenants tn WHERE tn.id IN (SELECT tenant_id FROM got) ${tenantId === undefined ? sql`` : sql`AND tn.id = ${tenantId}`}) AS secrets,
            -- Tenants this claim took to their cap (ClaimedTrigger.atCap).
            (SELECT json_agg(r.id) FROM room r JOIN got ON got.tenant_id = r.id WHERE got.n >= r.free) AS at_cap,
            -- Each claimed tenant's first slot and the step between its slots, and the clock (ClaimedTrigger.vt).
@@ -443,6 +553,25 @@ export function decodeClaim(
   return { claimed, slots: r.slots == null ? {} : jsonColumn(r.slots), vclock: Number(r.vclock) };
 }
 
+/** Tenants with due work in the pool, the longest due first, at most `limit`: where a claim across
+ *  tenants finds them itself (candidateScan), a claimer that claims per tenant asks first (executor
+ *  claimer.ts, on a Citus cluster without a ready index). No locks. On a cluster it reads every shard
+ *  (a task per shard): a ready index answers the same without touching Postgres. */
+export async function dueTenants(db: Db, type: string, limit: number): Promise<string[]> {
+  const rows = await query<{ tenant_id: string }>(
+    db,
+    sql`SELECT tenant_id FROM trigger_queue WHERE type = ${type} AND next_attempt_at <= now()
+         GROUP BY tenant_id ORDER BY min(next_attempt_at), tenant_id LIMIT ${limit}`,
+  );
+  return rows.map((r) => r.tenant_id);
+}
+
+/** The pool clock moved on to `v`, never back: what a claim across tenants does in its statement (CTE
+ *  "clock"), for the claims of one tenant, which leave it out (claimLockedSql). */
+export async function advancePoolClock(db: Db, type: string, v: number): Promise<void> {
+  await query(db, sql`UPDATE pools SET vclock = ${v} WHERE type = ${type} AND vclock < ${v}`);
+}
+
 /** Lock candidates, then claim each one's fair share: one transaction, one round trip on postgres.js. */
 export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]> {
   return (await claimReport(db, input)).claimed;
@@ -459,8 +588,7 @@ export interface ClaimReport {
 export async function claimReport(db: Db, input: ClaimInput): Promise<ClaimReport> {
   if (input.budget <= 0) return { claimed: [], busy: [] };
   const c = claimStatements(input);
-  const [locked, rows] = await pipelineTx(db, c.statements);
-  return c.decode(locked, rows);
+  return c.decode(await pipelineTx(db, c.statements));
 }
 
 /** The claim's two statements, to run in this order in one transaction (after others, store
@@ -470,9 +598,13 @@ export function claimStatements(input: ClaimInput) {
   // once per claim, so a token unique to the claim fences as well as one per row (without a UUID made
   // and sent back per row).
   const leaseToken = crypto.randomUUID();
+  const rows = input.tenantId === undefined ? [] : oneTenantRows(input, input.tenantId, leaseToken);
   return {
-    statements: [lockCandidatesSql(input), claimLockedSql(input, leaseToken)],
-    decode(lockRows: unknown[], claimRows: unknown[]): ClaimReport {
+    statements: [lockCandidatesSql(input), ...rows, claimLockedSql(input, leaseToken)],
+    /** From the rows of each of the statements, in order. */
+    decode(results: unknown[][]): ClaimReport {
+      const lockRows = results[0];
+      const claimRows = results[results.length - 1];
       const busy = (lockRows as Array<{ busy: Json<string[]> | null }>)[0]?.busy;
       const { claimed, slots, vclock } = decodeClaim((claimRows as ClaimResult[])[0], input.type, leaseToken);
       return { claimed: capsFirst(fairOrder(claimed, slots, vclock)), busy: busy == null ? [] : jsonColumn(busy) };

@@ -33,26 +33,29 @@ export async function settleAndClaim(
   claims: ClaimInput[],
   standby: StandbyInput[] = [],
   /** Every item, claim and standby claim is this tenant's (a Citus cluster settles per tenant). */
-  _tenantId?: string,
+  tenantId?: string,
 ): Promise<HandOff> {
   // A claim over all due tenants would lock ledger rows out of order (above).
-  if (claims.some((c) => !c.candidates || c.candidates.length === 0 || c.budget <= 0)) {
+  const named = (c: ClaimInput) =>
+    tenantId !== undefined || c.tenantId !== undefined || (c.candidates?.length ?? 0) > 0;
+  if (claims.some((c) => !named(c) || c.budget <= 0)) {
     throw new Error("settleAndClaim: each claim must name its candidate tenants and a budget above 0");
   }
-  const parts = claims.map((c) => claimStatements(c));
-  const notify = notifyStatements(items);
-  const first = [settleStatement(items), ...(notify ?? [])];
-  const stand = standby.map((s) => standbyStatement(s));
+  const parts = claims.map((c) => claimStatements(tenantId === undefined ? c : { ...c, tenantId }));
+  const notify = notifyStatements(items, tenantId);
+  const first = [settleStatement(items, tenantId), ...(notify ?? [])];
+  const stand = standby.map((s) => standbyStatement(tenantId === undefined ? s : { ...s, tenantId }));
   const rows = await pipelineTx(db, [
     ...first,
     ...parts.flatMap((p) => p.statements),
-    ...stand.map((s) => s.statement),
+    ...stand.flatMap((s) => s.statements),
   ]);
-  const n = first.length;
-  const after = n + 2 * parts.length;
+  // Each part's rows, in the order its statements were sent.
+  let at = first.length;
+  const take = (n: number) => rows.slice(at, (at += n));
   return {
     settled: [...decodeSettled(rows[0] as SettleResult[]), ...(notify ? decodeNotified(rows[1]) : [])],
-    claims: parts.map((p, i) => p.decode(rows[n + 2 * i], rows[n + 1 + 2 * i])),
-    standby: stand.map((s, i) => s.decode(rows[after + i])),
+    claims: parts.map((p) => p.decode(take(p.statements.length))),
+    standby: stand.map((s) => s.decode(take(s.statements.length))),
   };
 }

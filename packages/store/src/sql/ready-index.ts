@@ -9,8 +9,26 @@ export interface TenantDue {
   dueAtMs: number | null;
 }
 
-/** Earliest pending trigger per tenant in `type`: for the given tenants, or for every tenant (rebuild). */
-export async function pendingByTenant(db: Db, type: string, tenantIds?: string[]): Promise<TenantDue[]> {
+/** Earliest pending trigger per tenant in `type`: for the given tenants, or for every tenant (rebuild).
+ *  `perTenant`: the given tenants' read a query each, on the tenant's shard alone on a Citus cluster,
+ *  which takes no subquery correlated with a list (docs/scaling.md). */
+export async function pendingByTenant(
+  db: Db,
+  type: string,
+  tenantIds?: string[],
+  perTenant = false,
+): Promise<TenantDue[]> {
+  if (tenantIds && perTenant)
+    return Promise.all(
+      tenantIds.map(async (tenantId) => {
+        const [r] = await query<{ dueAtMs: number | null }>(
+          db,
+          sql`SELECT (extract(epoch FROM min(next_attempt_at)) * 1000)::float8 AS "dueAtMs" FROM trigger_queue
+               WHERE type = ${type} AND tenant_id = ${tenantId}`,
+        );
+        return { tenantId, dueAtMs: r?.dueAtMs == null ? null : Number(r.dueAtMs) };
+      }),
+    );
   const rows = tenantIds
     ? await query<{ tenantId: string; dueAtMs: number | null }>(
         db,

@@ -16,9 +16,10 @@
 // tenant_keys.running, raised only under that lock (claim-keys.ts), and a standby trigger would be counted
 // in no key. The claim a settle makes in its transaction (hand-off.ts) refills their freed slots.
 import { sql } from "drizzle-orm";
-import { query, type Db } from "../db.ts";
+import { scopeOf } from "./claim-keys.ts";
+import { pipelineTx, query, type Db } from "../db.ts";
 import { boundedWeight } from "./columns.ts";
-import { dueIds, type ClaimedTrigger, claimResult, decodeClaim, fairOrder } from "./claim.ts";
+import { dueIds, type ClaimedTrigger, claimResult, decodeClaim, fairOrder, leaseOf, oneTenantRows } from "./claim.ts";
 
 export interface StandbyInput {
   type: string;
@@ -32,7 +33,10 @@ export interface StandbyInput {
 
 /** The standby claim's statement, and the decoding of its row. */
 export function standbyStatement(input: StandbyInput) {
-  const { type, owner, leaseMs } = input;
+  const { type, owner, leaseMs, tenantId } = input;
+  const one = tenantId !== undefined;
+  const bound = one ? sql`${tenantId}` : undefined;
+  const { at, tenant } = scopeOf(bound);
   const leaseToken = crypto.randomUUID();
   const want = JSON.stringify(input.want.map((w) => [w.tenantId, w.n]));
   const statement = sql`
@@ -41,14 +45,14 @@ export function standbyStatement(input: StandbyInput) {
     -- Tenants at their cap (a tenant with room is the claims'), with no rate quota, in an active pool.
     st AS (
       SELECT t.id, ${boundedWeight("t")} AS weight, coalesce(tp.vtime, 0) AS vtime, coalesce(tp.cost_ms, 100) AS cost_ms,
-             ${dueIds(type, sql`t.id`, sql`least(w.n, t.max_in_flight)`)} AS due_ids
+             ${dueIds(type, tenant(sql`t.id`), sql`least(w.n, t.max_in_flight)`, bound)} AS due_ids
         FROM want w
         JOIN tenants t ON t.id = w.id
-        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type}
-       WHERE t.status = 'active' AND t.rate_per_second IS NULL AND w.n > 0
-         AND NOT EXISTS (SELECT 1 FROM tenant_keys k WHERE k.tenant_id = t.id AND k.queued > 0)
+        LEFT JOIN tenant_pools tp ON tp.tenant_id = t.id AND tp.type = ${type} ${at("tp")}
+       WHERE t.status = 'active' AND t.rate_per_second IS NULL AND w.n > 0 ${one ? sql`AND t.id = ${tenantId}` : sql``}
+         AND NOT EXISTS (SELECT 1 FROM tenant_keys k WHERE k.tenant_id = ${tenant(sql`t.id`)} AND k.queued > 0)
          AND NOT EXISTS (SELECT 1 FROM pools p WHERE p.type = ${type} AND p.paused)
-         AND (SELECT coalesce(sum(r.running), 0) FROM tenant_pools r WHERE r.tenant_id = t.id) >= t.max_in_flight
+         AND (SELECT coalesce(sum(r.running), 0) FROM tenant_pools r WHERE r.tenant_id = ${tenant(sql`t.id`)}) >= t.max_in_flight
     ),
     room AS (
       SELECT id, weight, cost_ms, 0 AS free, greatest(vtime, (SELECT v FROM clock0)) AS vstart FROM st
@@ -56,7 +60,7 @@ export function standbyStatement(input: StandbyInput) {
     -- As in the claim: trigger rows locked SKIP LOCKED, by their row versions, only while pending.
     locked AS (
       SELECT t.ctid, t.id, t.status FROM triggers t
-       WHERE t.id = ANY (ARRAY(SELECT unnest(due_ids) FROM st))
+       WHERE t.id = ANY (ARRAY(SELECT unnest(due_ids) FROM st)) ${at("t")}
          FOR UPDATE SKIP LOCKED
     ),
     claimed AS (
@@ -64,37 +68,44 @@ export function standbyStatement(input: StandbyInput) {
          SET status = 'running', standby = true, lease_owner = ${owner}, lease_token = ${leaseToken},
              lease_expires_at = now() + make_interval(secs => ${leaseMs}::float8 / 1000),
              attempt_count = t.attempt_count + 1, updated_at = now()
-       WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked WHERE status = 'pending'))
+       WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM locked WHERE status = 'pending')) ${at("t")}
       RETURNING t.id, t.tenant_id, t.job_id, t.kind, t.priority, t.scheduled_for, t.attempt_count, t.max_attempts, t.key
     ),
     dequeued AS (
       DELETE FROM trigger_queue q
-       WHERE q.id = ANY (ARRAY(SELECT id FROM claimed UNION ALL SELECT id FROM locked WHERE status <> 'pending'))
+       WHERE q.id = ANY (ARRAY(SELECT id FROM claimed UNION ALL SELECT id FROM locked WHERE status <> 'pending')) ${at("q")}
     ),
-    lease AS (
+    ${
+      one
+        ? leaseOf(tenantId, leaseToken)
+        : sql`lease AS (
       INSERT INTO leases (token, owner, expires_at, trigger_ids)
       SELECT ${leaseToken}, ${owner}, now() + make_interval(secs => ${leaseMs}::float8 / 1000), array_agg(id)
         FROM claimed HAVING count(*) > 0
-    ),
+    ),`
+    }
     got AS (SELECT tenant_id, count(*)::int AS n FROM claimed GROUP BY tenant_id),
     -- Charged like a claim (virtual time), but not counted as running. A tenant at its cap has a ledger
     -- row.
     ledger AS MATERIALIZED (
       SELECT tp.tenant_id, got.n * r.cost_ms / r.weight AS charge FROM tenant_pools tp
         JOIN got ON got.tenant_id = tp.tenant_id JOIN room r ON r.id = tp.tenant_id
-       WHERE tp.type = ${type}
+       WHERE tp.type = ${type} ${at("tp")}
        ORDER BY tp.tenant_id
          FOR UPDATE OF tp
     ),
     charge AS (
       UPDATE tenant_pools tp SET vtime = greatest(tp.vtime, (SELECT v FROM clock0)) + l.charge
         FROM ledger l
-       WHERE tp.tenant_id = l.tenant_id AND tp.type = ${type}
+       WHERE tp.tenant_id = l.tenant_id AND tp.type = ${type} ${at("tp")}
     )
-    ${claimResult()}`;
+    ${claimResult(false, tenantId)}`;
   return {
-    statement,
-    decode(rows: unknown[]): ClaimedTrigger[] {
+    // For one tenant, its lease row first (claim.ts, oneTenantRows).
+    statements: one ? [oneTenantRows(input, tenantId, leaseToken)[0], statement] : [statement],
+    /** From the rows of each of the statements, in order. */
+    decode(results: unknown[][]): ClaimedTrigger[] {
+      const rows = results[results.length - 1];
       const { claimed, slots, vclock } = decodeClaim(rows[0] as Parameters<typeof decodeClaim>[0], type, leaseToken);
       return fairOrder(claimed, slots, vclock);
     },
@@ -105,5 +116,5 @@ export function standbyStatement(input: StandbyInput) {
 export async function standbyClaim(db: Db, input: StandbyInput): Promise<ClaimedTrigger[]> {
   if (input.want.length === 0) return [];
   const s = standbyStatement(input);
-  return s.decode(await query(db, s.statement));
+  return s.decode(s.statements.length === 1 ? [await query(db, s.statements[0])] : await pipelineTx(db, s.statements));
 }
