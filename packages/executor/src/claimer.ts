@@ -53,6 +53,9 @@ const CLOCK_WRITE_MS = 1000;
  *  as the ready index sets it aside (ReadyIndex.snoozeMs). A settle that frees its slot claims for it
  *  in the settle's transaction meanwhile. */
 const EMPTY_SNOOZE_MS = 250;
+/** How long a tenant whose claim failed (its node down, say) is left out: the other tenants' claims go
+ *  on meanwhile, and it is tried again after. */
+const FAILED_SNOOZE_MS = 1000;
 
 /** What the claimer has learned of a tenant's WFQ slots in a pool from its claims: where its next slot
  *  starts and the step between its slots (cost ÷ weight). */
@@ -204,8 +207,21 @@ export class Claimer {
     // Without a ready index (or on its periodic sweep), one read of the queue: it reads every shard of
     // the cluster, once per pass and pool, never once per tenant. The ready index costs no Postgres
     // query at all: prefer it on a cluster.
-    const candidates =
-      indexed ?? (await dueTenants(db, type, Math.max(64, 4 * budget))).map((tenantId) => ({ tenantId, dueAtMs: now }));
+    let candidates = indexed;
+    if (!candidates) {
+      try {
+        candidates = (await dueTenants(db, type, Math.max(64, 4 * budget))).map((tenantId) => ({
+          tenantId,
+          dueAtMs: now,
+        }));
+      } catch (err) {
+        // A node down fails every read of all shards. With a ready index this was its periodic sweep:
+        // the index goes on choosing the tenants, so the other nodes' tenants go on.
+        if (!ready) throw err;
+        this.deps.log.warn("the sweep's read of the queue failed; claims go on from the ready index", { err });
+        return { claimed: [], busy: [] };
+      }
+    }
     if (candidates.length === 0) return { claimed: [], busy: [] };
     const shares = [
       ...this.splitBudget(
@@ -218,7 +234,7 @@ export class Claimer {
     const claimStarted = performance.now();
     const claimed: ClaimedTrigger[] = [];
     const busy: string[] = [];
-    const failed: unknown[] = [];
+    const failed = new Map<string, unknown>();
     const queue = [...shares];
     const worker = async () => {
       for (let next = queue.shift(); next; next = queue.shift()) {
@@ -237,7 +253,8 @@ export class Claimer {
           if (r.claimed.length === 0 && r.busy.length === 0) this.snooze(type, tenantId, now);
           this.dispatchAll(pool, r.claimed);
         } catch (err) {
-          failed.push(err);
+          failed.set(tenantId, err);
+          this.snooze(type, tenantId, now, FAILED_SNOOZE_MS);
         }
       }
     };
@@ -250,14 +267,23 @@ export class Claimer {
       now,
       started: claimStarted,
       // Told of the tenants claimed for, and of the budget they were given.
-      candidates: indexed?.filter((c) => asked.has(c.tenantId)),
+      // A tenant whose claim failed stays in the index as it was.
+      candidates: indexed?.filter((c) => asked.has(c.tenantId) && !failed.has(c.tenantId)),
       claimed,
       budget: shares.reduce((a, [, n]) => a + n, 0),
       busy,
     });
     this.toStandby(type, claimed, true);
-    // What the others claimed is dispatched; the error is the loop's, as a failed claim's is.
-    if (failed.length > 0) throw failed[0];
+    // One tenant's failure (its node down) must not hold the others back: it is logged and the tenant
+    // set aside a moment. Only when every claim failed (the coordinator, or Postgres, away) is the
+    // error the loop's, which backs off.
+    const [firstError] = failed.values();
+    if (failed.size > 0 && failed.size === shares.length) throw firstError;
+    if (failed.size > 0)
+      this.deps.log.warn("claims failed for some tenants; the others' went on", {
+        err: firstError,
+        tenants: failed.size,
+      });
     return { claimed, busy };
   }
 
@@ -308,10 +334,10 @@ export class Claimer {
     }
   }
 
-  private snooze(type: string, tenantId: string, now: number): void {
+  private snooze(type: string, tenantId: string, now: number, ms = EMPTY_SNOOZE_MS): void {
     let m = this.snoozed.get(type);
     if (!m) this.snoozed.set(type, (m = new Map()));
-    m.set(tenantId, now + EMPTY_SNOOZE_MS);
+    m.set(tenantId, now + ms);
     if (m.size > 1000) for (const [id, until] of m) if (until <= now) m.delete(id);
   }
 

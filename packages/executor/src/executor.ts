@@ -200,8 +200,8 @@ export class Executor {
       dispatch: (pool, t, key) => this.dispatch(pool, t, key),
       stats: this.stats,
       observer: opts.observer,
-      reachedCap: (type, tenantIds) => {
-        if (!this.stopping) this.slots.afterClaim(type, tenantIds);
+      reachedCap: (type, tenantIds, perTenant) => {
+        if (!this.stopping) this.slots.afterClaim(type, tenantIds, perTenant);
       },
     });
     this.materializer = new Materializer({
