@@ -8,6 +8,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 import { NOTIFICATION_POOL, notificationJobId } from "./notifications.ts";
+import { atTenant } from "./tenant-scope.ts";
 
 /** What the fan-out reads of a settle's item (settle.ts, Settlement). */
 export interface SettledItem {
@@ -36,10 +37,13 @@ const NEW_ID = sql.raw(
  *  tenant that takes the event and that the job's `notify` names, folded per (channel, job, event). A
  *  fold row is updated under its lock (ON CONFLICT), so two transactions folding the same event cannot
  *  both send. `fold: false` (a channel test) sends whatever the window says. Returns the new triggers. */
-function fanOut(events: SQL, fold = true): SQL {
-  // The fold row's last notification is inside its channel's window.
+function fanOut(events: SQL, fold = true, tenantId?: string): SQL {
+  const at = atTenant(tenantId);
+  // The fold row's last notification is inside its channel's window. The time is the insert's
+  // (excluded.sent_at, this transaction's now()), and a difference of times (immutable), not a time
+  // less an interval (stable: time zones): Citus takes only immutable functions in a DO UPDATE.
   const within = fold
-    ? sql`f.sent_at > now() - make_interval(secs => (SELECT c.window_seconds FROM notification_channels c WHERE c.id = f.channel_id))`
+    ? sql`excluded.sent_at - f.sent_at < make_interval(secs => (SELECT c.window_seconds FROM notification_channels c WHERE c.id = f.channel_id ${at("c")}))`
     : sql`false`;
   return sql`
     ev AS (${events}),
@@ -47,8 +51,8 @@ function fanOut(events: SQL, fold = true): SQL {
       SELECT c.id AS channel_id, ev.tenant_id, ev.job_id, coalesce(ev.job_id, '') AS subject, ev.event, ev.data,
              row_number() OVER w AS k, count(*) OVER w AS n
         FROM ev
-        JOIN notification_channels c ON c.tenant_id = ev.tenant_id
-        LEFT JOIN jobs j ON j.id = ev.job_id
+        JOIN notification_channels c ON c.tenant_id = ev.tenant_id ${at("c")}
+        LEFT JOIN jobs j ON j.id = ev.job_id AND j.tenant_id = ev.tenant_id ${at("j")}
        -- A test names its channel; an event goes to the channels that take it and that its job's
        -- notify names (null: every channel; false: none).
        WHERE CASE WHEN ev.channel_id IS NOT NULL THEN c.id = ev.channel_id
@@ -63,7 +67,7 @@ function fanOut(events: SQL, fold = true): SQL {
       INSERT INTO notification_folds AS f (channel_id, subject, event, sent_at, folded, reported)
       SELECT channel_id, subject, event, now(), n - 1, 0 FROM fan WHERE k = 1
       ON CONFLICT (channel_id, subject, event) DO UPDATE
-         SET sent_at = CASE WHEN ${within} THEN f.sent_at ELSE now() END,
+         SET sent_at = CASE WHEN ${within} THEN f.sent_at ELSE excluded.sent_at END,
              reported = CASE WHEN ${within} THEN f.reported ELSE f.folded END,
              folded = CASE WHEN ${within} THEN f.folded + excluded.folded + 1 ELSE excluded.folded END
       RETURNING f.channel_id, f.subject, f.event, f.reported, f.sent_at = now() AS send
@@ -81,7 +85,7 @@ function fanOut(events: SQL, fold = true): SQL {
     queued AS (
       INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts)
       SELECT o.id, o.tenant_id, j.id, ${NOTIFICATION_POOL}, 'manual', now(), now(), j.max_attempts
-        FROM out o JOIN jobs j ON j.id = ${notificationJobId("")} || o.tenant_id
+        FROM out o JOIN jobs j ON j.id = ${notificationJobId("")} || o.tenant_id AND j.tenant_id = o.tenant_id ${at("j")}
       RETURNING id, tenant_id
     )
     SELECT id, tenant_id AS "tenantId" FROM queued`;
@@ -102,13 +106,14 @@ function coldItems(items: SettledItem[]) {
  *  a 410 pause, and makes the notifications. Notification triggers report nothing: a failed
  *  notification never notifies. */
 /** `tenantId`: as settleStatement's. */
-export function notifyStatements(items: SettledItem[], _tenantId?: string): SQL[] | null {
+export function notifyStatements(items: SettledItem[], tenantId?: string): SQL[] | null {
   const cold = coldItems(items);
   if (cold.length === 0) return null;
-  return [notifyStatement(cold), rewindStatement(cold)];
+  return [notifyStatement(cold, tenantId), rewindStatement(cold, tenantId)];
 }
 
-function notifyStatement(cold: unknown[][]): SQL {
+function notifyStatement(cold: unknown[][], tenantId?: string): SQL {
+  const at = atTenant(tenantId);
   return sql`
     WITH input AS (
       SELECT x->>0 AS id, (x->>1)::int AS attempt, x->>2 AS status, (x->>3)::boolean AS gone, x->>4 AS outcome,
@@ -117,14 +122,17 @@ function notifyStatement(cold: unknown[][]): SQL {
     ),
     hit AS (
       SELECT i.*, t.tenant_id, t.job_id, t.scheduled_for, t.attempt_count, t.reason
-        FROM input i JOIN triggers t ON t.id = i.id
+        FROM input i JOIN triggers t ON t.id = i.id ${at("t")}
        WHERE t.status = i.status AND t.attempt_count = i.attempt AND t.finished_at = now()
          AND t.type <> ${NOTIFICATION_POOL}
     ),
     per_job AS (
       SELECT h.job_id, h.tenant_id, count(*) FILTER (WHERE h.status = 'dead')::int AS dead,
              bool_or(h.status = 'succeeded') AS ok, bool_or(h.gone IS TRUE) AS gone,
-             (array_agg(h.id ORDER BY h.id DESC) FILTER (WHERE h.status = 'succeeded'))[1] AS ok_trigger
+             (array_agg(h.id ORDER BY h.id DESC) FILTER (WHERE h.status = 'succeeded'))[1] AS ok_trigger,
+             -- Read here, in a grouped row no planner folds into the update below: Citus refuses now()
+             -- inside a CASE of an update of a distributed table.
+             now() AS now
         FROM hit h GROUP BY h.job_id, h.tenant_id
     ),
     jobup AS (
@@ -133,14 +141,15 @@ function notifyStatement(cold: unknown[][]): SQL {
              status = CASE WHEN p.streak_paused THEN 'paused' ELSE j.status END,
              pause_reason = CASE WHEN p.streak_paused THEN 'consecutive_failures'
                                  WHEN p.gone_paused THEN 'http_410' ELSE j.pause_reason END,
-             updated_at = CASE WHEN p.streak_paused THEN now() ELSE j.updated_at END
+             updated_at = CASE WHEN p.streak_paused THEN p.now ELSE j.updated_at END
         FROM (SELECT pj.*, j0.failure_streak AS before, j0.name,
                      NOT pj.ok AND tn.consecutive_failure_limit > 0 AND j0.status = 'active'
                        AND j0.failure_streak + pj.dead >= tn.consecutive_failure_limit AS streak_paused,
                      -- The settle's own 410 pause (its job_end), in this transaction.
-                     pj.gone AND j0.status = 'paused' AND j0.updated_at = now() AND j0.pause_reason IS NULL AS gone_paused
-                FROM per_job pj JOIN jobs j0 ON j0.id = pj.job_id JOIN tenants tn ON tn.id = pj.tenant_id) p
-       WHERE j.id = p.job_id AND (p.dead > 0 OR p.gone_paused OR (p.ok AND p.before > 0))
+                     pj.gone AND j0.status = 'paused' AND j0.updated_at = pj.now AND j0.pause_reason IS NULL AS gone_paused
+                FROM per_job pj JOIN jobs j0 ON j0.id = pj.job_id AND j0.tenant_id = pj.tenant_id ${at("j0")}
+                JOIN tenants tn ON tn.id = pj.tenant_id ${at("tn", "id")}) p
+       WHERE j.id = p.job_id AND j.tenant_id = p.tenant_id ${at("j")} AND (p.dead > 0 OR p.gone_paused OR (p.ok AND p.before > 0))
       RETURNING j.id, j.tenant_id, p.name, j.pause_reason, p.streak_paused OR p.gone_paused AS paused,
                 p.ok AND p.before > 0 AS recovered, p.before, p.ok_trigger
     ),
@@ -148,16 +157,17 @@ function notifyStatement(cold: unknown[][]): SQL {
       -- Paused for its failures: its pending triggers are cancelled as a pause by its owner would.
       UPDATE triggers SET status = 'cancelled', reason = 'paused', finished_at = now(), updated_at = now()
        WHERE job_id IN (SELECT id FROM jobup WHERE paused AND pause_reason = 'consecutive_failures')
-         AND status = 'pending'
+         AND status = 'pending' ${at("triggers")}
     ),
-    ${fanOut(sql`
+    ${fanOut(
+      sql`
       SELECT h.tenant_id, h.job_id, NULL::text AS channel_id, 'trigger.dead' AS event,
              jsonb_build_object(
                'job', jsonb_build_object('id', h.job_id, 'name', j.name),
                'trigger', jsonb_build_object('id', h.id, 'scheduledFor', h.scheduled_for, 'attempts', h.attempt_count),
                'reason', h.reason,
                'lastAttempt', jsonb_build_object('outcome', h.outcome, 'httpStatus', h.http_status, 'error', h.error)) AS data
-        FROM hit h JOIN jobs j ON j.id = h.job_id
+        FROM hit h JOIN jobs j ON j.id = h.job_id AND j.tenant_id = h.tenant_id ${at("j")}
        WHERE h.status = 'dead'
       UNION ALL
       SELECT u.tenant_id, u.id, NULL, 'job.paused',
@@ -167,21 +177,26 @@ function notifyStatement(cold: unknown[][]): SQL {
       SELECT u.tenant_id, u.id, NULL, 'job.recovered',
              jsonb_build_object('job', jsonb_build_object('id', u.id, 'name', u.name),
                                 'trigger', jsonb_build_object('id', u.ok_trigger), 'failedBefore', u.before)
-        FROM jobup u WHERE u.recovered`)}`;
+        FROM jobup u WHERE u.recovered`,
+      true,
+      tenantId,
+    )}`;
 }
 
 /** A cron job paused for its failures had its fires written ahead cancelled (the first statement):
  *  its schedule goes back to the first of them not yet due, so a resume plans them again, as after a
  *  pause by its owner (job-lifecycle.ts, cancelAndRewind). Reads only the job's triggers ahead of now. */
-function rewindStatement(cold: unknown[][]): SQL {
+function rewindStatement(cold: unknown[][], tenantId?: string): SQL {
+  const at = atTenant(tenantId);
   return sql`
     UPDATE jobs j
        SET next_fire_at = LEAST(j.next_fire_at, (
              SELECT min(t.scheduled_for) FROM triggers t
-              WHERE t.job_id = j.id AND t.scheduled_for > now() AND t.status = 'cancelled' AND t.reason = 'paused'
+              WHERE t.job_id = j.id AND t.tenant_id = j.tenant_id ${at("t")} AND t.scheduled_for > now() AND t.status = 'cancelled' AND t.reason = 'paused'
                 AND t.kind = 'scheduled' AND t.attempt_count = 0 AND t.finished_at = now()))
      WHERE j.id IN (SELECT x.job_id FROM triggers x
-                     WHERE x.id IN (SELECT e->>0 FROM jsonb_array_elements(${JSON.stringify(cold)}::jsonb) e))
+                     WHERE x.id IN (SELECT e->>0 FROM jsonb_array_elements(${JSON.stringify(cold)}::jsonb) e) ${at("x")})
+       ${at("j")}
        AND j.cron IS NOT NULL AND j.status = 'paused' AND j.pause_reason = 'consecutive_failures'
        AND j.updated_at = now()`;
 }
