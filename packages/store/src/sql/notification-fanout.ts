@@ -33,26 +33,30 @@ const NEW_ID = sql.raw(
   `'ntf_' || lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') || replace(gen_random_uuid()::text, '-', '')`,
 );
 
-/** The fan-out of the events `ev` (tenant_id, job_id, event, data) yields: to each channel of the
+/** The fan-out of the events `ev` (tenant_id, job_id, channel_id, event, data, at) yields: to each channel of the
  *  tenant that takes the event and that the job's `notify` names, folded per (channel, job, event). A
  *  fold row is updated under its lock (ON CONFLICT), so two transactions folding the same event cannot
  *  both send. `fold: false` (a channel test) sends whatever the window says. Returns the new triggers. */
 function fanOut(events: SQL, fold = true, tenantId?: string): SQL {
   const at = atTenant(tenantId);
-  // The fold row's last notification is inside its channel's window. The time is the insert's
-  // (excluded.sent_at, this transaction's now()), and a difference of times (immutable), not a time
-  // less an interval (stable: time zones): Citus takes only immutable functions in a DO UPDATE.
-  const within = fold
-    ? sql`excluded.sent_at - f.sent_at < make_interval(secs => (SELECT c.window_seconds FROM notification_channels c WHERE c.id = f.channel_id ${at("c")}))`
-    : sql`false`;
+  // The fold row's last notification is inside its channel's window. The time is the event's (`at`:
+  // this transaction's now(), as the statement that made the event read it; on a Citus cluster a read
+  // in a step of its own is a worker's), and a difference of times (immutable), not a time less an
+  // interval (stable: time zones); the window comes with the row: Citus takes only immutable functions
+  // and no other table in a DO UPDATE.
+  const within = fold ? sql`excluded.sent_at - f.sent_at < make_interval(secs => excluded.window_seconds)` : sql`false`;
   return sql`
     ev AS (${events}),
     fan AS (
-      SELECT c.id AS channel_id, ev.tenant_id, ev.job_id, coalesce(ev.job_id, '') AS subject, ev.event, ev.data,
-             row_number() OVER w AS k, count(*) OVER w AS n
+      SELECT c.id AS channel_id, ev.tenant_id, ev.job_id, coalesce(ev.job_id, '') AS subject, ev.event, ev.data, ev.at,
+             c.window_seconds, nj.max_attempts AS notify_attempts, row_number() OVER w AS k, count(*) OVER w AS n
         FROM ev
         JOIN notification_channels c ON c.tenant_id = ev.tenant_id ${at("c")}
         LEFT JOIN jobs j ON j.id = ev.job_id AND j.tenant_id = ev.tenant_id ${at("j")}
+        -- The tenant's notifications job, read here: the insert of its triggers below then reads no
+        -- table, and on a Citus cluster it is not pushed into the shard as a query whose triggers
+        -- (the queue's) would have to run distributed statements there.
+        LEFT JOIN jobs nj ON nj.id = ${notificationJobId("")} || ev.tenant_id AND nj.tenant_id = ev.tenant_id ${at("nj")}
        -- A test names its channel; an event goes to the channels that take it and that its job's
        -- notify names (null: every channel; false: none).
        WHERE CASE WHEN ev.channel_id IS NOT NULL THEN c.id = ev.channel_id
@@ -64,19 +68,23 @@ function fanOut(events: SQL, fold = true, tenantId?: string): SQL {
     fold AS (
       -- Within the channel's window since the last one sent: folded, not sent. Otherwise sent, and it
       -- reports what was folded since the last one (kept in "reported" for RETURNING).
-      INSERT INTO notification_folds AS f (channel_id, subject, event, sent_at, folded, reported)
-      SELECT channel_id, subject, event, now(), n - 1, 0 FROM fan WHERE k = 1
-      ON CONFLICT (channel_id, subject, event) DO UPDATE
-         SET sent_at = CASE WHEN ${within} THEN f.sent_at ELSE excluded.sent_at END,
+      -- The key named by its constraint: on a Citus cluster it also holds tenant_id (store citus.ts).
+      INSERT INTO notification_folds AS f (tenant_id, channel_id, subject, event, sent_at, folded, reported, window_seconds)
+      SELECT tenant_id, channel_id, subject, event, at, n - 1, 0, window_seconds FROM fan WHERE k = 1
+      ON CONFLICT ON CONSTRAINT notification_folds_channel_id_subject_event_pk DO UPDATE
+         SET window_seconds = excluded.window_seconds,
+             sent_at = CASE WHEN ${within} THEN f.sent_at ELSE excluded.sent_at END,
              reported = CASE WHEN ${within} THEN f.reported ELSE f.folded END,
              folded = CASE WHEN ${within} THEN f.folded + excluded.folded + 1 ELSE excluded.folded END
-      RETURNING f.channel_id, f.subject, f.event, f.reported, f.sent_at = now() AS send
+      RETURNING f.channel_id, f.subject, f.event, f.reported, f.sent_at
     ),
     out AS (
-      SELECT ${NEW_ID} AS id, fan.tenant_id, fan.channel_id, fan.event, fan.job_id, fan.data, fold.reported AS folded
+      SELECT ${NEW_ID} AS id, fan.tenant_id, fan.channel_id, fan.event, fan.job_id, fan.data, fold.reported AS folded,
+             fan.notify_attempts
         FROM fold JOIN fan ON fan.channel_id = fold.channel_id AND fan.subject = fold.subject
                           AND fan.event = fold.event AND fan.k = 1
-       WHERE fold.send
+       -- Sent: the row holds this event's time (not folded into an earlier one's).
+       WHERE fold.sent_at = fan.at
     ),
     made AS (
       INSERT INTO notifications (id, tenant_id, channel_id, event, job_id, data, folded)
@@ -84,8 +92,9 @@ function fanOut(events: SQL, fold = true, tenantId?: string): SQL {
     ),
     queued AS (
       INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, max_attempts)
-      SELECT o.id, o.tenant_id, j.id, ${NOTIFICATION_POOL}, 'manual', now(), now(), j.max_attempts
-        FROM out o JOIN jobs j ON j.id = ${notificationJobId("")} || o.tenant_id AND j.tenant_id = o.tenant_id ${at("j")}
+      SELECT o.id, o.tenant_id, ${notificationJobId("")} || o.tenant_id, ${NOTIFICATION_POOL}, 'manual', now(), now(),
+             o.notify_attempts
+        FROM out o WHERE o.notify_attempts IS NOT NULL
       RETURNING id, tenant_id
     )
     SELECT id, tenant_id AS "tenantId" FROM queued`;
@@ -114,16 +123,21 @@ export function notifyStatements(items: SettledItem[], tenantId?: string): SQL[]
 
 function notifyStatement(cold: unknown[][], tenantId?: string): SQL {
   const at = atTenant(tenantId);
+  // The rows this transaction's settle changed: finished at its now(), at the item's attempt. On a Citus
+  // cluster this statement runs in steps (its inserts), and a read in a step of its own runs on the
+  // tenant's node, where now() is when that node's part of the transaction began, not the coordinator's
+  // now() the settle wrote: there the time is read with the input, a step the coordinator runs itself.
+  const layout = tenantId !== undefined;
   return sql`
-    WITH input AS (
+    WITH input AS ${layout ? sql`MATERIALIZED` : sql``} (
       SELECT x->>0 AS id, (x->>1)::int AS attempt, x->>2 AS status, (x->>3)::boolean AS gone, x->>4 AS outcome,
-             (x->>5)::int AS http_status, x->>6 AS error
+             (x->>5)::int AS http_status, x->>6 AS error, now() AS now
         FROM jsonb_array_elements(${JSON.stringify(cold)}::jsonb) AS x
     ),
     hit AS (
       SELECT i.*, t.tenant_id, t.job_id, t.scheduled_for, t.attempt_count, t.reason
         FROM input i JOIN triggers t ON t.id = i.id ${at("t")}
-       WHERE t.status = i.status AND t.attempt_count = i.attempt AND t.finished_at = now()
+       WHERE t.status = i.status AND t.attempt_count = i.attempt AND t.finished_at = i.now
          AND t.type <> ${NOTIFICATION_POOL}
     ),
     per_job AS (
@@ -132,7 +146,7 @@ function notifyStatement(cold: unknown[][], tenantId?: string): SQL {
              (array_agg(h.id ORDER BY h.id DESC) FILTER (WHERE h.status = 'succeeded'))[1] AS ok_trigger,
              -- Read here, in a grouped row no planner folds into the update below: Citus refuses now()
              -- inside a CASE of an update of a distributed table.
-             now() AS now
+             max(h.now) AS now
         FROM hit h GROUP BY h.job_id, h.tenant_id
     ),
     jobup AS (
@@ -151,7 +165,7 @@ function notifyStatement(cold: unknown[][], tenantId?: string): SQL {
                 JOIN tenants tn ON tn.id = pj.tenant_id ${at("tn", "id")}) p
        WHERE j.id = p.job_id AND j.tenant_id = p.tenant_id ${at("j")} AND (p.dead > 0 OR p.gone_paused OR (p.ok AND p.before > 0))
       RETURNING j.id, j.tenant_id, p.name, j.pause_reason, p.streak_paused OR p.gone_paused AS paused,
-                p.ok AND p.before > 0 AS recovered, p.before, p.ok_trigger
+                p.ok AND p.before > 0 AS recovered, p.before, p.ok_trigger, p.now
     ),
     cancelled AS (
       -- Paused for its failures: its pending triggers are cancelled as a pause by its owner would.
@@ -166,17 +180,18 @@ function notifyStatement(cold: unknown[][], tenantId?: string): SQL {
                'job', jsonb_build_object('id', h.job_id, 'name', j.name),
                'trigger', jsonb_build_object('id', h.id, 'scheduledFor', h.scheduled_for, 'attempts', h.attempt_count),
                'reason', h.reason,
-               'lastAttempt', jsonb_build_object('outcome', h.outcome, 'httpStatus', h.http_status, 'error', h.error)) AS data
+               'lastAttempt', jsonb_build_object('outcome', h.outcome, 'httpStatus', h.http_status, 'error', h.error)) AS data,
+             h.now AS at
         FROM hit h JOIN jobs j ON j.id = h.job_id AND j.tenant_id = h.tenant_id ${at("j")}
        WHERE h.status = 'dead'
       UNION ALL
       SELECT u.tenant_id, u.id, NULL, 'job.paused',
-             jsonb_build_object('job', jsonb_build_object('id', u.id, 'name', u.name), 'reason', u.pause_reason)
+             jsonb_build_object('job', jsonb_build_object('id', u.id, 'name', u.name), 'reason', u.pause_reason), u.now
         FROM jobup u WHERE u.paused
       UNION ALL
       SELECT u.tenant_id, u.id, NULL, 'job.recovered',
              jsonb_build_object('job', jsonb_build_object('id', u.id, 'name', u.name),
-                                'trigger', jsonb_build_object('id', u.ok_trigger), 'failedBefore', u.before)
+                                'trigger', jsonb_build_object('id', u.ok_trigger), 'failedBefore', u.before), u.now
         FROM jobup u WHERE u.recovered`,
       true,
       tenantId,
@@ -233,7 +248,7 @@ export async function pauseUncomputable(db: Db, jobIds: string[], errors: string
     ${fanOut(sql`
       SELECT p.tenant_id, p.id AS job_id, NULL::text AS channel_id, 'job.paused' AS event,
              jsonb_build_object('job', jsonb_build_object('id', p.id, 'name', p.name),
-                                'reason', 'schedule_not_computable', 'error', e.error) AS data
+                                'reason', 'schedule_not_computable', 'error', e.error) AS data, now() AS at
         FROM paused p LEFT JOIN errs e ON e.id = p.id`)}`,
   );
 }
@@ -245,7 +260,7 @@ export async function notifyQuotaExhausted(db: Db, tenantId: string, limit: numb
     sql`WITH ${fanOut(sql`
       SELECT ${tenantId}::text AS tenant_id, NULL::text AS job_id, NULL::text AS channel_id,
              'tenant.quota_exhausted' AS event,
-             jsonb_build_object('quota', 'maxJobs', 'limit', ${limit}::int) AS data`)}`,
+             jsonb_build_object('quota', 'maxJobs', 'limit', ${limit}::int) AS data, now() AS at`)}`,
   );
 }
 
@@ -257,7 +272,8 @@ export async function testChannel(db: Db, tenantId: string, channelId: string): 
       sql`
       SELECT ${tenantId}::text AS tenant_id, NULL::text AS job_id, ${channelId}::text AS channel_id,
              'notification.test' AS event,
-             jsonb_build_object('message', 'A test notification from Fairway: this channel works.') AS data`,
+             jsonb_build_object('message', 'A test notification from Fairway: this channel works.') AS data,
+             now() AS at`,
       false,
     )}`,
   );
