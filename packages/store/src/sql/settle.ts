@@ -19,6 +19,9 @@ const COST_KEEP = sql.raw(String(1 - COST_EWMA_ALPHA));
 
 export interface Settlement {
   id: string;
+  /** The trigger's tenant: on a Citus cluster the executor settles each tenant's apart (settler.ts).
+   *  Not part of the statement (settleStatements takes the tenant). */
+  tenantId?: string;
   leaseToken: string;
   /** The attempt number stamped by the claim. */
   attempt: number;
