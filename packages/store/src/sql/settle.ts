@@ -117,8 +117,9 @@ export function decodeSettled(rows: SettleResult[]): Settled[] {
 }
 
 /** The settle of `items` (not empty) as one statement, attempt records included. `tenantId`: every item
- *  is that tenant's, and the statement names it on every table; on a Citus cluster it is still planned
- *  in steps (its inserts): settleStatements() makes the single-shard statements. */
+ *  is that tenant's, and the statement names it on every table. Not for a Citus cluster: there its
+ *  inserts make Citus run it in steps, which it does not get through; settleStatements() makes the
+ *  single-shard statements of a settle there. */
 export function settleStatement(items: Settlement[], tenantId?: string) {
   return settleSql(items, tenantId, false);
 }
