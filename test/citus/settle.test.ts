@@ -21,6 +21,7 @@ import { renewLeases, renewStatement } from "../../packages/store/src/sql/renew.
 import { markSending, sendingStatement } from "../../packages/store/src/sql/sending.ts";
 import { settle, settleStatements } from "../../packages/store/src/sql/settle.ts";
 import { reapExpired } from "../../packages/executor/src/reaper.ts";
+import { Settler } from "../../packages/executor/src/settler.ts";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { seedDue, seedPool, seedTenant, succeeded } from "../support/seed.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
@@ -255,6 +256,31 @@ describe("on the cluster", () => {
     expect(paused).toEqual({ status: "paused", reason: "consecutive_failures" });
     expect(await status("initech", p.triggerIds[1]!)).toMatchObject({ status: "cancelled" });
     expect(await queueDrift(db)).toEqual(NO_DRIFT);
+  });
+
+  it("the settler writes each tenant's results in a transaction of its own: one failing holds no other back", async () => {
+    const a = await seedDue(db, "acme", 2);
+    const g = await seedDue(db, "globex", 1);
+    const acme = await claimFor("acme", a.triggerIds);
+    const [globex] = await claimFor("globex", g.triggerIds);
+    const settled: string[] = [];
+    const errors: unknown[] = [];
+    const settler = new Settler({
+      db,
+      now: Date.now,
+      onSettled: (rows) => settled.push(...rows.map((r) => r.id)),
+      onError: (err) => errors.push(err),
+    });
+    for (const h of acme) settler.add({ ...succeeded(h), tenantId: "acme" }, Date.now() + 60_000);
+    // A result no statement can record (its attempt has no duration): globex's transaction fails, and
+    // is given up at once here (its lease would expire and the reaper take it).
+    settler.add({ ...failed(globex!, { durationMs: Number.NaN }), tenantId: "globex" }, Date.now() - 1);
+    await settler.flush();
+    expect(settled.sort()).toEqual([...a.triggerIds].sort());
+    expect(errors).toHaveLength(1);
+    expect(await status("globex", globex!.id)).toMatchObject({ status: "running" });
+    expect(await queueDrift(db)).toEqual(NO_DRIFT);
+    expect(await settle(db, [succeeded(globex!)], "globex")).toHaveLength(1);
   });
 
   it("changes nothing for a lease fenced out (a wrong token)", async () => {
