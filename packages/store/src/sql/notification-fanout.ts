@@ -114,7 +114,11 @@ function coldItems(items: SettledItem[]) {
  *  streak, pauses a job whose streak reached its tenant's consecutiveFailureLimit, names the reason of
  *  a 410 pause, and makes the notifications. Notification triggers report nothing: a failed
  *  notification never notifies. */
-/** `tenantId`: as settleStatement's. */
+/** `tenantId`: every item is that tenant's, and each table is read and written at it (a Citus cluster,
+ *  docs/scaling.md). The second statement is then single-shard; the first inserts in its CTEs (the
+ *  folds, the notifications, their triggers), which Citus runs as steps of their own, each at the
+ *  tenant's shard group: a few round trips between the coordinator and the tenant's node, and no other
+ *  node in the transaction. Only a batch with something to report pays them. */
 export function notifyStatements(items: SettledItem[], tenantId?: string): SQL[] | null {
   const cold = coldItems(items);
   if (cold.length === 0) return null;
