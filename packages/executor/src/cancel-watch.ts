@@ -5,7 +5,8 @@
 // stops at most a materializer pass (~100 ms) plus one poll after the new trigger is due. A poll, not
 // LISTEN/NOTIFY: it works the same through a transaction pooler, on Hyperdrive and after a reconnect.
 import type { Logger } from "@fairway/core";
-import { cancelRequested, type Db } from "@fairway/store";
+import { cancelRequested, isDistributed, type Db } from "@fairway/store";
+import { byTenant, eachTenant } from "./per-tenant.ts";
 import type { Held } from "./standby-slots.ts";
 
 const CANCEL_POLL_MS = 500;
@@ -33,15 +34,39 @@ export class CancelWatch {
     this.timer = null;
   }
 
-  /** Only keyed runs already started can be asked to stop; with none, no statement. */
+  /** Only keyed runs already started can be asked to stop; with none, no statement. On a Citus cluster,
+   *  a statement per tenant, on its shard alone (per-tenant.ts). */
   async poll(): Promise<void> {
-    const ids: string[] = [];
-    for (const h of this.held.values()) if (h.started && h.t.key !== null && !h.abort.aborted) ids.push(h.t.id);
-    if (ids.length === 0) return;
+    const runs: Held[] = [];
+    for (const h of this.held.values()) if (h.started && h.t.key !== null && !h.abort.aborted) runs.push(h);
+    if (runs.length === 0) return;
+    const failed = (err: unknown) => this.log.warn("cancel poll failed; retried at the next poll", { err });
+    const stop = (ids: string[]) => {
+      for (const id of ids) this.held.get(id)?.abort.abort("cancel");
+    };
     try {
-      for (const id of await cancelRequested(this.db, ids)) this.held.get(id)?.abort.abort("cancel");
+      if (!(await isDistributed(this.db)))
+        return stop(
+          await cancelRequested(
+            this.db,
+            runs.map((h) => h.t.id),
+          ),
+        );
+      const outcomes = await eachTenant(
+        byTenant(runs, (h) => h.t.tenantId),
+        (tenantId, group) =>
+          cancelRequested(
+            this.db,
+            group.map((h) => h.t.id),
+            tenantId,
+          ),
+      );
+      for (const o of outcomes) {
+        if (o.status === "fulfilled") stop(o.value);
+        else failed(o.reason);
+      }
     } catch (err) {
-      this.log.warn("cancel poll failed; retried at the next poll", { err });
+      failed(err);
     }
   }
 }

@@ -6,6 +6,7 @@
 import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
 import {
   handlerPoolTypes,
+  isDistributed,
   listPools,
   markSending,
   NOTIFICATION_POOL,
@@ -25,6 +26,7 @@ import { Retention, type RetentionOptions } from "./retention.ts";
 import { CancelWatch } from "./cancel-watch.ts";
 import { Claimer } from "./claimer.ts";
 import { Materializer } from "./materializer.ts";
+import { byTenant, eachTenant } from "./per-tenant.ts";
 import { Pool, startKey } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
@@ -290,7 +292,9 @@ export class Executor {
       this.last.pools = now;
     }
     if (now - this.last.reap >= (this.opts.reapEveryMs ?? 1000)) {
-      const reaped = await reapExpired(this.opts.db, now);
+      const reaped = await reapExpired(this.opts.db, now, (err) =>
+        this.log.error("reaping a tenant's expired leases failed; retried next pass", { err }),
+      );
       const own = reaped.filter((r) => !r.notification);
       this.stats.reaped += own.length;
       if (own.length > 0) this.opts.observer?.settled?.(own, "reaper");
@@ -362,7 +366,7 @@ export class Executor {
       try {
         if (this.stopping) return; // not started before stop(): released by stop(), never run
         // At-most-once: recorded as sending before the request leaves, or not sent (at-most-once.ts).
-        if (t.delivery === "at_most_once" && !(await markSending(this.opts.db, t).catch(() => false)))
+        if (t.delivery === "at_most_once" && !(await markSending(this.opts.db, t, t.tenantId).catch(() => false)))
           return void this.held.delete(t.id);
         h.started = true;
         const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
@@ -398,9 +402,14 @@ export class Executor {
    *  slot is free once recorded; the claim loop is woken for the trigger that waits for it. If the write
    *  fails, the lease expires, and the materializer pass cancels the reaped trigger. */
   private async cancelled(t: ClaimedTrigger, startedAt: Date, durationMs: number, error: string | null): Promise<void> {
-    await settleCancelled(this.opts.db, t, startedAt, durationMs, error ?? "cancelled").catch((err: unknown) =>
-      this.log.error("recording a cancelled run failed; its lease will expire and be reaped", { err }),
-    );
+    // On a Citus cluster at its tenant (its shard alone); elsewhere the one statement it always was.
+    await isDistributed(this.opts.db)
+      .then((layout) =>
+        settleCancelled(this.opts.db, t, startedAt, durationMs, error ?? "cancelled", layout ? t.tenantId : undefined),
+      )
+      .catch((err: unknown) =>
+        this.log.error("recording a cancelled run failed; its lease will expire and be reaped", { err }),
+      );
     this.loop.wake();
   }
 
@@ -408,13 +417,20 @@ export class Executor {
    *  entry marked (store release.ts). */
   private async release(list: Held[]): Promise<void> {
     for (const h of list) this.held.delete(h.t.id);
-    const n = await releaseLeases(
-      this.opts.db,
-      list.map((h) => h.t),
-    ).catch((err) => {
+    const failed = (err: unknown) => {
       this.log.error("release failed; leases will expire and be reaped", { err });
       return 0;
-    });
+    };
+    const leases = list.map((h) => h.t);
+    // On a Citus cluster each tenant's at its tenant (per-tenant.ts).
+    const n = await isDistributed(this.opts.db).then(async (layout) => {
+      if (!layout) return releaseLeases(this.opts.db, leases);
+      const outcomes = await eachTenant(
+        byTenant(leases, (l) => l.tenantId),
+        (tenantId, group) => releaseLeases(this.opts.db, group, tenantId),
+      );
+      return outcomes.reduce((sum, o) => sum + (o.status === "fulfilled" ? o.value : failed(o.reason)), 0);
+    }, failed);
     this.stats.released += n;
     await this.ready?.mark(list.map((h) => ({ type: h.t.type, tenantId: h.t.tenantId, dueAtMs: this.now() })));
     this.loop.wake();
@@ -438,29 +454,46 @@ export class Executor {
 
   /** Extend the lease of every trigger still running here; forget the ones that were lost (reaped while we stalled). */
   private async renew(): Promise<void> {
-    const byLease = new Map<number, Array<{ id: string; leaseToken: string }>>();
+    const byLease = new Map<number, Array<{ id: string; leaseToken: string; tenantId: string }>>();
     for (const h of this.held.values()) {
       const list = byLease.get(h.pool.config.leaseMs) ?? [];
       list.push(h.t);
       byLease.set(h.pool.config.leaseMs, list);
     }
-    for (const [leaseMs, leases] of byLease) {
-      try {
-        const kept = await renewLeases(this.opts.db, leases, leaseMs);
-        for (const l of leases) {
-          const h = this.held.get(l.id);
-          if (kept.has(l.id) || !h) continue;
-          this.log.warn("lease lost", { triggerId: l.id });
-          // Not started yet on standby: it never will be here (another executor may hold it now).
-          if (h.standby) {
-            this.slots.drop(h);
-            this.held.delete(h.t.id);
-          }
+    if (byLease.size === 0) return;
+    // On a Citus cluster each tenant's leases at its tenant, a few tenants at once (per-tenant.ts).
+    const layout = await isDistributed(this.opts.db).catch(() => false);
+    for (const [leaseMs, all] of byLease) {
+      if (!layout) await this.renewGroup(all, leaseMs);
+      else
+        await eachTenant(
+          byTenant(all, (l) => l.tenantId),
+          (tenantId, group) => this.renewGroup(group, leaseMs, tenantId),
+        );
+    }
+  }
+
+  /** Renew `leases`; forget the ones lost. Never throws (a failure is logged and counted). */
+  private async renewGroup(
+    leases: Array<{ id: string; leaseToken: string }>,
+    leaseMs: number,
+    tenantId?: string,
+  ): Promise<void> {
+    try {
+      const kept = await renewLeases(this.opts.db, leases, leaseMs, tenantId);
+      for (const l of leases) {
+        const h = this.held.get(l.id);
+        if (kept.has(l.id) || !h) continue;
+        this.log.warn("lease lost", { triggerId: l.id });
+        // Not started yet on standby: it never will be here (another executor may hold it now).
+        if (h.standby) {
+          this.slots.drop(h);
+          this.held.delete(h.t.id);
         }
-      } catch (err) {
-        this.log.error("lease renewal failed", { err });
-        this.opts.observer?.leaseRenewalFailed?.(leases.length);
       }
+    } catch (err) {
+      this.log.error("lease renewal failed", { err });
+      this.opts.observer?.leaseRenewalFailed?.(leases.length);
     }
   }
 }

@@ -3,16 +3,19 @@
 import {
   dropSpentLeases,
   findExpiredLeases,
+  isDistributed,
   settle,
   type Db,
   type ExpiredLease,
   type Settled,
   type Settlement,
 } from "@fairway/store";
+import { byTenant, eachTenant } from "./per-tenant.ts";
 import { decideSettlement } from "./settler.ts";
 
-/** Returns the triggers it changed (a lease renewed or settled meanwhile is left alone). */
-export async function reapExpired(db: Db, now: number): Promise<Settled[]> {
+/** Returns the triggers it changed (a lease renewed or settled meanwhile is left alone). `onError`: a
+ *  tenant's settle that failed on a Citus cluster, the others written (without it, the pass throws). */
+export async function reapExpired(db: Db, now: number, onError?: (err: unknown) => void): Promise<Settled[]> {
   const expired = await findExpiredLeases(db);
   const settlements = expired.map((e) =>
     e.sending
@@ -34,10 +37,30 @@ export async function reapExpired(db: Db, now: number): Promise<Settled[]> {
           reap: true,
         },
   );
-  const settled = await settle(db, settlements); // an empty list sends no statement
+  const settled = await settleReaped(db, settlements, onError);
   // The claims' lease rows with nothing left running (store reap.ts), a hundred at most per pass.
   await dropSpentLeases(db);
   return settled;
+}
+
+/** One settle, or on a Citus cluster one per tenant (per-tenant.ts). A tenant's failed settle is
+ *  reported and the others' rows returned: its triggers are found again next pass (their leases are
+ *  still expired), and the reaper's settle is fenced like any. */
+async function settleReaped(
+  db: Db,
+  settlements: Settlement[],
+  onError = (err: unknown): void => {
+    throw err;
+  },
+): Promise<Settled[]> {
+  if (settlements.length === 0) return [];
+  if (!(await isDistributed(db))) return settle(db, settlements);
+  const outcomes = await eachTenant(
+    byTenant(settlements, (s) => s.tenantId),
+    (tenantId, items) => settle(db, items, tenantId),
+  );
+  for (const o of outcomes) if (o.status === "rejected") onError(o.reason);
+  return outcomes.flatMap((o) => (o.status === "fulfilled" ? o.value : []));
 }
 
 /** An at-most-once trigger whose lease was lost after it was recorded as sending: it may have been
@@ -45,6 +68,7 @@ export async function reapExpired(db: Db, now: number): Promise<Settled[]> {
 function lostInFlight(e: ExpiredLease): Settlement {
   return {
     id: e.id,
+    tenantId: e.tenantId,
     leaseToken: e.leaseToken,
     attempt: e.attempt,
     status: "unknown",

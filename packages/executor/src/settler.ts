@@ -6,6 +6,7 @@
 // claims their next triggers on standby (store standby.ts; docs/decisions/0024-standby-hand-over.md).
 import { decideRetry, type DeliveryResult } from "@fairway/core";
 import {
+  isDistributed,
   settle,
   settleAndClaim,
   type ClaimedTrigger,
@@ -16,6 +17,7 @@ import {
   type Settled,
   type Settlement,
 } from "@fairway/store";
+import { byTenant, eachTenant } from "./per-tenant.ts";
 
 export interface SettlerOptions {
   db: Db;
@@ -63,7 +65,7 @@ export type LeaseHeld = Pick<
   ClaimedTrigger,
   "id" | "leaseToken" | "attempt" | "maxAttempts" | "initialDelayMs" | "maxDelayMs"
 > &
-  Partial<Pick<ClaimedTrigger, "backoff" | "jitter" | "failing">>;
+  Partial<Pick<ClaimedTrigger, "backoff" | "jitter" | "failing" | "tenantId">>;
 
 export function decideSettlement(
   t: LeaseHeld,
@@ -91,6 +93,7 @@ export function decideSettlement(
   // One object, one shape whatever the decision.
   const s: Settlement = {
     id: t.id,
+    tenantId: t.tenantId,
     leaseToken: t.leaseToken,
     attempt: t.attempt,
     status: "succeeded",
@@ -189,8 +192,9 @@ export class Settler {
     await this.flushing;
   }
 
-  /** Settle a batch; with at-cap results in it, claim for their tenants in the same transaction. */
-  private async settle(batch: Pending[]): Promise<Settled[]> {
+  /** Settle a batch (`tenantId`: all of it that tenant's); with at-cap results in it, claim for their
+   *  tenants in the same transaction. */
+  private async settle(batch: Pending[], tenantId?: string): Promise<Settled[]> {
     const atCap = batch.flatMap((p) => (p.atCap && p.by ? [p.by] : []));
     const freed = batch.flatMap((p) => (p.atCap && p.by && !p.s.successor ? [p.by] : []));
     const { claims, standby } =
@@ -199,12 +203,14 @@ export class Settler {
       return settle(
         this.opts.db,
         batch.map((p) => p.s),
+        tenantId,
       );
     const r = await settleAndClaim(
       this.opts.db,
       batch.map((p) => p.s),
       claims,
       standby,
+      tenantId,
     );
     claims.forEach((c, i) => {
       this.opts.onHandedOff?.(c, r.claims[i]);
@@ -225,14 +231,10 @@ export class Settler {
         return this.arm(this.queue.some((p) => p.atCap) ? this.atCapLingerMs : this.lingerMs);
       }
       const batch = this.queue.splice(0, this.batchSize);
-      try {
-        const rows = await answered(this.settle(batch), this.opts.writeTimeoutMs ?? 10_000);
-        const atCap = new Set(batch.filter((p) => p.atCap && !p.s.successor).map((p) => p.s.id));
-        this.opts.onSettled?.(rows, atCap.size === 0 ? [] : rows.filter((r) => atCap.has(r.id)));
-      } catch (err) {
-        this.opts.onError?.(err);
+      const failed = await this.writeBatch(batch);
+      if (failed.length > 0) {
         const now = this.opts.now();
-        const keep = batch.filter((p) => p.giveUpAt > now);
+        const keep = failed.filter((p) => p.giveUpAt > now);
         this.queue.unshift(...keep);
         if (keep.length > 0) {
           // Back off: a linger timer armed meanwhile, or a result added, would retry within milliseconds.
@@ -243,6 +245,34 @@ export class Settler {
         return;
       }
     }
+  }
+
+  /** Writes a batch: one transaction, or on a Citus cluster one per tenant (per-tenant.ts), each on its
+   *  tenant's node. Returns what was not written (a failed write's rows, in their order), for a retry:
+   *  settles are fenced, so one retried after it did commit changes nothing. */
+  private async writeBatch(batch: Pending[]): Promise<Pending[]> {
+    let groups: Map<string | undefined, Pending[]>;
+    try {
+      groups = (await isDistributed(this.opts.db))
+        ? byTenant(batch, (p) => p.s.tenantId ?? p.by?.tenantId)
+        : new Map([[undefined, batch]]);
+    } catch (err) {
+      this.opts.onError?.(err);
+      return batch;
+    }
+    const outcomes = await eachTenant(groups, async (tenantId, group) => {
+      const rows = await answered(this.settle(group, tenantId), this.opts.writeTimeoutMs ?? 10_000);
+      const atCap = new Set(group.filter((p) => p.atCap && !p.s.successor).map((p) => p.s.id));
+      this.opts.onSettled?.(rows, atCap.size === 0 ? [] : rows.filter((r) => atCap.has(r.id)));
+    });
+    const failed: Pending[] = [];
+    [...groups.values()].forEach((group, i) => {
+      const o = outcomes[i]!;
+      if (o.status === "fulfilled") return;
+      this.opts.onError?.(o.reason);
+      failed.push(...group);
+    });
+    return failed;
   }
 }
 

@@ -31,14 +31,15 @@ export const DISTRIBUTED_TABLES = [
   "backfills",
   "leases",
   "success_detail",
+  "notification_folds",
 ] as const;
 
-/** Small shared tables, copied to every node: pools (read by every claim, written by operators),
- *  api_keys (looked up by hash before the tenant is known) and notification_folds. A write to one is a
- *  transaction on every node, so nothing on the hot path writes them. `executors` (a heartbeat every
+/** Small shared tables, copied to every node: pools (read by every claim, written by operators) and
+ *  api_keys (looked up by hash before the tenant is known). A write to one is a transaction on every
+ *  node, so nothing on the hot path writes them. `executors` (a heartbeat every
  *  few seconds from every executor) stays a plain table of the coordinator: as a reference table, one
  *  worker down would stop every heartbeat. */
-export const REFERENCE_TABLES = ["pools", "api_keys", "notification_folds"] as const;
+export const REFERENCE_TABLES = ["pools", "api_keys"] as const;
 
 /** Keys on an id alone that gain the tenant: [table, constraint, columns, storage options]. */
 const TENANT_KEYS: ReadonlyArray<readonly [string, string, string, string]> = [
@@ -251,8 +252,8 @@ export async function distributeTables(session: Session): Promise<boolean> {
     );
   }
   // A layout made when these were reference tables: executors back to the coordinator for good, the
-  // other two until they are distributed below.
-  for (const t of ["executors", "leases", "success_detail"]) {
+  // others until they are distributed below.
+  for (const t of ["executors", "leases", "success_detail", "notification_folds"]) {
     if (!done.has(t)) continue;
     const [row] = await session.unsafe<Array<{ kind: string }>>(
       `SELECT citus_table_type AS kind FROM citus_tables WHERE table_name = '${t}'::regclass`,
@@ -261,6 +262,18 @@ export async function distributeTables(session: Session): Promise<boolean> {
       await run(`SELECT undistribute_table('${t}')`);
       done.delete(t);
     }
+  }
+  if (!done.has("notification_folds")) {
+    // A settle's fold is written at its tenant (the channel's): rows of channels since deleted go.
+    await run(
+      `UPDATE notification_folds f SET tenant_id = c.tenant_id FROM notification_channels c
+        WHERE c.id = f.channel_id AND f.tenant_id IS NULL`,
+    );
+    await run(`DELETE FROM notification_folds WHERE tenant_id IS NULL`);
+    await run(
+      `ALTER TABLE notification_folds DROP CONSTRAINT notification_folds_channel_id_subject_event_pk,
+         ADD CONSTRAINT notification_folds_channel_id_subject_event_pk PRIMARY KEY (tenant_id, channel_id, subject, event)`,
+    );
   }
   for (const t of REFERENCE_TABLES) if (!done.has(t)) await run(`SELECT create_reference_table('${t}')`);
   if (!done.has("tenants")) await run(`SELECT create_distributed_table('tenants', 'id')`);

@@ -538,6 +538,9 @@ export const notifications = pgTable(
 export const notificationFolds = pgTable(
   "notification_folds",
   {
+    /** The channel's tenant: on a Citus cluster the table is distributed by it (docs/scaling.md), so
+     *  that a settle's fold is written on the tenant's node, not on every node. */
+    tenantId: key("tenant_id"),
     channelId: key("channel_id").notNull(),
     subject: key("subject").notNull(),
     event: key("event").notNull(),
@@ -545,6 +548,9 @@ export const notificationFolds = pgTable(
     folded: integer("folded").notNull().default(0),
     // What the last one sent reported as folded (the fold statement returns it from here).
     reported: integer("reported").notNull().default(0),
+    // The channel's window as the last fold read it: the fold decides on the locked row with it
+    // (notification-fanout.ts), reading no other table there (on a Citus cluster it could not).
+    windowSeconds: integer("window_seconds"),
   },
   (t) => [primaryKey({ columns: [t.channelId, t.subject, t.event] })],
 );

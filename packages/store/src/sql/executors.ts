@@ -5,6 +5,7 @@
 // lease having expired, so an executor that was only stalled and renews or settles first keeps its
 // trigger, and a late settle of a reaped trigger changes nothing.
 import { sql } from "drizzle-orm";
+import { isDistributed } from "../citus.ts";
 import { jsonColumn, query, withDates, type Db } from "../db.ts";
 
 export interface ExecutorPoolLoad {
@@ -55,19 +56,12 @@ export async function markExecutorStopped(db: Db, id: string): Promise<void> {
  *  of every executor lost in the last `recentMs` (a claim that committed after the mark included) to
  *  now. Returns how many running triggers' leases it cut: the reaper should run. */
 export async function expireLostExecutors(db: Db, recentMs = 600_000): Promise<{ lost: string[]; cut: number }> {
+  if (await isDistributed(db)) return expireLostOnCluster(db, recentMs);
   const rows = await query<{ lost: string[] | null; cut: number }>(
     db,
     sql`
-    WITH newly AS (
-      UPDATE executors SET lost_at = now()
-       WHERE lost_at IS NULL AND stopped_at IS NULL
-         AND heartbeat_at < now() - make_interval(secs => heartbeat_timeout_ms / 1000.0)
-      RETURNING id
-    ),
-    lost AS (
-      SELECT id FROM newly
-      UNION SELECT id FROM executors WHERE lost_at > now() - make_interval(secs => ${recentMs}::float8 / 1000)
-    ),
+    WITH newly AS (${newlyLost()}),
+    lost AS (SELECT id FROM newly UNION ${recentlyLost(recentMs)}),
     cut AS (
       UPDATE leases l SET expires_at = now()
        WHERE l.owner IN (SELECT id FROM lost) AND l.expires_at > now()
@@ -83,6 +77,70 @@ export async function expireLostExecutors(db: Db, recentMs = 600_000): Promise<{
   );
   return { lost: rows[0]?.lost ?? [], cut: rows[0]?.cut ?? 0 };
 }
+
+/** On a Citus cluster (docs/scaling.md) `executors` is a table of the coordinator, which no statement
+ *  joins with the distributed ones: the lost are marked first, their claims' lease rows read (every
+ *  shard, by owner, once per heartbeat), then each tenant's triggers and lease rows cut in one statement
+ *  on its shard. The triggers first: a pass that fails part way leaves lease rows uncut, and the next
+ *  beat finds them again. */
+async function expireLostOnCluster(db: Db, recentMs: number): Promise<{ lost: string[]; cut: number }> {
+  const [marked] = await query<{ newly: string[] | null; lost: string[] | null }>(
+    db,
+    sql`
+    WITH newly AS (${newlyLost()})
+    SELECT (SELECT array_agg(id) FROM newly) AS newly,
+           ARRAY(SELECT id FROM newly UNION ${recentlyLost(recentMs)}) AS lost`,
+  );
+  const lost = marked?.lost ?? [];
+  if (lost.length === 0) return { lost: [], cut: 0 };
+  const held = await query<{ tenantId: string; token: string; triggerIds: string[] }>(
+    db,
+    sql`SELECT tenant_id AS "tenantId", token, trigger_ids AS "triggerIds" FROM leases
+         WHERE owner = ANY (ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(lost)}::jsonb)))
+           AND expires_at > now()`,
+  );
+  const byTenant = new Map<string, Array<{ token: string; ids: string[] }>>();
+  for (const l of held) {
+    const list = byTenant.get(l.tenantId) ?? [];
+    list.push({ token: l.token, ids: l.triggerIds });
+    byTenant.set(l.tenantId, list);
+  }
+  let cut = 0;
+  for (const [tenantId, claims] of byTenant) {
+    const [row] = await query<{ n: number }>(db, cutLeasesStatement(tenantId, claims));
+    cut += row?.n ?? 0;
+  }
+  return { lost: marked?.newly ?? [], cut };
+}
+
+/** Cut one tenant's claims (their lease rows and their triggers still running under them) to now. */
+export function cutLeasesStatement(tenantId: string, claims: Array<{ token: string; ids: string[] }>) {
+  const pairs = JSON.stringify(claims.flatMap((c) => c.ids.map((id) => ({ id, token: c.token }))));
+  return sql`
+    WITH triggers_cut AS (
+      UPDATE triggers t SET lease_expires_at = now()
+        FROM jsonb_to_recordset(${pairs}::jsonb) AS x(id text, token text)
+       WHERE t.tenant_id = ${tenantId} AND t.id = x.id AND t.lease_token = x.token AND t.status = 'running'
+      RETURNING t.id
+    ),
+    cut AS (
+      UPDATE leases l SET expires_at = now()
+       WHERE l.tenant_id = ${tenantId} AND l.token = ANY (${`{${claims.map((c) => c.token).join(",")}}`}::text[])
+         AND l.expires_at > now()
+    )
+    SELECT count(*)::int AS n FROM triggers_cut`;
+}
+
+/** Marks the executors silent for longer than their timeout lost; returns their ids. */
+const newlyLost = () => sql`
+      UPDATE executors SET lost_at = now()
+       WHERE lost_at IS NULL AND stopped_at IS NULL
+         AND heartbeat_at < now() - make_interval(secs => heartbeat_timeout_ms / 1000.0)
+      RETURNING id`;
+
+/** The executors marked lost within `recentMs`. */
+const recentlyLost = (recentMs: number) =>
+  sql`SELECT id FROM executors WHERE lost_at > now() - make_interval(secs => ${recentMs}::float8 / 1000)`;
 
 /** Live executors, and those lost or stopped within `recentMs`, newest first. */
 export async function listExecutors(db: Db, recentMs = 3_600_000): Promise<ExecutorRow[]> {

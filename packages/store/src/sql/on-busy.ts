@@ -13,8 +13,9 @@
 // The UPDATE re-checks `pending` on the locked row, so a claim that took the trigger first wins and a
 // racing pass of another executor changes nothing twice. A one-time job whose trigger is decided so
 // ends: completed when skipped, cancelled when replaced, and stops counting against maxJobs.
-import { sql } from "drizzle-orm";
-import { query, type Db } from "../db.ts";
+import { sql, type SQL } from "drizzle-orm";
+import { pipelineTx, query, type Db } from "../db.ts";
+import { atTenant } from "./tenant-scope.ts";
 
 export interface BusyDecisions {
   skipped: number;
@@ -87,49 +88,74 @@ export async function decideBusy(db: Db, now: Date): Promise<BusyDecisions> {
   return rows[0] ?? { skipped: 0, replaced: 0, cancelling: 0 };
 }
 
-/** Of these running triggers, the ones a newer trigger of their key asked to stop (cancel_running). */
-export async function cancelRequested(db: Db, ids: string[]): Promise<string[]> {
+/** Of these running triggers, the ones a newer trigger of their key asked to stop (cancel_running).
+ *  `tenantId`: every one is that tenant's (a Citus cluster polls per tenant: its shard alone). */
+export async function cancelRequested(db: Db, ids: string[], tenantId?: string): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await query<{ id: string }>(
-    db,
-    sql`SELECT id FROM triggers WHERE id = ANY (${`{${ids.join(",")}}`}::text[]) AND cancel_requested AND status = 'running'`,
-  );
+  const rows = await query<{ id: string }>(db, cancelRequestedStatement(ids, tenantId));
   return rows.map((r) => r.id);
+}
+
+export function cancelRequestedStatement(ids: string[], tenantId?: string) {
+  return sql`SELECT id FROM triggers WHERE id = ANY (${`{${ids.join(",")}}`}::text[]) AND cancel_requested
+               AND status = 'running' ${atTenant(tenantId)("triggers")}`;
 }
 
 /** A run aborted for cancel_running, recorded under its lease: the trigger `cancelled` (reason
  *  cancel_running, never retried; the queue's sync trigger uncounts it from its tenant's and key's
  *  running), its attempt `cancelled`, and a one-time job ends cancelled. Fenced like a settle: a lost
- *  lease changes nothing. Returns whether it was recorded. */
+ *  lease changes nothing. Returns whether it was recorded. `tenantId` (a Citus cluster): each statement
+ *  at the trigger's tenant, on its shard alone; Citus routes no statement whose CTEs insert, so there
+ *  the attempt is recorded by a second statement of the transaction, from the row the first left. */
 export async function settleCancelled(
   db: Db,
   t: { id: string; leaseToken: string; attempt: number },
   startedAt: Date,
   durationMs: number,
   error: string,
+  tenantId?: string,
 ): Promise<boolean> {
-  const rows = await query<{ n: number }>(
-    db,
-    sql`
+  const statements = settleCancelledStatements(t, startedAt, durationMs, error, tenantId);
+  const [rows] = (
+    statements.length === 1 ? [await query(db, statements[0]!)] : await pipelineTx(db, statements)
+  ) as Array<Array<{ n: number }>>;
+  return (rows?.[0]?.n ?? 0) > 0;
+}
+
+export function settleCancelledStatements(
+  t: { id: string; leaseToken: string; attempt: number },
+  startedAt: Date,
+  durationMs: number,
+  error: string,
+  tenantId?: string,
+) {
+  const at = atTenant(tenantId);
+  const split = tenantId !== undefined;
+  // On a cluster the key also holds tenant_id (store citus.ts): no conflict target there.
+  const attempt = (from: SQL) => sql`
+      INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome, error)
+      SELECT id, tenant_id, ${t.attempt}, ${startedAt.toISOString()}::timestamptz, ${Math.round(durationMs)}, 'cancelled', ${error}
+        FROM ${from}
+      ON CONFLICT ${split ? sql`` : sql`(trigger_id, attempt)`} DO NOTHING`;
+  const settled = sql`
     WITH done AS (
       UPDATE triggers SET status = 'cancelled', reason = 'cancel_running', finished_at = now(), updated_at = now(),
                           lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
        WHERE id = ${t.id} AND lease_token = ${t.leaseToken} AND attempt_count = ${t.attempt} AND status = 'running'
+             ${at("triggers")}
       RETURNING id, tenant_id, job_id, kind
-    ), att AS (
-      INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome, error)
-      SELECT id, tenant_id, ${t.attempt}, ${startedAt.toISOString()}::timestamptz, ${Math.round(durationMs)}, 'cancelled', ${error}
-        FROM done
-      ON CONFLICT (trigger_id, attempt) DO NOTHING
-    ), job_end AS (
+    ), ${split ? sql`` : sql`att AS (${attempt(sql`done`)}),`} job_end AS (
       UPDATE jobs j SET status = 'cancelled', next_fire_at = NULL, updated_at = now()
         FROM done d
-       WHERE j.id = d.job_id AND d.kind = 'scheduled' AND j.cron IS NULL AND j.status = 'active'
+       WHERE j.id = d.job_id AND d.kind = 'scheduled' AND j.cron IS NULL AND j.status = 'active' ${at("j")}
       RETURNING j.tenant_id
     ), uncount AS (
-      UPDATE tenant_counters c SET live_jobs = c.live_jobs - 1 FROM job_end e WHERE c.tenant_id = e.tenant_id
+      UPDATE tenant_counters c SET live_jobs = c.live_jobs - 1 FROM job_end e WHERE c.tenant_id = e.tenant_id ${at("c")}
     )
-    SELECT count(*)::int AS n FROM done`,
-  );
-  return (rows[0]?.n ?? 0) > 0;
+    SELECT count(*)::int AS n FROM done`;
+  if (!split) return [settled];
+  // The row as the first statement left it, in this transaction (updated at its now()).
+  const left = sql`triggers WHERE id = ${t.id} AND tenant_id = ${tenantId} AND status = 'cancelled'
+                     AND reason = 'cancel_running' AND attempt_count = ${t.attempt} AND updated_at = now()`;
+  return [settled, attempt(left)];
 }

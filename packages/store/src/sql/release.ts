@@ -2,6 +2,7 @@
 // number given back, no attempt row (nothing ran). Fenced like settle.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
+import { atTenant } from "./tenant-scope.ts";
 
 /** `tenantId`: every lease is that tenant's, and each table is read at it, so that on a Citus cluster
  *  the statement goes to the tenant's shard alone (docs/scaling.md); without it, any tenants'. */
@@ -16,7 +17,7 @@ export async function releaseLeases(
 }
 
 export function releaseStatement(leases: Array<{ id: string; leaseToken: string }>, tenantId?: string) {
-  const at = (alias: string) => (tenantId === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${tenantId}`);
+  const at = atTenant(tenantId);
   const input = JSON.stringify(leases.map((l) => ({ id: l.id, token: l.leaseToken })));
   // Back into the queue through the sync trigger (migration 0009); the pools' running counts, in the
   // key order claim and settle lock them in.

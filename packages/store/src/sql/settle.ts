@@ -11,6 +11,7 @@ import { boundedWeight } from "./columns.ts";
 import { decayedWork } from "./keys.ts";
 import { decodeNotified, notifyStatements } from "./notification-fanout.ts";
 import { packRows, unpackRows } from "./packed.ts";
+import { atTenant } from "./tenant-scope.ts";
 
 // The run-time estimate's EWMA, written into the statement's text (not bound) so it stays one plan.
 const COST_TAKE = sql.raw(String(COST_EWMA_ALPHA));
@@ -18,6 +19,9 @@ const COST_KEEP = sql.raw(String(1 - COST_EWMA_ALPHA));
 
 export interface Settlement {
   id: string;
+  /** The trigger's tenant: on a Citus cluster the executor settles each tenant's apart (settler.ts).
+   *  Not part of the statement (settleStatements takes the tenant). */
+  tenantId?: string;
   leaseToken: string;
   /** The attempt number stamped by the claim. */
   attempt: number;
@@ -70,13 +74,31 @@ function storable(text: string | null | undefined): string | null {
   return text == null ? null : storableText(text);
 }
 
-export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
+/** `tenantId`: every item is that tenant's (settleStatements). */
+export async function settle(db: Db, items: Settlement[], tenantId?: string): Promise<Settled[]> {
   if (items.length === 0) return [];
-  // A batch with a dead letter, a pause or a recovery also makes its notifications, in its transaction.
-  const notify = notifyStatements(items);
-  if (!notify) return decodeSettled(await query<SettleResult>(db, settleStatement(items)));
-  const [rows, made] = await pipelineTx(db, [settleStatement(items), ...notify]);
-  return [...decodeSettled(rows as SettleResult[]), ...decodeNotified(made)];
+  const s = settleStatements(items, tenantId);
+  if (s.statements.length === 1) return s.decode([await query(db, s.statements[0])]);
+  return s.decode(await pipelineTx(db, s.statements));
+}
+
+/** The settle of `items` (not empty) as the statements of one transaction, and how to read their
+ *  answers. A batch with a dead letter, a pause or a recovery also makes its notifications
+ *  (notification-fanout.ts). Without `tenantId`: one statement, and the notifications'. With it (a Citus
+ *  cluster, docs/scaling.md), each statement single-shard: Citus routes no statement whose CTEs insert
+ *  (it runs each CTE as a step of its own, through the coordinator), so the settle changes the rows
+ *  and the attempt records follow it as statements of their own (attemptStatements). */
+export function settleStatements(items: Settlement[], tenantId?: string) {
+  const split = tenantId !== undefined;
+  const first = [settleSql(items, tenantId, split), ...(split ? attemptStatements(items, tenantId) : [])];
+  const notify = notifyStatements(items, tenantId) ?? [];
+  return {
+    statements: [...first, ...notify],
+    decode: (rows: unknown[][]): Settled[] => [
+      ...decodeSettled(rows[0] as SettleResult[]),
+      ...(notify.length > 0 ? decodeNotified(rows[first.length]!) : []),
+    ],
+  };
 }
 
 export interface SettleResult {
@@ -94,10 +116,17 @@ export function decodeSettled(rows: SettleResult[]): Settled[] {
   }));
 }
 
-/** The settle of `items` (not empty) as one statement. */
-/** `tenantId`: every item is that tenant's, and the statement names it on every table, so that on a
- *  Citus cluster it runs on the tenant's shard alone (docs/scaling.md); without it, any tenants'. */
-export function settleStatement(items: Settlement[], _tenantId?: string) {
+/** The settle of `items` (not empty) as one statement, attempt records included. `tenantId`: every item
+ *  is that tenant's, and the statement names it on every table. Not for a Citus cluster: there its
+ *  inserts make Citus run it in steps, which it does not get through; settleStatements() makes the
+ *  single-shard statements of a settle there. */
+export function settleStatement(items: Settlement[], tenantId?: string) {
+  return settleSql(items, tenantId, false);
+}
+
+/** The settle's input, positional (settleSql): what a settlement's row holds and its first attempt's
+ *  success is recorded in the trigger's row (`ok`). */
+function inputOf(items: Settlement[]) {
   // Positional arrays, times as epoch ms, and a success stops after its outcome: a third of the bytes
   // of named fields with ISO times, and less for Node to build (a missing index reads as NULL).
   const input = JSON.stringify(
@@ -129,64 +158,66 @@ export function settleStatement(items: Settlement[], _tenantId?: string) {
       return row;
     }),
   );
-  const successors = JSON.stringify(
-    items.flatMap((i) => (i.successor ? [[i.successor.id, i.successor.leaseToken, i.successor.attempt]] : [])),
-  );
-  // One statement: the fenced trigger update, the attempt record, job completion, the maxJobs counter,
-  // the hand-over of slots to standby triggers and the worker-time charge.
   return sql`
-    WITH input AS (
       SELECT x->>0 AS id, x->>1 AS token, (x->>2)::int AS attempt, x->>3 AS status,
              to_timestamp((x->>4)::float8 / 1000) AS started_at, (x->>5)::float8 AS duration_ms,
              x->>6 AS outcome, to_timestamp((x->>7)::float8 / 1000) AS next_attempt_at, x->>8 AS reason,
              (x->>9)::int AS http_status, x->>10 AS error, x->>11 AS response_body,
              (x->>12)::boolean AS pause_job, (x->>13)::boolean AS reap, x->>14 AS detail,
              -- Recorded in the trigger's row (the attempts view spells it out as outcome "success", no error).
-             coalesce(x->>3 = 'succeeded' AND (x->>2)::int = 1 AND x->>6 = 'success' AND x->>10 IS NULL, false) AS ok
-        FROM jsonb_array_elements(${input}::jsonb) AS x
-    ),
-    done AS (
-      UPDATE triggers t
-         SET status = i.status,
-             next_attempt_at = coalesce(i.next_attempt_at, t.next_attempt_at),
-             reason = i.reason,
-             lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-             finished_at = CASE WHEN i.status IN ('succeeded', 'dead', 'unknown') THEN now() END,
-             updated_at = now(),
-             -- A first attempt that succeeded: recorded here, in the version this update writes anyway,
-             -- instead of as an attempt_log row and its index entry (schema.ts, okStartedAt). Any other
-             -- attempt leaves these NULL and goes to attempt_log.
-             ok_started_at = CASE WHEN i.ok THEN i.started_at END,
-             ok_duration_ms = CASE WHEN i.ok THEN round(i.duration_ms)::int END,
-             ok_http_status = CASE WHEN i.ok THEN i.http_status END,
-             ok_response_body = CASE WHEN i.ok THEN i.response_body END
-        FROM input i
-       -- A HOT update (schema.ts, triggerQueue): no index reads a column it changes. A retry (status
-       -- pending) goes back into the queue through the sync trigger of migration 0009.
-       -- = ANY(ids) makes the planner probe the primary key per settled id. Joining the input alone
-       -- (estimated 100 rows; running rows' statistics are always stale) made it hash-join a scan of
-       -- every running trigger, thousands of rows read to settle a few hundred.
-       WHERE t.id = ANY (ARRAY(SELECT id FROM input)) AND t.id = i.id AND t.lease_token = i.token
-         AND t.status = 'running'
-         AND t.attempt_count = i.attempt
-         AND (i.reap IS NOT TRUE OR t.lease_expires_at <= now())
-      -- The settlement's own fields come back with the row: nothing below joins "input" again.
-      -- standby is not written here: what it returns is whether the row was counted as running.
-      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status, t.standby, t.key, i.attempt, i.started_at,
-                i.duration_ms, i.outcome, i.http_status, i.error, i.response_body, i.detail, i.pause_job, i.ok
-    ),
-    -- Standby triggers (standby.ts) that took a finished run's slot: counted from now on. Fenced by
-    -- their lease like the rows above; one settled in this same statement stays uncounted (it ran and
-    -- ended without ever being counted).
-    moved AS (
-      UPDATE triggers t SET standby = false
-        FROM (SELECT x->>0 AS id, x->>1 AS token, (x->>2)::int AS attempt
-                FROM jsonb_array_elements(${successors}::jsonb) AS x) m
-       WHERE t.id = ANY (ARRAY(SELECT x->>0 FROM jsonb_array_elements(${successors}::jsonb) AS x)) AND t.id = m.id
-         AND t.lease_token = m.token AND t.attempt_count = m.attempt AND t.status = 'running' AND t.standby
-         AND t.id NOT IN (SELECT id FROM input)
-      RETURNING t.tenant_id, t.type
-    ),
+             coalesce(x->>3 = 'succeeded' AND (x->>2)::int = 1 AND x->>6 = 'success' AND x->>10 IS NULL, false) AS ok,
+             -- Read once here: Citus refuses now() inside a CASE of an update of a distributed table.
+             now() AS now
+        FROM jsonb_array_elements(${input}::jsonb) AS x`;
+}
+
+/** `{id,...}`: the ids as a text[] literal (ids are [A-Za-z0-9_-]). */
+const idArray = (items: Settlement[]) => `{${items.map((i) => i.id).join(",")}}`;
+
+/** The attempt records of a split settle (settleStatements), after its settle in its transaction: the
+ *  rows that settle changed are the items' triggers as it left them — updated at this transaction's
+ *  now(), at the item's status and attempt, no lease — and a row fenced out of it was changed by
+ *  someone else, at another time (and a record twice is refused by the key anyway). Only the
+ *  statements a batch needs: a first attempt's plain success has no record outside its row (inputOf). */
+function attemptStatements(items: Settlement[], tenantId: string) {
+  const settled = sql`
+        FROM triggers t JOIN (${inputOf(items)}) i ON t.id = i.id
+       WHERE t.tenant_id = ${tenantId} AND t.id = ANY (${idArray(items)}::text[]) AND t.updated_at = now()
+         AND t.status = i.status AND t.attempt_count = i.attempt AND t.lease_token IS NULL`;
+  const out = [];
+  if (items.some((i) => !(i.status === "succeeded" && i.attempt === 1 && i.outcome === "success" && i.error == null)))
+    out.push(sql`
+      INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
+                               http_status, error, response_body, detail)
+      SELECT t.id, t.tenant_id, i.attempt, i.started_at, round(i.duration_ms)::int, i.outcome,
+             i.http_status, i.error, i.response_body, i.detail::jsonb
+        ${settled} AND NOT i.ok
+      ON CONFLICT DO NOTHING`);
+  if (items.some((i) => i.detail))
+    out.push(sql`
+      INSERT INTO success_detail (trigger_id, tenant_id, detail)
+      SELECT t.id, t.tenant_id, i.detail ${settled} AND i.ok AND i.detail IS NOT NULL
+      ON CONFLICT DO NOTHING`);
+  return out;
+}
+
+/** With `split`, the attempt records are left to attemptStatements() and the input is read in place
+ *  (no CTE of its own): the statement is single-shard on a Citus cluster. */
+function settleSql(items: Settlement[], tenantId: string | undefined, split: boolean) {
+  const at = atTenant(tenantId);
+  const inputRows = inputOf(items);
+  const successors = JSON.stringify(
+    items.flatMap((i) => (i.successor ? [[i.successor.id, i.successor.leaseToken, i.successor.attempt]] : [])),
+  );
+  // Split, the input is read in place, in the update's FROM, and the ids come as an array of their own:
+  // Citus plans a CTE of no table that is read more than once as a subplan of its own (a round trip
+  // first), and the whole statement then in steps.
+  const ids = split ? idArray(items) : "";
+  const inputCte = split ? sql`` : sql`input AS (${inputRows}),`;
+  const inputFrom = split ? sql`(${inputRows})` : sql`input`;
+  const settledIds = split ? sql`${ids}::text[]` : sql`ARRAY(SELECT id FROM input)`;
+  const notSettled = split ? sql`NOT (t.id = ANY (${ids}::text[]))` : sql`t.id NOT IN (SELECT id FROM input)`;
+  const recorded = sql`
     att AS (
       INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
                                http_status, error, response_body, detail)
@@ -206,7 +237,54 @@ export function settleStatement(items: Settlement[], _tenantId?: string) {
       SELECT d.id, d.tenant_id, d.detail FROM done d
        WHERE d.ok AND d.detail IS NOT NULL
       ON CONFLICT DO NOTHING
+    ),`;
+  // One statement: the fenced trigger update, the attempt record (unless split), job completion, the
+  // maxJobs counter, the hand-over of slots to standby triggers and the worker-time charge.
+  return sql`
+    WITH ${inputCte}
+    done AS (
+      UPDATE triggers t
+         SET status = i.status,
+             next_attempt_at = coalesce(i.next_attempt_at, t.next_attempt_at),
+             reason = i.reason,
+             lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+             finished_at = CASE WHEN i.status IN ('succeeded', 'dead', 'unknown') THEN i.now END,
+             updated_at = now(),
+             -- A first attempt that succeeded: recorded here, in the version this update writes anyway,
+             -- instead of as an attempt_log row and its index entry (schema.ts, okStartedAt). Any other
+             -- attempt leaves these NULL and goes to attempt_log.
+             ok_started_at = CASE WHEN i.ok THEN i.started_at END,
+             ok_duration_ms = CASE WHEN i.ok THEN round(i.duration_ms)::int END,
+             ok_http_status = CASE WHEN i.ok THEN i.http_status END,
+             ok_response_body = CASE WHEN i.ok THEN i.response_body END
+        FROM ${inputFrom} i
+       -- A HOT update (schema.ts, triggerQueue): no index reads a column it changes. A retry (status
+       -- pending) goes back into the queue through the sync trigger of migration 0009.
+       -- = ANY(ids) makes the planner probe the primary key per settled id. Joining the input alone
+       -- (estimated 100 rows; running rows' statistics are always stale) made it hash-join a scan of
+       -- every running trigger, thousands of rows read to settle a few hundred.
+       WHERE t.id = ANY (${settledIds}) AND t.id = i.id AND t.lease_token = i.token
+         AND t.status = 'running'
+         AND t.attempt_count = i.attempt
+         AND (i.reap IS NOT TRUE OR t.lease_expires_at <= now()) ${at("t")}
+      -- The settlement's own fields come back with the row: nothing below joins "input" again.
+      -- standby is not written here: what it returns is whether the row was counted as running.
+      RETURNING t.id, t.tenant_id, t.job_id, t.type, t.kind, t.status, t.standby, t.key, i.attempt, i.started_at,
+                i.duration_ms, i.outcome, i.http_status, i.error, i.response_body, i.detail, i.pause_job, i.ok
     ),
+    -- Standby triggers (standby.ts) that took a finished run's slot: counted from now on. Fenced by
+    -- their lease like the rows above; one settled in this same statement stays uncounted (it ran and
+    -- ended without ever being counted).
+    moved AS (
+      UPDATE triggers t SET standby = false
+        FROM (SELECT x->>0 AS id, x->>1 AS token, (x->>2)::int AS attempt
+                FROM jsonb_array_elements(${successors}::jsonb) AS x) m
+       WHERE t.id = ANY (ARRAY(SELECT x->>0 FROM jsonb_array_elements(${successors}::jsonb) AS x)) AND t.id = m.id
+         AND t.lease_token = m.token AND t.attempt_count = m.attempt AND t.status = 'running' AND t.standby
+         AND ${notSettled} ${at("t")}
+      RETURNING t.tenant_id, t.type
+    ),
+${split ? sql`` : recorded}
     job_end AS (
       -- A one-time job ends when its scheduled trigger ends: completed when it succeeded, failed when
       -- it ended dead or unknown (at-most-once, lost in flight: not a success either); 410 Gone pauses
@@ -219,7 +297,7 @@ export function settleStatement(items: Settlement[], _tenantId?: string) {
                      bool_or(d.kind = 'scheduled' AND d.status IN ('dead', 'unknown')) AS failed FROM done d
                WHERE d.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead', 'unknown'))
                GROUP BY d.job_id) e
-       WHERE j.id = e.job_id AND j.status = 'active' AND (e.pause_job OR j.cron IS NULL)
+       WHERE j.id = e.job_id AND j.status = 'active' AND (e.pause_job OR j.cron IS NULL) ${at("j")}
       RETURNING j.tenant_id, j.status
     ),
     uncount AS (
@@ -227,7 +305,7 @@ export function settleStatement(items: Settlement[], _tenantId?: string) {
       UPDATE tenant_counters c SET live_jobs = c.live_jobs - x.n
         FROM (SELECT tenant_id, count(*)::int AS n FROM job_end WHERE status IN ('completed', 'failed')
                GROUP BY tenant_id) x
-       WHERE c.tenant_id = x.tenant_id
+       WHERE c.tenant_id = x.tenant_id ${at("c")}
     ),
     -- Worker time: correct each tenant's virtual time by what it really used (the claim charged an
     -- estimate) and move the estimate towards reality (EWMA). 1 ms floor: no-op work still costs a slot.
@@ -247,6 +325,7 @@ export function settleStatement(items: Settlement[], _tenantId?: string) {
     locked AS MATERIALIZED (
       SELECT tp.tenant_id, tp.type, u.n, u.total_ms, u.uncount FROM tenant_pools tp
         JOIN used u ON u.tenant_id = tp.tenant_id AND u.type = tp.type
+       WHERE true ${at("tp")}
        ORDER BY tp.tenant_id, tp.type
          FOR UPDATE OF tp
     ),
@@ -257,8 +336,8 @@ export function settleStatement(items: Settlement[], _tenantId?: string) {
                             ELSE greatest(1, ${COST_KEEP} * tp.cost_ms + ${COST_TAKE} * (l.total_ms / l.n)) END,
              -- Every settled row was running (the fence), and none is now.
              running = tp.running - l.uncount
-        FROM locked l JOIN tenants t ON t.id = l.tenant_id
-       WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type
+        FROM locked l JOIN tenants t ON t.id = l.tenant_id ${at("t", "id")}
+       WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type ${at("tp")}
     ),
     -- The same per fairness key, for the settled rows that have one (none is ever on standby): its
     -- correction by real worker time over its weight (the claim charged its tenant's estimate in the
@@ -270,7 +349,7 @@ export function settleStatement(items: Settlement[], _tenantId?: string) {
         FROM (SELECT d.tenant_id, d.key, sum(greatest(1, d.duration_ms)) AS total_ms,
                      count(*) * coalesce(min(tp.cost_ms), 100) AS charged,
                      count(*) FILTER (WHERE NOT d.standby) AS uncount
-                FROM done d LEFT JOIN tenant_pools tp ON tp.tenant_id = d.tenant_id AND tp.type = d.type
+                FROM done d LEFT JOIN tenant_pools tp ON tp.tenant_id = d.tenant_id AND tp.type = d.type ${at("tp")}
                WHERE d.key IS NOT NULL GROUP BY d.tenant_id, d.key, d.type) x
        GROUP BY x.tenant_id, x.key
     ),
@@ -279,8 +358,8 @@ export function settleStatement(items: Settlement[], _tenantId?: string) {
              coalesce((k.override->>'weight')::float8, t.key_weight) AS weight
         FROM tenant_keys k
         JOIN kused u ON u.tenant_id = k.tenant_id AND u.key = k.key
-        JOIN tenants t ON t.id = k.tenant_id
-       WHERE EXISTS (SELECT 1 FROM locked)
+        JOIN tenants t ON t.id = k.tenant_id ${at("t", "id")}
+       WHERE EXISTS (SELECT 1 FROM locked) ${at("k")}
        ORDER BY k.tenant_id, k.key
          FOR UPDATE OF k
     ),
@@ -290,7 +369,7 @@ export function settleStatement(items: Settlement[], _tenantId?: string) {
              running = k.running - l.uncount,
              work_ms = ${decayedWork(sql`k`)} + l.total_ms, work_at = now()
         FROM klocked l
-       WHERE k.tenant_id = l.tenant_id AND k.key = l.key
+       WHERE k.tenant_id = l.tenant_id AND k.key = l.key ${at("k")}
     )
     -- One text value (packed.ts): parsing it costs Node a fraction of what six columns × a thousand
     -- rows did, and building it costs Postgres less than JSON per row did.
