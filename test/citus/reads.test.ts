@@ -3,12 +3,10 @@
 // reads go to its shard alone; the per-node figures show each worker, down and up again; and the real
 // server, migrated with FAIRWAY_DISTRIBUTE=true, answers the operator's lists and the dashboard's
 // pages. One cluster for the file.
-import { drizzle } from "drizzle-orm/postgres-js";
-import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@fairway/core";
 import * as store from "@fairway/store";
-import { query, sql, type Db, type Store } from "@fairway/store";
+import { connectPostgres, query, sql, type Db, type Store } from "@fairway/store";
 import { getBackfill, listBackfills } from "../../packages/store/src/sql/backfill.ts";
 import { activitySeries } from "../../packages/store/src/sql/activity-reads.ts";
 import { clusterNodes } from "../../packages/store/src/sql/cluster-reads.ts";
@@ -24,13 +22,12 @@ import {
 import { listExecutors } from "../../packages/store/src/sql/executors.ts";
 import { listChannels, listNotifications } from "../../packages/store/src/sql/notifications.ts";
 import { poolStats } from "../../packages/store/src/sql/pool-pause.ts";
-import * as schema from "../../packages/store/src/schema.ts";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { until } from "../support/until.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
-import { distributedStore } from "./support/router.ts";
+import { distributedStore, planOfText } from "./support/router.ts";
 
 let cluster: CitusCluster;
 
@@ -42,16 +39,14 @@ afterAll(() => cluster?.stop());
 /** A Db on `url` that records every statement it sends (text and parameters), for EXPLAIN. */
 function recordingDb(url: string) {
   const sent: Array<{ text: string; params: unknown[] }> = [];
-  const client = postgres(url, {
+  const conn = connectPostgres(url, {
     max: 4,
-    onnotice: () => {},
-    types: { bigint: postgres.BigInt },
-    debug: (_conn, text, params) => sent.push({ text, params: params as unknown[] }),
+    debug: (_conn, text, params) => sent.push({ text, params }),
   });
-  const db = drizzle(client, { schema }) as unknown as Db;
+  const db = conn.db;
   return {
     db,
-    client,
+    conn,
     /** The statements `read` sends (EXPLAINs and the layout check left out). */
     async statementsOf(read: () => Promise<unknown>) {
       await store.isDistributed(db);
@@ -138,7 +133,7 @@ describe("the reads on the distributed layout", () => {
     expect(await queueDrift(s.db)).toEqual(NO_DRIFT);
   }, 120_000);
   afterAll(async () => {
-    await rec?.client.end({ timeout: 5 });
+    await rec?.conn.close();
     await s?.close();
   });
   const urlOf = (name: string) => `postgres://postgres@127.0.0.1:${cluster.coordinator.port}/${name}`;
@@ -296,9 +291,7 @@ describe("the reads on the distributed layout", () => {
       const statements = await rec.statementsOf(read);
       expect(statements.length, name).toBeGreaterThan(0);
       for (const st of statements) {
-        const plan = (await rec.client.unsafe(`EXPLAIN ${st.text}`, st.params as never[]))
-          .map((r) => (r as Record<string, string>)["QUERY PLAN"])
-          .join("\n");
+        const plan = await planOfText(rec.db, st.text, st.params);
         if (!/Task Count: 1\b/.test(plan) || /Distributed Subplan/.test(plan)) multi.push(`${name}: ${plan}`);
       }
     }

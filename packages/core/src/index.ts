@@ -13,7 +13,7 @@ export type { AttemptRequest, DeliveryResult, HttpMethod, JobStatus, WebhookTarg
 export { firesBetween, parseCron, validateTimezone } from "./cron.ts";
 export { scheduleInWords } from "./schedule-words.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
-export { allocate, type FairTenant } from "./fairshare.ts";
+export { allocate } from "./fairshare.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
 export { BoundedMap } from "./bounded-map.ts";
 export { FailedAuthLimiter } from "./failed-auth.ts";

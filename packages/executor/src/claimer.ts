@@ -27,6 +27,7 @@ import {
 } from "@fairway/store";
 import type { ExecutorObserver } from "./observe.ts";
 import { startKey, type Pool } from "./pool.ts";
+import { eachTenant } from "./per-tenant.ts";
 import type { ReadyIndex } from "./ready-index.ts";
 
 export interface ClaimerDeps {
@@ -45,8 +46,6 @@ export interface ClaimerDeps {
   reachedCap?(type: string, tenantIds: string[], perTenant?: boolean): void;
 }
 
-/** Per-tenant claims of one pass under way at once, on a Citus cluster. */
-const TENANT_CLAIMS_AT_ONCE = 4;
 /** How often at most the claimer writes a pool's clock (a write on every node of a cluster). */
 const CLOCK_WRITE_MS = 1000;
 /** How long a tenant whose claim got nothing (at its cap, out of rate tokens) is left out of the split,
@@ -235,30 +234,25 @@ export class Claimer {
     const claimed: ClaimedTrigger[] = [];
     const busy: string[] = [];
     const failed = new Map<string, unknown>();
-    const queue = [...shares];
-    const worker = async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) {
-        const [tenantId, n] = next;
-        try {
-          const r = await claimReport(db, {
-            type,
-            budget: n,
-            owner: this.deps.owner,
-            leaseMs: pool.config.leaseMs,
-            tenantId,
-          });
-          claimed.push(...r.claimed);
-          busy.push(...r.busy);
-          this.learn(type, r.claimed);
-          if (r.claimed.length === 0 && r.busy.length === 0) this.snooze(type, tenantId, now);
-          this.dispatchAll(pool, r.claimed);
-        } catch (err) {
-          failed.set(tenantId, err);
-          this.snooze(type, tenantId, now, FAILED_SNOOZE_MS);
-        }
+    await eachTenant(new Map(shares.map(([tenantId, n]) => [tenantId, [n]])), async (tenantId, [n]) => {
+      try {
+        const r = await claimReport(db, {
+          type,
+          budget: n!,
+          owner: this.deps.owner,
+          leaseMs: pool.config.leaseMs,
+          tenantId,
+        });
+        claimed.push(...r.claimed);
+        busy.push(...r.busy);
+        this.learn(type, r.claimed);
+        if (r.claimed.length === 0 && r.busy.length === 0) this.snooze(type, tenantId!, now);
+        this.dispatchAll(pool, r.claimed);
+      } catch (err) {
+        failed.set(tenantId!, err);
+        this.snooze(type, tenantId!, now, FAILED_SNOOZE_MS);
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(TENANT_CLAIMS_AT_ONCE, shares.length) }, worker));
+    });
     this.noteClock(type, claimed);
     const asked = new Set(shares.map(([tenantId]) => tenantId));
     await this.afterClaims({

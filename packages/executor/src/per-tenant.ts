@@ -4,7 +4,7 @@
 // are written side by side, a few at once.
 
 /** How many tenants' writes of one batch run at once. */
-export const TENANTS_AT_ONCE = 4;
+const TENANTS_AT_ONCE = 4;
 
 /** `items` by tenant, each tenant's in their order, the tenants in order of first appearance. */
 export function byTenant<T>(

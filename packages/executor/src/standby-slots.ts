@@ -121,7 +121,7 @@ export class StandbySlots {
       [],
       tenantIds.map((tenantId) => ({ type, tenantId })),
     );
-    for (const input of perTenant ? inputs.flatMap(byTenant) : inputs) {
+    for (const input of perTenant ? inputs.flatMap(perTenantInputs) : inputs) {
       const p = this.host.claim(input).then(
         (claimed) => this.hold(claimed),
         (err) => this.host.log.warn("standby claim failed", { err }),
@@ -168,6 +168,6 @@ export class StandbySlots {
 }
 
 /** One standby claim per tenant of `input`, each naming its tenant (StandbyInput.tenantId). */
-export function byTenant(input: StandbyInput): StandbyInput[] {
+function perTenantInputs(input: StandbyInput): StandbyInput[] {
   return input.want.map((w) => ({ ...input, want: [w], tenantId: w.tenantId }));
 }

@@ -153,6 +153,8 @@ export interface PostgresOptions {
   /** Hyperdrive and transaction poolers without named prepared statements (PgBouncer before 1.21)
    *  need prepare: false. Default true. */
   prepare?: boolean;
+  /** Called with every statement sent (postgres.js `debug`): tests read what a call sends. */
+  debug?: (connection: number, query: string, parameters: unknown[]) => void;
 }
 
 /** The URL as postgres.js must be given it. Its `target_session_attrs=read-write` check reads only
@@ -177,6 +179,7 @@ export function connectPostgres(url: string, opts: PostgresOptions = {}): Store 
     // (test/faults/postgres-outage). Jittered, capped at 2 s: a restarted server is not stormed.
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 2),
     connect_timeout: 10,
+    ...(opts.debug ? { debug: opts.debug } : {}),
   });
   const db = drizzlePostgres(client, { schema }) as Db;
   return { kind: "postgres", db, close: () => client.end({ timeout: 5 }) };

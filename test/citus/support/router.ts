@@ -16,6 +16,15 @@ export async function planOf(db: Db, statement: Statement): Promise<string> {
   return rows.map((r) => r["QUERY PLAN"]).join("\n");
 }
 
+/** planOf() for a statement as a driver sent it: its text, with $n placeholders, and its parameters. */
+export async function planOfText(db: Db, text: string, params: unknown[]): Promise<string> {
+  const parts = text.split(/\$(\d+)/);
+  let statement = sql.raw(parts[0]!);
+  for (let i = 1; i < parts.length; i += 2)
+    statement = sql`${statement}${params[Number(parts[i]) - 1]}${sql.raw(parts[i + 1]!)}`;
+  return planOf(db, statement);
+}
+
 /** Fails unless Citus runs `statement` as one task on one shard group, with no subplan. */
 export async function expectSingleShard(db: Db, statement: Statement): Promise<void> {
   const plan = await planOf(db, statement);

@@ -15,8 +15,7 @@
 // this executor for the moment one of their runs frees a slot, not counted against their cap.
 import { pipelineTx, type Db } from "../db.ts";
 import { claimStatements, type ClaimedTrigger, type ClaimInput, type ClaimReport } from "./claim.ts";
-import { decodeNotified, notifyStatements } from "./notification-fanout.ts";
-import { decodeSettled, settleStatement, type Settled, type Settlement, type SettleResult } from "./settle.ts";
+import { settleStatements, type Settled, type Settlement } from "./settle.ts";
 import { standbyStatement, type StandbyInput } from "./standby.ts";
 
 export interface HandOff {
@@ -42,8 +41,8 @@ export async function settleAndClaim(
     throw new Error("settleAndClaim: each claim must name its candidate tenants and a budget above 0");
   }
   const parts = claims.map((c) => claimStatements(tenantId === undefined ? c : { ...c, tenantId }));
-  const notify = notifyStatements(items, tenantId);
-  const first = [settleStatement(items, tenantId), ...(notify ?? [])];
+  const settled = settleStatements(items, tenantId);
+  const first = settled.statements;
   const stand = standby.map((s) => standbyStatement(tenantId === undefined ? s : { ...s, tenantId }));
   const rows = await pipelineTx(db, [
     ...first,
@@ -54,7 +53,7 @@ export async function settleAndClaim(
   let at = first.length;
   const take = (n: number) => rows.slice(at, (at += n));
   return {
-    settled: [...decodeSettled(rows[0] as SettleResult[]), ...(notify ? decodeNotified(rows[1]) : [])],
+    settled: settled.decode(rows.slice(0, first.length)),
     claims: parts.map((p) => p.decode(take(p.statements.length))),
     standby: stand.map((s) => s.decode(take(s.statements.length))),
   };

@@ -58,7 +58,7 @@ export async function dropSpentLeases(db: Db, limit = 100): Promise<number> {
 
 /** On the layout the rows are named by tenant and token, and each trigger looked for at its tenant (a
  *  colocated join); the first spent rows are read from every shard first (a subplan). */
-export function dropSpentStatement(colocated: boolean, limit: number) {
+function dropSpentStatement(colocated: boolean, limit: number) {
   const key = colocated ? sql`(l.tenant_id, l.token)` : sql`l.token`;
   const picked = colocated ? sql`x.tenant_id, x.token` : sql`x.token`;
   const atTenant = colocated ? sql`t.tenant_id = l.tenant_id AND` : sql``;

@@ -101,11 +101,11 @@ export function settleStatements(items: Settlement[], tenantId?: string) {
   };
 }
 
-export interface SettleResult {
+interface SettleResult {
   settled: string | null;
 }
 
-export function decodeSettled(rows: SettleResult[]): Settled[] {
+function decodeSettled(rows: SettleResult[]): Settled[] {
   return unpackRows(rows[0]?.settled ?? null, 6).map(([id, tenantId, jobId, type, status, durationMs]) => ({
     id,
     tenantId,
@@ -114,14 +114,6 @@ export function decodeSettled(rows: SettleResult[]): Settled[] {
     status,
     durationMs: Number(durationMs),
   }));
-}
-
-/** The settle of `items` (not empty) as one statement, attempt records included. `tenantId`: every item
- *  is that tenant's, and the statement names it on every table. Not for a Citus cluster: there its
- *  inserts make Citus run it in steps, which it does not get through; settleStatements() makes the
- *  single-shard statements of a settle there. */
-export function settleStatement(items: Settlement[], tenantId?: string) {
-  return settleSql(items, tenantId, false);
 }
 
 /** The settle's input, positional (settleSql): what a settlement's row holds and its first attempt's
