@@ -293,7 +293,11 @@ export class Claimer {
     const ids = tenantIds.filter((id) => (snoozed?.get(id) ?? 0) <= now);
     if (ids.length === 0) return new Map();
     const clock = this.clocks.get(type)?.v ?? 0;
-    const steps = [...(known?.values() ?? [])].map((s) => s.step).sort((a, b) => a - b);
+    // A step of 0 is one not known yet (a tenant's claims so far took one trigger each).
+    const steps = [...(known?.values() ?? [])]
+      .map((s) => s.step)
+      .filter((x) => x > 0)
+      .sort((a, b) => a - b);
     const step = steps.length > 0 ? steps[steps.length >> 1] : DEFAULT_COST_MS;
     return allocate(
       budget,
