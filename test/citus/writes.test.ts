@@ -5,7 +5,7 @@
 // Then the API end to end, the server migrated with the layout (FAIRWAY_DISTRIBUTE).
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newId } from "@fairway/core";
+import { newId, silentLogger } from "@fairway/core";
 import {
   busyPolicyTenants,
   connectPostgres,
@@ -33,6 +33,7 @@ import {
 } from "@fairway/store";
 import { createAdminClient, createClient, type FairwayClient } from "@fairway/sdk";
 import { cancelBackfill, createBackfill } from "../../packages/store/src/sql/backfill.ts";
+import { Retention } from "../../packages/executor/src/retention.ts";
 import { shardStatements } from "../../packages/store/src/sql/create-job.ts";
 import { createDebounced } from "../../packages/store/src/sql/debounce.ts";
 import { cancelPendingSql } from "../../packages/store/src/sql/job-lifecycle.ts";
@@ -350,6 +351,20 @@ describe("writes on the distributed layout", () => {
     expect(await deleteExpiredTriggers(store.db, now, 1000, null, "initech")).toMatchObject({ deleted: 2 });
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
   });
+
+  it("runs the executor's retention pass tenant by tenant", async () => {
+    const { jobId } = await seedDue(store.db, "acme", 3, { at: new Date(Date.now() - 40 * 86_400_000) });
+    await store.db.execute(sql`UPDATE triggers SET status = 'cancelled', finished_at = now() - interval '40 days'
+                                WHERE tenant_id = 'acme' AND job_id = ${jobId}`);
+    await store.db.execute(sql`UPDATE jobs SET status = 'cancelled', updated_at = now() - interval '40 days'
+                                WHERE tenant_id = 'acme' AND id = ${jobId}`);
+    const retention = new Retention({ db: store.db, now: () => Date.now(), log: silentLogger }, { pauseMs: 0 });
+    const d = await retention.pass();
+    expect(d.triggers).toBeGreaterThanOrEqual(3);
+    expect(d.jobs).toBeGreaterThanOrEqual(1);
+    expect(await rows(store, sql`SELECT id FROM jobs WHERE tenant_id = 'acme' AND id = ${jobId}`)).toEqual([]);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+  });
 });
 
 describe("the API end to end on the layout", () => {
@@ -388,7 +403,7 @@ describe("the API end to end on the layout", () => {
     const target = { url: "http://127.0.0.1:9/hook" };
     const once = await client.jobs.create({ name: "once", schedule: { delayMs: 60_000 }, target });
     expect(once).toMatchObject({ status: "active", type: "webhook" });
-    const cron = await client.jobs.create({ name: "tick", schedule: { cron: "*/5 * * * *" }, target });
+    const cron = await client.jobs.create({ name: "tick", schedule: { cron: "* * * * * *", timezone: "UTC" }, target });
     expect(cron.nextFireAt).not.toBeNull();
     const patched = await client.jobs.update(once.id, { name: "once-renamed", priority: 7 });
     expect(patched).toMatchObject({ name: "once-renamed", priority: 7 });
@@ -406,18 +421,19 @@ describe("the API end to end on the layout", () => {
       ["once-renamed", "cancelled"],
       ["tick", "active"],
     ]);
-    // The materializer (every tenant's, on the layout) writes the cron job's fires ahead (a minute's
-    // lookahead: the */5 job's next fire may be later, so the server's pass is what is waited for).
+    // The server's materializer (tenant by tenant, on the layout) writes the every-second job's fires.
     await until(
       () =>
         rows<{ n: number }>(
           store,
-          sql`SELECT count(*)::int AS n FROM triggers WHERE tenant_id = 'acme' AND job_id = ${cron.id}`,
+          sql`SELECT count(*)::int AS n FROM triggers
+               WHERE tenant_id = 'acme' AND job_id = ${cron.id} AND kind = 'scheduled'`,
         ),
-      (r) => r[0]!.n >= 1,
+      (r) => r[0]!.n >= 2,
       30_000,
-      "the cron job's manual run, and any fire written",
+      "the cron job's fires written by the server's materializer",
     );
+    await client.jobs.pause(cron.id);
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
   });
 

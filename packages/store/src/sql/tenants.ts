@@ -1,5 +1,6 @@
 // Tenants, API keys and signing secrets (admin API). Keys are stored only as sha256 hashes.
 import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
+import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
 import { apiKeys, tenants } from "../schema.ts";
 import { rowShape } from "./columns.ts";
@@ -102,17 +103,42 @@ const tenantShape = rowShape<TenantRow>(tenants, "t");
  *  every tenant request, so it is one prepared statement (a drizzle builder is parsed and planned each
  *  time); nothing is cached, so a revoked key is refused on its next request in every process. */
 export async function authenticateKey(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
-  const [row] = await query<Record<string, unknown> & { keyId: string; keyLastUsedAt: string | Date | null }>(
-    db,
-    sql`
+  const distributed = await isDistributed(db);
+  const [row] = distributed
+    ? await keyThenTenant(db, hash)
+    : await query<KeyRow>(
+        db,
+        sql`
     SELECT k.id AS "keyId", k.last_used_at AS "keyLastUsedAt", ${tenantShape.list}
       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
      WHERE k.hash = ${hash} AND k.revoked_at IS NULL`,
-  );
+      );
   if (!row) return null;
   const { keyId, keyLastUsedAt, ...tenant } = row;
   const lastUsed = keyLastUsedAt == null ? null : new Date(keyLastUsedAt);
   const stale = !lastUsed || Date.now() - lastUsed.getTime() > 60_000;
-  if (stale) await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, keyId));
+  if (stale) {
+    const touch = db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, keyId));
+    // On the layout api_keys is a reference table: its write is a transaction on every node, which one
+    // node down fails. The last use is a hint; the request must not fail with it.
+    if (distributed) await touch.catch(() => {});
+    else await touch;
+  }
   return { keyId, tenant: tenantShape.rows([tenant])[0] };
+}
+
+type KeyRow = Record<string, unknown> & { keyId: string; keyLastUsedAt: string | Date | null };
+
+/** authenticateKey on the distributed layout (docs/scaling.md): the key (a reference table, read on
+ *  the coordinator), then its tenant by id (one shard). A join of the two would read every shard of
+ *  `tenants` on every request. */
+async function keyThenTenant(db: Db, hash: string): Promise<KeyRow[]> {
+  const [key] = await query<{ keyId: string; keyLastUsedAt: string | Date | null; tenantId: string }>(
+    db,
+    sql`SELECT id AS "keyId", last_used_at AS "keyLastUsedAt", tenant_id AS "tenantId" FROM api_keys
+         WHERE hash = ${hash} AND revoked_at IS NULL`,
+  );
+  if (!key) return [];
+  const [tenant] = await query(db, sql`SELECT ${tenantShape.list} FROM tenants t WHERE t.id = ${key.tenantId}`);
+  return tenant ? [{ ...tenant, keyId: key.keyId, keyLastUsedAt: key.keyLastUsedAt }] : [];
 }
