@@ -33,6 +33,7 @@ import {
 } from "@fairway/store";
 import { createAdminClient, createClient, type FairwayClient } from "@fairway/sdk";
 import { cancelBackfill, createBackfill } from "../../packages/store/src/sql/backfill.ts";
+import { Materializer } from "../../packages/executor/src/materializer.ts";
 import { Retention } from "../../packages/executor/src/retention.ts";
 import { shardStatements } from "../../packages/store/src/sql/create-job.ts";
 import { createDebounced } from "../../packages/store/src/sql/debounce.ts";
@@ -272,6 +273,49 @@ describe("writes on the distributed layout", () => {
             (SELECT id FROM jobs WHERE cron IS NOT NULL) GROUP BY 1 ORDER BY 1`,
     );
     expect(scheduled.map((r) => r.tenant)).toEqual(["acme", "globex", "initech"]);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+  });
+
+  it("runs the executor's materializer tenant by tenant: one tenant's failure leaves the others' fires", async () => {
+    await seedTenant(store.db, "poison");
+    await seedTenant(store.db, "healthy");
+    // A schedule that cannot be computed (its zone is no zone) fails only its own tenant's pass, if at all.
+    await createJob(
+      store.db,
+      newJob("poison", { cron: "* * * * * *", timezone: "Mars/Olympus", nextFireAt: new Date(Date.now() - 1000) }),
+      { maxJobs: 10, poolKnown: true },
+    );
+    const ok = await createJob(
+      store.db,
+      newJob("healthy", { cron: "* * * * * *", timezone: "UTC", nextFireAt: new Date(Date.now() - 1000) }),
+      { maxJobs: 10, poolKnown: true },
+    );
+    const materializer = new Materializer({
+      db: store.db,
+      ready: null,
+      log: silentLogger,
+      now: () => Date.now(),
+      lookaheadMs: 2000,
+      maxBackoffMs: 200,
+      wakeClaims: () => {},
+      wakeClaimsAt: () => {},
+    });
+    materializer.start();
+    try {
+      await until(
+        () =>
+          rows<{ n: number }>(
+            store,
+            sql`SELECT count(*)::int AS n FROM triggers WHERE tenant_id = 'healthy' AND job_id = ${ok.kind === "created" ? ok.job.id : ""}`,
+          ),
+        (r) => r[0]!.n >= 3,
+        20_000,
+        "the healthy tenant's fires",
+      );
+    } finally {
+      await materializer.stop();
+    }
+    await store.db.execute(sql`UPDATE jobs SET status = 'paused' WHERE tenant_id IN ('poison', 'healthy')`);
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
   });
 

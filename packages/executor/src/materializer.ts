@@ -74,15 +74,21 @@ export class Materializer {
     const { db, lookaheadMs } = this.deps;
     const due = await dueCronTenants(db, at, lookaheadMs, BATCH);
     const m: MaterializeResult = { jobs: 0, fired: 0, skipped: 0, ready: [], failed: [] };
+    // A tenant whose statements fail (its node down) is logged and left for the next pass: the others'
+    // fires are still written.
+    const failed = (what: string, tenantId: string) => (err: unknown) =>
+      this.deps.log.error(`materializer pass failed for a tenant (${what})`, { tenantId, err });
     for (const t of due) {
-      const one = await materialize(db, at, lookaheadMs, BATCH, t.tenantId);
+      const one = await materialize(db, at, lookaheadMs, BATCH, t.tenantId).catch(failed("fires", t.tenantId));
+      if (!one) continue;
       m.jobs += one.jobs;
       m.fired += one.fired;
       m.skipped += one.skipped;
       m.ready.push(...one.ready);
       m.failed.push(...one.failed);
     }
-    for (const tenantId of await busyPolicyTenants(db)) await decideBusy(db, at, tenantId);
+    for (const tenantId of await busyPolicyTenants(db))
+      await decideBusy(db, at, tenantId).catch(failed("onBusy", tenantId));
     return { m, found: due.reduce((n, t) => n + t.jobs, 0) };
   }
 
