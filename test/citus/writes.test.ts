@@ -4,6 +4,8 @@
 // router plan) and run for real on a Citus cluster, the queue in step with the triggers after each.
 // Then the API end to end, the server migrated with the layout (FAIRWAY_DISTRIBUTE).
 import { randomBytes } from "node:crypto";
+import { drizzle } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId, silentLogger } from "@fairway/core";
 import {
@@ -28,9 +30,11 @@ import {
   runJobNow,
   sql,
   updateJob,
+  type Db,
   type NewJob,
   type Store,
 } from "@fairway/store";
+import * as schema from "../../packages/store/src/schema.ts";
 import { createAdminClient, createClient, type FairwayClient } from "@fairway/sdk";
 import { cancelBackfill, createBackfill } from "../../packages/store/src/sql/backfill.ts";
 import { Materializer } from "../../packages/executor/src/materializer.ts";
@@ -408,6 +412,143 @@ describe("writes on the distributed layout", () => {
     expect(d.jobs).toBeGreaterThanOrEqual(1);
     expect(await rows(store, sql`SELECT id FROM jobs WHERE tenant_id = 'acme' AND id = ${jobId}`)).toEqual([]);
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+  });
+});
+
+/** A store on `url` that records every statement it sends (postgres.js debug), to EXPLAIN each after. */
+function recordingStore(url: string) {
+  const sent: Array<{ text: string; params: unknown[] }> = [];
+  const client = postgres(url, {
+    max: 4,
+    onnotice: () => {},
+    types: { bigint: postgres.BigInt },
+    debug: (_connection, text, params) => sent.push({ text, params }),
+  });
+  const db = drizzle(client, { schema }) as unknown as Db;
+  // EXPLAIN goes through a client of its own, unrecorded, which sends a recorded time as it was given
+  // ('-infinity' included).
+  const asGiven = (x: unknown) => (x instanceof Date ? x.toISOString() : String(x));
+  const explain = postgres(url, {
+    max: 1,
+    onnotice: () => {},
+    types: { timestamptz: { to: 1184, from: [], serialize: asGiven, parse: (x: string) => x } },
+  });
+  return {
+    db,
+    sent,
+    plan: async (text: string, params: unknown[]) =>
+      (await explain.unsafe(`EXPLAIN ${text}`, params as never[])).map((r) => r["QUERY PLAN"] as string).join("\n"),
+    close: () => Promise.all([client.end({ timeout: 5 }), explain.end({ timeout: 5 })]),
+  };
+}
+
+/** Statements that read no Fairway table: transaction control, and isDistributed()'s catalog reads. */
+const NOT_ROUTED = /^\s*(begin|commit|rollback|savepoint|release)\b|pg_dist_partition|to_regclass|pg_catalog\.pg_type/i;
+
+describe("every statement of a tenant's writes", () => {
+  let store: Store;
+  let rec: ReturnType<typeof recordingStore>;
+
+  beforeAll(async () => {
+    store = await distributedStore(cluster, "routed");
+    await seedPool(store.db, "work");
+    await seedTenant(store.db, "acme");
+    rec = recordingStore(`postgres://postgres@127.0.0.1:${cluster.coordinator.port}/routed`);
+  }, 120_000);
+  afterAll(async () => {
+    await rec?.close();
+    await store?.close();
+  });
+
+  it("goes to the tenant's shard group alone: create, debounce, backfill, lifecycle, replay, keys, secrets, channels, the passes", async () => {
+    const db = rec.db;
+    const t = "acme";
+
+    const opts = { maxJobs: 100, poolKnown: true };
+    const one = await createJob(db, newJob(t, { runAt: new Date(Date.now() + 60_000) }), {
+      ...opts,
+      idempotencyKey: "a",
+    });
+    const id = one.kind === "created" ? one.job.id : "";
+    await createJob(db, newJob(t, { runAt: new Date() }), { ...opts, idempotencyKey: "a", requestHash: "x" });
+    const d = { key: "k", periodMs: 60_000, maxWaitMs: null, now: new Date(), at: new Date() };
+    await createDebounced(db, newJob(t), opts, d);
+    await createDebounced(db, newJob(t), opts, d);
+    const cron = await createJob(
+      db,
+      newJob(t, {
+        cron: "* * * * * *",
+        timezone: "UTC",
+        nextFireAt: new Date(Date.now() - 1000),
+        key: "k",
+        onBusy: "skip",
+      }),
+      opts,
+    );
+    const cronId = cron.kind === "created" ? cron.job.id : "";
+    const hour = new Date(Math.floor(Date.now() / 3_600_000 - 1) * 3_600_000);
+    const bf = await createBackfill(db, {
+      tenantId: t,
+      jobId: cronId,
+      from: hour,
+      to: new Date(hour.getTime() + 1),
+      overlap: "skip",
+      fires: [hour],
+    });
+    await cancelBackfill(db, t, bf!.id);
+    await updateJob(
+      db,
+      t,
+      id,
+      { runAt: new Date(Date.now() + 120_000), priority: 2, maxAttempts: 4, key: "k" },
+      new Date(),
+    );
+    await updateJob(db, t, cronId, { overlap: "skip" }, new Date());
+    await pauseJob(db, t, id);
+    await resumeJob(db, t, id, new Date());
+    await pauseJob(db, t, cronId);
+    await resumeJob(db, t, cronId, new Date());
+    await runJobNow(db, t, id, new Date());
+    await materialize(db, new Date(), 3000, 500, t);
+    await decideBusy(db, new Date(), t);
+    await store.db.execute(sql`UPDATE triggers SET status = 'dead' WHERE tenant_id = ${t} AND job_id = ${id}`);
+    const [dead] = await rows<{ id: string }>(
+      store,
+      sql`SELECT id FROM triggers WHERE tenant_id = ${t} AND status = 'dead' LIMIT 1`,
+    );
+    await replayTrigger(db, t, dead!.id);
+    await store.db.execute(sql`UPDATE triggers SET status = 'dead' WHERE tenant_id = ${t} AND job_id = ${id}`);
+    await replayJobDeadLetters(db, t, id);
+    await cancelJob(db, t, id);
+    await putKeyOverride(db, t, "vip", { weight: 2 });
+    await deleteKeyOverride(db, t, "vip");
+    await putSecret(db, t, "S", "sealed", "k1");
+    await deleteSecret(db, t, "S");
+    const channel = await createChannel(db, {
+      id: newId("ch"),
+      tenantId: t,
+      type: "webhook",
+      url: "http://127.0.0.1:9/n",
+      to: null,
+      events: ["trigger.dead"],
+      windowSeconds: 60,
+    });
+    await deleteChannel(db, t, channel.id);
+    await deleteExpiredTriggers(db, new Date(), 1000, null, t);
+    await deleteExpiredJobs(db, new Date(), 1000, null, t);
+    await deleteIdleKeys(db, new Date(), 1000, t);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+
+    const multi: string[] = [];
+    let checked = 0;
+    for (const { text, params } of rec.sent) {
+      if (NOT_ROUTED.test(text)) continue;
+      const plan = await rec.plan(text, params).catch((e: Error) => `EXPLAIN failed: ${e.message}`);
+      checked++;
+      if (!/Task Count: 1\b/.test(plan) || /Distributed Subplan/.test(plan)) multi.push(`${text}\n${plan}`);
+    }
+    expect(checked).toBeGreaterThan(40);
+    expect(multi).toEqual([]);
   });
 });
 

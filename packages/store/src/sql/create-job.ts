@@ -417,11 +417,15 @@ async function ensurePools(db: Db, batch: Pending[]): Promise<void> {
 async function ensureCounter(db: Db, tenantId: string): Promise<void> {
   await query(
     db,
+    // (The tenant's id read from its row: on the distributed layout Citus pushes the insert down to
+    // the tenant's shard group.)
     sql`
     INSERT INTO tenant_counters (tenant_id, live_jobs)
-    SELECT ${tenantId}, count(*)::int FROM jobs
-     WHERE tenant_id = ${tenantId} AND status IN ('active', 'paused')
-       AND NOT EXISTS (SELECT 1 FROM tenant_counters WHERE tenant_id = ${tenantId})
+    SELECT t.id, count(j.id)::int FROM tenants t
+      LEFT JOIN jobs j ON j.tenant_id = t.id AND j.status IN ('active', 'paused')
+     WHERE t.id = ${tenantId}
+       AND NOT EXISTS (SELECT 1 FROM tenant_counters c WHERE c.tenant_id = ${tenantId})
+     GROUP BY t.id
     ON CONFLICT (tenant_id) DO NOTHING`,
   );
 }

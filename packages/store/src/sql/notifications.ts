@@ -44,7 +44,14 @@ export function shownChannelTarget(c: Pick<ChannelRow, "type" | "url" | "to">): 
  *  only while it is missing, before; the rest is one transaction of statements that each name the
  *  tenant, on its shard group alone (docs/scaling.md). */
 export async function createChannel(db: Db, c: Omit<ChannelRow, "createdAt">): Promise<ChannelRow> {
-  const [pool] = await query(db, sql`SELECT 1 FROM pools WHERE type = ${NOTIFICATION_POOL}`);
+  const readPool = () =>
+    query<{ maxAttempts: number; initialDelayMs: number; maxDelayMs: number; backoff: string; jitter: string }>(
+      db,
+      sql`SELECT max_attempts AS "maxAttempts", initial_delay_ms AS "initialDelayMs", max_delay_ms AS "maxDelayMs",
+                 backoff, jitter
+            FROM pools WHERE type = ${NOTIFICATION_POOL}`,
+    );
+  let [pool] = await readPool();
   if (!pool) {
     await query(
       db,
@@ -52,20 +59,21 @@ export async function createChannel(db: Db, c: Omit<ChannelRow, "createdAt">): P
           VALUES (${NOTIFICATION_POOL}, ${NOTIFY_RETRY.maxAttempts}, ${NOTIFY_RETRY.initialDelayMs}, ${NOTIFY_RETRY.maxDelayMs})
           ON CONFLICT DO NOTHING`,
     );
+    [pool] = await readPool();
   }
+  const p = pool!;
   const job = notificationJobId(c.tenantId);
   const [, , rows] = await pipelineTx(db, [
     // The job's retry policy is the pool's (admin pools API), refreshed with every channel made. (The
     // job's key is (id) on plain PostgreSQL and (tenant_id, id) on the layout: a conflict on either is
-    // the job being there, and the refresh that follows updates it.)
+    // the job being there, and the update that follows refreshes it.)
     sql`INSERT INTO jobs (id, tenant_id, name, type, status, max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter)
-        SELECT ${job}, t.id, 'notifications', p.type, 'system', p.max_attempts, p.initial_delay_ms, p.max_delay_ms,
-               p.backoff, p.jitter
-          FROM tenants t CROSS JOIN pools p WHERE t.id = ${c.tenantId} AND p.type = ${NOTIFICATION_POOL}
+        VALUES (${job}, ${c.tenantId}, 'notifications', ${NOTIFICATION_POOL}, 'system', ${p.maxAttempts}, ${p.initialDelayMs},
+                ${p.maxDelayMs}, ${p.backoff}, ${p.jitter})
         ON CONFLICT DO NOTHING`,
-    sql`UPDATE jobs j SET max_attempts = p.max_attempts, initial_delay_ms = p.initial_delay_ms,
-               max_delay_ms = p.max_delay_ms, backoff = p.backoff, jitter = p.jitter
-          FROM pools p WHERE j.tenant_id = ${c.tenantId} AND j.id = ${job} AND p.type = ${NOTIFICATION_POOL}`,
+    sql`UPDATE jobs SET max_attempts = ${p.maxAttempts}, initial_delay_ms = ${p.initialDelayMs},
+               max_delay_ms = ${p.maxDelayMs}, backoff = ${p.backoff}, jitter = ${p.jitter}
+         WHERE tenant_id = ${c.tenantId} AND id = ${job}`,
     sql`INSERT INTO notification_channels (id, tenant_id, type, url, "to", events, window_seconds)
         VALUES (${c.id}, ${c.tenantId}, ${c.type}, ${c.url}, ${c.to}, ${textArray(c.events)}::text[], ${c.windowSeconds})
         RETURNING ${channelColumns}`,
