@@ -7,12 +7,13 @@ import { randomBytes } from "node:crypto";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newId, silentLogger } from "@fairway/core";
+import { generateSigningSecret, newId, silentLogger } from "@fairway/core";
 import {
   busyPolicyTenants,
   connectPostgres,
   cancelJob,
   createJob,
+  createTenant,
   decideBusy,
   deleteKeyOverride,
   deleteSecret,
@@ -27,9 +28,13 @@ import {
   replayJobDeadLetters,
   replayTrigger,
   resumeJob,
+  revokePortalSessions,
+  rotateSigningSecret,
   runJobNow,
+  setKeyDefaults,
   sql,
   updateJob,
+  updateTenant,
   type Db,
   type NewJob,
   type Store,
@@ -463,8 +468,14 @@ describe("every statement of a tenant's writes", () => {
   it("goes to the tenant's shard group alone: create, debounce, backfill, lifecycle, replay, keys, secrets, channels, the passes", async () => {
     const db = rec.db;
     const t = "acme";
-
     const opts = { maxJobs: 100, poolKnown: true };
+    expect(
+      await createTenant(db, { id: "routed-2", name: "R", signingSecret: generateSigningSecret() }),
+    ).not.toBeNull();
+    await updateTenant(db, "routed-2", { maxJobs: 50, ratePerSecond: 5 });
+    await rotateSigningSecret(db, "routed-2", generateSigningSecret(), 60_000);
+    await revokePortalSessions(db, "routed-2");
+    await setKeyDefaults(db, t, { maxInFlight: 5, ratePerSecond: null, weight: 1 });
     const one = await createJob(db, newJob(t, { runAt: new Date(Date.now() + 60_000) }), {
       ...opts,
       idempotencyKey: "a",
@@ -598,6 +609,18 @@ describe("the API end to end on the layout", () => {
     expect((await client.jobs.resume(cron.id)).status).toBe("active");
     expect(await client.jobs.run(cron.id)).toMatchObject({ kind: "manual", status: "pending" });
     expect((await client.jobs.delete(once.id)).status).toBe("cancelled");
+    const debounce = { key: "user-1", periodMs: 60_000 };
+    const first = await client.jobs.create({ name: "d", schedule: { delayMs: 0 }, target, debounce });
+    const second = await client.jobs.create({ name: "d", schedule: { delayMs: 0 }, target, debounce });
+    expect(second.id).toBe(first.id);
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const hourly = await client.jobs.create({ name: "hourly", schedule: { cron: "0 * * * *" }, target });
+    const backfill = await client.jobs.backfill(hourly.id, {
+      from: new Date(hour - 3 * 3_600_000).toISOString(),
+      to: new Date(hour).toISOString(),
+    });
+    expect(backfill).toMatchObject({ fires: 3, skipped: 0 });
+    expect((await client.backfills.cancel(backfill.id)).cancelled).toBe(3);
     const jobs = await rows<{ id: string; status: string; name: string }>(
       store,
       sql`SELECT id, status, name FROM jobs WHERE tenant_id = 'acme' AND id IN (${once.id}, ${cron.id}) ORDER BY name`,

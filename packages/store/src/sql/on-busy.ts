@@ -31,13 +31,21 @@ export async function decideBusy(db: Db, now: Date, tenantId?: string): Promise<
   return rows[0] ?? { skipped: 0, replaced: 0, cancelling: 0 };
 }
 
-/** The tenants that have a keyed job with an onBusy policy, read without a lock across every shard: the
- *  ones the distributed layout's materializer pass decides for, one statement each. */
+/** The tenants decideBusy may have work for: a keyed job with an onBusy policy whose key is at its cap,
+ *  or with cancel_running (its reaped runs). Read without a lock across every shard (the joins are on
+ *  the tenant, so each shard answers for its own): the distributed layout's materializer pass, once,
+ *  then one statement per tenant. */
 export async function busyPolicyTenants(db: Db): Promise<string[]> {
   const rows = await query<{ tenantId: string }>(
     db,
-    sql`SELECT DISTINCT tenant_id AS "tenantId" FROM jobs
-         WHERE on_busy <> 'queue' AND status = 'active' AND key IS NOT NULL ORDER BY 1`,
+    sql`SELECT DISTINCT j.tenant_id AS "tenantId" FROM jobs j
+          JOIN tenants t ON t.id = j.tenant_id
+          JOIN tenant_keys k ON k.tenant_id = j.tenant_id AND k.key = j.key
+         WHERE j.on_busy <> 'queue' AND j.status = 'active' AND j.key IS NOT NULL
+           AND (j.on_busy = 'cancel_running'
+                OR k.running >= CASE WHEN k.override ? 'maxInFlight' THEN (k.override->>'maxInFlight')::int
+                                     ELSE t.key_max_in_flight END)
+         ORDER BY 1`,
   );
   return rows.map((r) => r.tenantId);
 }
