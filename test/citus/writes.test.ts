@@ -14,6 +14,7 @@ import {
   cancelJob,
   createJob,
   createTenant,
+  DEFAULT_POOL,
   decideBusy,
   deleteKeyOverride,
   deleteSecret,
@@ -23,6 +24,7 @@ import {
   materialize,
   pauseJob,
   putKeyOverride,
+  putPool,
   putSecret,
   query,
   replayJobDeadLetters,
@@ -32,6 +34,7 @@ import {
   rotateSigningSecret,
   runJobNow,
   setKeyDefaults,
+  setPoolPaused,
   sql,
   updateJob,
   updateTenant,
@@ -48,6 +51,7 @@ import { shardStatements } from "../../packages/store/src/sql/create-job.ts";
 import { createDebounced } from "../../packages/store/src/sql/debounce.ts";
 import { cancelPendingSql } from "../../packages/store/src/sql/job-lifecycle.ts";
 import { dueJobsStatement, shardWrites } from "../../packages/store/src/sql/materialize.ts";
+import { touchHandlerPools } from "../../packages/store/src/sql/handler-pools.ts";
 import { createChannel, deleteChannel } from "../../packages/store/src/sql/notifications.ts";
 import { busyStatement } from "../../packages/store/src/sql/on-busy.ts";
 import {
@@ -377,6 +381,18 @@ describe("writes on the distributed layout", () => {
     expect(await deleteChannel(store.db, "acme", channel.id)).toBe(true);
     expect(await deleteChannel(store.db, "globex", made.id)).toBe(false);
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+  });
+
+  it("writes pools (a reference table: operators' writes and handler heartbeats)", async () => {
+    await touchHandlerPools(store.db, ["handled"]);
+    await touchHandlerPools(store.db, ["handled"]);
+    expect((await setPoolPaused(store.db, "handled", true)).paused).toBe(true);
+    expect((await putPool(store.db, { ...DEFAULT_POOL, type: "handled", concurrency: 7 })).concurrency).toBe(7);
+    const [p] = await rows<{ paused: boolean; seen: boolean }>(
+      store,
+      sql`SELECT paused, handler_seen_at IS NOT NULL AS seen FROM pools WHERE type = 'handled'`,
+    );
+    expect(p).toEqual({ paused: true, seen: true });
   });
 
   it("deletes a tenant's expired history on its shard group", async () => {
