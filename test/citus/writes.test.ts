@@ -166,6 +166,34 @@ describe("writes on the distributed layout", () => {
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
   });
 
+  it("admits exactly up to maxJobs when two processes create at once, and answers each key once", async () => {
+    await seedTenant(store.db, "racer");
+    const other = connectPostgres(`postgres://postgres@127.0.0.1:${cluster.coordinator.port}/writes`);
+    try {
+      const race = Array.from({ length: 24 }, (_, i) =>
+        createJob(i % 2 ? other.db : store.db, newJob("racer", { runAt: new Date() }), {
+          maxJobs: 12,
+          poolKnown: true,
+          // Every third create repeats a key another create also sends.
+          ...(i % 3 === 0 ? { idempotencyKey: `key-${i % 6}`, requestHash: "h" } : {}),
+        }),
+      );
+      const kinds = (await Promise.all(race)).map((r) => r.kind);
+      const [c] = await rows<{ jobs: number; live: number; triggers: number }>(
+        store,
+        sql`SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = 'racer') AS jobs,
+                   (SELECT live_jobs FROM tenant_counters WHERE tenant_id = 'racer') AS live,
+                   (SELECT count(*)::int FROM triggers WHERE tenant_id = 'racer') AS triggers`,
+      );
+      expect(c).toEqual({ jobs: 12, live: 12, triggers: 12 });
+      expect(kinds.filter((k) => k === "created")).toHaveLength(12);
+      expect(kinds.every((k) => k === "created" || k === "replayed" || k === "max_jobs")).toBe(true);
+      expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("debounces and backfills a tenant's jobs on its shard group", async () => {
     const now = new Date();
     const d = { key: "user-1", periodMs: 60_000, maxWaitMs: null, now, at: now };

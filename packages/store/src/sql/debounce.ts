@@ -12,7 +12,9 @@
 // trigger is never locked by a fold, so creates that keep coming cannot keep the claim off it: a job
 // whose maxWaitMs has passed fires, and the next create starts a new one. Lock order: the debounce
 // row, then the job (as pause and cancel lock it before its triggers), then the trigger, never waited
-// for; a new job takes the create's own locks (create-job.ts) after the debounce row.
+// for; a new job takes the create's own locks (create-job.ts) after the debounce row. Every statement
+// names the tenant, so that on a Citus cluster the transaction runs on its shard group alone
+// (docs/scaling.md).
 import { sql } from "drizzle-orm";
 import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
