@@ -10,6 +10,8 @@ import {
   deleteExpiredTriggers,
   deleteIdleKeys,
   deleteStaleFolds,
+  isDistributed,
+  listTenants,
   type Db,
   type FoldCursor,
   type RetentionBatch,
@@ -30,6 +32,9 @@ export interface RetentionOptions {
    *  history can wait. 1: back to back. */
   share?: number;
 }
+
+/** Tenants listed per read on the distributed layout. */
+const TENANT_PAGE = 500;
 
 export class Retention {
   /** stop() ends a pass before its next batch of any kind, and wakes a pause between two (loop.ts). */
@@ -60,16 +65,55 @@ export class Retention {
     await this.loop.stop();
   }
 
-  /** One full pass; returns what it deleted. */
+  /** One full pass; returns what it deleted. On the distributed layout (docs/scaling.md) the triggers,
+   *  jobs and keys are deleted tenant by tenant, each batch a statement on the tenant's shard group (a
+   *  batch across tenants would lock rows on every node in one transaction): the tenants are listed
+   *  page by page, and a tenant with nothing expired costs one short statement of each kind. */
   async pass(): Promise<{ triggers: number; jobs: number; folds: number; keys: number }> {
     const out = { triggers: 0, jobs: 0, folds: 0, keys: 0 };
+    if (await isDistributed(this.deps.db)) {
+      for (let after: string | null = null; !this.loop.stopping; ) {
+        const page = await listTenants(this.deps.db, after, TENANT_PAGE);
+        for (const t of page) {
+          if (this.loop.stopping) break;
+          // A tenant whose statements fail (its node down) waits for the next pass; the others go on.
+          const d = await this.tenantPass(t.id).catch((err: unknown) => {
+            this.deps.log.error("retention failed for a tenant", { tenantId: t.id, err });
+            return { triggers: 0, jobs: 0, keys: 0 };
+          });
+          out.triggers += d.triggers;
+          out.jobs += d.jobs;
+          out.keys += d.keys;
+        }
+        if (page.length < TENANT_PAGE) break;
+        after = page[page.length - 1].id;
+      }
+    } else {
+      const d = await this.tenantPass(undefined);
+      out.triggers = d.triggers;
+      out.jobs = d.jobs;
+      out.keys = d.keys;
+    }
+    // Fold rows held elsewhere are not found (SKIP LOCKED in the select), so the cursor always moves.
+    let fold: FoldCursor | null = null;
+    out.folds = await this.batches(async () => {
+      const n = await deleteStaleFolds(this.deps.db, new Date(this.deps.now()), this.batch, fold);
+      fold = n.next;
+      return n;
+    });
+    return out;
+  }
+
+  /** Expired triggers, jobs and idle keys: of one tenant, or (undefined) of every tenant at once. */
+  private async tenantPass(tenantId: string | undefined): Promise<{ triggers: number; jobs: number; keys: number }> {
+    const out = { triggers: 0, jobs: 0, keys: 0 };
     for (const [what, del] of [
       ["triggers", deleteExpiredTriggers],
       ["jobs", deleteExpiredJobs],
     ] as const) {
       let after = null as RetentionCursor | null;
       out[what] = await this.batches(async () => {
-        const n: RetentionBatch = await del(this.deps.db, new Date(this.deps.now()), this.batch, after);
+        const n: RetentionBatch = await del(this.deps.db, new Date(this.deps.now()), this.batch, after, tenantId);
         // A batch that deleted nothing and ends where it began found only rows held elsewhere, at one
         // instant of one job (manual runs): the pass goes on from the next job, and the rest of this
         // one waits for the next pass. (Job ids are printable: \u0001 sorts after the id, before any
@@ -80,15 +124,8 @@ export class Retention {
         return n;
       });
     }
-    // Fold rows held elsewhere are not found (SKIP LOCKED in the select), so the cursor always moves.
-    let fold: FoldCursor | null = null;
-    out.folds = await this.batches(async () => {
-      const n = await deleteStaleFolds(this.deps.db, new Date(this.deps.now()), this.batch, fold);
-      fold = n.next;
-      return n;
-    });
     // Idle fairness keys: what a batch leaves (held elsewhere) the next pass takes.
-    out.keys = await this.batches(() => deleteIdleKeys(this.deps.db, new Date(this.deps.now()), this.batch));
+    out.keys = await this.batches(() => deleteIdleKeys(this.deps.db, new Date(this.deps.now()), this.batch, tenantId));
     return out;
   }
 

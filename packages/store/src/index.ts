@@ -16,8 +16,8 @@ export { settle, type AttemptDetail, type Settled, type Settlement } from "./sql
 export { renewLeases } from "./sql/renew.ts";
 export { releaseLeases } from "./sql/release.ts";
 export { dropSpentLeases, findExpiredLeases, type ExpiredLease } from "./sql/reap.ts";
-export { materialize } from "./sql/materialize.ts";
-export { cancelRequested, decideBusy, settleCancelled } from "./sql/on-busy.ts";
+export { dueCronTenants, materialize, type MaterializeResult } from "./sql/materialize.ts";
+export { busyPolicyTenants, cancelRequested, decideBusy, settleCancelled } from "./sql/on-busy.ts";
 export { createJob, type JobRow, type NewJob } from "./sql/create-job.ts";
 export { cancelJob, pauseJob, resumeJob, runJobNow, updateJob, type JobPatch } from "./sql/job-lifecycle.ts";
 export { replayTrigger } from "./sql/replay.ts";

@@ -223,7 +223,7 @@ export const jobs = pgTable(
 export const TRIGGER_KEY_FILLFACTOR = 50;
 
 /** The third key of triggers_job_idx: true for a scheduled trigger, NULL for a manual run. */
-const SCHEDULED_KEY = "(CASE WHEN kind = 'scheduled' THEN true END)";
+export const SCHEDULED_KEY = "(CASE WHEN kind = 'scheduled' THEN true END)";
 /** `ON CONFLICT <this>`: a second scheduled trigger of the same job at the same instant. */
 export const jobInstantConflict = sql.raw(`(job_id, scheduled_for, ${SCHEDULED_KEY})`);
 

@@ -47,49 +47,63 @@ export interface NewBackfill {
   fires: Date[];
 }
 
-/** Writes the backfill and its triggers in one statement, or nothing when the job is not an active
+/** Writes the backfill and its triggers in one transaction, or nothing when the job is not an active
  *  cron job of the tenant (null). With overlap "skip", a fire is left out when the job already has a
  *  trigger at that instant that ran, runs or will run (any status but skipped and cancelled). The job
  *  row is share-locked first, so a pause or cancel either waits for the backfill (and then cancels its
- *  pending triggers) or is seen as the job not being active. */
+ *  pending triggers) or is seen as the job not being active. Every statement names the tenant, so that
+ *  on a Citus cluster the transaction runs on its shard group alone (docs/scaling.md); the triggers'
+ *  INSERT reads its tenant_id from the job row, which Citus pushes down to the shard. */
 export async function createBackfill(db: Db, b: NewBackfill): Promise<BackfillInfo | null> {
   const id = newId("bf");
-  const fires = JSON.stringify(b.fires.map((at) => [at.toISOString(), newId("trg")]));
-  const raw = await query(
-    db,
-    sql`
-    WITH j AS MATERIALIZED (
-      SELECT id, tenant_id, type, overlap, max_attempts, key FROM jobs
-       WHERE id = ${b.jobId} AND tenant_id = ${b.tenantId} AND status = 'active' AND cron IS NOT NULL
-         FOR SHARE
-    ), fires AS (
-      SELECT (f.value ->> 0)::timestamptz AS at, f.value ->> 1 AS trigger_id, f.ord
-        FROM jsonb_array_elements(${fires}::jsonb) WITH ORDINALITY AS f(value, ord)
-       WHERE EXISTS (SELECT 1 FROM j)
-    ), todo AS MATERIALIZED (
-      SELECT f.* FROM fires f
-       WHERE ${b.overlap} = 'allow'
-          OR NOT EXISTS (SELECT 1 FROM triggers t WHERE t.job_id = ${b.jobId} AND t.scheduled_for = f.at
-                            AND t.status NOT IN ('skipped', 'cancelled'))
-    ), bf AS (
-      INSERT INTO backfills AS b (id, tenant_id, job_id, from_at, to_at, overlap, fires, skipped)
-      SELECT ${id}, j.tenant_id, j.id, ${b.from.toISOString()}::timestamptz, ${b.to.toISOString()}::timestamptz,
-             ${b.overlap}, ${b.fires.length}::int, ${b.fires.length}::int - (SELECT count(*)::int FROM todo)
-        FROM j
-      RETURNING ${shape.list}
-    ), ins AS (
-      INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, priority, exclusive,
-                            max_attempts, key, backfill_id)
-      SELECT f.trigger_id, j.tenant_id, j.id, j.type, 'backfill', f.at,
-             now() + f.ord * interval '1 microsecond', ${BACKFILL_PRIORITY}::int, j.overlap <> 'allow',
-             j.max_attempts, j.key, ${id}
-        FROM todo f CROSS JOIN j
-       WHERE EXISTS (SELECT 1 FROM bf)
-      RETURNING status
-    )
-    SELECT bf.*, (SELECT json_build_object('pending', count(*)::int) FROM ins) AS counts FROM bf`,
-  );
-  return infoRows(raw)[0] ?? null;
+  const fires = b.fires.map((at, i) => ({ at: at.toISOString(), trigger_id: newId("trg"), ord: i + 1 }));
+  return db.transaction(async (tx) => {
+    const [job] = await query(
+      tx,
+      sql`SELECT id FROM jobs
+           WHERE tenant_id = ${b.tenantId} AND id = ${b.jobId} AND status = 'active' AND cron IS NOT NULL
+             FOR SHARE`,
+    );
+    if (!job) return null;
+    const taken =
+      b.overlap === "allow"
+        ? new Set<number>()
+        : new Set(
+            (
+              await query<{ ms: number }>(
+                tx,
+                sql`SELECT (extract(epoch FROM t.scheduled_for) * 1000)::float8 AS ms FROM triggers t
+                     WHERE t.tenant_id = ${b.tenantId} AND t.job_id = ${b.jobId}
+                       AND t.scheduled_for IN (SELECT jsonb_array_elements_text(${JSON.stringify(fires.map((f) => f.at))}::jsonb)::timestamptz)
+                       AND t.status NOT IN ('skipped', 'cancelled')`,
+              )
+            ).map((r) => Number(r.ms)),
+          );
+    const todo = fires.filter((f) => !taken.has(Date.parse(f.at)));
+    const raw = await query(
+      tx,
+      sql`INSERT INTO backfills AS b (id, tenant_id, job_id, from_at, to_at, overlap, fires, skipped)
+          VALUES (${id}, ${b.tenantId}, ${b.jobId}, ${b.from.toISOString()}::timestamptz, ${b.to.toISOString()}::timestamptz,
+                  ${b.overlap}, ${b.fires.length}::int, ${b.fires.length - todo.length}::int)
+          RETURNING ${shape.list}`,
+    );
+    if (todo.length > 0) {
+      await query(
+        tx,
+        sql`INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, next_attempt_at, priority, exclusive,
+                                  max_attempts, key, backfill_id)
+            SELECT f.trigger_id, j.tenant_id, j.id, j.type, 'backfill', f.at,
+                   f.now + f.ord * interval '1 microsecond', ${BACKFILL_PRIORITY}::int, j.overlap <> 'allow',
+                   j.max_attempts, j.key, ${id}
+              FROM jobs j
+              CROSS JOIN (SELECT x.*, now() AS now
+                            FROM jsonb_to_recordset(${JSON.stringify(todo)}::jsonb) AS x(at timestamptz, trigger_id text, ord int)) f
+             WHERE j.tenant_id = ${b.tenantId} AND j.id = ${b.jobId}`,
+      );
+    }
+    const [row] = shape.rows(raw);
+    return row ? { ...row, counts: { pending: todo.length } } : null;
+  });
 }
 
 export async function getBackfill(db: Db, tenantId: string, id: string): Promise<BackfillInfo | null> {
@@ -133,13 +147,15 @@ export async function cancelBackfill(
       sql`SELECT job_id FROM backfills WHERE id = ${id} AND tenant_id = ${tenantId}`,
     );
     if (!found) return null;
-    await query(tx, sql`SELECT 1 FROM jobs WHERE id = ${found.job_id} FOR SHARE`);
+    await query(tx, sql`SELECT 1 FROM jobs WHERE tenant_id = ${tenantId} AND id = ${found.job_id} FOR SHARE`);
+    // now() read in FROM: Citus takes none inside a COALESCE of a distributed UPDATE.
     const [n] = await query<{ n: number }>(
       tx,
-      sql`WITH b AS (UPDATE backfills SET cancelled_at = coalesce(cancelled_at, now()) WHERE id = ${id} RETURNING id),
+      sql`WITH b AS (UPDATE backfills b SET cancelled_at = coalesce(b.cancelled_at, x.now) FROM (SELECT now() AS now) x
+                      WHERE b.tenant_id = ${tenantId} AND b.id = ${id} RETURNING b.id),
                c AS (UPDATE triggers SET status = 'cancelled', reason = 'backfill_cancelled', finished_at = now(),
                             updated_at = now()
-                      WHERE backfill_id = (SELECT id FROM b) AND status = 'pending'
+                      WHERE tenant_id = ${tenantId} AND backfill_id = (SELECT id FROM b) AND status = 'pending'
                      RETURNING 1)
           SELECT count(*)::int AS n FROM c`,
     );

@@ -27,9 +27,13 @@
 // a new statement whose snapshot sees it. A key a concurrent create commits after the snapshot is caught
 // by ON CONFLICT DO NOTHING (which waits for that create; the job counts nothing); the room given to it
 // then went unused, so the batch's jobs not created go again.
+//
+// On the distributed layout (docs/scaling.md) the same admission and writes are a transaction of
+// statements on the tenant's shard group, sent in one round trip (shardStatements).
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { DEFAULT_CATCHUP_WINDOW_MS, newId } from "@fairway/core";
-import { query, type Db } from "../db.ts";
+import { isDistributed } from "../citus.ts";
+import { pipelineTx, query, type Db } from "../db.ts";
 import { jobs } from "../schema.ts";
 import { rowShape } from "./columns.ts";
 
@@ -120,28 +124,40 @@ function takeBatch(queue: Waiting[]): Waiting[] {
 
 /** One job, created inside the caller's transaction `tx` (no batching: the caller holds locks the
  *  batch's statement must not wait behind); the same admission and idempotency rules. */
-export async function createJobIn(tx: Db, job: NewJob, opts: CreateJobOptions): Promise<CreateJobResult> {
-  const [result] = await insertJobs(tx, [{ job, opts }]);
+export async function createJobIn(
+  tx: Db,
+  job: NewJob,
+  opts: CreateJobOptions,
+  distributed: boolean,
+): Promise<CreateJobResult> {
+  const [result] = await insertJobs(tx, [{ job, opts }], distributed);
   return result;
 }
 
-type Pending = Pick<Waiting, "job" | "opts">;
+export type Pending = Pick<Waiting, "job" | "opts">;
 
 /** Jobs of one tenant under one limit, created by one statement (rarely more, see below); the outcome
  *  of each. */
-async function insertJobs(db: Db, batch: Pending[]): Promise<CreateJobResult[]> {
+async function insertJobs(db: Db, batch: Pending[], distributed?: boolean): Promise<CreateJobResult[]> {
   const { tenantId } = batch[0].job;
   const { maxJobs } = batch[0].opts;
   const created = new Map<string, JobRow>();
+  // On the distributed layout `pools` is a reference table, and a write to one is a transaction on every
+  // node: the statement stays on the tenant's shard, and a type without a pool row (rare: pools are
+  // never deleted, and the caller says when it knows the row) gets it first, by a statement of its own.
+  // A create refused there may leave that row: a pool with the defaults, as its first job would make it.
+  const separatePool = distributed ?? (await isDistributed(db));
+  if (separatePool) await ensurePools(db, batch);
   // Again, for the jobs not created, after a statement that found no counter row (once per tenant) or
   // left room unused: it gave a slot to a key a concurrent create committed after its snapshot (ON
   // CONFLICT waited for that create), so a job it refused may fit. Each key is committed once: this ends.
   for (let todo = batch, round = 0; todo.length > 0; round++) {
     if (round > batch.length + 1) throw new Error(`createJob: tenant ${tenantId} still has no counter row`);
     if (round > 0) await ensureCounter(db, tenantId);
-    const rows = jobShape.rows(await query(db, insertStatement(todo)));
-    const again = rows.length > 0 && rows[rows.length - 1].id === null;
-    for (const r of rows) if (r.id !== null) created.set(r.id, r);
+    const { rows, again } = separatePool
+      ? await insertOnShard(db, todo)
+      : againRow(jobShape.rows(await query(db, insertStatement(todo))));
+    for (const r of rows) created.set(r.id, r);
     if (!again) break;
     todo = todo.filter((w) => !created.has(w.job.id));
   }
@@ -162,12 +178,16 @@ async function insertJobs(db: Db, batch: Pending[]): Promise<CreateJobResult[]> 
   });
 }
 
-/** The statement: the inserted jobs' rows, then a row of NULLs if the jobs not inserted should go again. */
-function insertStatement(batch: Pending[]): SQL {
-  const { tenantId } = batch[0].job;
-  const { maxJobs } = batch[0].opts;
+/** The rows the plain statement returned: the created jobs, and whether to go again (a last row of NULLs). */
+function againRow(rows: JobRow[]): { rows: JobRow[]; again: boolean } {
+  const again = rows.length > 0 && rows[rows.length - 1].id === null;
+  return { rows: again ? rows.slice(0, -1) : rows, again };
+}
+
+/** The batch as the statements read it (jsonb_to_recordset AS x(INPUT_COLUMNS)). */
+function inputRows(batch: Pending[]) {
   const keys = new Set<string>();
-  const input = batch.map(({ job, opts }, ord) => ({
+  return batch.map(({ job, opts }, ord) => ({
     ord,
     // An earlier job of the batch has its key: this one is its duplicate.
     dup: opts.idempotencyKey !== undefined && keys.size === keys.add(opts.idempotencyKey).size,
@@ -202,13 +222,55 @@ function insertStatement(batch: Pending[]): SQL {
     trigger_id: job.runAt ? newId("trg") : null,
     new_pool: !opts.poolKnown,
   }));
-  return sql`
-    WITH input AS (
-      SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS x(
+}
+
+const INPUT_COLUMNS = sql`
         ord int, dup boolean, id text, name text, type text, cron text, timezone text, spread_ms int, run_at timestamptz,
         next_fire_at timestamptz, target jsonb, payload jsonb, max_attempts int, initial_delay_ms int,
         max_delay_ms int, backoff text, jitter text, timeout_ms int, priority int, overlap text, misfire text, delivery text, catchup_window_ms int,
-        status text, notify jsonb, key text, debounce jsonb, on_busy text, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean)
+        status text, notify jsonb, key text, debounce jsonb, on_busy text, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean`;
+
+/** The columns of jobs a create writes from the input, besides id and tenant_id. */
+const JOB_FIELDS = [
+  "name",
+  "type",
+  "cron",
+  "timezone",
+  "spread_ms",
+  "run_at",
+  "next_fire_at",
+  "target",
+  "payload",
+  "max_attempts",
+  "initial_delay_ms",
+  "max_delay_ms",
+  "backoff",
+  "jitter",
+  "timeout_ms",
+  "priority",
+  "overlap",
+  "misfire",
+  "delivery",
+  "catchup_window_ms",
+  "status",
+  "notify",
+  "key",
+  "debounce",
+  "on_busy",
+  "idempotency_key",
+  "idempotency_hash",
+];
+const JOB_COLUMNS = sql.raw(`id, tenant_id, ${JOB_FIELDS.join(", ")}`);
+const jobValues = (alias: string) => sql.raw(JOB_FIELDS.map((c) => `${alias}.${c}`).join(", "));
+
+/** The create on plain PostgreSQL, one statement: the inserted jobs' rows, then a row of NULLs if the
+ *  jobs not inserted should go again. */
+function insertStatement(batch: Pending[]): SQL {
+  const { tenantId } = batch[0].job;
+  const { maxJobs } = batch[0].opts;
+  return sql`
+    WITH input AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(inputRows(batch))}::jsonb) AS x(${INPUT_COLUMNS})
     ), counter AS MATERIALIZED (
       -- First: the tenant's row (KEY SHARE, as the foreign keys take it), then its counter row, locked
       -- at its latest committed value. No row: the tenant's first job (see ensureCounter).
@@ -231,12 +293,8 @@ function insertStatement(batch: Pending[]): SQL {
       ) c
        WHERE c.nth <= ${maxJobs}::int - (SELECT live_jobs FROM counter)
     ), job AS (
-      INSERT INTO jobs (id, tenant_id, name, type, cron, timezone, spread_ms, run_at, next_fire_at, target, payload,
-                        max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter, timeout_ms, priority, overlap, misfire, delivery,
-                        catchup_window_ms, status, notify, key, debounce, on_busy, idempotency_key, idempotency_hash)
-      SELECT id, ${tenantId}, name, type, cron, timezone, spread_ms, run_at, next_fire_at, target, payload,
-             max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter, timeout_ms, priority, overlap, misfire, delivery,
-             catchup_window_ms, status, notify, key, debounce, on_busy, idempotency_key, idempotency_hash
+      INSERT INTO jobs (${JOB_COLUMNS})
+      SELECT x.id, ${tenantId}, ${jobValues("x")}
         FROM input x JOIN admitted a ON a.ord = x.ord
       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
       RETURNING ${jobShape.list}
@@ -262,17 +320,112 @@ function insertStatement(batch: Pending[]): SQL {
       LEFT JOIN job j ON false`;
 }
 
+/** The create on the distributed layout (docs/scaling.md), where Citus sends a statement with an INSERT in
+ *  a CTE, or an INSERT … SELECT from anything but a colocated table, through the coordinator: the same
+ *  admission and writes as insertStatement as a transaction of four statements, each on the tenant's
+ *  shard group alone, sent at once (pipelineTx: one round trip). The first locks the counter row and
+ *  reads it and the batch's held keys; the next three cannot use its rows, so the jobs' insert counts
+ *  the room again under that lock (the same value), and the admission is made without a window: each
+ *  job carries its rank among the batch's non-duplicates and the keys of those before it, the ones
+ *  held taking no room. Inserts read `tenants t` at the tenant for their tenant_id, which Citus pushes
+ *  down to the shard (an INSERT … SELECT from a colocated table). */
+export function shardStatements(batch: Pending[]): { lock: SQL; jobs: SQL; triggers: SQL; counted: SQL } {
+  const { tenantId } = batch[0].job;
+  const { maxJobs } = batch[0].opts;
+  const prior: string[] = [];
+  let rank = 0;
+  const input = inputRows(batch).map((x) => {
+    const row = { ...x, rank: x.dup ? null : ++rank, prior_keys: x.dup ? [] : [...prior] };
+    if (!x.dup && x.idempotency_key !== null) prior.push(x.idempotency_key);
+    return row;
+  });
+  const keys = JSON.stringify(prior);
+  const ids = `{${batch.map((w) => w.job.id).join(",")}}`;
+  return {
+    // The tenant's row (KEY SHARE, as the foreign keys take it), then its counter row, locked at its
+    // latest committed value; no row: the tenant's first job (see ensureCounter).
+    lock: sql`
+      SELECT c.live_jobs AS live,
+             ARRAY(SELECT h.idempotency_key FROM jobs h
+                    WHERE h.tenant_id = ${tenantId} AND h.idempotency_key IN (SELECT jsonb_array_elements_text(${keys}::jsonb))) AS held
+        FROM tenant_counters c
+       WHERE c.tenant_id = ${tenantId}
+         AND c.tenant_id = (SELECT t.id FROM tenants t WHERE t.id = ${tenantId} FOR KEY SHARE)
+         FOR NO KEY UPDATE OF c`,
+    jobs: sql`
+      INSERT INTO jobs (${JOB_COLUMNS})
+      SELECT x.id, t.id, ${jobValues("x")}
+        FROM tenants t
+        CROSS JOIN jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS x(${INPUT_COLUMNS}, rank int, prior_keys text[])
+       WHERE t.id = ${tenantId} AND NOT x.dup
+         AND NOT EXISTS (SELECT 1 FROM jobs h WHERE h.tenant_id = ${tenantId} AND h.idempotency_key = x.idempotency_key)
+         AND x.rank - (SELECT count(*) FROM jobs h WHERE h.tenant_id = ${tenantId} AND h.idempotency_key = ANY (x.prior_keys))
+             <= ${maxJobs}::int - (SELECT c.live_jobs FROM tenant_counters c WHERE c.tenant_id = ${tenantId})
+      ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+      RETURNING ${jobShape.list}`,
+    // Only the batch's jobs this transaction inserted can have its ids.
+    triggers: sql`
+      INSERT INTO triggers (id, tenant_id, job_id, type, scheduled_for, next_attempt_at, priority, exclusive, max_attempts, key)
+      SELECT x.trigger_id, j.tenant_id, j.id, j.type, j.run_at, j.run_at, j.priority, j.overlap <> 'allow', j.max_attempts, j.key
+        FROM jobs j JOIN jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS x(id text, trigger_id text) ON x.id = j.id
+       WHERE j.tenant_id = ${tenantId} AND j.id = ANY (${ids}::text[]) AND j.run_at IS NOT NULL`,
+    counted: sql`
+      UPDATE tenant_counters c SET live_jobs = c.live_jobs + a.n
+        FROM (SELECT count(*)::int AS n FROM jobs j WHERE j.tenant_id = ${tenantId} AND j.id = ANY (${ids}::text[])) a
+       WHERE c.tenant_id = ${tenantId} AND a.n > 0`,
+  };
+}
+
+/** The batch created by shardStatements; again (as insertStatement's row of NULLs says): no counter row,
+ *  or fewer jobs inserted than the lock's view admitted (a key committed meanwhile took a slot). */
+async function insertOnShard(db: Db, batch: Pending[]): Promise<{ rows: JobRow[]; again: boolean }> {
+  const s = shardStatements(batch);
+  const [lock, inserted] = (await pipelineTx(db, [s.lock, s.jobs, s.triggers, s.counted])) as [
+    Array<{ live: number; held: string[] }>,
+    Record<string, unknown>[],
+  ];
+  const rows = jobShape.rows(inserted);
+  if (lock.length === 0) return { rows, again: true };
+  const held = new Set(lock[0].held);
+  const keys = new Set<string>();
+  let eligible = 0;
+  for (const { opts } of batch) {
+    const k = opts.idempotencyKey;
+    if (k === undefined) eligible++;
+    else if (!keys.has(k) && !held.has(k)) eligible++;
+    if (k !== undefined) keys.add(k);
+  }
+  return { rows, again: rows.length < Math.min(eligible, Math.max(0, batch[0].opts.maxJobs - lock[0].live)) };
+}
+
+/** The pool rows of the batch's types the caller does not know to exist (with the defaults). */
+async function ensurePools(db: Db, batch: Pending[]): Promise<void> {
+  const types = [...new Set(batch.flatMap((w) => (w.opts.poolKnown ? [] : [w.job.type])))];
+  if (types.length === 0) return;
+  await query(
+    db,
+    sql`INSERT INTO pools (type)
+        SELECT x FROM jsonb_array_elements_text(${JSON.stringify(types)}::jsonb) x
+         WHERE NOT EXISTS (SELECT 1 FROM pools p WHERE p.type = x)
+        ON CONFLICT DO NOTHING`,
+  );
+}
+
 /** A tenant's first job: its counter row, from a real count of its live jobs (nothing if the row is
  *  there). Concurrent firsts meet in ON CONFLICT; no job of the tenant is created meanwhile (a create
  *  needs the row's lock). */
 async function ensureCounter(db: Db, tenantId: string): Promise<void> {
   await query(
     db,
+    // (The tenant's id read from its row: on the distributed layout Citus pushes the insert down to
+    // the tenant's shard group.)
     sql`
     INSERT INTO tenant_counters (tenant_id, live_jobs)
-    SELECT ${tenantId}, count(*)::int FROM jobs
-     WHERE tenant_id = ${tenantId} AND status IN ('active', 'paused')
-       AND NOT EXISTS (SELECT 1 FROM tenant_counters WHERE tenant_id = ${tenantId})
+    SELECT t.id, count(j.id)::int FROM tenants t
+      LEFT JOIN jobs j ON j.tenant_id = t.id AND j.status IN ('active', 'paused')
+     WHERE t.id = ${tenantId}
+       AND NOT EXISTS (SELECT 1 FROM tenant_counters c WHERE c.tenant_id = ${tenantId})
+     GROUP BY t.id
     ON CONFLICT (tenant_id) DO NOTHING`,
   );
 }

@@ -12,8 +12,11 @@
 // trigger is never locked by a fold, so creates that keep coming cannot keep the claim off it: a job
 // whose maxWaitMs has passed fires, and the next create starts a new one. Lock order: the debounce
 // row, then the job (as pause and cancel lock it before its triggers), then the trigger, never waited
-// for; a new job takes the create's own locks (create-job.ts) after the debounce row.
+// for; a new job takes the create's own locks (create-job.ts) after the debounce row. Every statement
+// names the tenant, so that on a Citus cluster the transaction runs on its shard group alone
+// (docs/scaling.md).
 import { sql } from "drizzle-orm";
+import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
 import { jobs } from "../schema.ts";
 import { rowShape } from "./columns.ts";
@@ -63,6 +66,7 @@ export async function createDebounced(
   d: DebounceRequest,
 ): Promise<DebounceResult> {
   const want = Math.max(d.at.getTime(), d.now.getTime() + d.periodMs);
+  const distributed = await isDistributed(db);
   try {
     return await db.transaction(async (tx) => {
       for (;;) {
@@ -73,7 +77,7 @@ export async function createDebounced(
         if (row) {
           const folded = await fold(tx, job, row.job_id, want, d.now);
           if (folded) return folded;
-          const made = await createFirst(tx, job, opts, d, want);
+          const made = await createFirst(tx, job, opts, d, want, distributed);
           await query(
             tx,
             sql`UPDATE debounces SET job_id = ${made.job.id}, updated_at = now()
@@ -88,7 +92,7 @@ export async function createDebounced(
           sql`INSERT INTO debounces (tenant_id, key, job_id) VALUES (${job.tenantId}, ${d.key}, ${job.id})
               ON CONFLICT DO NOTHING RETURNING job_id`,
         );
-        if (inserted.length > 0) return createFirst(tx, job, opts, d, want);
+        if (inserted.length > 0) return createFirst(tx, job, opts, d, want, distributed);
       }
     });
   } catch (err) {
@@ -104,6 +108,7 @@ async function createFirst(
   opts: CreateJobOptions,
   d: DebounceRequest,
   want: number,
+  distributed: boolean,
 ): Promise<{ kind: "created"; job: JobRow }> {
   const deadline = d.maxWaitMs === null ? null : d.now.getTime() + d.maxWaitMs;
   const state: DebounceState = {
@@ -114,7 +119,7 @@ async function createFirst(
     folded: 0,
   };
   const runAt = new Date(deadline === null ? want : Math.min(want, deadline));
-  const result = await createJobIn(tx, { ...job, runAt, nextFireAt: null, debounce: state }, opts);
+  const result = await createJobIn(tx, { ...job, runAt, nextFireAt: null, debounce: state }, opts, distributed);
   if (result.kind !== "created") throw new Refused(result as DebounceResult);
   return result;
 }
@@ -138,7 +143,7 @@ async function fold(tx: Db, job: NewJob, jobId: string, want: number, now: Date)
   const [trigger] = await query<{ id: string; due_ms: string | number }>(
     tx,
     sql`SELECT id, (extract(epoch FROM next_attempt_at) * 1000)::float8 AS due_ms FROM triggers
-         WHERE job_id = ${jobId} AND kind = 'scheduled' AND status = 'pending' AND attempt_count = 0
+         WHERE tenant_id = ${job.tenantId} AND job_id = ${jobId} AND kind = 'scheduled' AND status = 'pending' AND attempt_count = 0
            AND next_attempt_at > ${now.toISOString()}::timestamptz
            FOR UPDATE SKIP LOCKED`,
   );
@@ -154,7 +159,7 @@ async function fold(tx: Db, job: NewJob, jobId: string, want: number, now: Date)
       sql`UPDATE jobs SET payload = ${jsonOrNull(job.payload)}::jsonb,
                           target = ${jsonOrNull(job.target)}::jsonb,
                           run_at = ${due.toISOString()}::timestamptz, debounce = ${JSON.stringify(next)}::jsonb, updated_at = ${now.toISOString()}::timestamptz
-           WHERE id = ${jobId}
+           WHERE tenant_id = ${job.tenantId} AND id = ${jobId}
           RETURNING ${jobShape.list}`,
     ),
   );
@@ -162,7 +167,7 @@ async function fold(tx: Db, job: NewJob, jobId: string, want: number, now: Date)
     tx,
     sql`UPDATE triggers SET scheduled_for = ${due.toISOString()}::timestamptz,
                         next_attempt_at = ${due.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
-         WHERE id = ${trigger.id}`,
+         WHERE tenant_id = ${job.tenantId} AND id = ${trigger.id}`,
   );
   return { kind: "joined", job: updated };
 }

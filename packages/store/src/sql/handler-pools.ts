@@ -11,13 +11,16 @@ export const HANDLER_HEARTBEAT_MS = 10_000;
 /** A handler pool not stamped for this long has no live worker (three missed heartbeats). */
 const HANDLER_STALE_MS = 3 * HANDLER_HEARTBEAT_MS;
 
-/** Stamps the types as served now, creating their pools (with the defaults) where missing. */
+/** Stamps the types as served now, creating their pools (with the defaults) where missing. (The stamp
+ *  is the inserted row's: Citus takes no function call in an ON CONFLICT's SET. On the distributed
+ *  layout `pools` is a reference table, so each stamp is a write on every node: a heartbeat fails while
+ *  one is down, and the pool reads as unserved after three.) */
 export async function touchHandlerPools(db: Db, types: string[]): Promise<void> {
   if (types.length === 0) return;
   await db
     .insert(pools)
     .values(types.map((type) => ({ type, handlerSeenAt: sql`now()` })))
-    .onConflictDoUpdate({ target: pools.type, set: { handlerSeenAt: sql`now()` } });
+    .onConflictDoUpdate({ target: pools.type, set: { handlerSeenAt: sql`excluded.handler_seen_at` } });
 }
 
 /** Every type a worker has ever served. */

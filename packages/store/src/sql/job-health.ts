@@ -125,7 +125,7 @@ export async function replayJobDeadLetters(
          FOR UPDATE SKIP LOCKED
     ),
     t AS (${replayUpdate(sql`SELECT id FROM pick`, tenantId)}),
-    ${reviveStatement}
+    ${reviveStatement(tenantId)}
     SELECT (SELECT array_agg(id ORDER BY id) FROM t) AS ids,
            (SELECT type FROM jobs WHERE id = ${jobId} AND tenant_id = ${tenantId}) AS type,
            -- This statement's snapshot still sees the replayed rows dead: they are taken off.
@@ -138,30 +138,32 @@ export async function replayJobDeadLetters(
 }
 
 /** The replay of the dead triggers `ids` (a subquery) of one tenant: pending again, with a fresh
- *  attempt budget. Aliased `t` by its caller. */
+ *  attempt budget. Aliased `t` by its caller. Each table is read at the tenant, so that on a Citus
+ *  cluster the statement runs on its shard group alone (docs/scaling.md). */
 export function replayUpdate(ids: ReturnType<typeof sql>, tenantId: string) {
   return sql`
       UPDATE triggers t
          SET status = 'pending', reason = NULL, cancel_requested = false, finished_at = NULL, next_attempt_at = now(),
              max_attempts = t.attempt_count + j.max_attempts, replayed_at = now(), key = j.key, updated_at = now()
         FROM jobs j
-       WHERE t.id IN (${ids}) AND t.tenant_id = ${tenantId} AND t.status = 'dead' AND j.id = t.job_id
+       WHERE t.id IN (${ids}) AND t.tenant_id = ${tenantId} AND t.status = 'dead'
+         AND j.tenant_id = ${tenantId} AND j.id = t.job_id
       RETURNING t.id, t.job_id, t.kind`;
 }
 
 /** A one-time job that failed because its trigger ended dead is active again until the trigger ends
  *  again (settle.ts, job_end: completed or failed), and live again: it counts against maxJobs, as the
  *  settle that ends it again takes it off. A cron job, or a one-time job in any other status, is left
- *  as is. Reads the replayed rows from CTE `t`. */
-export const reviveStatement = sql`
+ *  as is. Reads the replayed rows (of `tenantId`) from CTE `t`. */
+export const reviveStatement = (tenantId: string) => sql`
     revived AS (
       UPDATE jobs j SET status = 'active', updated_at = now()
         FROM (SELECT DISTINCT job_id FROM t WHERE kind = 'scheduled') r
-       WHERE j.id = r.job_id AND j.cron IS NULL AND j.status = 'failed'
+       WHERE j.tenant_id = ${tenantId} AND j.id = r.job_id AND j.cron IS NULL AND j.status = 'failed'
       RETURNING j.tenant_id
     ),
     recount AS (
       UPDATE tenant_counters c SET live_jobs = c.live_jobs + x.n
-        FROM (SELECT tenant_id, count(*)::int AS n FROM revived GROUP BY tenant_id) x
-       WHERE c.tenant_id = x.tenant_id
+        FROM (SELECT count(*)::int AS n FROM revived) x
+       WHERE c.tenant_id = ${tenantId} AND x.n > 0
     )`;

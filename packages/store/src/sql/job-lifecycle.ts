@@ -1,5 +1,7 @@
 // Job lifecycle: pause, resume, cancel, run now, update. Each is one transaction and
-// takes effect at once; what happens to pending triggers is explicit and leaves a reason.
+// takes effect at once; what happens to pending triggers is explicit and leaves a reason. Every
+// statement names the job's tenant on each table, so that on a Citus cluster the transaction runs on
+// the tenant's shard group alone (docs/scaling.md).
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 import { jobs, triggers } from "../schema.ts";
@@ -19,14 +21,14 @@ export async function pauseJob(db: Db, tenantId: string, jobId: string): Promise
       .returning();
     if (!job) return null;
     if (!job.cron) {
-      await cancelPending(tx, jobId, "paused");
+      await cancelPending(tx, tenantId, jobId, "paused");
       return job;
     }
     // Fires the materializer wrote ahead are cancelled too, and the schedule goes back to them, so after
     // a resume they are planned again like any other (the misfire policy if they passed meanwhile). Only
     // rows cancelled here: every pending, never-attempted scheduled row belongs to the current schedule
     // (a PATCH cancels the old one's), so next_fire_at stays an instant of it.
-    const rewound = await cancelAndRewind(tx, jobId, cancelPendingSql(jobId, "paused"));
+    const rewound = await cancelAndRewind(tx, tenantId, jobId, cancelPendingSql(tenantId, jobId, "paused"));
     if (rewound) job.nextFireAt = rewound;
     return job;
   });
@@ -46,7 +48,8 @@ export async function resumeJob(db: Db, tenantId: string, jobId: string, now: Da
     if (!job.cron && job.runAt) {
       const open = await query<{ n: number }>(
         tx,
-        sql`SELECT count(*)::int AS n FROM triggers WHERE job_id = ${jobId} AND status IN ('pending', 'running', 'succeeded')`,
+        sql`SELECT count(*)::int AS n FROM triggers
+             WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND status IN ('pending', 'running', 'succeeded')`,
       );
       if (open[0].n === 0) await insertManualTrigger(tx, job, now, "scheduled", job.runAt > now ? job.runAt : now);
     }
@@ -75,7 +78,7 @@ export async function cancelJob(db: Db, tenantId: string, jobId: string): Promis
       )
       .returning();
     if (!job) return null;
-    await cancelPending(tx, jobId, "job_cancelled");
+    await cancelPending(tx, tenantId, jobId, "job_cancelled");
     if (before.status === "active" || before.status === "paused") {
       // No longer live: it stops counting against maxJobs.
       await tx.execute(sql`UPDATE tenant_counters SET live_jobs = live_jobs - 1 WHERE tenant_id = ${tenantId}`);
@@ -150,51 +153,54 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
       // them again under the new policy, reviving each row (same id) — as a schedule change would.
       const rewound = await cancelAndRewind(
         tx,
+        tenantId,
         jobId,
-        sql`${notStartedFiresSql(jobId, "rescheduled")} AND next_attempt_at > now()`,
+        sql`${notStartedFiresSql(tenantId, jobId, "rescheduled")} AND next_attempt_at > now()`,
       );
       if (rewound) job.nextFireAt = rewound;
     }
     if ("maxAttempts" in patch) {
       await tx.execute(sql`
         UPDATE triggers SET max_attempts = ${job.maxAttempts}, updated_at = now()
-         WHERE job_id = ${jobId} AND status = 'pending' AND attempt_count = 0`);
+         WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND status = 'pending' AND attempt_count = 0`);
     }
     if (rescheduled) {
-      await tx.execute(notStartedFiresSql(jobId, "rescheduled"));
+      await tx.execute(notStartedFiresSql(tenantId, jobId, "rescheduled"));
       if (!job.cron && job.runAt && job.status === "active") {
         await insertManualTrigger(tx, job, now, "scheduled", job.runAt);
       }
     }
     if ("priority" in patch) {
       await tx.execute(
-        sql`UPDATE triggers SET priority = ${job.priority} WHERE job_id = ${jobId} AND status = 'pending' AND kind <> 'backfill'`,
+        sql`UPDATE triggers SET priority = ${job.priority}
+             WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND status = 'pending' AND kind <> 'backfill'`,
       );
     }
     // Its triggers not started move to the new key (their queue rows and key counts follow, migration
     // 0021); running ones finish under the key they were claimed and counted in.
     if ("key" in patch) {
       await tx.execute(
-        sql`UPDATE triggers SET key = ${job.key} WHERE job_id = ${jobId} AND status = 'pending' AND key IS DISTINCT FROM ${job.key}`,
+        sql`UPDATE triggers SET key = ${job.key}
+             WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND status = 'pending' AND key IS DISTINCT FROM ${job.key}`,
       );
     }
     return job;
   });
 }
 
-const cancelPendingSql = (jobId: string, reason: string) => sql`
+export const cancelPendingSql = (tenantId: string, jobId: string, reason: string) => sql`
     UPDATE triggers SET status = 'cancelled', reason = ${reason}, finished_at = now(), updated_at = now()
-     WHERE job_id = ${jobId} AND status = 'pending'`;
+     WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND status = 'pending'`;
 
 /** The job's scheduled fires not yet attempted, cancelled: the rows a schedule change replaces. */
-const notStartedFiresSql = (jobId: string, reason: string) =>
-  sql`${cancelPendingSql(jobId, reason)} AND kind = 'scheduled' AND attempt_count = 0`;
+const notStartedFiresSql = (tenantId: string, jobId: string, reason: string) =>
+  sql`${cancelPendingSql(tenantId, jobId, reason)} AND kind = 'scheduled' AND attempt_count = 0`;
 
 /** Cancel triggers with `cancel` (an UPDATE of the job's triggers) and move the job's next_fire_at back
  *  to the first cancelled fire that was not yet due: next_fire_at is already past the fires the
  *  materializer wrote ahead (its lookahead), which would otherwise never fire. Planned again, each is
  *  revived, same id. Returns the new next_fire_at, or null when it did not move. */
-async function cancelAndRewind(db: Db, jobId: string, cancel: SQL): Promise<Date | null> {
+async function cancelAndRewind(db: Db, tenantId: string, jobId: string, cancel: SQL): Promise<Date | null> {
   const [r] = await query<{ nextFireAt: Date | string | null }>(
     db,
     sql`
@@ -202,14 +208,14 @@ async function cancelAndRewind(db: Db, jobId: string, cancel: SQL): Promise<Date
     UPDATE jobs SET next_fire_at = LEAST(next_fire_at, t.first)
       FROM (SELECT min(scheduled_for) AS first FROM cancelled
              WHERE kind = 'scheduled' AND attempt_count = 0 AND next_attempt_at > now()) t
-     WHERE jobs.id = ${jobId} AND t.first IS NOT NULL
+     WHERE jobs.tenant_id = ${tenantId} AND jobs.id = ${jobId} AND t.first IS NOT NULL
     RETURNING jobs.next_fire_at AS "nextFireAt"`,
   );
   return r?.nextFireAt == null ? null : new Date(r.nextFireAt);
 }
 
-async function cancelPending(db: Db, jobId: string, reason: string) {
-  await db.execute(cancelPendingSql(jobId, reason));
+async function cancelPending(db: Db, tenantId: string, jobId: string, reason: string) {
+  await db.execute(cancelPendingSql(tenantId, jobId, reason));
 }
 
 /** Manual runs (kind 'manual') never collide in the (job, instant) unique index (their key is NULL
@@ -251,6 +257,7 @@ async function insertManualTrigger(db: Db, job: JobRow, now: Date, kind: "manual
     })
     .where(
       and(
+        eq(triggers.tenantId, job.tenantId),
         eq(triggers.jobId, job.id),
         eq(triggers.scheduledFor, at),
         eq(triggers.kind, "scheduled"),

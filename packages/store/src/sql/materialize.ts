@@ -1,11 +1,16 @@
 // The materializer (docs/architecture.md): due cron fires become trigger rows, unique per (job, instant), and
 // next_fire_at is persisted in the same transaction — racing executors are harmless (SKIP LOCKED on the
 // job rows, ON CONFLICT on the triggers) and a restart loses no occurrence.
+//
+// On the distributed layout (docs/scaling.md) a transaction locking due jobs of many tenants would span
+// nodes: the executor reads which tenants have due jobs (dueCronTenants, without a lock, across the
+// shards: once per pass, never per claim), then materializes each tenant in a transaction of its own
+// on its shard group (`tenantId`), whose statements all name the tenant.
 import { sql } from "drizzle-orm";
 import { query, withDates, type Db } from "../db.ts";
 import { pauseUncomputable } from "./notification-fanout.ts";
 import { NOTIFICATION_POOL } from "./notifications.ts";
-import { jobInstantConflict } from "../schema.ts";
+import { jobInstantConflict, SCHEDULED_KEY } from "../schema.ts";
 import { EXCLUSIVE_LOOKAHEAD_MS, newId, planFires, spreadOffsetMs, type CronJobState } from "@fairway/core";
 
 interface DueJob extends CronJobState {
@@ -28,28 +33,43 @@ export interface MaterializeResult {
   failed: Array<{ jobId: string; tenantId: string; error: string }>;
 }
 
-export async function materialize(db: Db, now: Date, lookaheadMs: number, limit = 500): Promise<MaterializeResult> {
-  return db.transaction(async (tx) => {
-    // Exclusive overlap policies are planned only EXCLUSIVE_LOOKAHEAD_MS ahead (core planFires): such a
-    // job is not selected before its fire is inside that shorter horizon, or every pass would lock it
-    // and plan nothing.
-    const jobs = withDates(
-      await query<DueJob>(
-        tx,
-        sql`
-      SELECT id, tenant_id AS "tenantId", type, cron, timezone, spread_ms AS "spreadMs", next_fire_at AS "nextFireAt", misfire,
-             overlap, catchup_window_ms AS "catchupWindowMs", priority, max_attempts AS "maxAttempts", key
-        FROM jobs
-       WHERE status = 'active' AND cron IS NOT NULL
+/** The cron jobs due by `now + lookaheadMs`. Exclusive overlap policies are planned only
+ *  EXCLUSIVE_LOOKAHEAD_MS ahead (core planFires): such a job is not selected before its fire is inside
+ *  that shorter horizon, or every pass would lock it and plan nothing. */
+const dueCron = (now: Date, lookaheadMs: number) => sql`
+       status = 'active' AND cron IS NOT NULL
          AND next_fire_at <= ${new Date(now.getTime() + lookaheadMs).toISOString()}::timestamptz
          AND (overlap = 'allow'
-              OR next_fire_at <= ${new Date(now.getTime() + Math.min(lookaheadMs, EXCLUSIVE_LOOKAHEAD_MS)).toISOString()}::timestamptz)
-       ORDER BY next_fire_at
-       LIMIT ${limit}
-         FOR UPDATE SKIP LOCKED`,
-      ),
-      "nextFireAt",
-    );
+              OR next_fire_at <= ${new Date(now.getTime() + Math.min(lookaheadMs, EXCLUSIVE_LOOKAHEAD_MS)).toISOString()}::timestamptz)`;
+
+/** The tenants with cron jobs due, and how many of the first `limit` due jobs are each one's: a read
+ *  without a lock across every shard (the distributed layout's materializer, once per pass). */
+export async function dueCronTenants(
+  db: Db,
+  now: Date,
+  lookaheadMs: number,
+  limit = 500,
+): Promise<Array<{ tenantId: string; jobs: number }>> {
+  return query<{ tenantId: string; jobs: number }>(
+    db,
+    sql`
+    SELECT d.tenant_id AS "tenantId", count(*)::int AS jobs FROM (
+      SELECT tenant_id FROM jobs WHERE ${dueCron(now, lookaheadMs)} ORDER BY next_fire_at LIMIT ${limit}
+    ) d GROUP BY d.tenant_id ORDER BY 2 DESC, 1`,
+  );
+}
+
+/** Writes the due fires of up to `limit` cron jobs. `tenantId`: of that tenant's jobs only, each
+ *  statement on its shard group (the distributed layout); without it, of any tenants'. */
+export async function materialize(
+  db: Db,
+  now: Date,
+  lookaheadMs: number,
+  limit = 500,
+  tenantId?: string,
+): Promise<MaterializeResult> {
+  return db.transaction(async (tx) => {
+    const jobs = withDates(await query<DueJob>(tx, dueJobsStatement(now, lookaheadMs, limit, tenantId)), "nextFireAt");
     const result: MaterializeResult = { jobs: jobs.length, fired: 0, skipped: 0, ready: [], failed: [] };
     if (jobs.length === 0) return result;
 
@@ -94,66 +114,22 @@ export async function materialize(db: Db, now: Date, lookaheadMs: number, limit 
       );
       for (const n of notified) result.ready.push({ tenantId: n.tenantId, type: NOTIFICATION_POOL, dueAtMs: 0 });
     }
-    // The fires and the jobs' next_fire_at in ONE prepared statement: a pass is two round trips (select,
-    // write) instead of three, and its plan is not rebuilt every pass. A data-modifying CTE always runs
-    // to completion, whether or not the outer UPDATE reads it.
-    await query(
-      tx,
-      sql`
-      WITH stale AS (
-        -- After a misfire, the fires written ahead before the outage (pending, never attempted, now
-        -- overdue) are decided by this plan too: skipped with the misfire reason, so fire_once runs one
-        -- catch-up and skip runs none, not also whatever the last pass had written ahead.
-        UPDATE triggers t SET status = 'skipped', reason = s.reason, finished_at = now(), updated_at = now()
-          FROM jsonb_to_recordset(${JSON.stringify(superseded)}::jsonb) AS s(job_id text, before timestamptz, reason text)
-         WHERE t.job_id = s.job_id AND t.status = 'pending' AND t.kind = 'scheduled' AND t.attempt_count = 0
-           AND t.scheduled_for <= s.before
-        RETURNING 1
-      ),
-      input AS (
-        SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
-          id text, tenant_id text, job_id text, type text, scheduled_for timestamptz, status text,
-          reason text, priority int, max_attempts int, exclusive boolean, overlap text, key text)
-      ),
-      decided AS (
-        -- Overlap at fire time: skip while one is running or waiting; buffer_one lets one wait.
-        SELECT i.*, CASE
-            WHEN i.status = 'pending' AND i.overlap = 'skip' AND EXISTS (
-              SELECT 1 FROM triggers o WHERE o.job_id = i.job_id AND o.status IN ('running', 'pending'))
-              THEN 'overlap'
-            WHEN i.status = 'pending' AND i.overlap = 'buffer_one' AND EXISTS (
-              SELECT 1 FROM triggers o WHERE o.job_id = i.job_id AND o.status = 'pending')
-              THEN 'overlap'
-            ELSE i.reason END AS final_reason
-          FROM input i
-      ),
-      fired AS (
-        INSERT INTO triggers (id, tenant_id, job_id, type, kind, scheduled_for, status, reason,
-                              priority, exclusive, max_attempts, next_attempt_at, finished_at, key)
-        SELECT id, tenant_id, job_id, type, 'scheduled', scheduled_for,
-               CASE WHEN final_reason IS NULL THEN 'pending' ELSE 'skipped' END, final_reason,
-               priority, exclusive, max_attempts, scheduled_for,
-               CASE WHEN final_reason IS NULL THEN NULL ELSE now() END, key
-          FROM decided
-        -- One row per (job, instant), ever: a racing executor's duplicate changes nothing. The one
-        -- exception is a fire cancelled before it was ever attempted, by a PATCH (reason rescheduled)
-        -- or a pause (reason paused), whose instant is planned again (the new schedule contains it, or
-        -- the job was resumed): it is revived, same id, or that instant would be lost.
-        ON CONFLICT ${jobInstantConflict} DO UPDATE
-           SET status = excluded.status, reason = excluded.reason, priority = excluded.priority,
-               exclusive = excluded.exclusive, max_attempts = excluded.max_attempts,
-               next_attempt_at = excluded.next_attempt_at, finished_at = excluded.finished_at, key = excluded.key,
-               updated_at = now()
-         WHERE triggers.status = 'cancelled' AND triggers.reason IN ('rescheduled', 'paused')
-           AND triggers.attempt_count = 0
-        RETURNING 1
-      )
-      UPDATE jobs j SET next_fire_at = x.next_fire_at, updated_at = now()
-        FROM jsonb_to_recordset(${JSON.stringify(next)}::jsonb) AS x(id text, next_fire_at timestamptz)
-       WHERE j.id = x.id`,
-    );
+    if (tenantId === undefined) await query(tx, writeStatement(rows, next, superseded));
+    else for (const statement of shardWrites(tenantId, rows, next, superseded)) await query(tx, statement);
     return result;
   });
+}
+
+/** The due cron jobs a pass plans, locked (SKIP LOCKED: a racing executor takes the others). */
+export function dueJobsStatement(now: Date, lookaheadMs: number, limit: number, tenantId?: string) {
+  return sql`
+      SELECT id, tenant_id AS "tenantId", type, cron, timezone, spread_ms AS "spreadMs", next_fire_at AS "nextFireAt", misfire,
+             overlap, catchup_window_ms AS "catchupWindowMs", priority, max_attempts AS "maxAttempts", key
+        FROM jobs
+       WHERE ${dueCron(now, lookaheadMs)} ${tenantId === undefined ? sql`` : sql`AND tenant_id = ${tenantId}`}
+       ORDER BY next_fire_at
+       LIMIT ${limit}
+         FOR UPDATE SKIP LOCKED`;
 }
 
 function triggerRow(job: DueJob, at: Date, status: string, reason: string | null, exclusive: boolean) {
@@ -172,3 +148,95 @@ function triggerRow(job: DueJob, at: Date, status: string, reason: string | null
     key: job.key,
   };
 }
+
+/** The fires and the jobs' next_fire_at in ONE prepared statement: a pass is two round trips (select,
+ *  write) instead of three, and its plan is not rebuilt every pass. A data-modifying CTE always runs to
+ *  completion, whether or not the outer UPDATE reads it. */
+function writeStatement(rows: object[], next: object[], superseded: object[]) {
+  return sql`
+      WITH stale AS (${staleUpdate(superseded)} RETURNING 1),
+      input AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(${FIRE_COLUMNS})
+      ),
+      decided AS (${decidedFires(sql`input i`)}),
+      fired AS (
+        INSERT INTO triggers (${TRIGGER_COLUMNS})
+        SELECT d.id, d.tenant_id, ${fireValues("d")}, CASE WHEN d.final_reason IS NULL THEN NULL ELSE now() END, d.key
+          FROM decided d
+        ON CONFLICT ${jobInstantConflict} ${REVIVE}
+        RETURNING 1
+      )
+      ${nextFireUpdate(next)}`;
+}
+
+/** The same writes for one tenant, as three statements of one transaction, each on the tenant's shard
+ *  group: Citus routes no INSERT inside a CTE, and an INSERT … SELECT goes to the shard (pushed down) when
+ *  its tenant_id is read from a colocated table (`tenants t` at the tenant). now() is read once in FROM:
+ *  Citus refuses it in a CASE, and in an ON CONFLICT's SET (which takes the row's new updated_at). On the
+ *  layout the (job, instant) index also holds the tenant. */
+export function shardWrites(tenantId: string, rows: object[], next: object[], superseded: object[]) {
+  return [
+    sql`${staleUpdate(superseded, tenantId)}`,
+    sql`
+      INSERT INTO triggers (${TRIGGER_COLUMNS})
+      SELECT d.id, t.id, ${fireValues("d")}, CASE WHEN d.final_reason IS NULL THEN NULL ELSE d.now END, d.key
+        FROM tenants t
+        CROSS JOIN (${decidedFires(
+          sql`(SELECT y.*, now() AS now FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS y(${FIRE_COLUMNS})) i`,
+          tenantId,
+        )}) d
+       WHERE t.id = ${tenantId}
+      ON CONFLICT (job_id, scheduled_for, ${sql.raw(SCHEDULED_KEY)}, tenant_id) ${REVIVE}`,
+    nextFireUpdate(next, tenantId),
+  ];
+}
+
+const FIRE_COLUMNS = sql`id text, tenant_id text, job_id text, type text, scheduled_for timestamptz, status text,
+          reason text, priority int, max_attempts int, exclusive boolean, overlap text, key text`;
+const TRIGGER_COLUMNS = sql`id, tenant_id, job_id, type, kind, scheduled_for, status, reason,
+                              priority, exclusive, max_attempts, next_attempt_at, finished_at, key`;
+const fireValues = (d: string) =>
+  sql.raw(`${d}.job_id, ${d}.type, 'scheduled', ${d}.scheduled_for,
+               CASE WHEN ${d}.final_reason IS NULL THEN 'pending' ELSE 'skipped' END, ${d}.final_reason,
+               ${d}.priority, ${d}.exclusive, ${d}.max_attempts, ${d}.scheduled_for`);
+
+/** One row per (job, instant), ever: a racing executor's duplicate changes nothing. The one exception is
+ *  a fire cancelled before it was ever attempted, by a PATCH (reason rescheduled) or a pause (reason
+ *  paused), whose instant is planned again (the new schedule contains it, or the job was resumed): it is
+ *  revived, same id, or that instant would be lost. */
+const REVIVE = sql`DO UPDATE
+           SET status = excluded.status, reason = excluded.reason, priority = excluded.priority,
+               exclusive = excluded.exclusive, max_attempts = excluded.max_attempts,
+               next_attempt_at = excluded.next_attempt_at, finished_at = excluded.finished_at, key = excluded.key,
+               updated_at = excluded.updated_at
+         WHERE triggers.status = 'cancelled' AND triggers.reason IN ('rescheduled', 'paused')
+           AND triggers.attempt_count = 0`;
+
+const at = (alias: string, tenantId?: string) =>
+  tenantId === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${tenantId}`;
+
+/** After a misfire, the fires written ahead before the outage (pending, never attempted, now overdue) are
+ *  decided by this plan too: skipped with the misfire reason, so fire_once runs one catch-up and skip
+ *  runs none, not also whatever the last pass had written ahead. */
+const staleUpdate = (superseded: object[], tenantId?: string) => sql`
+        UPDATE triggers t SET status = 'skipped', reason = s.reason, finished_at = now(), updated_at = now()
+          FROM jsonb_to_recordset(${JSON.stringify(superseded)}::jsonb) AS s(job_id text, before timestamptz, reason text)
+         WHERE t.job_id = s.job_id AND t.status = 'pending' AND t.kind = 'scheduled' AND t.attempt_count = 0
+           AND t.scheduled_for <= s.before ${at("t", tenantId)}`;
+
+/** Overlap at fire time: skip while one is running or waiting; buffer_one lets one wait. */
+const decidedFires = (input: ReturnType<typeof sql>, tenantId?: string) => sql`
+        SELECT i.*, CASE
+            WHEN i.status = 'pending' AND i.overlap = 'skip' AND EXISTS (
+              SELECT 1 FROM triggers o WHERE o.job_id = i.job_id AND o.status IN ('running', 'pending') ${at("o", tenantId)})
+              THEN 'overlap'
+            WHEN i.status = 'pending' AND i.overlap = 'buffer_one' AND EXISTS (
+              SELECT 1 FROM triggers o WHERE o.job_id = i.job_id AND o.status = 'pending' ${at("o", tenantId)})
+              THEN 'overlap'
+            ELSE i.reason END AS final_reason
+          FROM ${input}`;
+
+const nextFireUpdate = (next: object[], tenantId?: string) => sql`
+      UPDATE jobs j SET next_fire_at = x.next_fire_at, updated_at = now()
+        FROM jsonb_to_recordset(${JSON.stringify(next)}::jsonb) AS x(id text, next_fire_at timestamptz)
+       WHERE j.id = x.id ${at("j", tenantId)}`;

@@ -39,28 +39,51 @@ export function shownChannelTarget(c: Pick<ChannelRow, "type" | "url" | "to">): 
   return { url: c.type === "slack" ? `${new URL(c.url!).origin}/…` : c.url! };
 }
 
-/** A channel, and (the first time) the tenant's notifications job and the system pool. */
+/** A channel, and (the first time) the tenant's notifications job and the system pool. The pool row (a
+ *  reference table on the distributed layout, where a write is a transaction on every node) is written
+ *  only while it is missing, before; the rest is one transaction of statements that each name the
+ *  tenant, on its shard group alone (docs/scaling.md). */
 export async function createChannel(db: Db, c: Omit<ChannelRow, "createdAt">): Promise<ChannelRow> {
+  const readPool = () =>
+    query<{ maxAttempts: number; initialDelayMs: number; maxDelayMs: number; backoff: string; jitter: string }>(
+      db,
+      sql`SELECT max_attempts AS "maxAttempts", initial_delay_ms AS "initialDelayMs", max_delay_ms AS "maxDelayMs",
+                 backoff, jitter
+            FROM pools WHERE type = ${NOTIFICATION_POOL}`,
+    );
+  let [pool] = await readPool();
+  if (!pool) {
+    await query(
+      db,
+      sql`INSERT INTO pools (type, max_attempts, initial_delay_ms, max_delay_ms)
+          VALUES (${NOTIFICATION_POOL}, ${NOTIFY_RETRY.maxAttempts}, ${NOTIFY_RETRY.initialDelayMs}, ${NOTIFY_RETRY.maxDelayMs})
+          ON CONFLICT DO NOTHING`,
+    );
+    [pool] = await readPool();
+  }
+  const p = pool!;
+  const job = notificationJobId(c.tenantId);
   const [, , rows] = await pipelineTx(db, [
-    sql`INSERT INTO pools (type, max_attempts, initial_delay_ms, max_delay_ms)
-        VALUES (${NOTIFICATION_POOL}, ${NOTIFY_RETRY.maxAttempts}, ${NOTIFY_RETRY.initialDelayMs}, ${NOTIFY_RETRY.maxDelayMs})
-        ON CONFLICT DO NOTHING`,
-    // The job's retry policy is the pool's (admin pools API), refreshed with every channel made.
+    // The job's retry policy is the pool's (admin pools API), refreshed with every channel made. (The
+    // job's key is (id) on plain PostgreSQL and (tenant_id, id) on the layout: a conflict on either is
+    // the job being there, and the update that follows refreshes it.)
     sql`INSERT INTO jobs (id, tenant_id, name, type, status, max_attempts, initial_delay_ms, max_delay_ms, backoff, jitter)
-        SELECT ${notificationJobId(c.tenantId)}, ${c.tenantId}, 'notifications', p.type, 'system',
-               p.max_attempts, p.initial_delay_ms, p.max_delay_ms, p.backoff, p.jitter
-          FROM pools p WHERE p.type = ${NOTIFICATION_POOL}
-        ON CONFLICT (id) DO UPDATE
-           SET max_attempts = excluded.max_attempts, initial_delay_ms = excluded.initial_delay_ms,
-               max_delay_ms = excluded.max_delay_ms, backoff = excluded.backoff, jitter = excluded.jitter`,
+        VALUES (${job}, ${c.tenantId}, 'notifications', ${NOTIFICATION_POOL}, 'system', ${p.maxAttempts}, ${p.initialDelayMs},
+                ${p.maxDelayMs}, ${p.backoff}, ${p.jitter})
+        ON CONFLICT DO NOTHING`,
+    sql`UPDATE jobs SET max_attempts = ${p.maxAttempts}, initial_delay_ms = ${p.initialDelayMs},
+               max_delay_ms = ${p.maxDelayMs}, backoff = ${p.backoff}, jitter = ${p.jitter}
+         WHERE tenant_id = ${c.tenantId} AND id = ${job}`,
     sql`INSERT INTO notification_channels (id, tenant_id, type, url, "to", events, window_seconds)
-        VALUES (${c.id}, ${c.tenantId}, ${c.type}, ${c.url}, ${c.to},
-                (SELECT array_agg(v) FROM jsonb_array_elements_text(nullif(${JSON.stringify(c.events)}::jsonb, 'null')) e(v)),
-                ${c.windowSeconds})
+        VALUES (${c.id}, ${c.tenantId}, ${c.type}, ${c.url}, ${c.to}, ${textArray(c.events)}::text[], ${c.windowSeconds})
         RETURNING ${channelColumns}`,
   ]);
   return withDates(rows as ChannelRow[], "createdAt")[0];
 }
+
+/** A text[] literal (NULL for null): Citus takes no subquery inside an INSERT's VALUES. */
+const textArray = (values: string[] | null) =>
+  values === null ? null : `{${values.map((v) => `"${v.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
 
 export async function listChannels(db: Db, tenantId: string, after: string | null, limit: number) {
   const rows = await query<ChannelRow>(
@@ -79,16 +102,19 @@ export async function getChannel(db: Db, tenantId: string, id: string): Promise<
   return withDates(rows, "createdAt")[0] ?? null;
 }
 
-/** Delete a channel: its notifications not yet sent are cancelled, its fold windows forgotten. */
+/** Delete a channel: its notifications not yet sent are cancelled, its fold windows forgotten. The
+ *  channel and its notifications go in one transaction on the tenant's shard group; the folds (a
+ *  reference table on the distributed layout) after, by a statement of their own (a fold left by a
+ *  failure in between names a channel that is gone: retention deletes it, retention.ts). */
 export async function deleteChannel(db: Db, tenantId: string, id: string): Promise<boolean> {
-  const [, , gone] = await pipelineTx(db, [
+  const [, gone] = await pipelineTx(db, [
     sql`UPDATE triggers SET status = 'cancelled', reason = 'channel_deleted', finished_at = now(), updated_at = now()
-         WHERE id IN (SELECT id FROM notifications WHERE tenant_id = ${tenantId} AND channel_id = ${id})
+         WHERE tenant_id = ${tenantId}
+           AND id IN (SELECT id FROM notifications WHERE tenant_id = ${tenantId} AND channel_id = ${id})
            AND status = 'pending'`,
-    sql`DELETE FROM notification_folds WHERE channel_id = ${id}
-          AND EXISTS (SELECT 1 FROM notification_channels WHERE id = ${id} AND tenant_id = ${tenantId})`,
     sql`DELETE FROM notification_channels WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`,
   ]);
+  if (gone.length > 0) await query(db, sql`DELETE FROM notification_folds WHERE channel_id = ${id}`);
   return gone.length > 0;
 }
 

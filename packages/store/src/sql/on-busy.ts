@@ -25,18 +25,43 @@ export interface BusyDecisions {
   cancelling: number;
 }
 
-export async function decideBusy(db: Db, now: Date): Promise<BusyDecisions> {
-  const rows = await query<{ skipped: number; replaced: number; cancelling: number }>(
+/** `tenantId`: that tenant's keys only, every table read at it, so that on a Citus cluster the statement
+ *  runs on its shard group alone (docs/scaling.md); without it, every tenant's. */
+export async function decideBusy(db: Db, now: Date, tenantId?: string): Promise<BusyDecisions> {
+  const rows = await query<{ skipped: number; replaced: number; cancelling: number }>(db, busyStatement(now, tenantId));
+  return rows[0] ?? { skipped: 0, replaced: 0, cancelling: 0 };
+}
+
+/** The tenants decideBusy may have work for: a keyed job with an onBusy policy whose key is at its cap,
+ *  or with cancel_running (its reaped runs). Read without a lock across every shard (the joins are on
+ *  the tenant, so each shard answers for its own): the distributed layout's materializer pass, once,
+ *  then one statement per tenant. */
+export async function busyPolicyTenants(db: Db): Promise<string[]> {
+  const rows = await query<{ tenantId: string }>(
     db,
-    sql`
+    sql`SELECT DISTINCT j.tenant_id AS "tenantId" FROM jobs j
+          JOIN tenants t ON t.id = j.tenant_id
+          JOIN tenant_keys k ON k.tenant_id = j.tenant_id AND k.key = j.key
+         WHERE j.on_busy <> 'queue' AND j.status = 'active' AND j.key IS NOT NULL
+           AND (j.on_busy = 'cancel_running'
+                OR k.running >= CASE WHEN k.override ? 'maxInFlight' THEN (k.override->>'maxInFlight')::int
+                                     ELSE t.key_max_in_flight END)
+         ORDER BY 1`,
+  );
+  return rows.map((r) => r.tenantId);
+}
+
+export function busyStatement(now: Date, tenantId?: string) {
+  const at = (alias: string) => (tenantId === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${tenantId}`);
+  return sql`
     WITH policy AS (
       SELECT j.id, j.tenant_id, j.type, j.key, j.on_busy FROM jobs j
-       WHERE j.on_busy <> 'queue' AND j.status = 'active' AND j.key IS NOT NULL
+       WHERE j.on_busy <> 'queue' AND j.status = 'active' AND j.key IS NOT NULL ${at("j")}
     ), busy AS (
       SELECT p.* FROM policy p
         JOIN tenants t ON t.id = p.tenant_id
         JOIN tenant_keys k ON k.tenant_id = p.tenant_id AND k.key = p.key
-       WHERE k.running >= CASE WHEN k.override ? 'maxInFlight' THEN (k.override->>'maxInFlight')::int
+       WHERE true ${tenantId === undefined ? sql`` : sql`AND t.id = ${tenantId}`} ${at("k")} AND k.running >= CASE WHEN k.override ? 'maxInFlight' THEN (k.override->>'maxInFlight')::int
                                ELSE t.key_max_in_flight END
     ), due AS (
       SELECT q.id, b.on_busy, b.tenant_id, b.key,
@@ -45,13 +70,13 @@ export async function decideBusy(db: Db, now: Date): Promise<BusyDecisions> {
         FROM busy b
         JOIN trigger_queue q ON q.tenant_id = b.tenant_id AND q.type = b.type AND q.key = b.key AND q.job_id = b.id
         JOIN triggers tr ON tr.id = q.id
-       WHERE q.next_attempt_at <= ${now.toISOString()}::timestamptz AND tr.attempt_count = 0
+       WHERE q.next_attempt_at <= ${now.toISOString()}::timestamptz AND tr.attempt_count = 0 ${at("q")} ${at("tr")}
     ), flagged AS (
       -- cancel_running: the key's running triggers are asked to stop; the new one waits for the slot.
       UPDATE triggers t SET cancel_requested = true
         FROM (SELECT DISTINCT tenant_id, key FROM due WHERE on_busy = 'cancel_running') c
         JOIN jobs j ON j.tenant_id = c.tenant_id AND j.key = c.key
-       WHERE t.job_id = j.id AND t.key = c.key AND t.status = 'running' AND NOT t.cancel_requested
+       WHERE t.job_id = j.id AND t.key = c.key AND t.status = 'running' AND NOT t.cancel_requested ${at("t")} ${at("j")}
       RETURNING t.id
     ), reaped AS (
       -- A run asked to stop whose executor died before recording it: reaped back to pending for a
@@ -59,33 +84,33 @@ export async function decideBusy(db: Db, now: Date): Promise<BusyDecisions> {
       SELECT q.id FROM (SELECT DISTINCT tenant_id, type, key FROM policy WHERE on_busy = 'cancel_running') p
         JOIN trigger_queue q ON q.tenant_id = p.tenant_id AND q.type = p.type AND q.key = p.key
         JOIN triggers tr ON tr.id = q.id
-       WHERE tr.cancel_requested AND tr.attempt_count > 0
+       WHERE tr.cancel_requested AND tr.attempt_count > 0 ${at("q")} ${at("tr")}
     ), decided AS (
       UPDATE triggers t
-         SET status = CASE d.on_busy WHEN 'skip' THEN 'skipped' ELSE 'cancelled' END,
-             reason = CASE d.on_busy WHEN 'skip' THEN 'busy' WHEN 'replace_queued' THEN 'replaced' ELSE 'cancel_running' END,
+         -- (Searched CASEs: Citus sends a simple CASE's WHEN values to the worker as NULL::boolean.)
+         SET status = CASE WHEN d.on_busy = 'skip' THEN 'skipped' ELSE 'cancelled' END,
+             reason = CASE WHEN d.on_busy = 'skip' THEN 'busy' WHEN d.on_busy = 'replace_queued' THEN 'replaced'
+                           ELSE 'cancel_running' END,
              finished_at = now(), updated_at = now()
         FROM (SELECT id, on_busy FROM due WHERE on_busy = 'skip' OR (on_busy = 'replace_queued' AND newest > 1)
               UNION ALL SELECT id, 'cancel_running' FROM reaped) d
-       WHERE t.id = d.id AND t.status = 'pending'
+       WHERE t.id = d.id AND t.status = 'pending' ${at("t")}
       RETURNING t.job_id, t.tenant_id, t.kind, t.status
     ), job_end AS (
       UPDATE jobs j SET status = CASE WHEN d.status = 'skipped' THEN 'completed' ELSE 'cancelled' END,
                         next_fire_at = NULL, updated_at = now()
         FROM decided d
-       WHERE j.id = d.job_id AND d.kind = 'scheduled' AND j.cron IS NULL AND j.status = 'active'
+       WHERE j.id = d.job_id AND d.kind = 'scheduled' AND j.cron IS NULL AND j.status = 'active' ${at("j")}
       RETURNING j.tenant_id
     ), uncount AS (
       UPDATE tenant_counters c SET live_jobs = c.live_jobs - x.n
         FROM (SELECT tenant_id, count(*)::int AS n FROM job_end GROUP BY tenant_id) x
-       WHERE c.tenant_id = x.tenant_id
+       WHERE c.tenant_id = x.tenant_id ${at("c")}
     )
     SELECT count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
            count(*) FILTER (WHERE status = 'cancelled')::int AS replaced,
            (SELECT count(*)::int FROM flagged) AS cancelling
-      FROM decided`,
-  );
-  return rows[0] ?? { skipped: 0, replaced: 0, cancelling: 0 };
+      FROM decided`;
 }
 
 /** Of these running triggers, the ones a newer trigger of their key asked to stop (cancel_running).

@@ -10,7 +10,7 @@ export async function replayTrigger(db: Db, tenantId: string, triggerId: string)
     db,
     sql`
     WITH t AS (${replayUpdate(sql`${triggerId}::text`, tenantId)}),
-    ${reviveStatement}
+    ${reviveStatement(tenantId)}
     SELECT id FROM t`,
   );
   return rows[0] ?? null;

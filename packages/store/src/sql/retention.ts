@@ -7,9 +7,16 @@
 // finished. An index on finished_at would read a column the settle writes, and every settle would stop
 // being a HOT update (schema.ts, triggerQueue); see docs/decisions/0040-retention.md.
 import { sql } from "drizzle-orm";
+import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
 
 const FINISHED = sql`('succeeded', 'skipped', 'cancelled', 'unknown')`;
+
+/** `AND <alias>.<column> = tenantId`, or nothing without a tenant. On the distributed layout
+ *  (docs/scaling.md) the executor runs each batch for one tenant, with every table read at it, so that
+ *  the statement (its SKIP LOCKED locks included) runs on the tenant's shard group alone. */
+const tenantIs = (alias: string, tenantId: string | undefined, column = "tenant_id") =>
+  tenantId === undefined ? sql`` : sql`AND ${sql.raw(`${alias}.${column}`)} = ${tenantId}`;
 
 /** Where a pass has got to: triggers are walked in (job id, scheduled time) order, jobs in id order. */
 export interface RetentionCursor {
@@ -40,47 +47,11 @@ export async function deleteExpiredTriggers(
   now: Date,
   batch = 1000,
   after: RetentionCursor | null = null,
+  tenantId?: string,
 ): Promise<RetentionBatch> {
-  const at = now.toISOString();
-  const fromJob = after?.jobId ?? "";
-  const fromAt = after?.at ?? "-infinity";
   const rows = await query<{ deleted: number; found: number; job: string | null; at: string | null }>(
     db,
-    sql`
-    WITH cand AS MATERIALIZED (
-      SELECT x.id, j.id AS job_id, x.scheduled_for
-        FROM jobs j
-        JOIN tenants tn ON tn.id = j.tenant_id
-        CROSS JOIN LATERAL (
-          SELECT x.id, x.scheduled_for FROM triggers x
-           WHERE x.job_id = j.id
-             AND x.scheduled_for < ${at}::timestamptz - make_interval(days => least(tn.history_retention_days, tn.dead_retention_days))
-             AND x.scheduled_for >= CASE WHEN j.id = ${fromJob} THEN ${fromAt}::timestamptz ELSE '-infinity' END
-             AND ((x.status IN ${FINISHED} AND coalesce(x.finished_at, x.updated_at) < ${at}::timestamptz - make_interval(days => tn.history_retention_days))
-              OR (x.status = 'dead' AND coalesce(x.finished_at, x.updated_at) < ${at}::timestamptz - make_interval(days => tn.dead_retention_days)))
-           ORDER BY x.scheduled_for
-           LIMIT ${batch}
-        ) x
-       WHERE j.id >= ${fromJob}
-       ORDER BY j.id, x.scheduled_for
-       LIMIT ${batch}
-    ),
-    last AS (SELECT job_id, scheduled_for FROM cand ORDER BY job_id DESC, scheduled_for DESC LIMIT 1),
-    locked AS (
-      SELECT t.id FROM triggers t WHERE t.id = ANY (ARRAY(SELECT id FROM cand)) FOR UPDATE SKIP LOCKED
-    ),
-    del AS (
-      -- Re-checked on the locked row: a replay may have made a dead one pending meanwhile.
-      DELETE FROM triggers t WHERE t.id = ANY (ARRAY(SELECT id FROM locked))
-         AND (t.status IN ${FINISHED} OR t.status = 'dead')
-      RETURNING t.id
-    ),
-    att AS (DELETE FROM attempt_log a WHERE a.trigger_id = ANY (ARRAY(SELECT id FROM del))),
-    -- A notification's row goes with its trigger (store notifications.ts).
-    ntf AS (DELETE FROM notifications n WHERE n.id = ANY (ARRAY(SELECT id FROM del))),
-    det AS (DELETE FROM success_detail s WHERE s.trigger_id = ANY (ARRAY(SELECT id FROM del)))
-    SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found,
-           (SELECT job_id FROM last) AS job, (SELECT scheduled_for::text FROM last) AS at`,
+    expiredTriggersStatement(now, batch, after, tenantId),
   );
   const r = rows[0];
   return {
@@ -88,6 +59,47 @@ export async function deleteExpiredTriggers(
     found: r?.found ?? 0,
     next: r?.job ? { jobId: r.job, at: r.at ?? undefined } : null,
   };
+}
+
+export function expiredTriggersStatement(now: Date, batch: number, after: RetentionCursor | null, tenantId?: string) {
+  const at = now.toISOString();
+  const fromJob = after?.jobId ?? "";
+  const fromAt = after?.at ?? "-infinity";
+  return sql`
+    WITH cand AS MATERIALIZED (
+      SELECT x.id, j.id AS job_id, x.scheduled_for
+        FROM jobs j
+        JOIN tenants tn ON tn.id = j.tenant_id ${tenantIs("tn", tenantId, "id")}
+        CROSS JOIN LATERAL (
+          SELECT x.id, x.scheduled_for FROM triggers x
+           WHERE x.job_id = j.id ${tenantIs("x", tenantId)}
+             AND x.scheduled_for < ${at}::timestamptz - make_interval(days => least(tn.history_retention_days, tn.dead_retention_days))
+             AND x.scheduled_for >= CASE WHEN j.id = ${fromJob} THEN ${fromAt}::timestamptz ELSE '-infinity' END
+             AND ((x.status IN ${FINISHED} AND coalesce(x.finished_at, x.updated_at) < ${at}::timestamptz - make_interval(days => tn.history_retention_days))
+              OR (x.status = 'dead' AND coalesce(x.finished_at, x.updated_at) < ${at}::timestamptz - make_interval(days => tn.dead_retention_days)))
+           ORDER BY x.scheduled_for
+           LIMIT ${batch}
+        ) x
+       WHERE j.id >= ${fromJob} ${tenantIs("j", tenantId)}
+       ORDER BY j.id, x.scheduled_for
+       LIMIT ${batch}
+    ),
+    last AS (SELECT job_id, scheduled_for FROM cand ORDER BY job_id DESC, scheduled_for DESC LIMIT 1),
+    locked AS (
+      SELECT t.id FROM triggers t WHERE t.id = ANY (ARRAY(SELECT id FROM cand)) ${tenantIs("t", tenantId)} FOR UPDATE SKIP LOCKED
+    ),
+    del AS (
+      -- Re-checked on the locked row: a replay may have made a dead one pending meanwhile.
+      DELETE FROM triggers t WHERE t.id = ANY (ARRAY(SELECT id FROM locked)) ${tenantIs("t", tenantId)}
+         AND (t.status IN ${FINISHED} OR t.status = 'dead')
+      RETURNING t.id
+    ),
+    att AS (DELETE FROM attempt_log a WHERE a.trigger_id = ANY (ARRAY(SELECT id FROM del)) ${tenantIs("a", tenantId)}),
+    -- A notification's row goes with its trigger (store notifications.ts).
+    ntf AS (DELETE FROM notifications n WHERE n.id = ANY (ARRAY(SELECT id FROM del)) ${tenantIs("n", tenantId)}),
+    det AS (DELETE FROM success_detail s WHERE s.trigger_id = ANY (ARRAY(SELECT id FROM del)) ${tenantIs("s", tenantId)})
+    SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found,
+           (SELECT job_id FROM last) AS job, (SELECT scheduled_for::text FROM last) AS at`;
 }
 
 /** Deletes up to `batch` finished one-time jobs (completed, failed or cancelled, no trigger left) whose last
@@ -98,14 +110,15 @@ export async function deleteExpiredJobs(
   now: Date,
   batch = 1000,
   after: RetentionCursor | null = null,
+  tenantId?: string,
 ): Promise<RetentionBatch> {
   const at = now.toISOString();
   const rows = await query<{ deleted: number; found: number; last: string | null }>(
     db,
     sql`
     WITH cand AS MATERIALIZED (
-      SELECT x.id FROM jobs x JOIN tenants tn ON tn.id = x.tenant_id
-       WHERE x.id > ${after?.jobId ?? ""}
+      SELECT x.id FROM jobs x JOIN tenants tn ON tn.id = x.tenant_id ${tenantIs("tn", tenantId, "id")}
+       WHERE x.id > ${after?.jobId ?? ""} ${tenantIs("x", tenantId)}
          AND x.cron IS NULL AND x.status IN ('completed', 'failed', 'cancelled')
          AND x.updated_at < ${at}::timestamptz - make_interval(days => tn.history_retention_days)
        ORDER BY x.id
@@ -114,9 +127,9 @@ export async function deleteExpiredJobs(
     del AS (
       DELETE FROM jobs j
        WHERE j.id = ANY (ARRAY(
-         SELECT x.id FROM jobs x WHERE x.id = ANY (ARRAY(SELECT id FROM cand))
-            AND NOT EXISTS (SELECT 1 FROM triggers t WHERE t.job_id = x.id)
-            FOR UPDATE SKIP LOCKED))
+         SELECT x.id FROM jobs x WHERE x.id = ANY (ARRAY(SELECT id FROM cand)) ${tenantIs("x", tenantId)}
+            AND NOT EXISTS (SELECT 1 FROM triggers t WHERE t.job_id = x.id ${tenantIs("t", tenantId)})
+            FOR UPDATE SKIP LOCKED)) ${tenantIs("j", tenantId)}
       RETURNING j.id
     )
     SELECT (SELECT count(*)::int FROM del) AS deleted, (SELECT count(*)::int FROM cand) AS found,
@@ -141,6 +154,7 @@ export async function deleteStaleFolds(
   batch = 1000,
   after: FoldCursor | null = null,
 ): Promise<{ deleted: number; found: number; next: FoldCursor | null }> {
+  if (await isDistributed(db)) return deleteStaleFoldsOnLayout(db, now, batch, after);
   const [c0, s0, e0] = after ?? ["", "", ""];
   const rows = await query<{ deleted: number; found: number; last: FoldCursor | null }>(
     db,
@@ -170,26 +184,100 @@ export async function deleteStaleFolds(
   return { deleted: r?.deleted ?? 0, found: r?.found ?? 0, next: r?.last ?? null };
 }
 
+/** deleteStaleFolds on the distributed layout (docs/scaling.md), where notification_folds is a reference
+ *  table and the channels and jobs it names are distributed (and the folds carry no tenant): the batch of
+ *  folds is read on the coordinator, its channels and jobs by reads across the shards (one each per
+ *  batch, no lock), and the stale ones are deleted by one statement on the reference table, each only
+ *  if it is as it was read (one folded or sent meanwhile waits for the next pass). */
+async function deleteStaleFoldsOnLayout(
+  db: Db,
+  now: Date,
+  batch: number,
+  after: FoldCursor | null,
+): Promise<{ deleted: number; found: number; next: FoldCursor | null }> {
+  const [c0, s0, e0] = after ?? ["", "", ""];
+  const folds = await query<{
+    channel_id: string;
+    subject: string;
+    event: string;
+    sent_at: string;
+    sent_ms: number;
+    folded: number;
+  }>(
+    db,
+    sql`SELECT channel_id, subject, event, sent_at::text AS sent_at,
+               (extract(epoch FROM sent_at) * 1000)::float8 AS sent_ms, folded
+          FROM notification_folds
+         WHERE (channel_id, subject, event) > (${c0}, ${s0}, ${e0})
+         ORDER BY channel_id, subject, event LIMIT ${batch}`,
+  );
+  if (folds.length === 0) return { deleted: 0, found: 0, next: null };
+  const last = folds[folds.length - 1];
+  const next: FoldCursor = [last.channel_id, last.subject, last.event];
+  const windows = new Map(
+    (
+      await query<{ id: string; w: number }>(
+        db,
+        sql`SELECT id, window_seconds AS w FROM notification_channels
+             WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify([...new Set(folds.map((f) => f.channel_id))])}::jsonb))`,
+      )
+    ).map((c) => [c.id, Number(c.w)]),
+  );
+  const past = (f: (typeof folds)[number]) => {
+    const w = windows.get(f.channel_id);
+    return w !== undefined && Number(f.sent_ms) <= now.getTime() - w * 1000;
+  };
+  const subjects = [...new Set(folds.filter((f) => past(f) && f.folded > 0 && f.subject !== "").map((f) => f.subject))];
+  const jobs = new Set(
+    subjects.length === 0
+      ? []
+      : (
+          await query<{ id: string }>(
+            db,
+            sql`SELECT id FROM jobs WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(subjects)}::jsonb))`,
+          )
+        ).map((j) => j.id),
+  );
+  const stale = folds.filter(
+    (f) => !windows.has(f.channel_id) || (past(f) && (f.folded === 0 || (f.subject !== "" && !jobs.has(f.subject)))),
+  );
+  if (stale.length === 0) return { deleted: 0, found: folds.length, next };
+  const del = await query(
+    db,
+    sql`DELETE FROM notification_folds f
+         USING jsonb_to_recordset(${JSON.stringify(stale)}::jsonb) AS x(channel_id text, subject text, event text, sent_at timestamptz, folded int)
+         WHERE f.channel_id = x.channel_id AND f.subject = x.subject AND f.event = x.event
+           AND f.sent_at = x.sent_at AND f.folded = x.folded
+        RETURNING 1`,
+  );
+  return { deleted: del.length, found: folds.length, next };
+}
+
 /** Deletes up to `batch` fairness-key rows (schema.ts, tenantKeys) of keys idle past their tenant's
  *  historyRetentionDays: nothing queued or running, no override, nothing queued since. Found by a scan
  *  that stops after `batch` (no index on active_at: see schema.ts); each row is re-checked under its
  *  lock (a trigger queued meanwhile makes it busy again), and one held elsewhere is skipped. A key queued again later starts a new row, at its
  *  tenant's least backlogged vtime, as it would have with the old one. */
-export async function deleteIdleKeys(db: Db, now: Date, batch = 1000): Promise<{ deleted: number; found: number }> {
+export async function deleteIdleKeys(
+  db: Db,
+  now: Date,
+  batch = 1000,
+  tenantId?: string,
+): Promise<{ deleted: number; found: number }> {
   const rows = await query<{ deleted: number; found: number }>(
     db,
     sql`
     WITH cand AS MATERIALIZED (
       SELECT k.tenant_id, k.key FROM tenant_keys k
-        JOIN tenants tn ON tn.id = k.tenant_id
-       WHERE k.active_at < ${now.toISOString()}::timestamptz - make_interval(days => tn.history_retention_days)
+        JOIN tenants tn ON tn.id = k.tenant_id ${tenantIs("tn", tenantId, "id")}
+       WHERE true ${tenantIs("k", tenantId)} AND k.active_at < ${now.toISOString()}::timestamptz - make_interval(days => tn.history_retention_days)
          AND k.queued = 0 AND k.running = 0 AND k.override IS NULL
        LIMIT ${batch}
          FOR UPDATE OF k SKIP LOCKED
     ),
     del AS (
       DELETE FROM tenant_keys k USING cand c
-       WHERE k.tenant_id = c.tenant_id AND k.key = c.key
+       WHERE k.tenant_id = c.tenant_id AND k.key = c.key ${tenantIs("k", tenantId)}
          AND k.queued = 0 AND k.running = 0 AND k.override IS NULL
       RETURNING 1
     )

@@ -20,7 +20,11 @@ export async function putSecret(
   const [row] = await db
     .insert(secrets)
     .values({ tenantId, name, sealed, keyId })
-    .onConflictDoUpdate({ target: [secrets.tenantId, secrets.name], set: { sealed, keyId, updatedAt: sql`now()` } })
+    // The insert's own updated_at (now()): Citus takes no function call in an ON CONFLICT's SET.
+    .onConflictDoUpdate({
+      target: [secrets.tenantId, secrets.name],
+      set: { sealed, keyId, updatedAt: sql`excluded.updated_at` },
+    })
     .returning(info);
   return row;
 }
