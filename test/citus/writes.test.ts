@@ -65,14 +65,6 @@ import { until } from "../support/until.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
 import { distributedStore, expectSingleShard } from "./support/router.ts";
 
-/** Whether claim and settle run on the layout (the claim/settle helpers' branches): the end-to-end
- *  test then also waits for deliveries. Off on this branch; the lead turns it on after merging them
- *  (or runs with FAIRWAY_CITUS_DELIVERY=true). */
-const DELIVERY_ON_LAYOUT = process.env.FAIRWAY_CITUS_DELIVERY === "true";
-/** Whether the API's reads (job pages with their last run, trigger lists, dead letters) run on the
- *  layout: another helper's part; FAIRWAY_CITUS_READS=true once merged. */
-const READS_ON_LAYOUT = process.env.FAIRWAY_CITUS_READS === "true";
-
 let cluster: CitusCluster;
 
 beforeAll(async () => {
@@ -717,7 +709,7 @@ describe("the API end to end on the layout", () => {
   });
 
   // For the lead, after merging the reads helper's branch: the reads behind these writes' pages.
-  it.runIf(READS_ON_LAYOUT)("reads back jobs, their triggers and dead letters (reads on the layout)", async () => {
+  it("reads back jobs, their triggers and dead letters (reads on the layout)", async () => {
     const job = await client.jobs.create({
       name: "read",
       schedule: { delayMs: 3_600_000 },
@@ -732,27 +724,24 @@ describe("the API end to end on the layout", () => {
   });
 
   // For the lead, after merging the claim/settle helpers: the same server delivers on the layout.
-  it.runIf(DELIVERY_ON_LAYOUT)(
-    "delivers a one-time job and records its attempt (claim/settle on the layout)",
-    async () => {
-      const { startReceiver } = await import("../support/receiver.ts");
-      const receiver = await startReceiver();
-      try {
-        const job = await client.jobs.create({
-          name: "now",
-          schedule: { delayMs: 0 },
-          target: { url: `${receiver.url}/ok` },
-        });
-        await receiver.waitFor((ds) => ds.some((d) => d.path === "/ok"));
-        const page = await until(
-          () => client.jobs.triggers(job.id),
-          (p) => p.data[0]?.status === "succeeded",
-        );
-        expect((await client.triggers.get(page.data[0]!.id)).attempts).toHaveLength(1);
-        expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
-      } finally {
-        await receiver.close();
-      }
-    },
-  );
+  it("delivers a one-time job and records its attempt (claim/settle on the layout)", async () => {
+    const { startReceiver } = await import("../support/receiver.ts");
+    const receiver = await startReceiver();
+    try {
+      const job = await client.jobs.create({
+        name: "now",
+        schedule: { delayMs: 0 },
+        target: { url: `${receiver.url}/ok` },
+      });
+      await receiver.waitFor((ds) => ds.some((d) => d.path === "/ok"));
+      const page = await until(
+        () => client.jobs.triggers(job.id),
+        (p) => p.data[0]?.status === "succeeded",
+      );
+      expect((await client.triggers.get(page.data[0]!.id)).attempts).toHaveLength(1);
+      expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+    } finally {
+      await receiver.close();
+    }
+  });
 });

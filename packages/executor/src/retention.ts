@@ -79,34 +79,28 @@ export class Retention {
           // A tenant whose statements fail (its node down) waits for the next pass; the others go on.
           const d = await this.tenantPass(t.id).catch((err: unknown) => {
             this.deps.log.error("retention failed for a tenant", { tenantId: t.id, err });
-            return { triggers: 0, jobs: 0, keys: 0 };
+            return { triggers: 0, jobs: 0, keys: 0, folds: 0 };
           });
           out.triggers += d.triggers;
           out.jobs += d.jobs;
           out.keys += d.keys;
+          out.folds += d.folds;
         }
         if (page.length < TENANT_PAGE) break;
         after = page[page.length - 1].id;
       }
     } else {
-      const d = await this.tenantPass(undefined);
-      out.triggers = d.triggers;
-      out.jobs = d.jobs;
-      out.keys = d.keys;
+      Object.assign(out, await this.tenantPass(undefined));
     }
-    // Fold rows held elsewhere are not found (SKIP LOCKED in the select), so the cursor always moves.
-    let fold: FoldCursor | null = null;
-    out.folds = await this.batches(async () => {
-      const n = await deleteStaleFolds(this.deps.db, new Date(this.deps.now()), this.batch, fold);
-      fold = n.next;
-      return n;
-    });
     return out;
   }
 
-  /** Expired triggers, jobs and idle keys: of one tenant, or (undefined) of every tenant at once. */
-  private async tenantPass(tenantId: string | undefined): Promise<{ triggers: number; jobs: number; keys: number }> {
-    const out = { triggers: 0, jobs: 0, keys: 0 };
+  /** Expired triggers, jobs, idle keys and stale fold windows: of one tenant, or (undefined) of every
+   *  tenant at once. */
+  private async tenantPass(
+    tenantId: string | undefined,
+  ): Promise<{ triggers: number; jobs: number; keys: number; folds: number }> {
+    const out = { triggers: 0, jobs: 0, keys: 0, folds: 0 };
     for (const [what, del] of [
       ["triggers", deleteExpiredTriggers],
       ["jobs", deleteExpiredJobs],
@@ -126,6 +120,13 @@ export class Retention {
     }
     // Idle fairness keys: what a batch leaves (held elsewhere) the next pass takes.
     out.keys = await this.batches(() => deleteIdleKeys(this.deps.db, new Date(this.deps.now()), this.batch, tenantId));
+    // Fold rows held elsewhere are not found (SKIP LOCKED in the select), so the cursor always moves.
+    let fold: FoldCursor | null = null;
+    out.folds = await this.batches(async () => {
+      const n = await deleteStaleFolds(this.deps.db, new Date(this.deps.now()), this.batch, fold, tenantId);
+      fold = n.next;
+      return n;
+    });
     return out;
   }
 

@@ -102,10 +102,8 @@ export async function getChannel(db: Db, tenantId: string, id: string): Promise<
   return withDates(rows, "createdAt")[0] ?? null;
 }
 
-/** Delete a channel: its notifications not yet sent are cancelled, its fold windows forgotten. The
- *  channel and its notifications go in one transaction on the tenant's shard group; the folds (a
- *  reference table on the distributed layout) after, by a statement of their own (a fold left by a
- *  failure in between names a channel that is gone: retention deletes it, retention.ts). */
+/** Delete a channel: its notifications not yet sent are cancelled, its fold windows forgotten, in one
+ *  transaction on the tenant's shard group. */
 export async function deleteChannel(db: Db, tenantId: string, id: string): Promise<boolean> {
   const [, gone] = await pipelineTx(db, [
     sql`UPDATE triggers SET status = 'cancelled', reason = 'channel_deleted', finished_at = now(), updated_at = now()
@@ -113,8 +111,8 @@ export async function deleteChannel(db: Db, tenantId: string, id: string): Promi
            AND id IN (SELECT id FROM notifications WHERE tenant_id = ${tenantId} AND channel_id = ${id})
            AND status = 'pending'`,
     sql`DELETE FROM notification_channels WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`,
+    sql`DELETE FROM notification_folds WHERE tenant_id = ${tenantId} AND channel_id = ${id}`,
   ]);
-  if (gone.length > 0) await query(db, sql`DELETE FROM notification_folds WHERE channel_id = ${id}`);
   return gone.length > 0;
 }
 

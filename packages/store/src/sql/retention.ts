@@ -7,7 +7,6 @@
 // finished. An index on finished_at would read a column the settle writes, and every settle would stop
 // being a HOT update (schema.ts, triggerQueue); see docs/decisions/0040-retention.md.
 import { sql } from "drizzle-orm";
-import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
 
 const FINISHED = sql`('succeeded', 'skipped', 'cancelled', 'unknown')`;
@@ -147,33 +146,36 @@ export type FoldCursor = readonly [channelId: string, subject: string, event: st
  *  sent (the next event then starts a window and reports 0 folded, with the row or without it), of a
  *  job that is gone (no event will come to report what they folded), or of a channel that is gone
  *  (a tenant deleted with its channels). Rows another transaction holds are skipped; one updated
- *  meanwhile is checked again under its lock. */
+ *  meanwhile is checked again under its lock. `tenantId`: that tenant's only, on its shard group alone on
+ *  a Citus cluster. */
 export async function deleteStaleFolds(
   db: Db,
   now: Date,
   batch = 1000,
   after: FoldCursor | null = null,
+  tenantId?: string,
 ): Promise<{ deleted: number; found: number; next: FoldCursor | null }> {
-  if (await isDistributed(db)) return deleteStaleFoldsOnLayout(db, now, batch, after);
   const [c0, s0, e0] = after ?? ["", "", ""];
+  const at = tenantId === undefined ? sql`` : sql`AND f.tenant_id = ${tenantId}`;
   const rows = await query<{ deleted: number; found: number; last: FoldCursor | null }>(
     db,
     sql`
     WITH cand AS MATERIALIZED (
       SELECT f.channel_id, f.subject, f.event FROM notification_folds f
-        LEFT JOIN notification_channels c ON c.id = f.channel_id
-       WHERE (f.channel_id, f.subject, f.event) > (${c0}, ${s0}, ${e0})
+        LEFT JOIN notification_channels c ON c.tenant_id = f.tenant_id AND c.id = f.channel_id
+       WHERE (f.channel_id, f.subject, f.event) > (${c0}, ${s0}, ${e0}) ${at}
          AND (c.id IS NULL
               OR (f.sent_at <= ${now.toISOString()}::timestamptz - make_interval(secs => c.window_seconds)
                   AND (f.folded = 0
-                       OR (f.subject <> '' AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = f.subject)))))
+                       OR (f.subject <> ''
+                           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = f.tenant_id AND j.id = f.subject)))))
        ORDER BY f.channel_id, f.subject, f.event
        LIMIT ${batch}
          FOR UPDATE OF f SKIP LOCKED
     ),
     del AS (
       DELETE FROM notification_folds f USING cand
-       WHERE f.channel_id = cand.channel_id AND f.subject = cand.subject AND f.event = cand.event
+       WHERE f.channel_id = cand.channel_id AND f.subject = cand.subject AND f.event = cand.event ${at}
       RETURNING 1
     ),
     last AS (SELECT channel_id, subject, event FROM cand ORDER BY channel_id DESC, subject DESC, event DESC LIMIT 1)
@@ -182,75 +184,6 @@ export async function deleteStaleFolds(
   );
   const r = rows[0];
   return { deleted: r?.deleted ?? 0, found: r?.found ?? 0, next: r?.last ?? null };
-}
-
-/** deleteStaleFolds on the distributed layout (docs/scaling.md), where notification_folds is a reference
- *  table and the channels and jobs it names are distributed (and the folds carry no tenant): the batch of
- *  folds is read on the coordinator, its channels and jobs by reads across the shards (one each per
- *  batch, no lock), and the stale ones are deleted by one statement on the reference table, each only
- *  if it is as it was read (one folded or sent meanwhile waits for the next pass). */
-async function deleteStaleFoldsOnLayout(
-  db: Db,
-  now: Date,
-  batch: number,
-  after: FoldCursor | null,
-): Promise<{ deleted: number; found: number; next: FoldCursor | null }> {
-  const [c0, s0, e0] = after ?? ["", "", ""];
-  const folds = await query<{
-    channel_id: string;
-    subject: string;
-    event: string;
-    sent_at: string;
-    sent_ms: number;
-    folded: number;
-  }>(
-    db,
-    sql`SELECT channel_id, subject, event, sent_at::text AS sent_at,
-               (extract(epoch FROM sent_at) * 1000)::float8 AS sent_ms, folded
-          FROM notification_folds
-         WHERE (channel_id, subject, event) > (${c0}, ${s0}, ${e0})
-         ORDER BY channel_id, subject, event LIMIT ${batch}`,
-  );
-  if (folds.length === 0) return { deleted: 0, found: 0, next: null };
-  const last = folds[folds.length - 1];
-  const next: FoldCursor = [last.channel_id, last.subject, last.event];
-  const windows = new Map(
-    (
-      await query<{ id: string; w: number }>(
-        db,
-        sql`SELECT id, window_seconds AS w FROM notification_channels
-             WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify([...new Set(folds.map((f) => f.channel_id))])}::jsonb))`,
-      )
-    ).map((c) => [c.id, Number(c.w)]),
-  );
-  const past = (f: (typeof folds)[number]) => {
-    const w = windows.get(f.channel_id);
-    return w !== undefined && Number(f.sent_ms) <= now.getTime() - w * 1000;
-  };
-  const subjects = [...new Set(folds.filter((f) => past(f) && f.folded > 0 && f.subject !== "").map((f) => f.subject))];
-  const jobs = new Set(
-    subjects.length === 0
-      ? []
-      : (
-          await query<{ id: string }>(
-            db,
-            sql`SELECT id FROM jobs WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(subjects)}::jsonb))`,
-          )
-        ).map((j) => j.id),
-  );
-  const stale = folds.filter(
-    (f) => !windows.has(f.channel_id) || (past(f) && (f.folded === 0 || (f.subject !== "" && !jobs.has(f.subject)))),
-  );
-  if (stale.length === 0) return { deleted: 0, found: folds.length, next };
-  const del = await query(
-    db,
-    sql`DELETE FROM notification_folds f
-         USING jsonb_to_recordset(${JSON.stringify(stale)}::jsonb) AS x(channel_id text, subject text, event text, sent_at timestamptz, folded int)
-         WHERE f.channel_id = x.channel_id AND f.subject = x.subject AND f.event = x.event
-           AND f.sent_at = x.sent_at AND f.folded = x.folded
-        RETURNING 1`,
-  );
-  return { deleted: del.length, found: folds.length, next };
 }
 
 /** Deletes up to `batch` fairness-key rows (schema.ts, tenantKeys) of keys idle past their tenant's
