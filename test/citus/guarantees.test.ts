@@ -19,7 +19,8 @@ import { distributedStore } from "./support/router.ts";
 
 let cluster: CitusCluster;
 let receiver: HookReceiver;
-const stores: Store[] = [];
+/** Each drill's database, dropped after it (a worker added later joins only those left). */
+const databases: Array<{ name: string; store: Store }> = [];
 const stops: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
@@ -33,16 +34,19 @@ afterEach(async () => {
   receiver.maxOpen.clear();
   receiver.mode = { kind: "ok" };
   receiver.delayMs = 0;
+  for (const { name, store } of databases.splice(0)) {
+    await store.close();
+    await cluster.dropDatabase(name);
+  }
 });
 afterAll(async () => {
-  await Promise.all(stores.map((s) => s.close()));
   await receiver?.close();
   await cluster?.stop();
 });
 
 async function database(name: string): Promise<{ store: Store; db: Db; url: string }> {
   const store = await distributedStore(cluster, name);
-  stores.push(store);
+  databases.push({ name, store });
   const url = `postgres://postgres@127.0.0.1:${cluster.coordinator.port}/${name}`;
   return { store, db: store.db, url };
 }
@@ -313,4 +317,4 @@ it("rebalances onto a new worker while executors deliver: nothing lost, duplicat
   expect(report.duplicates).toBeLessThanOrEqual(reaped);
   expect(await queueDrift(db)).toEqual(NO_DRIFT);
   expect(await attemptAnomalies(db)).toEqual([]);
-}, 240_000);
+}, 150_000);

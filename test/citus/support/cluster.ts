@@ -37,6 +37,8 @@ export interface CitusCluster {
   /** A second database with the extension on every node and the same nodes in its metadata (Citus
    *  keeps its node list per database); its URL on the coordinator. */
   createDatabase(name: string): Promise<string>;
+  /** Drops a database createDatabase() made, on every node. */
+  dropDatabase(name: string): Promise<void>;
   /** A new worker node, started and added to the metadata of every database (it holds no shards until
    *  a rebalance). */
   addWorker(): Promise<CitusNode>;
@@ -141,6 +143,10 @@ export async function startCitusCluster(workers = 2, opts: { durable?: boolean }
         for (const w of ws) await onNode(coordinator.port, `SELECT citus_add_node('127.0.0.1', ${w.port})`, name);
         databases.push(name);
         return `postgres://postgres@127.0.0.1:${coordinator.port}/${name}`;
+      },
+      async dropDatabase(name) {
+        for (const n of [coordinator, ...ws]) await onNode(n.port, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        databases.splice(databases.indexOf(name), 1);
       },
       async addWorker() {
         const w = await addWorker();
