@@ -427,7 +427,7 @@ describe("writes on the distributed layout", () => {
     expect(await deleteExpiredTriggers(store.db, now, 1000, null, "globex")).toMatchObject({ deleted: 4, found: 4 });
     expect(await deleteExpiredJobs(store.db, now, 1000, null, "globex")).toMatchObject({ deleted: 1 });
     await deleteIdleKeys(store.db, new Date(Date.now() + 400 * 86_400_000), 1000, "globex");
-    await deleteStaleFolds(store.db, now);
+    expect(await deleteStaleFolds(store.db, now, 1000, null, "globex")).toMatchObject({ deleted: 0 });
     const left = await rows<{ tenant: string; n: number }>(
       store,
       sql`SELECT tenant_id AS tenant, count(*)::int AS n FROM triggers

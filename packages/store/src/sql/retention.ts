@@ -157,18 +157,21 @@ export async function deleteStaleFolds(
 ): Promise<{ deleted: number; found: number; next: FoldCursor | null }> {
   const [c0, s0, e0] = after ?? ["", "", ""];
   const at = tenantId === undefined ? sql`` : sql`AND f.tenant_id = ${tenantId}`;
+  // The tenant by value where there is one: Citus routes a statement by the constants it is given, not
+  // through a join's equalities.
+  const tenant = tenantId === undefined ? sql`f.tenant_id` : sql`${tenantId}`;
   const rows = await query<{ deleted: number; found: number; last: FoldCursor | null }>(
     db,
     sql`
     WITH cand AS MATERIALIZED (
       SELECT f.channel_id, f.subject, f.event FROM notification_folds f
-        LEFT JOIN notification_channels c ON c.tenant_id = f.tenant_id AND c.id = f.channel_id
+        LEFT JOIN notification_channels c ON c.tenant_id = ${tenant} AND c.id = f.channel_id
        WHERE (f.channel_id, f.subject, f.event) > (${c0}, ${s0}, ${e0}) ${at}
          AND (c.id IS NULL
               OR (f.sent_at <= ${now.toISOString()}::timestamptz - make_interval(secs => c.window_seconds)
                   AND (f.folded = 0
                        OR (f.subject <> ''
-                           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = f.tenant_id AND j.id = f.subject)))))
+                           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = ${tenant} AND j.id = f.subject)))))
        ORDER BY f.channel_id, f.subject, f.event
        LIMIT ${batch}
          FOR UPDATE OF f SKIP LOCKED
