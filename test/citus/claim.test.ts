@@ -16,6 +16,7 @@ import { standbyClaim, standbyStatement } from "../../packages/store/src/sql/sta
 import { silentLogger } from "@fairway/core";
 import { DEFAULT_POOL, pendingByTenant } from "@fairway/store";
 import { Claimer } from "../../packages/executor/src/claimer.ts";
+import { InDoubtClaims } from "../../packages/executor/src/in-doubt.ts";
 import { Pool } from "../../packages/executor/src/pool.ts";
 import { ReadyIndex } from "../../packages/executor/src/ready-index.ts";
 import { createRedisCoordinator } from "@fairway/coord";
@@ -210,6 +211,7 @@ describe("the claimer on a Citus cluster", () => {
       pools: new Map([["split", pool]]),
       ready: null,
       log: silentLogger,
+      inDoubt: new InDoubtClaims(store.db, silentLogger),
       // Held, not run: the pool keeps its room, and every pass claims a full budget.
       dispatch: (_pool, t) => void got.push(t),
       stats: { claimed: 0 },
@@ -253,6 +255,7 @@ describe("the claimer on a Citus cluster", () => {
         pools: new Map([["indexed", pool]]),
         ready,
         log,
+        inDoubt: new InDoubtClaims(store.db, log),
         dispatch: (_pool, t) => void got.push(t),
         stats: { claimed: 0 },
       });

@@ -25,6 +25,7 @@ import {
   type ClaimReport,
   type Db,
 } from "@fairway/store";
+import type { InDoubtClaims } from "./in-doubt.ts";
 import type { ExecutorObserver } from "./observe.ts";
 import { startKey, type Pool } from "./pool.ts";
 import { eachTenant } from "./per-tenant.ts";
@@ -39,6 +40,8 @@ export interface ClaimerDeps {
   /** Hand a claimed trigger to its pool, to start at `key` among what the pool has queued. */
   dispatch(pool: Pool, t: ClaimedTrigger, key: number): void;
   stats: { claimed: number };
+  /** Claims that failed: they may have committed, and are released by their tokens. */
+  inDoubt: Pick<InDoubtClaims, "send">;
   /** Metrics: each claim's duration and size. */
   observer?: Pick<ExecutorObserver, "claimed">;
   /** Tenants a claim took to their in-flight cap (their next triggers can go on standby); `perTenant`
@@ -149,11 +152,11 @@ export class Claimer {
     now: number,
     budget: number,
   ): Promise<{ claimed: ClaimedTrigger[]; busy: string[] }> {
-    const { db, ready } = this.deps;
+    const { ready } = this.deps;
     const candidates = ready ? await ready.candidates(type, now, budget) : undefined;
     if (candidates && candidates.length === 0) return { claimed: [], busy: [] }; // nothing due: no query at all
     const claimStarted = performance.now();
-    const { claimed, busy } = await claimReport(db, {
+    const { claimed, busy } = await this.claim({
       type,
       budget,
       owner: this.deps.owner,
@@ -236,7 +239,7 @@ export class Claimer {
     const failed = new Map<string, unknown>();
     await eachTenant(new Map(shares.map(([tenantId, n]) => [tenantId, [n]])), async (tenantId, [n]) => {
       try {
-        const r = await claimReport(db, {
+        const r = await this.claim({
           type,
           budget: n!,
           owner: this.deps.owner,
@@ -279,6 +282,11 @@ export class Claimer {
         tenants: failed.size,
       });
     return { claimed, busy };
+  }
+
+  /** A claim under a token of its own; one that failed is noted in doubt (it may have committed). */
+  private claim(input: ClaimInput): Promise<ClaimReport> {
+    return this.deps.inDoubt.send(input, (sent) => claimReport(this.deps.db, sent));
   }
 
   /** The budget over the candidate tenants by weighted fair share (core allocate()), from what their

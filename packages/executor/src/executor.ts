@@ -25,6 +25,7 @@ import { secretResolver } from "./secret-resolver.ts";
 import { Retention, type RetentionOptions } from "./retention.ts";
 import { CancelWatch } from "./cancel-watch.ts";
 import { Claimer } from "./claimer.ts";
+import { InDoubtClaims } from "./in-doubt.ts";
 import { Materializer } from "./materializer.ts";
 import { byTenant, eachTenant } from "./per-tenant.ts";
 import { Pool, startKey } from "./pool.ts";
@@ -112,14 +113,16 @@ export class Executor {
   private readonly ready: ReadyIndex | null;
   private readonly runDeps: RunDeps;
   private readonly heartbeat: Heartbeat;
+  private readonly inDoubt: InDoubtClaims;
   readonly retention: Retention;
-  readonly stats = { claimed: 0, settled: 0, released: 0, reaped: 0, loopErrors: 0 };
+  readonly stats = { claimed: 0, settled: 0, released: 0, reaped: 0, loopErrors: 0, inDoubtReleased: 0 };
 
   constructor(private readonly opts: ExecutorOptions) {
     this.owner = opts.owner ?? newId("exe");
     this.now = opts.now ?? Date.now;
     this.log = (opts.log ?? silentLogger).child({ owner: this.owner });
     this.ready = opts.readyIndex ? new ReadyIndex(opts.readyIndex, opts.db, this.log) : null;
+    this.inDoubt = new InDoubtClaims(opts.db, this.log);
     this.runDeps = {
       transport: opts.transport,
       // Every executor sends notifications (notify.ts); a handler worker (opts.types) never claims them.
@@ -161,8 +164,10 @@ export class Executor {
       owner: this.owner,
       log: this.log,
       pool: (type) => this.pools.get(type),
-      claim: (input) => standbyClaim(opts.db, input),
-      hold: (h) => this.held.set(h.t.id, h),
+      claim: (input) => this.inDoubt.send(input, (sent) => standbyClaim(opts.db, sent)),
+      hold: (h) => {
+        if (!this.inDoubt.has(h.t.leaseToken)) this.held.set(h.t.id, h);
+      },
       release: (list) => void this.release(list),
     });
     this.settler = new Settler({
@@ -184,10 +189,15 @@ export class Executor {
         if (freed.length > 0) this.slotsFreed(freed);
       },
       onError: (err) => this.log.error("settle failed; will retry", { err }),
+      // Each claim under a token of its own, noted if the settle's answer is lost (in-doubt.ts).
       handOff: (freed, atCap) =>
         this.stopping
           ? { claims: [], standby: [] }
-          : { claims: this.claimer.handOff(freed), standby: this.slots.wanted(freed, atCap) },
+          : {
+              claims: this.claimer.handOff(freed).map(tokened),
+              standby: this.slots.wanted(freed, atCap).map(tokened),
+            },
+      onInDoubt: (claims) => this.inDoubt.note(claims),
       onHandedOff: (input, report) => {
         if (this.claimer.handedOff(input, report)) this.loop.wake();
       },
@@ -199,6 +209,7 @@ export class Executor {
       pools: this.pools,
       ready: this.ready,
       log: this.log,
+      inDoubt: this.inDoubt,
       dispatch: (pool, t, key) => this.dispatch(pool, t, key),
       stats: this.stats,
       observer: opts.observer,
@@ -307,7 +318,11 @@ export class Executor {
     return work;
   }
 
+  /** Claims whose answer was lost go back to the queue first (in-doubt.ts), then expired leases are
+   *  reaped. */
   private async reap(now: number): Promise<void> {
+    const released = await this.inDoubt.release();
+    this.stats.inDoubtReleased += released;
     const reaped = await reapExpired(this.opts.db, now, (err) =>
       this.log.error("reaping a tenant's expired leases failed; retried next pass", { err }),
     );
@@ -362,6 +377,7 @@ export class Executor {
 
   /** `key`: where it starts among what the pool has queued (pool.ts, startKey). */
   private dispatch(pool: Pool, t: ClaimedTrigger, key: number): void {
+    if (this.inDoubt.has(t.leaseToken)) return; // released by its token (in-doubt.ts), never run here
     const h: Held = { t, pool, started: false, standby: false, abort: new RunAbort() };
     this.held.set(t.id, h);
     this.run(h, key);
@@ -511,3 +527,8 @@ export class Executor {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const tokened = <T extends object>(input: T): T & { leaseToken: string } => ({
+  ...input,
+  leaseToken: crypto.randomUUID(),
+});

@@ -17,6 +17,7 @@ import {
   type Settled,
   type Settlement,
 } from "@fairway/store";
+import type { SentClaim } from "./in-doubt.ts";
 import { byTenant, eachTenant } from "./per-tenant.ts";
 
 export interface SettlerOptions {
@@ -39,6 +40,10 @@ export interface SettlerOptions {
   handOff?: (freed: HeldBy[], atCap: HeldBy[]) => { claims: ClaimInput[]; standby: StandbyInput[] };
   onHandedOff?: (input: ClaimInput, report: ClaimReport) => void;
   onStandby?: (input: StandbyInput, claimed: ClaimedTrigger[]) => void;
+  /** The hand-off claims of a settle that failed or did not answer in time: they may have committed,
+   *  or may yet, and are to be released by their lease tokens (in-doubt.ts). Called again when a late
+   *  answer comes. */
+  onInDoubt?: (claims: SentClaim[]) => void;
   onError?: (err: unknown) => void;
   /** A write that has not answered in this long counts as failed and is retried. Default 10 s. */
   writeTimeoutMs?: number;
@@ -199,19 +204,35 @@ export class Settler {
     const freed = batch.flatMap((p) => (p.atCap && p.by && !p.s.successor ? [p.by] : []));
     const { claims, standby } =
       atCap.length > 0 && this.opts.handOff ? this.opts.handOff(freed, atCap) : { claims: [], standby: [] };
+    const ms = this.opts.writeTimeoutMs ?? 10_000;
     if (claims.length === 0 && standby.length === 0)
-      return settle(
-        this.opts.db,
-        batch.map((p) => p.s),
-        tenantId,
+      return answered(
+        settle(
+          this.opts.db,
+          batch.map((p) => p.s),
+          tenantId,
+        ),
+        ms,
       );
-    const r = await settleAndClaim(
+    const written = settleAndClaim(
       this.opts.db,
       batch.map((p) => p.s),
       claims,
       standby,
       tenantId,
     );
+    let r: Awaited<typeof written>;
+    try {
+      r = await answered(written, ms);
+    } catch (err) {
+      // Not dispatched, whatever the answer: the claims are released by token now, and again once
+      // a late answer says they committed after that release had looked.
+      const sent = [...claims, ...standby].map((c) => ({ leaseToken: c.leaseToken, tenantId: tenantId ?? c.tenantId }));
+      const inDoubt = () => this.opts.onInDoubt?.(sent);
+      inDoubt();
+      written.then(inDoubt, inDoubt);
+      throw err;
+    }
     claims.forEach((c, i) => {
       this.opts.onHandedOff?.(c, r.claims[i]);
     });
@@ -261,7 +282,7 @@ export class Settler {
       return batch;
     }
     const outcomes = await eachTenant(groups, async (tenantId, group) => {
-      const rows = await answered(this.settle(group, tenantId), this.opts.writeTimeoutMs ?? 10_000);
+      const rows = await this.settle(group, tenantId);
       const atCap = new Set(group.filter((p) => p.atCap && !p.s.successor).map((p) => p.s.id));
       this.opts.onSettled?.(rows, atCap.size === 0 ? [] : rows.filter((r) => atCap.has(r.id)));
     });

@@ -14,7 +14,7 @@ export {
 } from "./sql/claim.ts";
 export { settle, type AttemptDetail, type Settled, type Settlement } from "./sql/settle.ts";
 export { renewLeases } from "./sql/renew.ts";
-export { releaseLeases } from "./sql/release.ts";
+export { releaseClaims, releaseLeases } from "./sql/release.ts";
 export { dropSpentLeases, findExpiredLeases, type ExpiredLease } from "./sql/reap.ts";
 export { dueCronTenants, materialize, type MaterializeResult } from "./sql/materialize.ts";
 export { busyPolicyTenants, cancelRequested, decideBusy, settleCancelled } from "./sql/on-busy.ts";

@@ -1,6 +1,8 @@
 // A TCP relay we control, put between a client (executor, API) and Postgres or Redis. cut() is what
 // the client sees when the server goes away: every open connection is destroyed and the port stops
 // listening (connects are refused, as with a stopped server) until restore() listens on it again.
+// loseAnswer() is a COMMIT whose answer never comes back: Postgres gets the whole transaction and
+// commits it, and the client's connection is cut before it hears so (a failover, a network fault).
 // We never touch the shared Postgres/Redis themselves.
 import { createServer, connect, type Socket } from "node:net";
 
@@ -11,12 +13,17 @@ export interface TcpProxy {
   cut(): void;
   restore(): Promise<void>;
   readonly isCut: boolean;
+  /** Once: the first transaction whose statements, as sent, satisfy `match` (a statement's text is
+   *  sent the first time a connection prepares it) is passed to Postgres up to its COMMIT, and its
+   *  connection cut before the answer comes back. Resolves when that happened. */
+  loseAnswer(match: (sent: string) => boolean): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let down = false;
+  let trap: { match: (sent: string) => boolean; sprung: () => void } | null = null;
   const track = (s: Socket) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
@@ -27,8 +34,31 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     if (down) return void client.destroy();
     const upstream = connect(target.port, target.host);
     track(upstream);
-    client.pipe(upstream).pipe(client);
-    client.on("close", () => upstream.destroy());
+    upstream.pipe(client);
+    // Client to server by hand, to see what is sent: what this connection sent since its last COMMIT
+    // (protocol bytes read as latin1: the SQL text is plain within them), held only while a trap is set.
+    let since = "";
+    let holding = false;
+    client.on("data", (chunk: Buffer) => {
+      upstream.write(chunk);
+      if (!trap) return;
+      const sent = chunk.toString("latin1");
+      since += sent;
+      if (!sent.includes("commit")) return;
+      const matched = trap.match(since);
+      since = "";
+      if (matched) {
+        const sprung = trap.sprung;
+        trap = null;
+        holding = true;
+        upstream.unpipe(client);
+        client.destroy();
+        // Postgres has the COMMIT; a moment to run it before its connection goes too.
+        setTimeout(() => upstream.destroy(), 1000);
+        sprung();
+      }
+    });
+    client.on("close", () => holding || upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
   const listen = (p: number) =>
@@ -51,6 +81,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     async restore() {
       await listen(port);
       down = false;
+    },
+    loseAnswer(match) {
+      return new Promise<void>((sprung) => (trap = { match, sprung }));
     },
     get isCut() {
       return down;

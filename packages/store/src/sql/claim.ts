@@ -32,6 +32,9 @@ export interface ClaimInput {
    *  table, so that on a Citus cluster they run on its shard alone (docs/scaling.md). They leave the
    *  pool clock to the caller (advancePoolClock) and weigh no rivals. */
   tenantId?: string;
+  /** The claim's lease token, chosen by the caller so that a claim whose answer never came can be
+   *  released by it (release.ts, releaseClaims); a new one when absent. */
+  leaseToken?: string;
 }
 
 export interface ClaimedTrigger {
@@ -597,7 +600,7 @@ export function claimStatements(input: ClaimInput) {
   // One lease token per claim: the fence is (trigger, token, attempt), and a trigger is claimed at most
   // once per claim, so a token unique to the claim fences as well as one per row (without a UUID made
   // and sent back per row).
-  const leaseToken = crypto.randomUUID();
+  const leaseToken = input.leaseToken ?? crypto.randomUUID();
   const rows = input.tenantId === undefined ? [] : oneTenantRows(input, input.tenantId, leaseToken);
   return {
     statements: [lockCandidatesSql(input), ...rows, claimLockedSql(input, leaseToken)],

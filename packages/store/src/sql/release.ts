@@ -16,6 +16,27 @@ export async function releaseLeases(
   return rows.length;
 }
 
+/** Release what claims left running under these lease tokens: claims whose answer never came (a
+ *  connection cut at COMMIT, a failover, a timed-out settle) may have committed, leasing triggers to an
+ *  executor that never received them. Their lease rows name the triggers; each is released as above,
+ *  fenced by its token, so a trigger settled or reaped meanwhile is left alone, and a claim that did
+ *  not commit releases nothing. `tenantId`: every token's claim was that tenant's (a Citus cluster). */
+export async function releaseClaims(db: Db, tokens: string[], tenantId?: string): Promise<number> {
+  // Tokens are UUIDs (ClaimInput.leaseToken): safe in an array literal as they are.
+  if (tokens.length === 0) return 0;
+  const at = atTenant(tenantId);
+  const leases = await query<{ token: string; triggerIds: string[] }>(
+    db,
+    sql`SELECT l.token, l.trigger_ids AS "triggerIds" FROM leases l
+         WHERE l.token = ANY (${`{${tokens.join(",")}}`}::text[]) ${at("l")}`,
+  );
+  return releaseLeases(
+    db,
+    leases.flatMap((l) => l.triggerIds.map((id) => ({ id, leaseToken: l.token }))),
+    tenantId,
+  );
+}
+
 export function releaseStatement(leases: Array<{ id: string; leaseToken: string }>, tenantId?: string) {
   const at = atTenant(tenantId);
   const input = JSON.stringify(leases.map((l) => ({ id: l.id, token: l.leaseToken })));

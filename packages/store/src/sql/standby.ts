@@ -29,6 +29,8 @@ export interface StandbyInput {
   want: Array<{ tenantId: string; n: number }>;
   /** Every `want` is this tenant's: the statement runs on its shard alone on a Citus cluster. */
   tenantId?: string;
+  /** The claim's lease token, as ClaimInput's. */
+  leaseToken?: string;
 }
 
 /** The standby claim's statement, and the decoding of its row. */
@@ -37,7 +39,7 @@ export function standbyStatement(input: StandbyInput) {
   const one = tenantId !== undefined;
   const bound = one ? sql`${tenantId}` : undefined;
   const { at, tenant } = scopeOf(bound);
-  const leaseToken = crypto.randomUUID();
+  const leaseToken = input.leaseToken ?? crypto.randomUUID();
   const want = JSON.stringify(input.want.map((w) => [w.tenantId, w.n]));
   const statement = sql`
     WITH want AS (SELECT x->>0 AS id, (x->>1)::int AS n FROM jsonb_array_elements(${want}::jsonb) AS x),
