@@ -224,13 +224,18 @@ it("a worker down stalls only its own tenants, which resume when it returns", as
     on[await nodeOf(db, tenant)]!.push(tenant);
   }
   const tenantsDown = new Set(on[down!.port]!);
-  // Due over 12 s from 1 s on: a steady flow, half of it on each node.
+  // Due over 20 s from 1 s on: a steady flow, half of it on each node, that outlasts the outage window
+  // below however long the start takes.
   const start = Date.now() + 1000;
   const due = new Map<string, number>();
+  const tenantOf = new Map<string, string>();
   const ids: string[] = [];
   for (const tenant of [...on[down!.port]!, ...on[up!.port]!]) {
-    const list = await seedSpread(db, tenant, 60, { from: start, stepMs: 200 });
-    for (const [k, id] of list.entries()) due.set(id, start + k * 200);
+    const list = await seedSpread(db, tenant, 100, { from: start, stepMs: 200 });
+    for (const [k, id] of list.entries()) {
+      due.set(id, start + k * 200);
+      tenantOf.set(id, tenant);
+    }
     ids.push(...list);
   }
   executors(db, 2);
@@ -251,6 +256,10 @@ it("a worker down stalls only its own tenants, which resume when it returns", as
   const inWindow = receiver.hits.filter((h) => h.at >= windowStart && h.at < windowEnd);
   const stalled = inWindow.filter((h) => tenantsDown.has(h.tenant));
   const going = inWindow.filter((h) => !tenantsDown.has(h.tenant));
+  // What the other node's tenants had due in the window (3 tenants × one every 200 ms for 4 s).
+  const dueInWindow = [...due].filter(
+    ([id, at]) => at >= windowStart && at < windowEnd && !tenantsDown.has(tenantOf.get(id)!),
+  ).length;
   // The other node's tenants were delivered on time while it was down: fire lag of what came due in
   // the window (a trigger is delivered at most once late by a claim cycle and a delivery).
   const lags = going.filter((h) => due.get(h.id)! >= windowStart).map((h) => h.at - due.get(h.id)!);
@@ -265,14 +274,15 @@ it("a worker down stalls only its own tenants, which resume when it returns", as
       drill: "citus-node-down",
       ...report,
       downFor: windowEnd - stoppedAt,
-      windowDelivered: { stalledTenants: stalled.length, otherTenants: going.length },
+      windowDelivered: { stalledTenants: stalled.length, otherTenants: going.length, otherTenantsDue: dueInWindow },
       fireLagP95Ms: p95,
       resumedAfterMs: firstBack.length ? Math.min(...firstBack) - windowEnd : null,
     }),
   );
   expect(stalled.length).toBe(0);
-  // 3 tenants × one due every 200 ms for 4 s: about 60; at least half arrived in the window.
-  expect(going.length).toBeGreaterThanOrEqual(30);
+  // They kept going: at least half of it arrived in the window.
+  expect(dueInWindow).toBeGreaterThanOrEqual(30);
+  expect(going.length).toBeGreaterThanOrEqual(dueInWindow / 2);
   expect(p95).toBeLessThan(2000);
   expect(report.lost).toBe(0);
   // A run in flight on the down node's tenants whose settle could not be written is re-run after its
