@@ -175,8 +175,11 @@ it("gives backlogged tenants their weighted share of the pool", async () => {
     if (i >= 39) worst = Math.max(worst, Math.abs(heavy - ((i + 1) * 3) / 4));
   });
   console.info(JSON.stringify({ drill: "citus-shares", heavyOf400: heavy, worstPrefixLag: worst }));
-  expect(Math.abs(heavy - 300)).toBeLessThanOrEqual(20);
-  expect(worst).toBeLessThanOrEqual(20);
+  // The bound on a cluster is looser than on one PostgreSQL: each tenant's claim is its own round trip,
+  // and a pass whose claims come back unevenly leaves the pool a stretch of one tenant's triggers
+  // (docs/scaling.md). Weights ignored would give the heavy tenant 200 of 400.
+  expect(Math.abs(heavy - 300)).toBeLessThanOrEqual(30);
+  expect(worst).toBeLessThanOrEqual(45);
   await allSucceeded(db, ids.length);
 });
 
