@@ -79,6 +79,13 @@ const schema = z
     /** An API request still waiting on Postgres this long, while Postgres does not answer a probe either
      *  (a failover, a restart), gets 503 database_unavailable with Retry-After. Default 5000 ms. */
     FAIRWAY_DB_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+    /** A statement, transaction or connection wait on Postgres with neither an answer nor an error this
+     *  long is failed and the connection pool replaced (a connection gone silent). Default 15000 ms. */
+    FAIRWAY_DB_DEADLINE_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
+    /** An executor loop whose step runs this long is restarted, logged and counted. Default 30000 ms. */
+    FAIRWAY_LOOP_STALL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+    /** /readyz answers 503 once this process's executor has ended no claim pass for this long. Default 10000 ms. */
+    FAIRWAY_READY_STALL_MS: z.coerce.number().int().min(1000).max(600_000).default(10_000),
     /** Executor heartbeat interval. Default 5000 ms. */
     FAIRWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
     /** An executor silent this long is lost: its leases are reaped at once. Default 30000 ms. */

@@ -2,7 +2,7 @@
 // lag, claim time, outcomes, what its settles and reaper wrote, renewal failures — as histograms and
 // counters of this process. GET /metrics appends them to the database-derived gauges (packages/api
 // routes/metrics.ts). Labels: pool, outcome and status only.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Executor, ExecutorObserver } from "@fairway/executor";
 
 /** Seconds: from a millisecond no-op to a webhook near its timeout. */
@@ -13,8 +13,9 @@ const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
 export interface ServerMetrics {
   registry: Registry;
   observer: ExecutorObserver;
-  /** Read the executor's running totals (claimed, settled, released, loop errors) at each scrape. */
-  bindExecutor(executor: Pick<Executor, "stats">): void;
+  /** Read the executor's running totals (claimed, settled, released, loop errors) and its health
+   *  (stalls, last claim and settle) at each scrape. */
+  bindExecutor(executor: Pick<Executor, "stats" | "health">): void;
 }
 
 export function createServerMetrics(): ServerMetrics {
@@ -72,6 +73,38 @@ export function createServerMetrics(): ServerMetrics {
   });
   // The executor's own running totals, read at scrape time.
   let stats: Executor["stats"] | null = null;
+  let health: (() => ReturnType<Executor["health"]>) | null = null;
+  new Counter({
+    name: "fairway_executor_loop_stalls_total",
+    help: "Times a loop of this process's executor made no progress past FAIRWAY_LOOP_STALL_MS and was restarted, by loop.",
+    labelNames: ["loop"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [loop, n] of health?.().stalls ?? []) this.inc({ loop }, n);
+    },
+  });
+  const age = (name: string, help: string, pick: (h: ReturnType<Executor["health"]>) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const h = health?.();
+        const at = h ? (pick(h) ?? h.startedAt) : null;
+        this.set(at === null ? 0 : (Date.now() - at) / 1000);
+      },
+    });
+  age(
+    "fairway_executor_last_claim_age_seconds",
+    "Seconds since this process's claim loop last ended a pass without error (since the start before the first).",
+    (h) => h.lastClaimAt,
+  );
+  age(
+    "fairway_executor_last_settle_age_seconds",
+    "Seconds since a settle of this process last landed (since the start before the first).",
+    (h) => h.lastSettleAt,
+  );
   const total = (name: string, help: string, pick: (s: Executor["stats"]) => number) =>
     new Counter({
       name,
@@ -94,6 +127,7 @@ export function createServerMetrics(): ServerMetrics {
     registry,
     bindExecutor(executor) {
       stats = executor.stats;
+      health = () => executor.health();
     },
     observer: {
       notificationFinished(n) {

@@ -19,6 +19,7 @@ import { serverApp } from "./app.ts";
 import { withDbDeadline } from "./db-deadline.ts";
 import { mailerFor } from "./mailer.ts";
 import { createServerMetrics } from "./metrics.ts";
+import { executorReadiness } from "./readiness.ts";
 
 export interface Server {
   url: string | null;
@@ -69,14 +70,20 @@ async function build(
   // Migrations hold a session (an advisory lock, lock_timeout) and so run on Postgres itself; their
   // connection closes before the pool opens, whose connections then start with the planner defaults.
   const directUrl = cfg.DATABASE_DIRECT_URL ?? dbUrl;
-  const direct = connectPostgres(directUrl, { max: 1 });
+  // No deadline: a migration's DDL may wait for its lock or build an index for longer.
+  const direct = connectPostgres(directUrl, { max: 1, deadlineMs: 0 });
   try {
     await reachable(direct, directUrl);
     await migrate(direct, { log: (line) => log.warn(line), distribute: cfg.FAIRWAY_DISTRIBUTE });
   } finally {
     await direct.close();
   }
-  const store = connectPostgres(dbUrl, { max: cfg.FAIRWAY_DB_POOL, prepare: cfg.FAIRWAY_DB_PREPARE ?? !pooled });
+  const store = connectPostgres(dbUrl, {
+    max: cfg.FAIRWAY_DB_POOL,
+    prepare: cfg.FAIRWAY_DB_PREPARE ?? !pooled,
+    deadlineMs: cfg.FAIRWAY_DB_DEADLINE_MS,
+    onDeadline: (err) => log.error("a statement went unanswered; the connection pool was replaced", { err }),
+  });
   undo.push(() => store.close());
   await reachable(store, dbUrl);
   const coordinator = createCoordinatorFromEnv(
@@ -104,6 +111,7 @@ async function build(
         secretsKey,
         observer: serverMetrics.observer,
         mailer,
+        stallMs: cfg.FAIRWAY_LOOP_STALL_MS,
         heartbeat: {
           everyMs: cfg.FAIRWAY_HEARTBEAT_MS,
           timeoutMs: cfg.FAIRWAY_HEARTBEAT_TIMEOUT_MS,
@@ -133,6 +141,7 @@ async function build(
       metricsText: () => serverMetrics.registry.metrics(),
       metricsToken: cfg.FAIRWAY_METRICS_TOKEN,
       metricsTopTenants: cfg.FAIRWAY_METRICS_TOP_TENANTS,
+      executorReadiness: executor ? executorReadiness(executor, cfg.FAIRWAY_READY_STALL_MS) : undefined,
       emailUnavailable: mailer
         ? undefined
         : "this server has neither FAIRWAY_SMTP_URL nor FAIRWAY_MAIL_API_URL; set one and restart",

@@ -39,9 +39,18 @@ export interface AppDeps {
   /** Failed credentials per client address (every route: API tokens, dashboard sign-in, portal
    *  links). Default 20 a minute per address. */
   failedAuth?: FailedAuthLimiter;
+  /** This process's executor for /readyz: why it is not ready (its loops made no progress), or null
+   *  when it is. Absent where the process runs no executor. */
+  executorReadiness?: () => string | null;
 }
 
-type Optional = "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable" | "portalBrand";
+type Optional =
+  | "metricsText"
+  | "metricsToken"
+  | "secretsKey"
+  | "emailUnavailable"
+  | "portalBrand"
+  | "executorReadiness";
 export type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
 
 export type AppEnv = {

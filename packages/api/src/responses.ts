@@ -291,6 +291,15 @@ export const healthResponse = z.union([
   z.strictObject({ status: z.literal("degraded"), database: z.literal("unreachable") }),
 ]);
 
+export const readinessResponse = z.strictObject({
+  status: z.enum(["ready", "not_ready"]),
+  database: z.enum(["ok", "unreachable"]),
+  /** This process's executor: absent when it runs none (FAIRWAY_ROLE=api, a Worker's fetch). */
+  executor: z.enum(["ok", "stalled", "absent"]),
+  /** Why it is not ready, in a sentence. */
+  reason: z.string().optional(),
+});
+
 const notificationEvent = z.enum(["trigger.dead", "job.paused", "job.recovered", "tenant.quota_exhausted"]);
 
 /** A notification channel (a Slack URL shows only its origin: it is a credential). */

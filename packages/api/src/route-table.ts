@@ -1,7 +1,7 @@
 // Every route of the API, each declared once (route.ts): app.ts registers them, openapi.ts documents
 // them, and the tests walk them. The open routes that serve the document live here, beside the table
 // they describe.
-import { sql } from "@fairway/store";
+import { sql, withDeadline } from "@fairway/store";
 import { docsPage } from "./docs-page.ts";
 import { buildDocument } from "./openapi.ts";
 import { route, type AnyRoute } from "./route.ts";
@@ -15,6 +15,9 @@ import { operationsRoutes } from "./routes/operations.ts";
 import { portalLinkRoutes } from "./routes/portal-link.ts";
 import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
+
+/** How long /readyz waits for the database's answer. */
+const READY_DB_MS = 2000;
 
 const openRoutes = [
   route({
@@ -30,6 +33,29 @@ const openRoutes = [
       } catch {
         return c.json({ status: "degraded", database: "unreachable" }, 503);
       }
+    },
+  }),
+  route({
+    method: "get",
+    path: "/readyz",
+    summary: "Readiness: the database answers and this process's executor makes progress",
+    ok: { status: 200, description: "Ready", json: "Readiness" },
+    also: [{ status: 503, description: "Not ready, with the reason", json: "Readiness" }],
+    handler: async (c) => {
+      const database = await withDeadline(c.var.deps.db.execute(sql`select 1`), READY_DB_MS, "the readiness probe")
+        .then(() => "ok" as const)
+        .catch(() => "unreachable" as const);
+      const stalled = c.var.deps.executorReadiness?.() ?? null;
+      const executor = c.var.deps.executorReadiness ? (stalled ? "stalled" : "ok") : "absent";
+      const reason =
+        database === "unreachable" ? `the database did not answer within ${READY_DB_MS} ms` : (stalled ?? undefined);
+      const body = {
+        status: reason ? "not_ready" : "ready",
+        database,
+        executor,
+        ...(reason ? { reason } : {}),
+      } as const;
+      return c.json(body, reason ? 503 : 200);
     },
   }),
   route({

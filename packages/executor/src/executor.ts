@@ -36,6 +36,7 @@ import { Settler, decideSettlement } from "./settler.ts";
 import { exponentialBackoff, Loop } from "./loop.ts";
 import { StandbySlots, type Held } from "./standby-slots.ts";
 import { MAX_RESPONSE_BYTES, RunAbort, type Transport } from "./transport.ts";
+import { Watchdog } from "./watchdog.ts";
 
 interface WakeSource {
   onWake(listener: () => void): () => void;
@@ -86,6 +87,21 @@ export interface ExecutorOptions {
   observer?: ExecutorObserver;
   /** Sends email notifications (notify.ts); without it an email notification fails. */
   mailer?: Mailer;
+  /** A loop step running this long is a stall: the loop is restarted (watchdog.ts). Default 30 000 ms,
+   *  above the store's statement deadline, which ends a wait on Postgres first. */
+  stallMs?: number;
+}
+
+/** What readiness reads of an executor (health()). */
+export interface ExecutorHealth {
+  /** When the claim loop last ended a pass without error (Date.now() ms), or null before the first. */
+  lastClaimAt: number | null;
+  /** When a settle last landed, or null before the first. */
+  lastSettleAt: number | null;
+  /** When the executor started. */
+  startedAt: number | null;
+  /** Stalls the watchdog saw, by loop. */
+  stalls: ReadonlyMap<string, number>;
 }
 
 export class Executor {
@@ -114,7 +130,16 @@ export class Executor {
   private readonly runDeps: RunDeps;
   private readonly heartbeat: Heartbeat;
   private readonly inDoubt: InDoubtClaims;
-  private releasing: Promise<void> | null = null;
+  private releasing: { done: Promise<void>; since: number; step: number } | null = null;
+  private readonly watchdog: Watchdog;
+  /** Bumped when the watchdog restarts renewal: an older renewal chain ends at its next step. */
+  private renewGeneration = 0;
+  private renewingSince: number | null = null;
+  /** Renewals and in-doubt releases started, ever (the watchdog tells one from the next by them). */
+  private renewals = 0;
+  private releases = 0;
+  private lastSettleAt: number | null = null;
+  private startedAt: number | null = null;
   readonly retention: Retention;
   readonly stats = { claimed: 0, settled: 0, released: 0, reaped: 0, loopErrors: 0, inDoubtReleased: 0 };
 
@@ -178,6 +203,7 @@ export class Executor {
       atCapLingerMs: opts.settleAtCapLingerMs,
       now: this.now,
       onSettled: (rows, freed) => {
+        this.lastSettleAt = Date.now();
         const own = rows.filter((r) => !r.notification);
         this.stats.settled += own.length;
         this.opts.observer?.settled?.(own, "attempt");
@@ -245,6 +271,30 @@ export class Executor {
       // first would run them late on top of the policy's catch-up.
       after: this.materializer.caughtUp,
     });
+    this.watchdog = new Watchdog({ log: this.log, stallMs: opts.stallMs ?? 30_000 });
+    this.watchdog.watch("claim", this.loop);
+    this.watchdog.watch("materialize", this.materializer.loop);
+    this.watchdog.watch("retention", this.retention.loop);
+    this.watchdog.watch("heartbeat", this.heartbeat.loop);
+    this.watchdog.watch("renew", {
+      busy: (now) => (this.renewingSince === null ? null : { ms: now - this.renewingSince, step: this.renewals }),
+      restart: () => this.restartRenew(),
+    });
+    this.watchdog.watch("in_doubt_release", {
+      busy: (now) => (this.releasing === null ? null : { ms: now - this.releasing.since, step: this.releasing.step }),
+      // The next reap starts a release of its own; the stuck one's end is ignored.
+      restart: () => (this.releasing = null),
+    });
+  }
+
+  /** What readiness and the metrics read: the claim loop's and the settles' last progress, the stalls. */
+  health(): ExecutorHealth {
+    return {
+      lastClaimAt: this.loop.lastSuccess,
+      lastSettleAt: this.lastSettleAt,
+      startedAt: this.startedAt,
+      stalls: this.watchdog.stalls,
+    };
   }
 
   /** Start order: wake hints first (none is missed), lease renewal before anything is claimed, then
@@ -252,6 +302,7 @@ export class Executor {
   start(): this {
     if (this.started) return this;
     this.started = true;
+    this.startedAt = Date.now();
     this.unsubscribe = this.opts.wake?.onWake(() => this.wake()) ?? null;
     this.scheduleRenew();
     this.cancels.start();
@@ -259,6 +310,7 @@ export class Executor {
     this.retention.start();
     this.loop.start();
     this.materializer.start();
+    this.watchdog.start();
     return this;
   }
 
@@ -289,7 +341,11 @@ export class Executor {
     await this.settler.flush();
     const unfinished = [...this.held.values()];
     if (unfinished.length > 0) await this.release(unfinished);
-    await this.releasing;
+    await this.releasing?.done;
+    // Claims still in doubt (a lost answer) are given back now, not left to wait out their lease: a
+    // rolling deploy leaves nothing behind.
+    this.stats.inDoubtReleased += await this.inDoubt.release();
+    this.watchdog.stop();
     if (this.renewTimer) clearTimeout(this.renewTimer);
     this.renewTimer = null;
     this.cancels.stop();
@@ -324,11 +380,19 @@ export class Executor {
    *  runs beside the loop, one at a time: on a Citus cluster with a node down, its tenants' releases
    *  fail only after the node's connection does, and the other tenants' claims must not wait for that. */
   private async reap(now: number): Promise<void> {
-    if (!this.releasing)
-      this.releasing = this.inDoubt
-        .release()
-        .then((n) => void (this.stats.inDoubtReleased += n))
-        .finally(() => (this.releasing = null));
+    if (!this.releasing) {
+      const releasing = {
+        since: Date.now(),
+        step: ++this.releases,
+        done: this.inDoubt
+          .release()
+          .then((n) => void (this.stats.inDoubtReleased += n))
+          .finally(() => {
+            if (this.releasing === releasing) this.releasing = null;
+          }),
+      };
+      this.releasing = releasing;
+    }
     const reaped = await reapExpired(this.opts.db, now, (err) =>
       this.log.error("reaping a tenant's expired leases failed; retried next pass", { err }),
     );
@@ -475,15 +539,29 @@ export class Executor {
    *  Before pools are loaded nothing is held (renew is a no-op); re-check soon so the cadence follows
    *  the first load. */
   private scheduleRenew(): void {
+    const generation = this.renewGeneration;
     let every = this.pools.size === 0 ? 250 : 5_000;
     for (const p of this.pools.values()) every = Math.min(every, p.config.leaseMs / 3);
     this.renewTimer = setTimeout(
       async () => {
+        this.renewingSince = Date.now();
+        this.renewals++;
         await this.renew();
+        if (generation !== this.renewGeneration) return; // restarted meanwhile: the new chain goes on
+        this.renewingSince = null;
         if (this.renewTimer) this.scheduleRenew();
       },
       Math.max(50, every),
     );
+  }
+
+  /** A renewal that never ended (watchdog.ts): abandoned, and a new chain started. */
+  private restartRenew(): void {
+    if (this.renewTimer === null) return; // stopped
+    this.renewGeneration++;
+    this.renewingSince = null;
+    clearTimeout(this.renewTimer);
+    this.scheduleRenew();
   }
 
   /** Extend the lease of every trigger still running here; forget the ones that were lost (reaped while we stalled). */

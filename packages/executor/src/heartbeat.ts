@@ -40,7 +40,7 @@ export interface HeartbeatDeps {
 }
 
 export class Heartbeat {
-  private readonly loop: Loop;
+  readonly loop: Loop;
   private readonly startedAt = new Date();
   private passes = 0;
 

@@ -2,7 +2,7 @@
 // Node lives in "@fairway/executor/node".
 export { Executor } from "./executor.ts";
 /** @public the options and handler types of the executor's API */
-export type { ExecutorOptions } from "./executor.ts";
+export type { ExecutorHealth, ExecutorOptions } from "./executor.ts";
 /** @public */
 export type { Handler, HandlerContext } from "./run-trigger.ts";
 export { RunAbort, type Transport } from "./transport.ts";

@@ -3,6 +3,9 @@
 // failed pass is logged and followed by a backoff) and never spins (it sleeps unless a pass asks for
 // the next one at once). stop() lets the pass under way finish — a pass that pauses (pause()) or reads
 // `stopping` ends sooner — and resolves once the loop has ended; it never sleeps after a stop().
+// A pass that never ends (an await that never settles) is noticed by the executor's watchdog
+// (watchdog.ts) through busy() and abandoned by restart(): a new run starts and the old pass's end,
+// if it ever comes, is ignored.
 
 import type { Logger } from "@fairway/core";
 
@@ -44,6 +47,12 @@ export class Loop {
   private readonly waker: Waker;
   private stopped = false;
   private done: Promise<void> | null = null;
+  /** Bumped by restart(): a run of an older generation ends at its next step. */
+  private generation = 0;
+  private passStartedAt: number | null = null;
+  /** Passes started, ever (the watchdog tells one pass from the next by it). */
+  private passes = 0;
+  private lastSuccessAt: number | null = null;
 
   constructor(private readonly opts: LoopOptions) {
     this.waker = new Waker(opts.timers ?? realTimers);
@@ -77,20 +86,45 @@ export class Loop {
     await this.done;
   }
 
+  /** The pass under way: how long it has run (ms) and its number; null between passes. */
+  busy(now: number): { ms: number; step: number } | null {
+    return this.passStartedAt === null ? null : { ms: now - this.passStartedAt, step: this.passes };
+  }
+
+  /** When the last pass that did not throw ended (Date.now() ms), or null before the first. */
+  get lastSuccess(): number | null {
+    return this.lastSuccessAt;
+  }
+
+  /** Abandon the pass under way (it never ended) and start the loop again. */
+  restart(): void {
+    if (this.stopped || this.done === null) return;
+    this.generation++;
+    this.passStartedAt = null;
+    this.done = this.run();
+  }
+
   private async run(): Promise<void> {
+    const generation = this.generation;
     await this.opts.after;
     let failures = 0;
-    while (!this.stopped) {
+    while (!this.stopped && generation === this.generation) {
       let next: number | "now";
+      this.passStartedAt = Date.now();
+      this.passes++;
       try {
         next = await this.opts.pass();
+        if (generation !== this.generation) return;
         failures = 0;
+        this.lastSuccessAt = Date.now();
       } catch (err) {
+        if (generation !== this.generation) return;
         failures++;
         this.opts.onError?.(err);
         this.opts.log.error(this.opts.failed, { err });
         next = this.opts.backoffMs(failures);
       }
+      this.passStartedAt = null;
       // A stop() during the pass may have woken one of its pauses: no sleep now.
       if (next !== "now" && !this.stopped) await this.waker.sleep(next);
     }

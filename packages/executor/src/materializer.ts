@@ -36,7 +36,7 @@ const TENANTS_AT_ONCE = 4;
 const IDLE_MS = 100;
 
 export class Materializer {
-  private readonly loop: Loop;
+  readonly loop: Loop;
   private markCaughtUp: () => void = () => {};
   /** Resolved once a pass found less than a batch (or failed, or a long backlog took 100 full passes,
    *  or the loop stopped). Claims wait for it: after an outage the materializer decides the overdue

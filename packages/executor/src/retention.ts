@@ -38,7 +38,7 @@ const TENANT_PAGE = 500;
 
 export class Retention {
   /** stop() ends a pass before its next batch of any kind, and wakes a pause between two (loop.ts). */
-  private readonly loop: Loop;
+  readonly loop: Loop;
 
   constructor(
     private readonly deps: { db: Db; now: () => number; log: Logger },

@@ -5,6 +5,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
+import { guardClient, type DatabaseDeadlineError } from "./guarded-client.ts";
 import * as schema from "./schema.ts";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -12,6 +13,8 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export interface Store {
   readonly kind: "postgres";
   readonly db: Db;
+  /** How many times a statement went unanswered past the deadline and the pool was replaced. */
+  poolReplacements(): number;
   close(): Promise<void>;
 }
 
@@ -155,6 +158,11 @@ export interface PostgresOptions {
   prepare?: boolean;
   /** Called with every statement sent (postgres.js `debug`): tests read what a call sends. */
   debug?: (connection: number, query: string, parameters: unknown[]) => void;
+  /** A statement or transaction with neither an answer nor an error after this long is failed and the
+   *  pool replaced (guarded-client.ts). 0: no deadline (the migrator's long DDL). Default 30 000 ms. */
+  deadlineMs?: number;
+  /** Told when that happens (the server logs it). */
+  onDeadline?: (err: DatabaseDeadlineError) => void;
 }
 
 /** The URL as postgres.js must be given it. Its `target_session_attrs=read-write` check reads only
@@ -165,24 +173,31 @@ export function driverUrl(url: string): string {
 }
 
 export function connectPostgres(url: string, opts: PostgresOptions = {}): Store {
-  const client = postgres(driverUrl(url), {
-    max: opts.max ?? 10,
-    prepare: opts.prepare ?? true,
-    onnotice: () => {},
-    // No startup parameters: transaction poolers (PgBouncer, Supavisor, RDS Proxy) refuse or pin a
-    // connection for them. The planner settings Fairway relies on are the role's defaults in its
-    // database, set by migrate() (packages/store/src/node.ts, docs/decisions/0003-planner-settings.md).
-    // bigint counts as numbers.
-    types: { bigint: postgres.BigInt },
-    // Reconnect quickly after an outage. postgres.js's default grows as 3^n/100 s up to 20 s, so a 3 s
-    // outage could leave an executor offline for 20 s while its short leases expired and were re-run
-    // (test/faults/postgres-outage). Jittered, capped at 2 s: a restarted server is not stormed.
-    backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 2),
-    connect_timeout: 10,
-    ...(opts.debug ? { debug: opts.debug } : {}),
-  });
-  const db = drizzlePostgres(client, { schema }) as Db;
-  return { kind: "postgres", db, close: () => client.end({ timeout: 5 }) };
+  const make = () =>
+    postgres(driverUrl(url), {
+      max: opts.max ?? 10,
+      prepare: opts.prepare ?? true,
+      onnotice: () => {},
+      // No startup parameters: transaction poolers (PgBouncer, Supavisor, RDS Proxy) refuse or pin a
+      // connection for them. The planner settings Fairway relies on are the role's defaults in its
+      // database, set by migrate() (packages/store/src/node.ts, docs/decisions/0003-planner-settings.md).
+      // bigint counts as numbers.
+      types: { bigint: postgres.BigInt },
+      // Reconnect quickly after an outage. postgres.js's default grows as 3^n/100 s up to 20 s, so a 3 s
+      // outage could leave an executor offline for 20 s while its short leases expired and were re-run
+      // (test/faults/postgres-outage). Jittered, capped at 2 s: a restarted server is not stormed.
+      backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 2),
+      connect_timeout: 10,
+      ...(opts.debug ? { debug: opts.debug } : {}),
+    });
+  const guarded = guardClient(make, { deadlineMs: opts.deadlineMs ?? 30_000, onReplaced: opts.onDeadline });
+  const db = drizzlePostgres(guarded.client, { schema }) as Db;
+  return {
+    kind: "postgres",
+    db,
+    poolReplacements: guarded.replaced,
+    close: () => guarded.end({ timeout: 5 }),
+  };
 }
 
 export { sql };

@@ -3,7 +3,9 @@
 // listening (connects are refused, as with a stopped server) until restore() listens on it again.
 // loseAnswer() is a COMMIT whose answer never comes back: Postgres gets the whole transaction and
 // commits it, and the client's connection is cut before it hears so (a failover, a network fault).
-// We never touch the shared Postgres/Redis themselves.
+// freeze() is a connection that dies without a close (a half-open TCP connection, a socket lost mid-write):
+// every connection open at that moment passes nothing more either way and is never closed, while new
+// connections pass as usual. We never touch the shared Postgres/Redis themselves.
 import { createServer, connect, type Socket } from "node:net";
 
 export interface TcpProxy {
@@ -17,6 +19,8 @@ export interface TcpProxy {
    *  sent the first time a connection prepares it) is passed to Postgres up to its COMMIT, and its
    *  connection cut before the answer comes back. Resolves when that happened. */
   loseAnswer(match: (sent: string) => boolean): Promise<void>;
+  /** Every connection open now goes silent for good (no data, no close); new ones pass. */
+  freeze(): void;
   close(): Promise<void>;
 }
 
@@ -24,6 +28,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const sockets = new Set<Socket>();
   let down = false;
   let trap: { match: (sent: string) => boolean; sprung: () => void } | null = null;
+  const freezes = new Set<() => void>();
   const track = (s: Socket) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
@@ -39,7 +44,16 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     // (protocol bytes read as latin1: the SQL text is plain within them), held only while a trap is set.
     let since = "";
     let holding = false;
+    let frozen = false;
+    const freeze = () => {
+      frozen = true;
+      upstream.unpipe(client);
+      upstream.pause();
+    };
+    freezes.add(freeze);
+    client.on("close", () => freezes.delete(freeze));
     client.on("data", (chunk: Buffer) => {
+      if (frozen) return;
       upstream.write(chunk);
       if (!trap) return;
       const sent = chunk.toString("latin1");
@@ -84,6 +98,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     loseAnswer(match) {
       return new Promise<void>((sprung) => (trap = { match, sprung }));
+    },
+    freeze() {
+      for (const f of freezes) f();
+      freezes.clear();
     },
     get isCut() {
       return down;

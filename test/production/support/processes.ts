@@ -146,12 +146,18 @@ export interface Cluster {
   /** kill -9 the postmaster and every process it started, as a crashed machine would leave it. */
   kill9(): void;
   promote(): void;
+  /** `pg_ctl restart` in `mode`; returns once the server accepts connections again. */
+  restart(mode: "fast" | "immediate"): void;
+  /** `pg_ctl start` after a stop(); returns once it accepts connections. */
+  start(): void;
   stop(): void;
 }
 
 function cluster(dataDir: string, port: number, logFile: string): Cluster {
-  pgTool("pg_ctl", ["-D", dataDir, "-l", logFile, "-w", "-t", "60", "-o", `-p ${port}`, "start"]);
+  const start = () => pgTool("pg_ctl", ["-D", dataDir, "-l", logFile, "-w", "-t", "60", "-o", `-p ${port}`, "start"]);
+  start();
   return {
+    start,
     port,
     dataDir,
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
@@ -172,6 +178,9 @@ function cluster(dataDir: string, port: number, logFile: string): Cluster {
     promote() {
       pgTool("pg_ctl", ["-D", dataDir, "-w", "-t", "60", "promote"]);
     },
+    restart(mode) {
+      pgTool("pg_ctl", ["-D", dataDir, "-l", logFile, "-m", mode, "-w", "-t", "60", "-o", `-p ${port}`, "restart"]);
+    },
     stop() {
       try {
         pgTool("pg_ctl", ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
@@ -180,6 +189,25 @@ function cluster(dataDir: string, port: number, logFile: string): Cluster {
       }
     },
   };
+}
+
+/** One PostgreSQL 15 cluster in `dir` (owned by the run-as user) on a free loopback port; fsync off. */
+export async function startCluster(dir: string, settings: string[] = []): Promise<Cluster> {
+  const port = await freePort();
+  const dataDir = join(dir, "data");
+  pgTool("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "--no-sync"]);
+  appendFileSync(
+    join(dataDir, "postgresql.conf"),
+    [
+      "listen_addresses = '127.0.0.1'",
+      `unix_socket_directories = '${dir}'`,
+      "fsync = off",
+      "shared_buffers = 32MB",
+      ...settings,
+      "",
+    ].join("\n"),
+  );
+  return cluster(dataDir, port, join(dir, "postgres.log"));
 }
 
 /** A primary and a synchronous streaming standby (pg_basebackup -R) in `dir` (owned by the run-as

@@ -59,7 +59,7 @@ export function serverCommands(program: Command): void {
       const cfg = loadConfig(env(flags));
       if (cfg.DATABASE_URL) {
         // Postgres itself: through a transaction pooler the migrator's session would be scattered.
-        const store = connectPostgres(cfg.DATABASE_DIRECT_URL ?? cfg.DATABASE_URL, { max: 1 });
+        const store = connectPostgres(cfg.DATABASE_DIRECT_URL ?? cfg.DATABASE_URL, { max: 1, deadlineMs: 0 });
         await migrate(store).finally(() => store.close());
         console.error(`migrations applied (${cfg.DATABASE_DIRECT_URL ? "DATABASE_DIRECT_URL" : "DATABASE_URL"})`);
         return;
@@ -72,7 +72,7 @@ export function serverCommands(program: Command): void {
           port: cfg.FAIRWAY_EMBEDDED_PG_PORT,
           log: createLogger({ level: "warn" }),
         });
-        const store = connectPostgres(pg.url, { max: 1 });
+        const store = connectPostgres(pg.url, { max: 1, deadlineMs: 0 });
         try {
           await migrate(store);
         } finally {
