@@ -93,3 +93,34 @@ it("a settle whose hand-off claims commit and whose answer is lost: the claimed 
     await via.close();
   }
 });
+
+it("stop() gives back a claim still in doubt: a rolling deploy leaves nothing to wait out a lease", async () => {
+  await seedTenant(db.store.db, "g", { maxInFlight: 1000 });
+  await seedPool(db.store.db, "work", 50, { leaseMs: 60_000 });
+  const { triggerIds } = await seedDue(db.store.db, "g", 40, { target: { url: `${receiver.url}/t/g` } });
+  const via = await throughProxy();
+  try {
+    const lost = via.proxy.loseAnswer((sent) => sent.includes("INSERT INTO leases"));
+    // Its reaper would release the claim at its next pass: none comes before the stop.
+    const executor = startSurvivor({ db: via.store.db, reapEveryMs: 600_000 });
+    await lost;
+    await until(
+      () => statusCounts(db.store.db),
+      (c) => c.running === triggerIds.length,
+      10_000,
+      "the lost claim committed",
+    );
+    await executor.stop(1000);
+    expect(executor.stats.inDoubtReleased).toBe(triggerIds.length);
+    expect(await statusCounts(db.store.db)).toEqual({ pending: triggerIds.length });
+    // No attempt counted, no lease held (the spent lease row itself is dropped by a later reap).
+    const [left] = await query<{ attempted: number }>(
+      db.store.db,
+      sql`SELECT count(*)::int AS attempted FROM triggers WHERE attempt_count > 0 OR lease_token IS NOT NULL`,
+    );
+    expect(left).toEqual({ attempted: 0 });
+    expect(receiver.hits).toEqual([]);
+  } finally {
+    await via.close();
+  }
+});

@@ -45,6 +45,8 @@ const UNREACHABLE = new Set([
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
   "CONNECT_TIMEOUT",
+  "database_deadline", // no answer within the store's deadline (store guarded-client.ts)
+  "53300", // too_many_connections: another client holds every connection slot
   "57P01", // admin_shutdown
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now (starting up, shutting down, in recovery)
