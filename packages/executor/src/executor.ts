@@ -216,6 +216,8 @@ export class Executor {
         if (freed.length > 0) this.slotsFreed(freed);
       },
       onError: (err) => this.log.error("settle failed; will retry", { err }),
+      onHandOffFailed: (err) =>
+        this.log.error("a settle's hand-off claim failed; what it claimed is released by its token", { err }),
       // Each claim under a token of its own, noted if the settle's answer is lost (in-doubt.ts).
       handOff: (freed, atCap) =>
         this.stopping

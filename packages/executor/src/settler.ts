@@ -9,6 +9,7 @@ import {
   isDistributed,
   settle,
   settleAndClaim,
+  withDeadline,
   type ClaimedTrigger,
   type ClaimInput,
   type ClaimReport,
@@ -45,7 +46,12 @@ export interface SettlerOptions {
    *  answer comes. */
   onInDoubt?: (claims: SentClaim[]) => void;
   onError?: (err: unknown) => void;
-  /** A write that has not answered in this long counts as failed and is retried. Default 10 s. */
+  /** A hand-off claim's own transaction failed (the settle before it landed); it is noted in doubt. */
+  onHandOffFailed?: (err: unknown) => void;
+  /** A write that has not answered in this long counts as failed and is retried. Default 10 s: below
+   *  the store's own deadline, so that one settle left unanswered does not hold every later settle (and
+   *  stop()) for long. The retry is safe: settles are fenced by lease token and status, so one repeated
+   *  after the first did commit changes nothing. */
   writeTimeoutMs?: number;
   now: () => number;
   random?: () => number;
@@ -206,13 +212,14 @@ export class Settler {
       atCap.length > 0 && this.opts.handOff ? this.opts.handOff(freed, atCap) : { claims: [], standby: [] };
     const ms = this.opts.writeTimeoutMs ?? 10_000;
     if (claims.length === 0 && standby.length === 0)
-      return answered(
+      return withDeadline(
         settle(
           this.opts.db,
           batch.map((p) => p.s),
           tenantId,
         ),
         ms,
+        "a settle",
       );
     const written = settleAndClaim(
       this.opts.db,
@@ -223,7 +230,7 @@ export class Settler {
     );
     let r: Awaited<typeof written>;
     try {
-      r = await answered(written, ms);
+      r = await withDeadline(written, ms, "a settle");
     } catch (err) {
       // Not dispatched, whatever the answer: the claims are released by token now, and again once
       // a late answer says they committed after that release had looked.
@@ -233,11 +240,19 @@ export class Settler {
       written.then(inDoubt, inDoubt);
       throw err;
     }
+    // A claim whose own transaction failed is released by its token, like one whose answer was lost.
+    const lost = [...claims.filter((_, i) => !r.claims[i]), ...standby.filter((_, i) => !r.standby[i])];
+    if (lost.length > 0) {
+      this.opts.onInDoubt?.(lost.map((c) => ({ leaseToken: c.leaseToken, tenantId: tenantId ?? c.tenantId })));
+      for (const err of r.failed) this.opts.onHandOffFailed?.(err);
+    }
     claims.forEach((c, i) => {
-      this.opts.onHandedOff?.(c, r.claims[i]);
+      const report = r.claims[i];
+      if (report) this.opts.onHandedOff?.(c, report);
     });
     standby.forEach((c, i) => {
-      this.opts.onStandby?.(c, r.standby[i]);
+      const got = r.standby[i];
+      if (got) this.opts.onStandby?.(c, got);
     });
     return r.settled;
   }
@@ -295,17 +310,4 @@ export class Settler {
     });
     return failed;
   }
-}
-
-/** `p`, or a rejection once `ms` have passed without an answer. A connection cut while a statement was
- *  being written can leave its promise unsettled for good; a settler waiting on it would hold every
- *  later settle (and stop()) with it. The retry is safe: settles are fenced by lease token and status,
- *  so one repeated after the first did commit changes nothing. */
-function answered<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from Postgres to a settle within ${ms} ms`)), ms);
-  });
-  p.catch(() => {}); // an answer after the deadline is dropped
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

@@ -54,55 +54,82 @@ export async function query<T = Record<string, unknown>>(db: Db, statement: SQL)
  *  (packages/store/test/pipeline.pg.test.ts). A caller already inside a transaction runs them one by
  *  one. */
 export async function pipelineTx(db: Db, statements: SQL[]): Promise<unknown[][]> {
+  const [only] = await pipelineTxs(db, [statements]);
+  if (only!.status === "rejected") throw only!.reason;
+  return only!.value;
+}
+
+/** Several transactions in one round trip: BEGIN, a group's statements, COMMIT, then the next group's,
+ *  written at once on one reserved connection. Each group commits or rolls back on its own (a failed
+ *  statement aborts its group only) and settles as its own result, in order. Used where one
+ *  transaction would take ledger locks in two passes (store hand-off.ts, "Lock order"). A connection
+ *  lost mid-way fails every group whose answer had not come. */
+export async function pipelineTxs(db: Db, groups: SQL[][]): Promise<Array<PromiseSettledResult<unknown[][]>>> {
   const internals = db as unknown as DrizzleInternals;
   const client = internals.session?.client;
   // A transaction's client (it has savepoint) must keep its statements in its own transaction.
   if (client && typeof client.reserve === "function" && !("savepoint" in client) && internals.dialect) {
     return pipelineReserved(
       await client.reserve(),
-      statements.map((s) => internals.dialect!.sqlToQuery(s)),
+      groups.map((g) => g.map((s) => internals.dialect!.sqlToQuery(s))),
     );
   }
-  return db.transaction(async (tx) => {
-    const out: unknown[][] = [];
-    for (const s of statements) out.push(await query(tx, s));
-    return out;
-  });
+  const out: Array<PromiseSettledResult<unknown[][]>> = [];
+  for (const g of groups) {
+    const one = async (tx: Db) => {
+      const rows: unknown[][] = [];
+      for (const s of g) rows.push(await query(tx, s));
+      return rows;
+    };
+    // Inside a caller's transaction the groups are its own: one by one, failing as one.
+    out.push(
+      await ("savepoint" in (client ?? {}) ? one(db) : db.transaction(one)).then(
+        (value) => ({ status: "fulfilled" as const, value }),
+        (reason: unknown) => ({ status: "rejected" as const, reason }),
+      ),
+    );
+  }
+  return out;
 }
 
 async function pipelineReserved(
   conn: ReservedSql,
-  queries: Array<{ sql: string; params: unknown[] }>,
-): Promise<unknown[][]> {
+  groups: Array<Array<{ sql: string; params: unknown[] }>>,
+): Promise<Array<PromiseSettledResult<unknown[][]>>> {
   let closed: (err: unknown) => void = () => {};
   const whenClosed = new Promise<never>((_, reject) => (closed = reject));
   whenClosed.catch(() => {}); // raced below, and never settled when all goes well
   let connection: PgConnection | null = null;
   let isClosed = false;
   // BEGIN has no parameters, so postgres.js writes it at once and hands over its connection here.
-  const begin = conn.unsafe("begin", [], {
-    prepare: false,
-    onexecute: (c) => {
-      connection = c;
-      c.onclose = (err) => {
-        isClosed = true;
-        closed(err);
-      };
-      return true;
-    },
-  });
-  const pending = [
-    begin,
+  const onexecute = (c: PgConnection) => {
+    connection = c;
+    c.onclose = (err) => {
+      isClosed = true;
+      closed(err);
+    };
+    return true;
+  };
+  const sent = groups.map((queries, i) => [
+    conn.unsafe("begin", [], i === 0 ? { prepare: false, onexecute } : { prepare: false }),
     ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true })),
     conn.unsafe("commit", [], { prepare: false }),
-  ];
+  ]);
   // postgres.js queries are lazy: started here, in order, so they are written in order.
-  for (const q of pending) (q as unknown as { execute(): unknown }).execute();
+  for (const q of sent.flat()) (q as unknown as { execute(): unknown }).execute();
   try {
-    const out = await Promise.race([Promise.allSettled(pending), whenClosed]);
-    const failed = out.find((r) => r.status === "rejected");
-    if (failed) throw (failed as PromiseRejectedResult).reason;
-    return out.slice(1, -1).map((r) => (r as PromiseFulfilledResult<unknown[]>).value);
+    return await Promise.race([
+      Promise.all(
+        sent.map(async (pending) => {
+          const out = await Promise.allSettled(pending);
+          const failed = out.find((r) => r.status === "rejected");
+          if (failed) return failed as PromiseRejectedResult;
+          const value = out.slice(1, -1).map((r) => (r as PromiseFulfilledResult<unknown[]>).value);
+          return { status: "fulfilled" as const, value };
+        }),
+      ),
+      whenClosed,
+    ]);
   } finally {
     if (connection) (connection as PgConnection).onclose = null;
     if (!isClosed) conn.release();

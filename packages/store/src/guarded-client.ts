@@ -19,8 +19,8 @@ import type postgres from "postgres";
 /** A statement that neither answered nor failed within the store's deadline. */
 export class DatabaseDeadlineError extends Error {
   readonly code = "database_deadline";
-  constructor(what: string, ms: number) {
-    super(`no answer from Postgres to ${what} within ${ms} ms; its connection pool was replaced`);
+  constructor(what: string, ms: number, replaced = true) {
+    super(`no answer from Postgres to ${what} within ${ms} ms${replaced ? "; its connection pool was replaced" : ""}`);
     this.name = "DatabaseDeadlineError";
   }
 }
@@ -131,7 +131,7 @@ export function withDeadline<T>(
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const err = new DatabaseDeadlineError(what, ms);
+      const err = new DatabaseDeadlineError(what, ms, onLate !== undefined);
       onLate?.(err);
       reject(err);
     }, ms);

@@ -120,11 +120,11 @@ it("hands off for one tenant in the settle's transaction", async () => {
     "handed",
   );
   expect(r.settled.map((s) => s.id)).toEqual([first.id]);
-  expect(r.claims[0].claimed).toHaveLength(1);
+  expect(r.claims[0]!.claimed).toHaveLength(1);
   expect(r.standby[0]).toHaveLength(1);
   const leases = await query<{ tenant_id: string | null }>(
     pg.db,
-    sql`SELECT tenant_id FROM leases WHERE token IN (${r.claims[0].claimed[0].leaseToken}, ${r.standby[0][0].leaseToken})`,
+    sql`SELECT tenant_id FROM leases WHERE token IN (${r.claims[0]!.claimed[0].leaseToken}, ${r.standby[0]![0].leaseToken})`,
   );
   expect(leases).toEqual([{ tenant_id: "handed" }, { tenant_id: "handed" }]);
   expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);

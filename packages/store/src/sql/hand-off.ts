@@ -1,29 +1,30 @@
-// Settle a batch and, in the same transaction and round trip, claim for the tenants it frees from
-// their in-flight cap. The cap counts running rows, so an at-cap tenant's next trigger can only be
-// claimed once the settle has committed; here the claim runs right after the settle's statement,
-// sees its decrement (same transaction) and everything other executors committed (a new snapshot per
-// statement), and takes the freed slots before anyone polls.
+// Settle a batch and, in the same round trip, claim for the tenants it frees from their in-flight cap.
+// The cap counts running rows, so an at-cap tenant's next trigger can only be claimed once the settle
+// has committed; here each claim is written right behind the settle, sees its decrement and everything
+// other executors committed, and takes the freed slots before anyone polls.
 //
-// Lock order: the settle locks the settled tenants' ledger rows (tenant_pools) in key order, and the
-// caller limits each claim here to tenants of this batch (`candidates`), so its charge locks no ledger
-// row the transaction does not hold already; everything else the claim locks it takes with SKIP
-// LOCKED. (A row fenced out of the settle — its lease was lost — leaves its tenant's row unlocked; if
-// that ever closes a cycle, Postgres aborts one side.) A failure rolls the whole transaction back and
-// the settle is retried (settler.ts).
-//
-// After the claims, standby claims (standby.ts) for tenants of the batch: their next triggers, held by
-// this executor for the moment one of their runs frees a slot, not counted against their cap.
-import { pipelineTx, type Db } from "../db.ts";
+// Lock order (docs/guarantees.md, "Lock order"): a transaction takes its ledger rows — tenant_pools,
+// then tenant_keys, each in key order — in one pass, after the trigger rows it waits for. The settle
+// and each claim are such a pass, but one after the other in one transaction they would not be: a
+// claim locks the keys its tenant has due, which the settle before it may not hold, and may sort
+// before those it does. Two such transactions, or one and a materializer pass, deadlocked. So the
+// settle, each claim and each standby claim (standby.ts) are a transaction of their own, written in
+// one round trip (pipelineTxs). A claim whose transaction fails is reported as failed, by its token,
+// for the in-doubt release (executor in-doubt.ts); a failed settle fails the call, and is retried.
+import { pipelineTxs, type Db } from "../db.ts";
 import { claimStatements, type ClaimedTrigger, type ClaimInput, type ClaimReport } from "./claim.ts";
 import { settleStatements, type Settled, type Settlement } from "./settle.ts";
 import { standbyStatement, type StandbyInput } from "./standby.ts";
 
 export interface HandOff {
   settled: Settled[];
-  /** Per claim input, in order, what it claimed (and which tenants another claim held). */
-  claims: ClaimReport[];
-  /** Per standby input, in order, what it claimed on standby. */
-  standby: ClaimedTrigger[][];
+  /** Per claim input, in order, what it claimed (and which tenants another claim held); null where
+   *  its transaction failed (it claimed nothing, or its answer was lost: release it by its token). */
+  claims: Array<ClaimReport | null>;
+  /** Per standby input, in order, what it claimed on standby; null where it failed. */
+  standby: Array<ClaimedTrigger[] | null>;
+  /** The errors of the claims that failed. */
+  failed: unknown[];
 }
 
 export async function settleAndClaim(
@@ -42,19 +43,23 @@ export async function settleAndClaim(
   }
   const parts = claims.map((c) => claimStatements(tenantId === undefined ? c : { ...c, tenantId }));
   const settled = settleStatements(items, tenantId);
-  const first = settled.statements;
   const stand = standby.map((s) => standbyStatement(tenantId === undefined ? s : { ...s, tenantId }));
-  const rows = await pipelineTx(db, [
-    ...first,
-    ...parts.flatMap((p) => p.statements),
-    ...stand.flatMap((s) => s.statements),
+  const [done, ...rest] = await pipelineTxs(db, [
+    settled.statements,
+    ...parts.map((p) => p.statements),
+    ...stand.map((s) => s.statements),
   ]);
-  // Each part's rows, in the order its statements were sent.
-  let at = first.length;
-  const take = (n: number) => rows.slice(at, (at += n));
+  if (done!.status === "rejected") throw done!.reason;
+  const failed: unknown[] = [];
+  const decoded = <T>(r: PromiseSettledResult<unknown[][]>, decode: (rows: unknown[][]) => T): T | null => {
+    if (r.status === "fulfilled") return decode(r.value);
+    failed.push(r.reason);
+    return null;
+  };
   return {
-    settled: settled.decode(rows.slice(0, first.length)),
-    claims: parts.map((p) => p.decode(take(p.statements.length))),
-    standby: stand.map((s) => s.decode(take(s.statements.length))),
+    settled: settled.decode(done!.value),
+    claims: parts.map((p, i) => decoded(rest[i]!, p.decode)),
+    standby: stand.map((s, i) => decoded(rest[parts.length + i]!, s.decode)),
+    failed,
   };
 }

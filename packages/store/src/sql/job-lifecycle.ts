@@ -188,13 +188,20 @@ export async function updateJob(db: Db, tenantId: string, jobId: string, patch: 
   });
 }
 
-export const cancelPendingSql = (tenantId: string, jobId: string, reason: string) => sql`
+/** The job's pending triggers, cancelled. One that another transaction holds this moment is left to it
+ *  (SKIP LOCKED): a claim taking it (it runs, as if claimed just before this change) or a settle ending
+ *  it. Waiting for it while this transaction holds the job's row is the other half of a settle's order,
+ *  trigger rows before job rows (docs/guarantees.md, "Lock order"). */
+export const cancelPendingSql = (tenantId: string, jobId: string, reason: string, extra = sql``) => sql`
     UPDATE triggers SET status = 'cancelled', reason = ${reason}, finished_at = now(), updated_at = now()
-     WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND status = 'pending'`;
+     WHERE tenant_id = ${tenantId} AND id IN (
+       SELECT p.id FROM triggers p
+        WHERE p.tenant_id = ${tenantId} AND p.job_id = ${jobId} AND p.status = 'pending' ${extra}
+          FOR UPDATE SKIP LOCKED)`;
 
 /** The job's scheduled fires not yet attempted, cancelled: the rows a schedule change replaces. */
 const notStartedFiresSql = (tenantId: string, jobId: string, reason: string) =>
-  sql`${cancelPendingSql(tenantId, jobId, reason)} AND kind = 'scheduled' AND attempt_count = 0`;
+  cancelPendingSql(tenantId, jobId, reason, sql`AND p.kind = 'scheduled' AND p.attempt_count = 0`);
 
 /** Cancel triggers with `cancel` (an UPDATE of the job's triggers) and move the job's next_fire_at back
  *  to the first cancelled fire that was not yet due: next_fire_at is already past the fires the

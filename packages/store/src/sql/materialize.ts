@@ -114,8 +114,9 @@ export async function materialize(
       );
       for (const n of notified) result.ready.push({ tenantId: n.tenantId, type: NOTIFICATION_POOL, dueAtMs: 0 });
     }
-    if (tenantId === undefined) await query(tx, writeStatement(rows, next, superseded));
-    else for (const statement of shardWrites(tenantId, rows, next, superseded)) await query(tx, statement);
+    const keys = keysOf(jobs);
+    if (tenantId === undefined) await query(tx, writeStatement(rows, next, superseded, keys));
+    else for (const statement of shardWrites(tenantId, rows, next, superseded, keys)) await query(tx, statement);
     return result;
   });
 }
@@ -152,11 +153,13 @@ function triggerRow(job: DueJob, at: Date, status: string, reason: string | null
 /** The fires and the jobs' next_fire_at in ONE prepared statement: a pass is two round trips (select,
  *  write) instead of three, and its plan is not rebuilt every pass. A data-modifying CTE always runs to
  *  completion, whether or not the outer UPDATE reads it. */
-function writeStatement(rows: object[], next: object[], superseded: object[]) {
+function writeStatement(rows: object[], next: object[], superseded: object[], keys: KeyRef[]) {
   return sql`
-      WITH stale AS (${staleUpdate(superseded)} RETURNING 1),
+      WITH klock AS MATERIALIZED (${lockKeys(keys)}),
+      stale AS (${staleUpdate(superseded)} RETURNING 1),
       input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(${FIRE_COLUMNS})
+         WHERE (SELECT count(*) FROM klock) >= 0
       ),
       decided AS (${decidedFires(sql`input i`)}),
       fired AS (
@@ -174,9 +177,15 @@ function writeStatement(rows: object[], next: object[], superseded: object[]) {
  *  its tenant_id is read from a colocated table (`tenants t` at the tenant). now() is read once in FROM:
  *  Citus refuses it in a CASE, and in an ON CONFLICT's SET (which takes the row's new updated_at). On the
  *  layout the (job, instant) index also holds the tenant. */
-export function shardWrites(tenantId: string, rows: object[], next: object[], superseded: object[]) {
+export function shardWrites(
+  tenantId: string,
+  rows: object[],
+  next: object[],
+  superseded: object[],
+  keys: KeyRef[] = [],
+) {
   return [
-    sql`${staleUpdate(superseded, tenantId)}`,
+    sql`WITH klock AS MATERIALIZED (${lockKeys(keys, tenantId)}) ${staleUpdate(superseded, tenantId)}`,
     sql`
       INSERT INTO triggers (${TRIGGER_COLUMNS})
       SELECT d.id, t.id, ${fireValues("d")}, CASE WHEN d.final_reason IS NULL THEN NULL ELSE d.now END, d.key
@@ -215,14 +224,44 @@ const REVIVE = sql`DO UPDATE
 const at = (alias: string, tenantId?: string) =>
   tenantId === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${tenantId}`;
 
+type KeyRef = { tenant_id: string; key: string };
+
+/** The fairness keys the pass's fires and skips count in or out (tenant_keys, by the queue's triggers). */
+function keysOf(jobs: DueJob[]): KeyRef[] {
+  const seen = new Map<string, KeyRef>();
+  for (const j of jobs)
+    if (j.key !== null) seen.set(`${j.tenantId}\u0000${j.key}`, { tenant_id: j.tenantId, key: j.key });
+  return [...seen.values()];
+}
+
+/** Lock order (docs/guarantees.md): the write's key rows, locked in key order before any trigger row is
+ *  written. The queue's triggers then update them at the statement's end — the skipped fires' keys one
+ *  by one as their rows were updated, the new fires' in key order — without waiting: a claim or settle
+ *  that holds one of them waits here instead, before this pass holds any other. Only existing rows: a
+ *  key's first row is inserted by its first fire. A statement reads "klock" before it writes. */
+const lockKeys = (keys: KeyRef[], tenantId?: string) => sql`
+        SELECT 1 FROM tenant_keys k
+          JOIN jsonb_to_recordset(${JSON.stringify(keys)}::jsonb) AS x(tenant_id text, key text)
+            ON k.tenant_id = x.tenant_id AND k.key = x.key
+         WHERE true ${at("k", tenantId)}
+         ORDER BY k.tenant_id, k.key
+           FOR UPDATE OF k`;
+
 /** After a misfire, the fires written ahead before the outage (pending, never attempted, now overdue) are
  *  decided by this plan too: skipped with the misfire reason, so fire_once runs one catch-up and skip
- *  runs none, not also whatever the last pass had written ahead. */
+ *  runs none, not also whatever the last pass had written ahead. A fire another transaction holds (a
+ *  claim taking it this moment) is left to it (SKIP LOCKED): this pass holds its key rows, and waiting
+ *  for a trigger row while holding them is what a deadlock is made of. */
 const staleUpdate = (superseded: object[], tenantId?: string) => sql`
-        UPDATE triggers t SET status = 'skipped', reason = s.reason, finished_at = now(), updated_at = now()
-          FROM jsonb_to_recordset(${JSON.stringify(superseded)}::jsonb) AS s(job_id text, before timestamptz, reason text)
-         WHERE t.job_id = s.job_id AND t.status = 'pending' AND t.kind = 'scheduled' AND t.attempt_count = 0
-           AND t.scheduled_for <= s.before ${at("t", tenantId)}`;
+        UPDATE triggers t SET status = 'skipped', reason = x.reason, finished_at = now(), updated_at = now()
+          FROM (SELECT t0.id, s.reason FROM triggers t0
+                  JOIN jsonb_to_recordset(${JSON.stringify(superseded)}::jsonb) AS s(job_id text, before timestamptz, reason text)
+                    ON t0.job_id = s.job_id
+                 WHERE t0.status = 'pending' AND t0.kind = 'scheduled' AND t0.attempt_count = 0
+                   AND t0.scheduled_for <= s.before AND (SELECT count(*) FROM klock) >= 0 ${at("t0", tenantId)}
+                 ORDER BY t0.id
+                   FOR UPDATE OF t0 SKIP LOCKED) x
+         WHERE t.id = x.id ${at("t", tenantId)}`;
 
 /** Overlap at fire time: skip while one is running or waiting; buffer_one lets one wait. */
 const decidedFires = (input: ReturnType<typeof sql>, tenantId?: string) => sql`

@@ -102,7 +102,7 @@ function fanOut(events: SQL, fold = true, tenantId?: string): SQL {
 
 /** What a settle reported, for the notifications it makes: dead letters, 410 pauses, and successes of
  *  jobs that were failing (ClaimedTrigger.failing). */
-function coldItems(items: SettledItem[]) {
+export function coldItems(items: SettledItem[]) {
   return items
     .filter((i) => i.status === "dead" || i.pauseJob || (i.recover && i.status === "succeeded"))
     .map((i) => [i.id, i.attempt, i.status, i.pauseJob || null, i.outcome, i.httpStatus ?? null, i.error ?? null]);
@@ -172,10 +172,14 @@ function notifyStatement(cold: unknown[][], tenantId?: string): SQL {
                 p.ok AND p.before > 0 AS recovered, p.before, p.ok_trigger, p.now
     ),
     cancelled AS (
-      -- Paused for its failures: its pending triggers are cancelled as a pause by its owner would.
+      -- Paused for its failures: its pending triggers are cancelled as a pause by its owner would. One a
+      -- claim holds this moment is left to it (SKIP LOCKED): this transaction holds ledger rows the
+      -- claim may wait for (lock order, docs/guarantees.md).
       UPDATE triggers SET status = 'cancelled', reason = 'paused', finished_at = now(), updated_at = now()
-       WHERE job_id IN (SELECT id FROM jobup WHERE paused AND pause_reason = 'consecutive_failures')
-         AND status = 'pending' ${at("triggers")}
+       WHERE id IN (SELECT p.id FROM triggers p
+                     WHERE p.job_id IN (SELECT id FROM jobup WHERE paused AND pause_reason = 'consecutive_failures')
+                       AND p.status = 'pending' ${at("p")}
+                       FOR UPDATE SKIP LOCKED) ${at("triggers")}
     ),
     ${fanOut(
       sql`

@@ -69,12 +69,13 @@ export function releaseStatement(leases: Array<{ id: string; leaseToken: string 
       UPDATE tenant_pools tp SET running = tp.running - l.n
         FROM locked l WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type ${at("tp")}
     ),
-    -- And their keys' running counts (tenant_keys), in key order.
+    -- And their keys' running counts (tenant_keys), in key order, after every tenant_pools row
+    -- (count(*) reads all of "locked"; EXISTS would stop at its first).
     klocked AS MATERIALIZED (
       SELECT k.tenant_id, k.key, g.n FROM tenant_keys k
         JOIN (SELECT tenant_id, key, count(*)::int AS n FROM released WHERE NOT standby AND key IS NOT NULL GROUP BY 1, 2) g
           ON g.tenant_id = k.tenant_id AND g.key = k.key
-       WHERE EXISTS (SELECT 1 FROM locked) ${at("k")}
+       WHERE (SELECT count(*) FROM locked) >= 0 ${at("k")}
        ORDER BY k.tenant_id, k.key
          FOR UPDATE OF k
     ),

@@ -9,7 +9,7 @@ import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/cor
 import { pipelineTx, query, type Db } from "../db.ts";
 import { boundedWeight } from "./columns.ts";
 import { decayedWork } from "./keys.ts";
-import { decodeNotified, notifyStatements } from "./notification-fanout.ts";
+import { coldItems, decodeNotified, notifyStatements } from "./notification-fanout.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { atTenant } from "./tenant-scope.ts";
 
@@ -90,7 +90,10 @@ export async function settle(db: Db, items: Settlement[], tenantId?: string): Pr
  *  and the attempt records follow it as statements of their own (attemptStatements). */
 export function settleStatements(items: Settlement[], tenantId?: string) {
   const split = tenantId !== undefined;
-  const first = [settleSql(items, tenantId, split), ...(split ? attemptStatements(items, tenantId) : [])];
+  // The jobs the notifications will update (a failure streak, a 410 pause, a recovery): locked by the
+  // settle itself, before its ledger rows (lock order, docs/guarantees.md).
+  const cold = coldItems(items).map((c) => c[0] as string);
+  const first = [settleSql(items, tenantId, split, cold), ...(split ? attemptStatements(items, tenantId) : [])];
   const notify = notifyStatements(items, tenantId) ?? [];
   return {
     statements: [...first, ...notify],
@@ -195,7 +198,7 @@ function attemptStatements(items: Settlement[], tenantId: string) {
 
 /** With `split`, the attempt records are left to attemptStatements() and the input is read in place
  *  (no CTE of its own): the statement is single-shard on a Citus cluster. */
-function settleSql(items: Settlement[], tenantId: string | undefined, split: boolean) {
+function settleSql(items: Settlement[], tenantId: string | undefined, split: boolean, cold: string[]) {
   const at = atTenant(tenantId);
   const inputRows = inputOf(items);
   const successors = JSON.stringify(
@@ -277,6 +280,16 @@ function settleSql(items: Settlement[], tenantId: string | undefined, split: boo
       RETURNING t.tenant_id, t.type
     ),
 ${split ? sql`` : recorded}
+    ${
+      cold.length === 0
+        ? sql``
+        : sql`jlock AS MATERIALIZED (
+      SELECT j.id FROM jobs j
+       WHERE j.id IN (SELECT d.job_id FROM done d WHERE d.id IN (SELECT jsonb_array_elements_text(${JSON.stringify(cold)}::jsonb))) ${at("j")}
+       ORDER BY j.id
+         FOR NO KEY UPDATE OF j
+    ),`
+    }
     job_end AS (
       -- A one-time job ends when its scheduled trigger ends: completed when it succeeded, failed when
       -- it ended dead or unknown (at-most-once, lost in flight: not a success either); 410 Gone pauses
@@ -289,7 +302,8 @@ ${split ? sql`` : recorded}
                      bool_or(d.kind = 'scheduled' AND d.status IN ('dead', 'unknown')) AS failed FROM done d
                WHERE d.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead', 'unknown'))
                GROUP BY d.job_id) e
-       WHERE j.id = e.job_id AND j.status = 'active' AND (e.pause_job OR j.cron IS NULL) ${at("j")}
+       WHERE j.id = e.job_id AND j.status = 'active' AND (e.pause_job OR j.cron IS NULL)
+         ${cold.length === 0 ? sql`` : sql`AND (SELECT count(*) FROM jlock) >= 0`} ${at("j")}
       RETURNING j.tenant_id, j.status
     ),
     uncount AS (
@@ -298,6 +312,7 @@ ${split ? sql`` : recorded}
         FROM (SELECT tenant_id, count(*)::int AS n FROM job_end WHERE status IN ('completed', 'failed')
                GROUP BY tenant_id) x
        WHERE c.tenant_id = x.tenant_id ${at("c")}
+      RETURNING 1
     ),
     -- Worker time: correct each tenant's virtual time by what it really used (the claim charged an
     -- estimate) and move the estimate towards reality (EWMA). 1 ms floor: no-op work still costs a slot.
@@ -311,13 +326,14 @@ ${split ? sql`` : recorded}
         SELECT m.tenant_id, m.type, 0, 0, -count(*) FROM moved m GROUP BY m.tenant_id, m.type) x
        GROUP BY tenant_id, type
     ),
-    -- Lock order (no deadlocks): tenant_pools rows in key order, as the claim does. The rows are locked
-    -- with what each is charged, so the update below joins nothing else per row (joining "used" and
+    -- Lock order (no deadlocks; docs/guarantees.md): the trigger rows, the jobs ("jlock", then the ones
+    -- they end), the tenants' counters ("uncount", read in full first), then tenant_pools rows in key
+    -- order, as the claim does. The rows are locked with what each is charged, so the update below joins nothing else per row (joining "used" and
     -- "locked" again plans as a nested loop over both, quadratic in the batch's tenants).
     locked AS MATERIALIZED (
       SELECT tp.tenant_id, tp.type, u.n, u.total_ms, u.uncount FROM tenant_pools tp
         JOIN used u ON u.tenant_id = tp.tenant_id AND u.type = tp.type
-       WHERE true ${at("tp")}
+       WHERE (SELECT count(*) FROM uncount) >= 0 ${at("tp")}
        ORDER BY tp.tenant_id, tp.type
          FOR UPDATE OF tp
     ),
@@ -335,7 +351,9 @@ ${split ? sql`` : recorded}
     -- correction by real worker time over its weight (the claim charged its tenant's estimate in the
     -- pool, read here as this statement found it), its running count, and its recent worker time
     -- (sql/keys.ts). The correction goes to vcorr, not the indexed vtime (schema.ts, tenantKeys): the
-    -- update is HOT. Locked in key order, after tenant_pools (lock order as above).
+    -- update is HOT. Locked in key order, after every tenant_pools row (lock order as above): count(*)
+    -- reads all of "locked" first, where EXISTS would stop at its first row and lock the keys between
+    -- two tenant_pools rows — a cycle with a claim, which locks them all first.
     kused AS (
       SELECT x.tenant_id, x.key, sum(x.total_ms) AS total_ms, sum(x.charged) AS charged, sum(x.uncount)::int AS uncount
         FROM (SELECT d.tenant_id, d.key, sum(greatest(1, d.duration_ms)) AS total_ms,
@@ -351,7 +369,7 @@ ${split ? sql`` : recorded}
         FROM tenant_keys k
         JOIN kused u ON u.tenant_id = k.tenant_id AND u.key = k.key
         JOIN tenants t ON t.id = k.tenant_id ${at("t", "id")}
-       WHERE EXISTS (SELECT 1 FROM locked) ${at("k")}
+       WHERE (SELECT count(*) FROM locked) >= 0 ${at("k")}
        ORDER BY k.tenant_id, k.key
          FOR UPDATE OF k
     ),
