@@ -107,7 +107,7 @@ jobPages.get("/jobs", async (c) => {
                   j.status === "active"
                     ? j.cron
                       ? (upcomingFires(j.cron, j.timezone, now, 1, offsetOf(j))[0] ?? null)
-                      : j.nextFireAt
+                      : (j.nextFireAt ?? j.runAt)
                     : null;
                 return (
                   <tr>
