@@ -36,7 +36,7 @@ describe("dashboard: failures at a glance, replay all, portal branding", () => {
     await expect(row.locator(".chip.s-dead_lettered").textContent()).resolves.toBe("dead lettered");
     await expect(row.textContent()).resolves.toContain("1 dead fire in a row");
     await page.getByLabel("Failing only").check();
-    await Promise.all([page.waitForURL(/failing=1/), page.getByRole("button", { name: "Filter" }).click()]);
+    await Promise.all([page.waitForURL(/failing=true/), page.getByRole("button", { name: "Filter" }).click()]);
     const text = await page.locator("main table").textContent();
     expect(text).toContain("refused-once");
     expect(text).not.toContain("healthy");

@@ -41,7 +41,7 @@ jobPages.get("/jobs", async (c) => {
   const keep = new URLSearchParams({
     ...(q.q ? { q: q.q } : {}),
     ...(q.status ? { status: q.status } : {}),
-    ...(q.failing ? { failing: "1" } : {}),
+    ...(q.failing ? { failing: "true" } : {}),
   });
   const next =
     rows.length > PAGE_SIZE
@@ -78,7 +78,7 @@ jobPages.get("/jobs", async (c) => {
           </select>
         </div>
         <div class="check">
-          <input id="failing" name="failing" type="checkbox" value="1" checked={q.failing} />
+          <input id="failing" name="failing" type="checkbox" value="true" checked={q.failing} />
           <label for="failing">Failing only</label>
         </div>
         <div>
