@@ -119,6 +119,19 @@ describe("dashboard: failures at a glance, replay all, portal branding", () => {
     expect(d.server.output()).toContain(`API docs:  ${d.server.url}/docs`);
   });
 
+  it("/docs renders the API's description with its code as code, no raw backticks", async () => {
+    await d.page.goto(`${d.server.url}/docs`);
+    await d.page.locator("#desc code").first().waitFor();
+    const desc = d.page.locator("#desc");
+    expect(await desc.textContent()).not.toContain("`");
+    expect(await desc.locator("code").first().textContent()).toContain('"error"');
+    await d.page.locator("details.op").first().waitFor();
+    expect(await d.page.locator("details.op summary").allTextContents()).not.toContainEqual(
+      expect.stringContaining("`"),
+    );
+    await shot(d.page, "api-docs", false);
+  });
+
   it("after a SIGTERM drain, the server's last line says it stopped", async () => {
     // With the dashboard still open in the browser, its kept-alive connections do not hold the drain.
     await d.page.goto(`${d.server.url}/dashboard/admin/t/acme/jobs`);
