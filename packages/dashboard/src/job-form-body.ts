@@ -244,6 +244,11 @@ export function bodyOfValues(v: JobFormValues, kept: Record<string, string> = {}
     body.debounce = d;
   } else if (v.kind === "once" && (v.debouncePeriodMs.trim() || v.debounceMaxWaitMs.trim())) {
     throw new FormRefusal("debounceKey", "debounce.key: give the debounce key the creates fold by, e.g. account-42");
+  } else if (v.kind === "cron" && (v.debounceKey.trim() || v.debouncePeriodMs.trim())) {
+    throw new FormRefusal(
+      "debounceKey",
+      "debounce: only goes with a one-time job; choose Once, or clear the debounce fields",
+    );
   }
   return body;
 }

@@ -89,8 +89,10 @@ describe("job form body", () => {
       form({ kind: "once", debounceKey: "account-42", debouncePeriodMs: "30000", debounceMaxWaitMs: "300000" }),
     );
     expect(once.debounce).toEqual({ key: "account-42", periodMs: 30000, maxWaitMs: 300000 });
-    // A debounce is a one-time job's: a cron form ignores the fields.
-    expect(bodyOfValues(form({ debounceKey: "x", debouncePeriodMs: "1000" }))).not.toHaveProperty("debounce");
+    // A debounce is a one-time job's: on a cron form it is refused at its field.
+    expect(() => bodyOfValues(form({ debounceKey: "x", debouncePeriodMs: "1000" }))).toThrow(
+      /only goes with a one-time job/,
+    );
     expect(() => bodyOfValues(form({ kind: "once", debouncePeriodMs: "1000" }))).toThrow(/debounce.key/);
   });
 
