@@ -178,7 +178,12 @@ const jobCases: Row[] = [
     "validation_error",
     ["retry.maxAttempts: must be a number of attempts"],
   ],
-  ["not JSON", "{name:", "invalid_json", ["not valid JSON"]],
+  [
+    "not JSON",
+    "{name:",
+    "invalid_json",
+    ["not valid JSON (", "send a JSON object with content-type: application/json"],
+  ],
 ];
 
 describe("POST /v1/jobs: input → code and message", () => {
@@ -248,5 +253,56 @@ describe("admin and query inputs", () => {
     expect(r.status).toBe(400);
     expect(r.json.error.message).toContain('unknown field "state"');
     expect(r.json.error.message).toContain("status");
+  });
+});
+
+describe("what to send instead", () => {
+  it("a dead-letter replay without jobId names the field and its shape", async () => {
+    const r = await h.call(key, "POST", "/v1/dead-letters/replay", {});
+    expect([r.status, r.json.error.code]).toEqual([400, "validation_error"]);
+    expect(r.json.error.message).toBe(
+      'jobId: required: the id of the job whose dead letters to replay, e.g. {"jobId": "job_…"}',
+    );
+  });
+
+  it("a portal link's ttlSeconds names its unit and range", async () => {
+    const r = await h.call(ADMIN, "POST", "/v1/admin/tenants/acme/portal-link", { ttlSeconds: 5 });
+    expect([r.status, r.json.error.code]).toEqual([400, "validation_error"]);
+    expect(r.json.error.message).toBe("ttlSeconds: must be at least 30 (a number of seconds, 30-86400; default 900)");
+    const big = await h.call(ADMIN, "POST", "/v1/admin/tenants/acme/portal-link", { ttlSeconds: 90_000 });
+    expect(big.json.error.message).toContain("must be at most 86400 (a number of seconds");
+  });
+
+  it("a form-encoded body is told to send JSON with its content type", async () => {
+    const res = await fetch(`${h.url}/v1/jobs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/x-www-form-urlencoded" },
+      body: "name=j&schedule=0",
+    });
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect([res.status, body.error.code]).toEqual([400, "invalid_json"]);
+    expect(body.error.message).toBe(
+      "the request body was sent as application/x-www-form-urlencoded and is not JSON: send a JSON object with content-type: application/json",
+    );
+  });
+
+  it("a JSON body sent as a form (curl -d without -H) is still read", async () => {
+    const res = await fetch(`${h.url}/v1/jobs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/x-www-form-urlencoded" },
+      body: JSON.stringify(job({ name: "sent-as-form" })),
+    });
+    expect(res.status).toBe(201);
+    await h.call(key, "DELETE", `/v1/jobs/${((await res.json()) as { id: string }).id}`);
+  });
+
+  it("max_jobs_exceeded names the quota and who can raise it", async () => {
+    const small = await h.tenant("small", { maxJobs: 1 });
+    expect((await h.call(small, "POST", "/v1/jobs", job({ name: "one" }))).status).toBe(201);
+    const r = await h.call(small, "POST", "/v1/jobs", job({ name: "two" }));
+    expect([r.status, r.json.error.code]).toEqual([409, "max_jobs_exceeded"]);
+    expect(r.json.error.message).toContain("maxJobs quota of 1 live jobs");
+    expect(r.json.error.message).toContain("DELETE /v1/jobs/:id");
+    expect(r.json.error.message).toContain("ask the operator to raise maxJobs (PATCH /v1/admin/tenants/:id)");
   });
 });

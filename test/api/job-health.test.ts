@@ -129,6 +129,14 @@ describe("job lists show failure", () => {
     expect(race.map((r) => r.json.replayed as number).sort()).toEqual([0, 0, 1]);
     expect(await live()).toBe(liveBefore + 1);
     expect((await h.call(key, "GET", `/v1/jobs/${rejected}`)).json.status).not.toBe("failed");
+    // The replay is refused again (HTTP 400): the same fire dead twice is still one dead fire in a row.
+    const again = await until(
+      () => h.call(key, "GET", `/v1/jobs/${rejected}`),
+      (r) => r.json.status === "failed",
+      30_000,
+      "the replayed one-time job dead again",
+    );
+    expect(again.json).toMatchObject({ failureStreak: 1, lastRun: { outcome: "dead_lettered" } });
   });
 
   it("refuses a missing job id (400) and a job the tenant does not have (404)", async () => {

@@ -4,7 +4,8 @@
 import axe from "axe-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { TIME_FORMAT } from "../../packages/dashboard/src/format.ts";
+import { TimeSeriesChart } from "../../packages/dashboard/src/activity-charts.tsx";
+import { fmtMs, TIME_FORMAT } from "../../packages/dashboard/src/format.ts";
 import { until } from "../support/until.ts";
 import { shot, useDashboard, type Dashboard } from "./support.ts";
 
@@ -85,6 +86,16 @@ describe("dashboard activity page and accessibility", () => {
       expect(ticks[0]).toBe("0");
       expect(ticks.length).toBeGreaterThanOrEqual(2);
       await expect(page.locator("#deliveries-t + svg").textContent()).resolves.toContain("Time (UTC)");
+      // No tick label overlaps its axis's title (the worker-time chart's "1.5 min" labels are long).
+      const overlaps = await page.evaluate(() =>
+        Array.from(document.querySelectorAll("figure.chart svg")).flatMap((svg) => {
+          const title = svg.querySelector("text[transform]")!.getBoundingClientRect();
+          return Array.from(svg.querySelectorAll("text[text-anchor=end]"))
+            .filter((t) => t.getBoundingClientRect().left < title.right)
+            .map((t) => `${svg.parentElement!.querySelector("h3")!.textContent}: "${t.textContent}"`);
+        }),
+      );
+      expect(overlaps).toEqual([]);
       const acme = page.locator("tr", { hasText: "acme" });
       // keyed-ok's delivery and keyed-dead's failed one, which is a dead letter.
       await expect(acme.locator("td[data-label=Deliveries]").textContent()).resolves.toBe("2");
@@ -104,6 +115,34 @@ describe("dashboard activity page and accessibility", () => {
     await expect(page.locator("p.sub").first().textContent()).resolves.toContain("tenant acme, key customer-2");
     await expect(page.locator(".table-wrap tbody tr").count()).resolves.toBe(1);
     await shot(page, "admin-activity-key");
+  });
+
+  it("keeps long tick labels (minutes of worker time) clear of the axis title", async () => {
+    const chart = TimeSeriesChart({
+      id: "worker",
+      title: "Worker time",
+      yTitle: "Attempt time per 2 h",
+      times: [0, 7_200_000, 14_400_000],
+      series: [{ label: "Worker time", values: [95_000, 1_450_000, 400_000] }],
+      kind: "stacked",
+      format: fmtMs,
+      timeLabel: () => "00:00",
+      xTitle: "Time (UTC)",
+      caption: "Sum of attempt durations.",
+    });
+    const page = await d.browser.context.newPage();
+    await page.setContent(`<!doctype html><body style="width:640px">${await chart!.toString()}</body>`);
+    const found = await page.evaluate(() => {
+      const title = document.querySelector("svg text[transform]")!.getBoundingClientRect();
+      const ticks = Array.from(document.querySelectorAll("svg text[text-anchor=end]"));
+      return {
+        labels: ticks.map((t) => t.textContent),
+        clash: ticks.filter((t) => t.getBoundingClientRect().left < title.right).map((t) => t.textContent),
+      };
+    });
+    await page.close();
+    expect(found.labels).toContain("25 min 0 s");
+    expect(found.clash).toEqual([]);
   });
 
   it("shows instants in the viewer's zone with the exact instant on hover", async () => {

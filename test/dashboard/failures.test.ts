@@ -36,7 +36,7 @@ describe("dashboard: failures at a glance, replay all, portal branding", () => {
     await expect(row.locator(".chip.s-dead_lettered").textContent()).resolves.toBe("dead lettered");
     await expect(row.textContent()).resolves.toContain("1 dead fire in a row");
     await page.getByLabel("Failing only").check();
-    await Promise.all([page.waitForURL(/failing=1/), page.getByRole("button", { name: "Filter" }).click()]);
+    await Promise.all([page.waitForURL(/failing=true/), page.getByRole("button", { name: "Filter" }).click()]);
     const text = await page.locator("main table").textContent();
     expect(text).toContain("refused-once");
     expect(text).not.toContain("healthy");
@@ -117,6 +117,19 @@ describe("dashboard: failures at a glance, replay all, portal branding", () => {
     await expect(d.page.locator("link[rel=icon]").getAttribute("href")).resolves.toBe("/dashboard/assets/favicon.svg");
     expect(d.server.output()).toContain(`Dashboard: ${d.server.url}/dashboard`);
     expect(d.server.output()).toContain(`API docs:  ${d.server.url}/docs`);
+  });
+
+  it("/docs renders the API's description with its code as code, no raw backticks", async () => {
+    await d.page.goto(`${d.server.url}/docs`);
+    await d.page.locator("#desc code").first().waitFor();
+    const desc = d.page.locator("#desc");
+    expect(await desc.textContent()).not.toContain("`");
+    expect(await desc.locator("code").first().textContent()).toContain('"error"');
+    await d.page.locator("details.op").first().waitFor();
+    expect(await d.page.locator("details.op summary").allTextContents()).not.toContainEqual(
+      expect.stringContaining("`"),
+    );
+    await shot(d.page, "api-docs", false);
   });
 
   it("after a SIGTERM drain, the server's last line says it stopped", async () => {

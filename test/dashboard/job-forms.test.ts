@@ -79,6 +79,13 @@ describe("dashboard job forms: create, edit, cancel", () => {
     await page.goto(`${base}/jobs/new`);
     await page.getByLabel("Name", { exact: true }).fill("form-bad");
     await page.getByLabel("Cron expression").fill("61 * * * *");
+    // The live preview gives the reason a submit would, before any submit.
+    await until(
+      () => page.locator("#schedule-preview").textContent(),
+      (t) => (t ?? "").includes("Not a schedule yet: minute value 61 is out of range 0-59."),
+      10_000,
+      "the preview's reason",
+    );
     await page.getByLabel("URL").fill(`${d.receiver.url}/ok`);
     await page.getByRole("button", { name: "Create job" }).click();
     const shown = await page.locator("#cron-error").textContent();
@@ -166,6 +173,114 @@ describe("dashboard job forms: create, edit, cancel", () => {
     });
     const got = await d.receiver.waitFor((ds) => ds.some((x) => x.path === "/status/204"));
     expect(got.find((x) => x.path === "/status/204")!.headers.authorization).toBe("Bearer sk_literal_canary");
+  });
+
+  it("sets spread, overlap, misfire and onBusy from the form; the job page shows them with key and payload; edits them back", async () => {
+    const { page } = d;
+    await page.goto(`${base}/jobs/new`);
+    await page.getByLabel("Name", { exact: true }).fill("form-policies");
+    await page.getByLabel("Cron expression").fill("* * * * *");
+    await page.getByLabel("Spread (cron)").fill("PT30S");
+    await page.getByLabel("Overlap (cron)").selectOption("skip");
+    await page.getByLabel("Misfire (cron)").selectOption("fire_all");
+    await page.getByLabel("URL").fill(`${d.receiver.url}/ok/policies`);
+    await page.getByLabel("Payload (JSON)").fill('{"account":"a-7"}');
+    await page.getByLabel("Fairness key").fill("acct-7");
+    await page.getByLabel("While the key is busy (onBusy)").selectOption("cancel_running");
+    expect(await unlabelledControls(page)).toEqual([]);
+    await shot(page, "job-form-policies");
+    await Promise.all([page.waitForURL(/\/jobs\/job_/), page.getByRole("button", { name: "Create job" }).click()]);
+    const job = (await jobNamed("form-policies"))!;
+    expect(job).toMatchObject({
+      key: "acct-7",
+      payload: { account: "a-7" },
+      overlap: "skip",
+      misfire: "fire_all",
+      onBusy: "cancel_running",
+      schedule: { cron: "* * * * *", spread: "PT30S" },
+    });
+    // The job's page: what the API says, in words.
+    const facts = await page.locator("#sched-h + dl").textContent();
+    for (const text of ["acct-7", '"account": "a-7"', "cancel_running", "PT30S", "skip / fire_all"])
+      expect(facts).toContain(text);
+    await shot(page, "tenant-job-policies");
+
+    // Edit: back to the defaults, no spread.
+    await page.goto(`${base}/jobs/${job.id}/edit`);
+    await expect(page.getByLabel("Spread (cron)").inputValue()).resolves.toBe("PT30S");
+    await expect(page.getByLabel("While the key is busy (onBusy)").inputValue()).resolves.toBe("cancel_running");
+    await page.getByLabel("Spread (cron)").fill("");
+    await page.getByLabel("Overlap (cron)").selectOption("allow");
+    await page.getByLabel("While the key is busy (onBusy)").selectOption("queue");
+    await Promise.all([page.waitForURL(/done=edited/), page.getByRole("button", { name: "Save job" }).click()]);
+    const edited = await d.acme.jobs.get(job.id);
+    expect(edited).toMatchObject({ overlap: "allow", misfire: "fire_all", onBusy: "queue" });
+    expect(edited.schedule).not.toHaveProperty("spread");
+
+    // onBusy other than queue without a key: the API's refusal at the field, nothing saved.
+    await page.goto(`${base}/jobs/${job.id}/edit`);
+    await page.getByLabel("Fairness key").fill("");
+    await page.getByLabel("While the key is busy (onBusy)").selectOption("skip");
+    await page.getByRole("button", { name: "Save job" }).click();
+    await expect(page.locator("#onBusy-error").textContent()).resolves.toContain("this job has no key");
+    expect((await d.acme.jobs.get(job.id)).key).toBe("acct-7");
+  });
+
+  it("backfills a cron job from its page, and shows the API's refusal of a range in the future", async () => {
+    const { page } = d;
+    const job = await d.acme.jobs.create({
+      name: "form-backfill",
+      schedule: { cron: "* * * * *" },
+      target: { url: `${d.receiver.url}/ok/backfill` },
+    });
+    const minute = 60_000;
+    const to = new Date(Math.floor(Date.now() / minute) * minute);
+    const from = new Date(to.getTime() - 3 * minute);
+    await page.goto(`${base}/jobs/${job.id}`);
+    const form = page.getByRole("form", { name: "Backfill" });
+    await form.getByLabel("From (inclusive)").fill(from.toISOString());
+    await form.getByLabel("To (exclusive)").fill(new Date(Date.now() + 3_600_000).toISOString());
+    await form.getByRole("button", { name: "Start backfill" }).click();
+    const api = await refusal(
+      d.acme.jobs.backfill(job.id, { from: from.toISOString(), to: new Date(Date.now() + 3_600_000).toISOString() }),
+    );
+    // The API's words (its message names the instant it checked against: read apart).
+    const now = (m: string | null) => (m ?? "").replace(/\(now is [^)]*\)/, "(now is …)");
+    expect(now(await page.locator("#backfill-error").textContent())).toBe(now(api.message));
+    expect((await d.acme.jobs.backfills(job.id)).data).toEqual([]);
+
+    await form.getByLabel("To (exclusive)").fill(to.toISOString());
+    await Promise.all([
+      page.waitForURL(/done=backfill_started/),
+      form.getByRole("button", { name: "Start backfill" }).click(),
+    ]);
+    const [b] = (await d.acme.jobs.backfills(job.id)).data;
+    expect(b).toMatchObject({ fires: 3, skipped: 0 });
+    await until(
+      () => d.acme.backfills.get(b!.id),
+      (x) => x.counts.succeeded === 3,
+      30_000,
+      "the backfill delivered",
+    );
+    await page.reload();
+    await expect(page.locator("td[data-label=Triggers]").first().textContent()).resolves.toBe("3 succeeded");
+    await shot(page, "job-backfill");
+  });
+
+  it("creates a debounced one-time job from the form", async () => {
+    const { page } = d;
+    await page.goto(`${base}/jobs/new`);
+    await page.getByLabel("Name", { exact: true }).fill("form-debounced");
+    await page.getByRole("radio", { name: "Once" }).check();
+    await page.getByLabel("Run once at").fill(new Date(Date.now() + 3_600_000).toISOString());
+    await page.getByLabel("URL").fill(`${d.receiver.url}/ok/debounced`);
+    await page.getByLabel("Debounce key (once)").fill("account-42");
+    await page.getByLabel("Quiet period (ms)").fill("30000");
+    await page.getByLabel("Longest wait (ms)").fill("300000");
+    await Promise.all([page.waitForURL(/\/jobs\/job_/), page.getByRole("button", { name: "Create job" }).click()]);
+    const job = (await jobNamed("form-debounced"))!;
+    expect(job.debounce).toEqual({ key: "account-42", periodMs: 30000, maxWaitMs: 300000, folded: 0 });
+    await expect(page.locator("#debounce-h + dl").textContent()).resolves.toContain("account-42");
   });
 
   it("cancels a job from its page", async () => {

@@ -16,6 +16,8 @@ describe("dashboard in a real browser: fairness keys", () => {
   it("shows the top keys with running, due and policy; edits a key and the defaults through the API's checks", async () => {
     const { acme, globex, receiver, server, page } = d;
     await acme.keys.put("customer-1", { maxInFlight: 1, weight: 2 });
+    // A policy set before the key has any work: shown, so it can be seen and reset.
+    await acme.keys.put("not-yet-busy", { maxInFlight: 3 });
     // The page lists keys by recent worker time: each key has one settled run first.
     const warm = await Promise.all(
       ["customer-1", "customer-2"].map((key) =>
@@ -75,6 +77,7 @@ describe("dashboard in a real browser: fairness keys", () => {
       );
     expect(await cells("customer-1")).toMatchObject({ Running: "1", Due: "2", Cap: "1", Weight: "2", Policy: "own" });
     expect(await cells("customer-2")).toMatchObject({ Running: "2", Due: "0", Cap: "none", Policy: "defaults" });
+    expect(await cells("not-yet-busy")).toMatchObject({ Running: "0", Due: "0", Cap: "3", Policy: "own" });
     expect(await page.locator("main").textContent()).not.toContain("globex-secret-customer");
     expect(await unlabelledControls(page)).toEqual([]);
     await shot(page, "tenant-keys");

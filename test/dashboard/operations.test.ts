@@ -2,6 +2,7 @@
 // playwright-core) against the real server process on real Postgres: pools (paused from the keyboard),
 // executors, what an attempt sent and got back, secrets, phone widths, and notification channels.
 import { hostname } from "node:os";
+import postgres from "postgres";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openBrowser } from "../support/browser.ts";
 import { until } from "../support/until.ts";
@@ -53,6 +54,24 @@ describe("dashboard in a real browser: operations and notifications", () => {
     for (const text of ["In-flight cap", "2.5", "History kept30 days", "Dead letters kept90 days", "Running0 of 7"])
       expect(usage).toContain(text);
     await shot(page, "tenant-usage");
+  });
+
+  it('shows a handler pool whose workers stopped as "no worker", one served lately as active', async () => {
+    // Two handler pools as their workers leave them: one stamped now, one last stamped a minute ago
+    // (a worker stops stamping when it stops; after 30 s without a stamp no worker serves the pool).
+    const sql = postgres(dashboard.db.url, { max: 1, onnotice: () => {} });
+    try {
+      await sql`INSERT INTO pools (type, handler_seen_at) VALUES
+                  ('email.send', now() - interval '1 minute'), ('sms.send', now())`;
+    } finally {
+      await sql.end();
+    }
+    await page.goto(`${server.url}/dashboard/admin/pools`);
+    const state = (type: string) => page.locator("tr", { hasText: type }).locator("td[data-label=State]").textContent();
+    await expect(state("email.send")).resolves.toBe("no worker");
+    await expect(state("sms.send")).resolves.toBe("active");
+    await expect(state("webhook")).resolves.toBe("active");
+    await shot(page, "admin-pools-no-worker");
   });
 
   it("pauses a pool from the dashboard (by keyboard): its due work waits, and runs once resumed", async () => {

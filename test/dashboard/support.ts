@@ -14,10 +14,10 @@ import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
 const shots = process.env.FAIRWAY_SCREENSHOTS;
-export async function shot(page: Page, name: string) {
+export async function shot(page: Page, name: string, fullPage = true) {
   if (!shots) return;
   mkdirSync(shots, { recursive: true });
-  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(shots, `${name}.png`), fullPage });
 }
 
 /** A page on another origin that embeds `src` in an iframe. */

@@ -224,6 +224,13 @@ describe("a start that cannot go on prints one line and exits non-zero", { timeo
     expect(postgresOn(shared)).toEqual([]);
   });
 
+  it("the HTTP port in use on a first start: refused before a cluster is created", async () => {
+    const d = tempDir();
+    await fails({ FAIRWAY_DATA_DIR: d, PORT: String(busyPort) }, new RegExp(`port ${busyPort} on 127.0.0.1 is in use`));
+    expect(existsSync(join(d, "postgres"))).toBe(false);
+    expect(postgresOn(d)).toEqual([]);
+  });
+
   it("the embedded Postgres port in use", async () => {
     await fails(
       { FAIRWAY_DATA_DIR: shared, FAIRWAY_EMBEDDED_PG_PORT: String(busyPort) },

@@ -179,6 +179,40 @@ describe("backfill", () => {
     expect(backfilled(bfPath, to)).toHaveLength(1000);
   });
 
+  it("counts running only what runs: a capped tenant's standby claims count as standby", {
+    timeout: 120_000,
+  }, async () => {
+    const type = "bf-capped";
+    await seedPool(api.db, type, 50);
+    const key = await api.tenant("bf-capped", { maxInFlight: 10 });
+    const path = "/slow/150/bf-capped/backfill";
+    const { id, from, to } = await cronJob(key, type, path, 100);
+    const b = await api.call(key, "POST", `/v1/jobs/${id}/backfill`, { from, to });
+    expect(b.json.fires).toBe(100);
+    stops.push(startExecutor(api.db));
+    const seen: Array<Record<string, number>> = [];
+    let open = 0;
+    await until(
+      async () => {
+        open = Math.max(open, receiver.open.get(path) ?? 0);
+        const counts = (await api.call(key, "GET", `/v1/backfills/${b.json.id}`)).json.counts as Record<string, number>;
+        seen.push(counts);
+        return counts;
+      },
+      (c) => c.succeeded === 100,
+      90_000,
+      "the capped backfill done",
+    );
+    const most = (k: string) => Math.max(...seen.map((c) => c[k] ?? 0));
+    console.info(
+      `capped backfill: running at most ${most("running")}, standby at most ${most("standby")}, receiver ${open}`,
+    );
+    expect(most("running")).toBeGreaterThan(0);
+    expect(most("running")).toBeLessThanOrEqual(10);
+    expect(open).toBeLessThanOrEqual(10);
+    for (const c of seen) expect(Object.values(c).reduce((x, y) => x + y, 0)).toBe(100);
+  });
+
   it("a cancel midway: its queued fires are cancelled, and nothing more of it is delivered", {
     timeout: 120_000,
   }, async () => {

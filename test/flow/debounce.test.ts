@@ -67,6 +67,8 @@ describe("debounce through the API (injected clock)", () => {
     expect(first.json.debounced).toEqual({ joined: null, folded: 0 });
     expect(first.json.debounce).toEqual({ key: "account-7", periodMs: 1000, maxWaitMs: 2500, folded: 0 });
     expect(Date.parse(first.json.schedule.at)).toBe(t0 + 1000);
+    // While pending, its next fire is its schedule's instant, as for any one-time job.
+    expect(Date.parse(first.json.nextFireAt)).toBe(t0 + 1000);
     const id = first.json.id as string;
 
     const second = await at(800, 2);
@@ -80,6 +82,7 @@ describe("debounce through the API (injected clock)", () => {
     expect(fourth.json).toMatchObject({ id, debounced: { joined: id, folded: 3 }, payload: { n: 4 } });
     expect(fourth.json.target.url).toBe(`${receiver.url}/ok/debounce/4`);
     expect(Date.parse(fourth.json.schedule.at)).toBe(t0 + 2500);
+    expect(Date.parse((await api.call(key, "GET", `/v1/jobs/${id}`)).json.nextFireAt)).toBe(t0 + 2500);
 
     // Another type under the same key: refused, and nothing changes.
     const clash = await create(key, 5, { type: "other-pool" });

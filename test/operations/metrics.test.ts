@@ -192,7 +192,7 @@ it("scrapes with a token only; buckets, counters, gauges, tenant view and the at
 
   // The docs and the scrape name the same metrics (prom-client's process metrics aside).
   const documented = documentedMetrics();
-  const served = [...m.keys()].filter((n) => n.startsWith("fairway_") && !n.startsWith("fairway_process_"));
+  const served = [...m.keys()].filter((n) => n.startsWith("fairway_") && !/^fairway_(process|nodejs)_/.test(n));
   const families = served.filter(
     (n) => !/_(bucket|sum|count)$/.test(n) || !served.includes(n.replace(/_(bucket|sum|count)$/, "")),
   );

@@ -15,6 +15,14 @@ const pgUrl = z
     "must be a postgres://user@host:port/database URL (hosts may be listed host1:port,host2:port)",
   );
 
+/** A whole number from min to max (no max: or more) read from a string; every refusal names the unit
+ *  and the range, e.g. PORT=abc → "must be a whole number (a TCP port) from 0 to 65535". */
+function wholeNumber(min: number, max: number | null, unit: string) {
+  const what = `must be a whole number (${unit}) ${max === null ? `of ${min} or more` : `from ${min} to ${max}`}`;
+  const n = z.coerce.number({ error: what }).int(what).min(min, what);
+  return max === null ? n : n.max(max, what);
+}
+
 const schema = z
   .object({
     /** Postgres URL; unset = embedded PostgreSQL started by Fairway, its cluster under FAIRWAY_DATA_DIR. */
@@ -37,23 +45,26 @@ const schema = z
     /** Admin bearer token; unset = generated on first start, stored in the data dir, printed once. */
     FAIRWAY_ADMIN_TOKEN: z.string().min(16).optional(),
     /** HTTP port. Default 8787. */
-    PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+    PORT: wholeNumber(0, 65535, "a TCP port").default(8787),
     /** Listen address. Default 127.0.0.1 (set 0.0.0.0 to expose). */
     HOST: z.string().default("127.0.0.1"),
     /** Embedded database and generated token live here. Default ./.fairway */
     FAIRWAY_DATA_DIR: z.string().default("./.fairway"),
     /** Port of the embedded PostgreSQL (127.0.0.1 only). Default: the last one used if free, else any free port. */
-    FAIRWAY_EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+    FAIRWAY_EMBEDDED_PG_PORT: wholeNumber(1, 65535, "a TCP port").optional(),
     /** all | api | executor. Default all. */
     FAIRWAY_ROLE: z.enum(["all", "api", "executor"]).default("all"),
     /** Let webhooks reach loopback/private addresses (tests, local demos). Default false. */
     FAIRWAY_ALLOW_PRIVATE_TARGETS: bool.default(false),
     /** Per-tenant API requests per second (0 = off). Default 1000. */
-    FAIRWAY_API_RATE_PER_SECOND: z.coerce.number().min(0).default(1000),
+    FAIRWAY_API_RATE_PER_SECOND: z.coerce
+      .number({ error: "must be a number of requests per second, 0 (off) or more" })
+      .min(0, "must be a number of requests per second, 0 (off) or more")
+      .default(1000),
     /** Executor idle poll. Default 250 ms. */
-    FAIRWAY_POLL_MS: z.coerce.number().int().min(10).max(10_000).default(250),
+    FAIRWAY_POLL_MS: wholeNumber(10, 10_000, "milliseconds").default(250),
     /** Graceful stop budget for in-flight work on SIGTERM. Default 10000 ms. */
-    FAIRWAY_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+    FAIRWAY_GRACE_MS: wholeNumber(0, null, "milliseconds").default(10_000),
     /** debug | info | warn | error. Default info. */
     FAIRWAY_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
     /** Seals tenant secrets: 32 bytes, base64 (openssl rand -base64 32). Unset = generated once and kept
@@ -75,21 +86,21 @@ const schema = z
     /** The portal's accent colour for buttons and links, #rrggbb, dark enough for 4.5:1 on white. */
     FAIRWAY_PORTAL_ACCENT: z.string().optional(),
     /** Postgres pool size. Default 10. */
-    FAIRWAY_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
+    FAIRWAY_DB_POOL: wholeNumber(1, 200, "connections").default(10),
     /** An API request still waiting on Postgres this long, while Postgres does not answer a probe either
      *  (a failover, a restart), gets 503 database_unavailable with Retry-After. Default 5000 ms. */
-    FAIRWAY_DB_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+    FAIRWAY_DB_WAIT_MS: wholeNumber(100, 600_000, "milliseconds").default(5_000),
     /** A statement, transaction or connection wait on Postgres with neither an answer nor an error this
      *  long is failed and the connection pool replaced (a connection gone silent). Default 15000 ms. */
-    FAIRWAY_DB_DEADLINE_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
+    FAIRWAY_DB_DEADLINE_MS: wholeNumber(1000, 600_000, "milliseconds").default(15_000),
     /** An executor loop whose step runs this long is restarted, logged and counted. Default 30000 ms. */
-    FAIRWAY_LOOP_STALL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+    FAIRWAY_LOOP_STALL_MS: wholeNumber(1000, 600_000, "milliseconds").default(30_000),
     /** /readyz answers 503 once this process's executor has ended no claim pass for this long. Default 10000 ms. */
-    FAIRWAY_READY_STALL_MS: z.coerce.number().int().min(1000).max(600_000).default(10_000),
+    FAIRWAY_READY_STALL_MS: wholeNumber(1000, 600_000, "milliseconds").default(10_000),
     /** Executor heartbeat interval. Default 5000 ms. */
-    FAIRWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+    FAIRWAY_HEARTBEAT_MS: wholeNumber(100, 60_000, "milliseconds").default(5_000),
     /** An executor silent this long is lost: its leases are reaped at once. Default 30000 ms. */
-    FAIRWAY_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000),
+    FAIRWAY_HEARTBEAT_TIMEOUT_MS: wholeNumber(500, 3_600_000, "milliseconds").default(30_000),
     /** A second token that may read /metrics (besides the admin token). */
     FAIRWAY_METRICS_TOKEN: z.string().min(16).optional(),
     /** SMTP server for email notification channels, e.g. smtps://user:pass@smtp.example.com:465. Unset =
@@ -107,7 +118,7 @@ const schema = z
     /** The From address of notification emails. Default fairway@localhost. */
     FAIRWAY_MAIL_FROM: z.string().min(3).default("fairway@localhost"),
     /** Per-tenant metric series are kept for the busiest this many tenants. Default 20. */
-    FAIRWAY_METRICS_TOP_TENANTS: z.coerce.number().int().min(0).max(1000).default(20),
+    FAIRWAY_METRICS_TOP_TENANTS: wholeNumber(0, 1000, "tenants").default(20),
   })
   .refine((c) => !c.DATABASE_DIRECT_URL || c.DATABASE_URL, {
     message:

@@ -20,7 +20,8 @@ export interface ServerMetrics {
 
 export function createServerMetrics(): ServerMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: "fairway_process_" });
+  // prom-client's names already start process_ or nodejs_: fairway_ alone makes fairway_process_cpu_…
+  collectDefaultMetrics({ register: registry, prefix: "fairway_" });
   const fireLag = new Histogram({
     name: "fairway_fire_lag_seconds",
     help: "First attempt start minus its scheduled time, by pool.",

@@ -1,6 +1,7 @@
 // Builds the Node server from its config: database (embedded PostgreSQL or DATABASE_URL), coordinator
 // (memory, Redis or Upstash), the API and/or the executor. Used by main.ts and by tests that embed a
 // server. A start that fails stops what it had started (the embedded Postgres included) before throwing.
+import { createServer } from "node:net";
 import { hostname } from "node:os";
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -59,6 +60,9 @@ async function build(
 ): Promise<Server> {
   let embedded: EmbeddedPostgres | null = null;
   let lock: { release(): void } | null = null;
+  // A port in use is refused before anything is created: a first start would otherwise initdb a whole
+  // cluster (seconds) only to fail at listen. The real listen below still reports a port lost since.
+  if (cfg.FAIRWAY_ROLE !== "executor" && cfg.PORT !== 0) await portIsFree(cfg);
   if (!cfg.DATABASE_URL) {
     lock = lockDataDir(ensureDir(cfg.FAIRWAY_DATA_DIR));
     undo.push(() => lock!.release());
@@ -256,6 +260,15 @@ async function reachable(store: Store, url: string): Promise<void> {
       `cannot connect to Postgres at ${redactUrl(url)}: ${errorLine(err)}; check that it is running and that DATABASE_URL is right`,
     );
   }
+}
+
+/** Listens on HOST:PORT and lets go at once; a StartupError if that fails. */
+async function portIsFree(cfg: Config): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((done, fail) => {
+    probe.once("error", (err: NodeJS.ErrnoException) => fail(listenError(err, cfg)));
+    probe.listen({ port: cfg.PORT, host: cfg.HOST, exclusive: true }, () => probe.close(() => done()));
+  });
 }
 
 function listenError(err: NodeJS.ErrnoException, cfg: Config): Error {

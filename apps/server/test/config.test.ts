@@ -78,3 +78,17 @@ it("takes the portal's title and an accent colour readable on white; refuses a p
   expect(() => loadConfig({ FAIRWAY_PORTAL_ACCENT: "green" })).toThrow(/FAIRWAY_PORTAL_ACCENT: .*not a hex colour/);
   expect(() => loadConfig({ FAIRWAY_PORTAL_TITLE: "x".repeat(61) })).toThrow(/FAIRWAY_PORTAL_TITLE: at most 60/);
 });
+
+it("says what a number setting takes instead of zod's NaN", () => {
+  expect(() => loadConfig({ PORT: "abc" })).toThrow(
+    /PORT: must be a whole number \(a TCP port\) from 0 to 65535 \(got "abc"\)/,
+  );
+  expect(() => loadConfig({ FAIRWAY_POLL_MS: "2.5" })).toThrow(
+    /FAIRWAY_POLL_MS: must be a whole number \(milliseconds\) from 10 to 10000/,
+  );
+  expect(() => loadConfig({ FAIRWAY_GRACE_MS: "-1" })).toThrow(
+    /FAIRWAY_GRACE_MS: must be a whole number \(milliseconds\) of 0 or more/,
+  );
+  expect(() => loadConfig({ FAIRWAY_API_RATE_PER_SECOND: "lots" })).toThrow(/requests per second, 0 \(off\) or more/);
+  expect(loadConfig({ PORT: "9000" }).PORT).toBe(9000);
+});

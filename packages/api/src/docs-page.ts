@@ -7,6 +7,7 @@ export const docsPage = `<!doctype html>
 <style>
 body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1b1f24;background:#fafafa}
 header{padding:16px 24px;background:#14213d;color:#fff}header h1{margin:0;font-size:20px}
+code{font:0.92em monospace;background:rgba(127,127,127,.18);padding:0 3px;border-radius:3px}
 header label{font-size:13px;margin-left:auto}header input{width:360px;font:13px monospace;padding:4px}
 .bar{display:flex;gap:16px;align-items:center;flex-wrap:wrap}
 main{max-width:1100px;margin:0 auto;padding:16px 24px}h2{margin-top:32px;border-bottom:1px solid #ddd}
@@ -23,11 +24,13 @@ button{padding:6px 14px;margin-top:8px;cursor:pointer}.status{font-weight:bold}
 <main id="main">Loading /openapi.json…</main>
 <script>
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+// The document's texts are markdown with inline code only: escaped first, then \`x\` becomes <code>x</code>.
+const md = (s) => esc(s).replace(/\x60([^\x60]+)\x60/g, "<code>$1</code>");
 const tokenInput = document.getElementById("token");
 tokenInput.value = sessionStorage.getItem("fairway-token") || "";
 tokenInput.oninput = () => sessionStorage.setItem("fairway-token", tokenInput.value);
 fetch("openapi.json").then((r) => r.json()).then((doc) => {
-  document.getElementById("desc").textContent = doc.info.description;
+  document.getElementById("desc").innerHTML = md(doc.info.description);
   const byTag = {};
   for (const [path, ops] of Object.entries(doc.paths)) for (const [method, op] of Object.entries(ops)) {
     (byTag[(op.tags || ["Other"])[0]] ||= []).push({ path, method, op });
@@ -46,7 +49,7 @@ function operation(doc, { path, method, op }) {
   el.className = "op";
   const params = op.parameters || [];
   const example = op.requestBody ? JSON.stringify(exampleOf(op.requestBody.content["application/json"].schema), null, 2) : null;
-  el.innerHTML = "<summary><span class='m " + method + "'>" + method.toUpperCase() + "</span><span class=path>" + esc(path) + "</span><span>" + esc(op.summary || "") + "</span></summary><div class=body>"
+  el.innerHTML = "<summary><span class='m " + method + "'>" + method.toUpperCase() + "</span><span class=path>" + esc(path) + "</span><span>" + md(op.summary || "") + "</span></summary><div class=body>"
     + params.map((p) => "<div><label>" + esc(p.name) + " <small>(" + p.in + (p.required ? ", required" : "") + ")</small> <input class=p data-in='" + p.in + "' data-name='" + esc(p.name) + "'></label></div>").join("")
     + (example !== null ? "<p>Request body</p><textarea>" + esc(example) + "</textarea><details><summary>Request schema</summary><pre>" + esc(JSON.stringify(op.requestBody.content["application/json"].schema, null, 2)) + "</pre></details>" : "")
     + "<p>Responses</p>" + Object.entries(op.responses).map(([code, r]) => "<details><summary>" + esc(code) + " — " + esc(r.description) + "</summary><pre>" + esc(JSON.stringify(resolve(doc, r.content && Object.values(r.content)[0].schema), null, 2)) + "</pre></details>").join("")

@@ -176,9 +176,9 @@ export const jobResponse = z.strictObject({
   failureStreak: z.number().int(),
   /** GET /v1/jobs and GET /v1/jobs/{id}: what its latest tried fire came to, and when; null: never tried.
    *  failed = its last attempt failed and a retry is pending; dead_lettered = its retries ran out;
-   *  unknown = an at-most-once delivery lost in flight. */
+   *  unknown = an at-most-once delivery lost in flight; cancelled = it ran and was cut or cancelled. */
   lastRun: z
-    .strictObject({ outcome: z.enum(["succeeded", "failed", "dead_lettered", "unknown"]), at: iso })
+    .strictObject({ outcome: z.enum(["succeeded", "failed", "dead_lettered", "unknown", "cancelled"]), at: iso })
     .nullable()
     .optional(),
   /** GET, PATCH and resume of a cron job: its next 5 fires. */

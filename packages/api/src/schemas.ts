@@ -314,8 +314,12 @@ export const putSecretBody = z.strictObject({
     .regex(/^[^\0]*$/, "must not contain NUL characters"),
 });
 
+const ttlRange = `a number of seconds, ${PORTAL_LINK_MIN_TTL_S}-${PORTAL_LINK_MAX_TTL_S}; default ${PORTAL_LINK_DEFAULT_TTL_S}`;
 export const portalLinkBody = z.strictObject({
-  ttlSeconds: z.number().int().min(PORTAL_LINK_MIN_TTL_S).max(PORTAL_LINK_MAX_TTL_S).default(PORTAL_LINK_DEFAULT_TTL_S),
+  ttlSeconds: int(ttlRange)
+    .min(PORTAL_LINK_MIN_TTL_S, `must be at least ${PORTAL_LINK_MIN_TTL_S} (${ttlRange})`)
+    .max(PORTAL_LINK_MAX_TTL_S, `must be at most ${PORTAL_LINK_MAX_TTL_S} (${ttlRange})`)
+    .default(PORTAL_LINK_DEFAULT_TTL_S),
 });
 
 const page = {
@@ -355,7 +359,9 @@ export const backfillBody = strict({
 export const deadLetterQuery = strict({ ...page, jobId: z.string().max(100).optional() });
 export const replayDeadLettersBody = z.strictObject({
   /** The job whose dead letters to replay, oldest first, at most 100 per call. */
-  jobId: z.string().min(1).max(100),
+  jobId: text('the id of the job whose dead letters to replay, e.g. {"jobId": "job_…"}')
+    .min(1, 'must be a job id, e.g. {"jobId": "job_…"}')
+    .max(100),
 });
 export const triggerListQuery = strict({ ...page, key: fairnessKey.optional() });
 

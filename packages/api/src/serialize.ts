@@ -69,7 +69,8 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date; lastRu
     delivery: j.delivery,
     catchupWindowMs: j.catchupWindowMs,
     notify: j.notify ?? null,
-    nextFireAt: active ? j.nextFireAt : null,
+    // A debounced one-time job keeps its fire time (moved by each fold) in runAt alone.
+    nextFireAt: active ? (j.nextFireAt ?? (j.cron ? null : j.runAt)) : null,
     debounce: debounceJson(j.debounce as DebounceState | null),
     failureStreak: j.failureStreak,
     createdAt: j.createdAt,

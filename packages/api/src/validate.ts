@@ -115,14 +115,33 @@ async function boundedText(c: Context): Promise<string> {
   return new TextDecoder().decode(all);
 }
 
+/** Why a body that does not parse was refused. A form-encoded body (curl -d without -H) is named as
+ *  such; a body sent as JSON gets the parser's own position. Either way: what to send instead. */
+function notJson(contentType: string | undefined, err: unknown): ApiError {
+  const type = contentType?.split(";")[0]?.trim().toLowerCase() ?? "";
+  if (type && type !== "application/json" && !type.endsWith("+json")) {
+    return new ApiError(
+      400,
+      "invalid_json",
+      `the request body was sent as ${type.slice(0, 100)} and is not JSON: send a JSON object with content-type: application/json`,
+    );
+  }
+  const why = err instanceof SyntaxError ? ` (${err.message.slice(0, 200)})` : "";
+  return new ApiError(
+    400,
+    "invalid_json",
+    `the request body is not valid JSON${why}: send a JSON object with content-type: application/json`,
+  );
+}
+
 /** The parsed JSON body, checked for what Postgres refuses; an empty body is {}. */
 export async function rawJsonBody(c: Context): Promise<unknown> {
   let raw: unknown;
   const text = await boundedText(c);
   try {
     raw = text.length === 0 ? {} : JSON.parse(text);
-  } catch {
-    throw new ApiError(400, "invalid_json", "the request body is not valid JSON");
+  } catch (err) {
+    throw notJson(c.req.header("content-type"), err);
   }
   const bad = findBadJson(raw, 0, "");
   if (bad) throw bad;

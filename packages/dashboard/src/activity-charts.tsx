@@ -5,7 +5,11 @@
 
 const W = 640;
 const H = 240;
-const LEFT = 64;
+/** The y axis's title is centred at x = 14; its tick labels end at the plot's left edge minus 6. */
+const Y_TITLE_X = 14;
+/** Room for tick labels: about 6.5 px a character at 11 px, clear of the title's half line height. */
+const leftFor = (labels: string[]) =>
+  Math.max(64, Y_TITLE_X + 10 + Math.ceil(Math.max(...labels.map((l) => l.length)) * 6.5) + 6);
 const RIGHT = 12;
 const TOP = 12;
 const BOTTOM = 44;
@@ -46,18 +50,19 @@ export function TimeSeriesChart(props: {
   id: string;
 }) {
   const n = Math.max(props.times.length, 1);
-  const plotW = W - LEFT - RIGHT;
-  const plotH = H - TOP - BOTTOM;
   const totals = props.times.map((_, i) =>
     props.kind === "stacked"
       ? props.series.reduce((s, x) => s + (x.values[i] ?? 0), 0)
       : Math.max(0, ...props.series.map((x) => x.values[i] ?? 0)),
   );
   const ticks = niceTicks(Math.max(0, ...totals), props.integer === true);
+  const left = leftFor(ticks.map(props.format));
+  const plotW = W - left - RIGHT;
+  const plotH = H - TOP - BOTTOM;
   const top = ticks[ticks.length - 1];
   const y = (v: number) => TOP + plotH - (plotH * v) / top;
   const slot = plotW / n;
-  const xMid = (i: number) => LEFT + slot * (i + 0.5);
+  const xMid = (i: number) => left + slot * (i + 0.5);
   const every = Math.ceil(n / 6);
   const empty = totals.every((t) => t === 0);
   return (
@@ -66,15 +71,20 @@ export function TimeSeriesChart(props: {
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${props.title}. ${props.caption}`}>
         {ticks.map((t) => (
           <g>
-            <line x1={LEFT} x2={W - RIGHT} y1={y(t)} y2={y(t)} stroke={GRID} />
-            <text x={LEFT - 6} y={y(t) + 4} text-anchor="end" font-size="11" fill={INK}>
+            <line x1={left} x2={W - RIGHT} y1={y(t)} y2={y(t)} stroke={GRID} />
+            <text x={left - 6} y={y(t) + 4} text-anchor="end" font-size="11" fill={INK}>
               {props.format(t)}
             </text>
           </g>
         ))}
-        <line x1={LEFT} x2={LEFT} y1={TOP} y2={TOP + plotH} stroke={INK} />
-        <line x1={LEFT} x2={W - RIGHT} y1={TOP + plotH} y2={TOP + plotH} stroke={INK} />
-        <text transform={`translate(14 ${TOP + plotH / 2}) rotate(-90)`} text-anchor="middle" font-size="11" fill={INK}>
+        <line x1={left} x2={left} y1={TOP} y2={TOP + plotH} stroke={INK} />
+        <line x1={left} x2={W - RIGHT} y1={TOP + plotH} y2={TOP + plotH} stroke={INK} />
+        <text
+          transform={`translate(${Y_TITLE_X} ${TOP + plotH / 2}) rotate(-90)`}
+          text-anchor="middle"
+          font-size="11"
+          fill={INK}
+        >
           {props.yTitle}
         </text>
         {props.times.map((t, i) =>
@@ -87,7 +97,7 @@ export function TimeSeriesChart(props: {
             </g>
           ) : null,
         )}
-        <text x={LEFT + plotW / 2} y={H - 6} text-anchor="middle" font-size="11" fill={INK}>
+        <text x={left + plotW / 2} y={H - 6} text-anchor="middle" font-size="11" fill={INK}>
           {props.xTitle}
         </text>
         {props.kind === "stacked"
@@ -99,7 +109,7 @@ export function TimeSeriesChart(props: {
                 base += v;
                 return v > 0 ? (
                   <rect
-                    x={LEFT + slot * i + slot * 0.12}
+                    x={left + slot * i + slot * 0.12}
                     width={Math.max(1, slot * 0.76)}
                     y={y(from + v)}
                     height={Math.max(0.5, y(from) - y(from + v))}
@@ -128,7 +138,7 @@ export function TimeSeriesChart(props: {
               </g>
             ))}
         {empty && (
-          <text x={LEFT + plotW / 2} y={TOP + plotH / 2} text-anchor="middle" font-size="13" fill={INK}>
+          <text x={left + plotW / 2} y={TOP + plotH / 2} text-anchor="middle" font-size="13" fill={INK}>
             Nothing in this range
           </text>
         )}

@@ -71,7 +71,7 @@ activityPage.get("/activity", async (c) => {
       <h1>Activity, last {r.label}</h1>
       <p class="sub">
         For {scope}, per {r.bucketWords}, from the attempt history.
-        {estimated && " Busy periods are estimated from their first triggers."}
+        {estimated && " Busy periods are estimated: their first triggers, scaled to the number the period holds."}
       </p>
       <nav class="range" aria-label="Time range">
         {(Object.keys(RANGES) as Range[]).map((k) => (
@@ -107,7 +107,7 @@ activityPage.get("/activity", async (c) => {
           ]}
           integer
           format={count}
-          caption="Every attempt, retries included; failed ones stacked on the successes."
+          caption={`The attempts of the triggers created in each ${r.bucketWords}, their retries and replays included (counted with their trigger, whenever they ran); failed ones stacked on the successes.`}
         />
         <TimeSeriesChart
           {...common}
@@ -142,7 +142,7 @@ activityPage.get("/activity", async (c) => {
           series={[{ label: "Dead letters", values: a.buckets.map((b) => b.dead) }]}
           integer
           format={count}
-          caption="Triggers that ran out of attempts and wait in the dead letters."
+          caption={`Triggers created in each ${r.bucketWords} that ran out of attempts and wait in the dead letters now.`}
         />
       </div>
       <h2>{q.tenant ? "By fairness key" : "By tenant"}</h2>

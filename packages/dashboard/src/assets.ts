@@ -36,7 +36,7 @@ td.num,th.num{text-align:right}
 .chip{display:inline-block;padding:1px 8px;border-radius:999px;background:var(--chip);font-size:.8rem;font-weight:600;white-space:nowrap}
 .s-active,.s-succeeded,.s-success,.s-live,.s-sent{background:#e3f3e8;color:var(--ok)}
 .s-paused,.s-pending,.s-running{background:#fdf1d8;color:var(--warn)}
-.s-dead,.s-dead_lettered,.s-suspended,.s-failed,.s-http_error,.s-network_error,.s-timeout,.s-lost,.s-unknown{background:#fbe4e2;color:var(--bad)}
+.s-dead,.s-dead_lettered,.s-suspended,.s-failed,.s-http_error,.s-network_error,.s-timeout,.s-lost,.s-no_worker,.s-unknown{background:#fbe4e2;color:var(--bad)}
 .s-cancelled,.s-completed,.s-skipped,.s-stopped{background:var(--chip);color:var(--muted)}
 form.inline{display:inline}
 form.filters{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-end;margin:0 0 12px}

@@ -15,13 +15,15 @@ import { PostForm } from "./layout.tsx";
 /** Backfills shown on a job's page, newest first (the API lists them all). */
 const SHOWN = 10;
 
-export async function FlowControl(props: { c: Context<DashEnv>; job: JobRow }) {
+export async function FlowControl(props: { c: Context<DashEnv>; job: JobRow; backfillError?: BackfillForm }) {
   const { c, job } = props;
   const debounce = job.debounce as DebounceState | null;
   const backfills = job.cron ? await listBackfills(c.var.dash.db, c.var.tenantId, job.id, null, SHOWN) : [];
-  if (!debounce && backfills.length === 0) return null;
+  const canBackfill = job.cron !== null && job.status === "active";
+  if (!debounce && backfills.length === 0 && !canBackfill) return null;
   return (
     <>
+      {canBackfill && <BackfillStart c={c} jobId={job.id} form={props.backfillError} />}
       {debounce && (
         <section class="card" aria-labelledby="debounce-h">
           <h2 id="debounce-h">Debounce</h2>
@@ -110,6 +112,79 @@ function Backfills(props: { c: Context<DashEnv>; jobId: string; rows: BackfillIn
   );
 }
 
+/** The backfill form as typed, and the API's refusal of it. */
+export interface BackfillForm {
+  from: string;
+  to: string;
+  overlap: string;
+  error: string;
+}
+
+/** Runs the job's past fires in [from, to) behind the tenant's live work (POST /v1/jobs/{id}/backfill). */
+function BackfillStart(props: { c: Context<DashEnv>; jobId: string; form?: BackfillForm }) {
+  const { c, form } = props;
+  const jobUrl = `${c.var.base}/jobs/${encodeURIComponent(props.jobId)}`;
+  const invalid = form ? "true" : undefined;
+  return (
+    <section class="card" aria-labelledby="backfill-h">
+      <h2 id="backfill-h">Backfill</h2>
+      <p class="muted">
+        Run this job's fires in a past range, at most 1,000, behind the tenant's live work; cancel them below.
+      </p>
+      {form && (
+        <p class="flash err" role="alert" id="backfill-error">
+          {form.error}
+        </p>
+      )}
+      <PostForm action={`${jobUrl}/backfill`} csrf={c.var.csrf} label="Backfill">
+        <div class="grid tight">
+          <div class="field">
+            <label for="bf-from">From (inclusive)</label>
+            <input
+              id="bf-from"
+              name="from"
+              class="mono"
+              value={form?.from ?? ""}
+              required
+              aria-invalid={invalid}
+              aria-describedby="bf-hint"
+            />
+          </div>
+          <div class="field">
+            <label for="bf-to">To (exclusive)</label>
+            <input
+              id="bf-to"
+              name="to"
+              class="mono"
+              value={form?.to ?? ""}
+              required
+              aria-invalid={invalid}
+              aria-describedby="bf-hint"
+            />
+          </div>
+          <div class="field">
+            <label for="bf-overlap">Fires it already has</label>
+            <select id="bf-overlap" name="overlap">
+              <option value="skip" selected={form?.overlap !== "allow"}>
+                skip: leave them out
+              </option>
+              <option value="allow" selected={form?.overlap === "allow"}>
+                allow: run them again
+              </option>
+            </select>
+          </div>
+        </div>
+        <div class="field">
+          <p class="hint" id="bf-hint">
+            ISO-8601 instants with their zone, e.g. 2026-01-01T00:00:00Z; to is not in the future.
+          </p>
+        </div>
+        <button type="submit">Start backfill</button>
+      </PostForm>
+    </section>
+  );
+}
+
 export const flowControlPages = new Hono<DashEnv>();
 
 flowControlPages.post("/jobs/:id/backfills/:backfill/cancel", async (c) => {
@@ -127,6 +202,7 @@ interface FlowJob {
 }
 
 const ON_BUSY_WORDS: Record<string, string> = {
+  queue: "wait for a free slot",
   skip: "skip new triggers",
   replace_queued: "keep only the newest waiting trigger",
   cancel_running: "cancel the running trigger for the new one",
@@ -136,7 +212,7 @@ const ON_BUSY_WORDS: Record<string, string> = {
 export const offsetOf = (j: FlowJob): number => (j.cron ? spreadOffsetMs(j.id, j.spreadMs) : 0);
 
 export function FlowControlRows({ job }: { job: FlowJob }) {
-  const busy = job.key && job.onBusy && job.onBusy !== "queue" ? ON_BUSY_WORDS[job.onBusy] : null;
+  const busy = job.key && job.onBusy ? ON_BUSY_WORDS[job.onBusy] : null;
   return (
     <>
       {job.cron && job.spreadMs ? (

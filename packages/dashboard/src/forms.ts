@@ -40,11 +40,11 @@ export const jobsQuery = z.object({
     .enum(["", "active", "paused", "completed", "failed", "cancelled"])
     .optional()
     .transform((v) => (v ? v : undefined)),
-  /** "1": only jobs whose latest fires ended dead. */
+  /** true (the API's spelling; the checkbox sends it) or 1: only jobs whose latest fires ended dead. */
   failing: z
-    .enum(["", "1"])
+    .enum(["", "true", "1", "false", "0"], { error: "must be true or false" })
     .optional()
-    .transform((v) => v === "1" || undefined),
+    .transform((v) => v === "true" || v === "1" || undefined),
   after: z.string().max(100).optional(),
 });
 

@@ -2,10 +2,15 @@
 // API-shaped body (or merge patch) the command layer checks. Only the shape is made here (numbers from
 // digits, JSON from text); every rule and message is the API's, so a form refused here names its field
 // the way the API would.
-import type { JobRow } from "@fairway/store";
+import { formatSpread } from "@fairway/core";
+import type { DebounceState, JobRow } from "@fairway/store";
 import { shownHeaderValue } from "./tenant-shell.tsx";
 
 export const METHODS = ["POST", "PUT", "PATCH", "DELETE", "GET", "HEAD"] as const;
+/** The API's choices, the first being its default (docs/schedules.md, docs/fairness.md). */
+export const OVERLAPS = ["allow", "skip", "buffer_one"] as const;
+export const MISFIRES = ["fire_once", "skip", "fire_all"] as const;
+export const ON_BUSY = ["queue", "skip", "replace_queued", "cancel_running"] as const;
 
 /** Shown in place of a header value that is a literal credential: never sent back to the page; a line
  *  still reading this keeps the stored value. */
@@ -30,6 +35,15 @@ export interface JobFormValues {
   key: string;
   notify: "all" | "none" | "channels";
   channels: string;
+  /** A cron job's spread window, an ISO 8601 duration ("PT10M"); empty: none. */
+  spread: string;
+  overlap: string;
+  misfire: string;
+  onBusy: string;
+  /** A one-time job's debounce (create only; the API refuses it in a PATCH). Empty key: none. */
+  debounceKey: string;
+  debouncePeriodMs: string;
+  debounceMaxWaitMs: string;
 }
 
 /** The form's fields, in the order errors are looked for; each is an input id on the form. */
@@ -50,6 +64,13 @@ const FIELDS = [
   "timeoutMs",
   "key",
   "channels",
+  "spread",
+  "overlap",
+  "misfire",
+  "onBusy",
+  "debounceKey",
+  "debouncePeriodMs",
+  "debounceMaxWaitMs",
 ] as const;
 export type Field = (typeof FIELDS)[number];
 
@@ -72,6 +93,13 @@ export const EMPTY_FORM: JobFormValues = {
   key: "",
   notify: "all",
   channels: "",
+  spread: "",
+  overlap: "allow",
+  misfire: "fire_once",
+  onBusy: "queue",
+  debounceKey: "",
+  debouncePeriodMs: "",
+  debounceMaxWaitMs: "",
 };
 
 type Target = { url: string; method?: string; headers?: Record<string, string>; body?: unknown };
@@ -82,6 +110,7 @@ const jsonText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v, 
 export function valuesOfJob(job: JobRow): JobFormValues {
   const target = job.target as Target | null;
   const notify = job.notify as false | { channels: string[] } | null;
+  const debounce = job.debounce as DebounceState | null;
   return {
     name: job.name,
     type: job.type,
@@ -103,6 +132,13 @@ export function valuesOfJob(job: JobRow): JobFormValues {
     key: job.key ?? "",
     notify: notify === false ? "none" : notify ? "channels" : "all",
     channels: notify ? notify.channels.join(", ") : "",
+    spread: job.cron && job.spreadMs ? formatSpread(job.spreadMs) : "",
+    overlap: job.overlap,
+    misfire: job.misfire,
+    onBusy: job.onBusy,
+    debounceKey: debounce?.key ?? "",
+    debouncePeriodMs: debounce ? String(debounce.periodMs) : "",
+    debounceMaxWaitMs: debounce?.maxWaitMs == null ? "" : String(debounce.maxWaitMs),
   };
 }
 
@@ -172,7 +208,11 @@ export function bodyOfValues(v: JobFormValues, kept: Record<string, string> = {}
   const body: Record<string, unknown> = { name: v.name.trim(), type: v.type.trim() || "webhook" };
   body.schedule =
     v.kind === "cron"
-      ? { cron: v.cron.trim(), timezone: v.timezone.trim() || "UTC" }
+      ? {
+          cron: v.cron.trim(),
+          timezone: v.timezone.trim() || "UTC",
+          ...(v.spread.trim() ? { spread: v.spread.trim() } : {}),
+        }
       : v.at.trim()
         ? { at: v.at.trim() }
         : { delayMs: 0 };
@@ -193,8 +233,27 @@ export function bodyOfValues(v: JobFormValues, kept: Record<string, string> = {}
   if (v.key !== "") body.key = v.key;
   if (v.notify === "none") body.notify = false;
   if (v.notify === "channels") body.notify = { channels: v.channels.split(/[\s,]+/).filter(Boolean) };
+  // Policies as chosen; a default is left out, so a create says only what differs (onBusy other than
+  // queue needs a key, which the API says).
+  if (v.overlap && v.overlap !== OVERLAPS[0]) body.overlap = v.overlap;
+  if (v.misfire && v.misfire !== MISFIRES[0]) body.misfire = v.misfire;
+  if (v.onBusy && v.onBusy !== ON_BUSY[0]) body.onBusy = v.onBusy;
+  if (v.kind === "once" && v.debounceKey.trim()) {
+    const d: Record<string, unknown> = { key: v.debounceKey.trim(), periodMs: num(v.debouncePeriodMs) };
+    if (v.debounceMaxWaitMs.trim()) d.maxWaitMs = num(v.debounceMaxWaitMs);
+    body.debounce = d;
+  } else if (v.kind === "once" && (v.debouncePeriodMs.trim() || v.debounceMaxWaitMs.trim())) {
+    throw new FormRefusal("debounceKey", "debounce.key: give the debounce key the creates fold by, e.g. account-42");
+  } else if (v.kind === "cron" && (v.debounceKey.trim() || v.debouncePeriodMs.trim())) {
+    throw new FormRefusal(
+      "debounceKey",
+      "debounce: only goes with a one-time job; choose Once, or clear the debounce fields",
+    );
+  }
   return body;
 }
+
+const POLICY_DEFAULTS: Record<string, string> = { overlap: OVERLAPS[0], misfire: MISFIRES[0], onBusy: ON_BUSY[0] };
 
 /** The merge patch from a job to the form: the top-level fields whose value changed, null for one the
  *  form cleared. An untouched field is left out, so its part of the job is not rewritten. */
@@ -202,9 +261,14 @@ export function patchOf(before: Record<string, unknown>, after: Record<string, u
   const patch: Record<string, unknown> = {};
   for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
     if (k === "type") continue;
-    if (!(k in after)) patch[k] = null;
+    // A default the form left out is a value of its own: the API's default, sent back as it.
+    if (!(k in after)) patch[k] = k in POLICY_DEFAULTS ? POLICY_DEFAULTS[k] : null;
     else if (JSON.stringify(before[k]) !== JSON.stringify(after[k])) patch[k] = after[k];
   }
+  // A merge patch merges a nested schedule: a spread the form cleared is cleared with null.
+  const was = before.schedule as Record<string, unknown> | undefined;
+  const now = patch.schedule as Record<string, unknown> | undefined;
+  if (now && was && "spread" in was && !("spread" in now) && "cron" in now) patch.schedule = { ...now, spread: null };
   return patch;
 }
 
@@ -212,7 +276,12 @@ export function patchOf(before: Record<string, unknown>, after: Record<string, u
 export function fieldOf(message: string): Field | null {
   const path = /^([A-Za-z.]+)[: ]/.exec(message)?.[1] ?? "";
   const last = path.split(".").pop() ?? "";
-  if (path.startsWith("schedule")) return last === "timezone" ? "timezone" : last === "at" ? "at" : "cron";
+  if (path.startsWith("schedule"))
+    return last === "timezone" ? "timezone" : last === "at" ? "at" : last === "spread" ? "spread" : "cron";
+  if (path === "debounce" || path.startsWith("debounce.")) {
+    const d = { periodMs: "debouncePeriodMs", maxWaitMs: "debounceMaxWaitMs" } as const;
+    return d[last as keyof typeof d] ?? "debounceKey";
+  }
   if (path === "notify" || path.startsWith("notify.")) return "channels";
   if (path === "target") return message.includes("secret") ? "headers" : "url";
   return (FIELDS as readonly string[]).includes(last) ? (last as Field) : null;

@@ -4,6 +4,7 @@
 // and writes nothing. The schedule field previews its words and next fires as you type
 // (job-form.js calls /jobs/preview, which uses the scheduler's own cron code).
 import { Hono, type Context } from "hono";
+import { parseCron, validateTimezone } from "@fairway/core";
 import { getJob } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { notFound, refusalOf } from "./errors.ts";
@@ -15,6 +16,9 @@ import {
   keptHeaders,
   KEPT,
   METHODS,
+  MISFIRES,
+  ON_BUSY,
+  OVERLAPS,
   patchOf,
   valuesOfForm,
   valuesOfJob,
@@ -28,18 +32,40 @@ import { When } from "./time.tsx";
 
 export const jobFormPages = new Hono<DashEnv>();
 
+const OVERLAP_WORDS: Record<(typeof OVERLAPS)[number], string> = {
+  allow: "allow: run it alongside",
+  skip: "skip: drop the new fire",
+  buffer_one: "buffer_one: keep one to run next",
+};
+const MISFIRE_WORDS: Record<(typeof MISFIRES)[number], string> = {
+  fire_once: "fire_once: one catch-up",
+  skip: "skip: none",
+  fire_all: "fire_all: every missed fire",
+};
+const ON_BUSY_WORDS: Record<(typeof ON_BUSY)[number], string> = {
+  queue: "queue: wait for a slot",
+  skip: "skip: drop the new trigger",
+  replace_queued: "replace_queued: keep only the newest waiting",
+  cancel_running: "cancel_running: cut the running one",
+};
+
 const PREVIEW_FIRES = 5;
 
 /** The schedule's words and next fires, or why it is not a schedule; also the no-script preview. */
 function preview(cron: string, timezone: string, nowMs: number): { words: string; fires: Date[]; error?: string } {
   if (!cron.trim()) return { words: "", fires: [], error: "Type a cron expression to see when it fires." };
-  const fires = upcomingFires(cron.trim(), timezone.trim() || "UTC", new Date(nowMs), PREVIEW_FIRES);
-  if (fires.length === 0)
+  // The API's own checks, in its words: what a submit would answer, shown while typing.
+  const parsed = parseCron(cron.trim());
+  if (!parsed.ok) return { words: "", fires: [], error: `Not a schedule yet: ${parsed.message}.` };
+  const zone = timezone.trim() || "UTC";
+  if (!validateTimezone(zone))
     return {
       words: "",
-      fires,
-      error: "Not a schedule yet: 5 fields (minute hour day month weekday) and an IANA time zone.",
+      fires: [],
+      error: `Not a schedule yet: "${zone}" is not an IANA time zone (e.g. "Europe/Berlin").`,
     };
+  const fires = upcomingFires(cron.trim(), zone, new Date(nowMs), PREVIEW_FIRES);
+  if (fires.length === 0) return { words: "", fires, error: "Not a schedule yet: the expression never fires." };
   return { words: scheduleInWords(cron.trim(), timezone.trim() || "UTC", null), fires };
 }
 
@@ -76,6 +102,11 @@ jobFormPages.post("/jobs/:id/edit", async (c) => {
   if (!job) throw notFound("job");
   const values = valuesOfForm(await c.req.parseBody());
   values.type = job.type;
+  // A debounce is set by the create that made the job (the API refuses one in a PATCH): kept as it is.
+  const stored = valuesOfJob(job);
+  values.debounceKey = stored.debounceKey;
+  values.debouncePeriodMs = stored.debouncePeriodMs;
+  values.debounceMaxWaitMs = stored.debounceMaxWaitMs;
   try {
     const kept = keptHeaders(job);
     const patch = patchOf(bodyOfValues(valuesOfJob(job), kept), bodyOfValues(values, kept));
@@ -156,6 +187,28 @@ function JobForm(props: {
           {p.hint}
         </p>
       )}
+      <Err f={p.f} />
+    </div>
+  );
+  const Select = (p: { f: Field; label: string; hint: string; options: ReadonlyArray<readonly [string, string]> }) => (
+    <div class="field">
+      <label for={p.f}>{p.label}</label>
+      <select
+        id={p.f}
+        name={p.f}
+        autofocus={error?.field === p.f}
+        aria-invalid={error?.field === p.f ? "true" : undefined}
+        aria-describedby={describedBy(p.f, `${p.f}-hint`)}
+      >
+        {p.options.map(([value, words]) => (
+          <option value={value} selected={v[p.f as keyof JobFormValues] === value}>
+            {words}
+          </option>
+        ))}
+      </select>
+      <p class="hint" id={`${p.f}-hint`}>
+        {p.hint}
+      </p>
       <Err f={p.f} />
     </div>
   );
@@ -247,11 +300,56 @@ function JobForm(props: {
             )}
           </div>
           <Text
+            f="spread"
+            label="Spread (cron)"
+            mono
+            hint="An ISO 8601 duration, e.g. PT10M: the job fires at its own fixed offset within that window after each cron time; empty: at the cron time."
+          />
+          <div class="grid tight">
+            <Select
+              f="overlap"
+              label="Overlap (cron)"
+              hint="When a fire is due while the last one still runs."
+              options={OVERLAPS.map((o) => [o, OVERLAP_WORDS[o]] as const)}
+            />
+            <Select
+              f="misfire"
+              label="Misfire (cron)"
+              hint="Fires missed by downtime or a pause, past the 60 s grace."
+              options={MISFIRES.map((o) => [o, MISFIRE_WORDS[o]] as const)}
+            />
+          </div>
+          <Text
             f="at"
             label="Run once at"
             mono
             hint="For Once: an ISO-8601 instant with its zone, e.g. 2030-01-01T09:00:00Z; empty runs it now."
           />
+          <div class="grid tight">
+            <Text
+              f="debounceKey"
+              label="Debounce key (once)"
+              mono
+              disabled={job !== null}
+              hint={
+                job
+                  ? "Set by the create that made the job; it cannot be changed."
+                  : "Creates with this key fold into one pending job, e.g. account-42; empty: none."
+              }
+            />
+            <Text
+              f="debouncePeriodMs"
+              label="Quiet period (ms)"
+              disabled={job !== null}
+              hint="Fires this long after the latest create."
+            />
+            <Text
+              f="debounceMaxWaitMs"
+              label="Longest wait (ms)"
+              disabled={job !== null}
+              hint="At most this long after the first create; empty: no cap."
+            />
+          </div>
         </fieldset>
         <fieldset class="card">
           <legend>Target</legend>
@@ -284,6 +382,12 @@ function JobForm(props: {
             <Text f="timeoutMs" label="Timeout (ms)" hint="100-900000; empty: the pool's default." />
           </div>
           <Text f="key" label="Fairness key" mono hint="Shares and limits inside the tenant, e.g. customer-42." />
+          <Select
+            f="onBusy"
+            label="While the key is busy (onBusy)"
+            hint="What a due trigger does while its key is at its cap; anything but queue needs a key."
+            options={ON_BUSY.map((o) => [o, ON_BUSY_WORDS[o]] as const)}
+          />
           <div class="field">
             <label for="notify">Notify</label>
             <select id="notify" name="notify" aria-describedby="channels-hint">

@@ -8,7 +8,7 @@ import { DashboardError, notFound, refusalOf } from "./errors.ts";
 import { fmtMs } from "./format.ts";
 import { When } from "./time.tsx";
 import { firstIssue, jobsQuery, PAGE_SIZE, scheduleForm } from "./forms.ts";
-import { FlowControl, FlowControlRows, offsetOf } from "./flow-control.tsx";
+import { type BackfillForm, FlowControl, FlowControlRows, offsetOf } from "./flow-control.tsx";
 import { Pager, PostForm, StatusChip } from "./layout.tsx";
 import { scheduleInWords, upcomingFires } from "./schedule-words.ts";
 import { page, targetText } from "./tenant-shell.tsx";
@@ -41,7 +41,7 @@ jobPages.get("/jobs", async (c) => {
   const keep = new URLSearchParams({
     ...(q.q ? { q: q.q } : {}),
     ...(q.status ? { status: q.status } : {}),
-    ...(q.failing ? { failing: "1" } : {}),
+    ...(q.failing ? { failing: "true" } : {}),
   });
   const next =
     rows.length > PAGE_SIZE
@@ -78,7 +78,7 @@ jobPages.get("/jobs", async (c) => {
           </select>
         </div>
         <div class="check">
-          <input id="failing" name="failing" type="checkbox" value="1" checked={q.failing} />
+          <input id="failing" name="failing" type="checkbox" value="true" checked={q.failing} />
           <label for="failing">Failing only</label>
         </div>
         <div>
@@ -107,7 +107,7 @@ jobPages.get("/jobs", async (c) => {
                   j.status === "active"
                     ? j.cron
                       ? (upcomingFires(j.cron, j.timezone, now, 1, offsetOf(j))[0] ?? null)
-                      : j.nextFireAt
+                      : (j.nextFireAt ?? j.runAt)
                     : null;
                 return (
                   <tr>
@@ -160,6 +160,13 @@ jobPages.get("/jobs/:id/live/triggers", async (c) => {
 
 type JobRow = NonNullable<Awaited<ReturnType<typeof getJob>>>;
 
+/** Payloads may be up to 10 MiB: the page shows the first PAYLOAD_SHOWN characters of its JSON. */
+const PAYLOAD_SHOWN = 4000;
+function payloadText(payload: unknown): string {
+  const text = JSON.stringify(payload, null, 2);
+  return text.length > PAYLOAD_SHOWN ? `${text.slice(0, PAYLOAD_SHOWN)}\n… (${text.length} characters)` : text;
+}
+
 /** A job's last outcome, when, and its failure streak (dead fires in a row) when it has one. */
 function LastRunCell(props: { last: LastRun | null; streak: number }) {
   if (!props.last) return <span class="muted">Never run</span>;
@@ -188,6 +195,7 @@ function JobDetail(props: {
   triggers: TriggerRow[];
   before: string | null;
   scheduleError?: string;
+  backfillError?: BackfillForm;
 }) {
   const { c, job } = props;
   const base = c.var.base;
@@ -256,6 +264,16 @@ function JobDetail(props: {
             <dd class="mono">{job.type}</dd>
             <dt>Target</dt>
             <dd class="mono">{targetText(job.target, job.type)}</dd>
+            <dt>Fairness key</dt>
+            <dd class="mono">{job.key ?? <span class="muted">none</span>}</dd>
+            <dt>Payload</dt>
+            <dd>
+              {job.payload === null || job.payload === undefined ? (
+                <span class="muted">none</span>
+              ) : (
+                <pre class="mono">{payloadText(job.payload)}</pre>
+              )}
+            </dd>
             <dt>Overlap / misfire</dt>
             <dd>
               {job.overlap} / {job.misfire}
@@ -320,7 +338,7 @@ function JobDetail(props: {
           </section>
         )}
       </div>
-      <FlowControl c={c} job={job} />
+      <FlowControl c={c} job={job} backfillError={props.backfillError} />
       <h2>Triggers</h2>
       <div data-live={props.before ? undefined : `${jobUrl}/live/triggers`} data-every="2000">
         <TriggerTable c={c} jobId={job.id} triggers={props.triggers} before={props.before} />
@@ -429,4 +447,38 @@ jobPages.post("/jobs/:id/schedule", async (c) => {
   }
   d.log.info("job schedule updated", { tenantId: c.var.tenantId, jobId: job.id, via: "dashboard" });
   return c.redirect(`${c.var.base}/jobs/${encodeURIComponent(job.id)}?done=schedule`, 303);
+});
+
+jobPages.post("/jobs/:id/backfill", async (c) => {
+  const d = c.var.dash;
+  const existing = await getJob(d.db, c.var.tenantId, c.req.param("id"));
+  if (!existing) throw notFound("job");
+  const b = await c.req.parseBody();
+  const text = (v: unknown) => (typeof v === "string" ? v.trim().slice(0, 100) : "");
+  const form = { from: text(b.from), to: text(b.to), overlap: text(b.overlap) || "skip" };
+  let started: { id: string; fires: number; skipped: number };
+  try {
+    started = await d.commands.startBackfill(c.var.tenantId, existing.id, form);
+  } catch (err) {
+    // The API's refusal, word for word, with the form as typed.
+    const r = refusalOf(err);
+    if (r?.status !== 400 && r?.status !== 409) throw err;
+    const triggers = await listTriggers(d.db, c.var.tenantId, existing.id, null, PAGE_SIZE + 1);
+    return page(
+      c,
+      existing.name,
+      "/jobs",
+      <JobDetail
+        c={c}
+        job={existing}
+        triggers={triggers}
+        before={null}
+        backfillError={{ ...form, error: r.message }}
+      />,
+      { kind: "err", text: "Backfill not started." },
+      400,
+    );
+  }
+  d.log.info("backfill started", { tenantId: c.var.tenantId, backfillId: started.id, via: "dashboard" });
+  return c.redirect(`${c.var.base}/jobs/${encodeURIComponent(existing.id)}?done=backfill_started`, 303);
 });

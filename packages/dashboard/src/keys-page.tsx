@@ -5,7 +5,7 @@
 // deleteKeyPolicy): the same bounds, refused with the same words.
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { getKeyDefaults, getKeyInfo, topKeys, type KeyInfo, type KeyPolicy } from "@fairway/store";
+import { getKeyDefaults, getKeyInfo, listKeys, topKeys, type Db, type KeyInfo, type KeyPolicy } from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { fmtMs, pct } from "./format.ts";
 import { PostForm } from "./layout.tsx";
@@ -26,6 +26,17 @@ type PolicyForm = { maxInFlight: string; ratePerSecond: string; weight: string }
 type KeyForm = PolicyForm & { key: string };
 
 const text = (v: unknown) => (typeof v === "string" ? v : "");
+
+/** The busiest keys by recent worker time, then keys with an override or work now that are not among
+ *  them (a key whose policy was set before it ran is shown, so it can be seen and reset here). */
+async function shownKeys(db: Db, tenantId: string): Promise<KeyInfo[]> {
+  const [top, listed] = await Promise.all([
+    topKeys(db, tenantId, TOP_KEYS),
+    listKeys(db, tenantId, { limit: TOP_KEYS }),
+  ]);
+  const seen = new Set(top.map((k) => k.key));
+  return [...top, ...listed.data.filter((k) => !seen.has(k.key))];
+}
 
 /** A form field as the API's value: a number as a number, `none` as null (no cap, no rate), anything
  *  else as typed so the API's refusal names it. Empty: `ifEmpty` (left out, or null). */
@@ -73,10 +84,7 @@ async function render(
 ) {
   const d = c.var.dash;
   const base = c.var.base;
-  const [keys, defaults] = await Promise.all([
-    topKeys(d.db, c.var.tenantId, TOP_KEYS),
-    getKeyDefaults(d.db, c.var.tenantId),
-  ]);
+  const [keys, defaults] = await Promise.all([shownKeys(d.db, c.var.tenantId), getKeyDefaults(d.db, c.var.tenantId)]);
   let keyForm = opts.keyForm;
   const edit = c.req.query("edit");
   if (!keyForm && edit && edit.length <= 200) {
@@ -99,7 +107,7 @@ async function render(
       <p class="sub">
         A job's <span class="mono">key</span> (a customer, a user, an integration) shares this account's worker time
         with its other keys by weight, within each key's cap and rate. These are the keys that used the most worker time
-        lately; refreshed every few seconds.
+        lately, then keys with their own policy or work waiting; refreshed every few seconds.
       </p>
       <h2 id="top-h">Busiest keys</h2>
       <div data-live={`${base}/keys/live`} data-every="3000">
@@ -262,7 +270,7 @@ function KeyTable(props: { c: Context<DashEnv>; keys: KeyInfo[] }) {
 keysPage.get("/keys", (c) => render(c));
 
 keysPage.get("/keys/live", async (c) => {
-  const keys = await topKeys(c.var.dash.db, c.var.tenantId, TOP_KEYS);
+  const keys = await shownKeys(c.var.dash.db, c.var.tenantId);
   return c.html(<KeyTable c={c} keys={keys} />);
 });
 

@@ -124,7 +124,7 @@ export function PostForm(props: { action: string; csrf: string; class?: string; 
 }
 
 export function StatusChip(props: { status: string }) {
-  return <span class={`chip s-${props.status}`}>{props.status}</span>;
+  return <span class={`chip s-${props.status.replace(/ /g, "_")}`}>{props.status}</span>;
 }
 
 export function Pager(props: { next: string | null; first?: string | null; label: string }) {

@@ -28,7 +28,8 @@ opsPages.get("/pools", async (c) => {
       <h1>Pools</h1>
       <p class="sub">
         One pool per job type. Concurrency is per executor; saturation is running ÷ concurrency of one executor. A
-        paused pool claims nothing: running work finishes, new fires wait as due until it is resumed.
+        paused pool claims nothing: running work finishes, new fires wait as due until it is resumed. A handler pool
+        reads "no worker" when no worker has served it for 30 s: its work waits as due until one starts.
       </p>
       <div data-live="/dashboard/admin/live/pools" data-every="3000">
         <PoolTable pools={pools} csrf={c.var.csrf} />
@@ -85,7 +86,8 @@ function PoolTable(props: { pools: Awaited<ReturnType<typeof poolOverview>>; csr
                   {p.type}
                 </td>
                 <td data-label="State">
-                  <StatusChip status={p.paused ? "paused" : "active"} />
+                  {/* A handler pool whose workers stopped stamping it runs nothing, paused or not. */}
+                  <StatusChip status={p.paused ? "paused" : p.served === false ? "no worker" : "active"} />
                 </td>
                 <td data-label="Concurrency" class="num">
                   {p.concurrency}

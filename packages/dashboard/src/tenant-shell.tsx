@@ -16,6 +16,7 @@ const DONE: Record<string, string> = {
   cancelled: "Job cancelled, with its pending fires.",
   run: "Run queued. This page refreshes until the attempt finishes.",
   replayed: "Dead letter replayed: the same trigger (same webhook-id) is pending again.",
+  backfill_started: "Backfill started: its fires run behind this tenant's live work; see Backfills below.",
   backfill_cancelled: "Backfill cancelled: its fires not yet started will not run; running ones finish.",
 };
 

@@ -72,6 +72,40 @@ describe("job form body", () => {
     expect(patchOf(before, before)).toEqual({});
   });
 
+  it("sends spread, the policies that differ from the defaults, and a one-time job's debounce", () => {
+    const cron = bodyOfValues(
+      form({ spread: "PT10M", overlap: "skip", misfire: "fire_all", onBusy: "cancel_running", key: "acct" }),
+    );
+    expect(cron).toMatchObject({
+      schedule: { cron: "0 9 * * *", timezone: "UTC", spread: "PT10M" },
+      overlap: "skip",
+      misfire: "fire_all",
+      onBusy: "cancel_running",
+    });
+    // Defaults are left out of a create.
+    expect(bodyOfValues(form({}))).not.toHaveProperty("overlap");
+    expect(bodyOfValues(form({}))).not.toHaveProperty("onBusy");
+    const once = bodyOfValues(
+      form({ kind: "once", debounceKey: "account-42", debouncePeriodMs: "30000", debounceMaxWaitMs: "300000" }),
+    );
+    expect(once.debounce).toEqual({ key: "account-42", periodMs: 30000, maxWaitMs: 300000 });
+    // A debounce is a one-time job's: on a cron form it is refused at its field.
+    expect(() => bodyOfValues(form({ debounceKey: "x", debouncePeriodMs: "1000" }))).toThrow(
+      /only goes with a one-time job/,
+    );
+    expect(() => bodyOfValues(form({ kind: "once", debouncePeriodMs: "1000" }))).toThrow(/debounce.key/);
+  });
+
+  it("patches a policy back to its default and a cleared spread to null", () => {
+    const before = bodyOfValues(form({ spread: "PT10M", overlap: "skip", onBusy: "skip", key: "k" }));
+    const after = bodyOfValues(form({ key: "k" }));
+    expect(patchOf(before, after)).toEqual({
+      schedule: { cron: "0 9 * * *", timezone: "UTC", spread: null },
+      overlap: "allow",
+      onBusy: "queue",
+    });
+  });
+
   it("finds the field an API message is about", () => {
     expect(fieldOf("schedule.cron: bad")).toBe("cron");
     expect(fieldOf("schedule.timezone: bad")).toBe("timezone");
@@ -82,6 +116,10 @@ describe("job form body", () => {
     expect(fieldOf("notify.channels: ch_x is not …")).toBe("channels");
     expect(fieldOf("payload is 9 bytes; this tenant's limit is 1")).toBe("payload");
     expect(fieldOf("this tenant may have at most 3 jobs")).toBe(null);
+    expect(fieldOf("schedule.spread: must be an ISO 8601 duration")).toBe("spread");
+    expect(fieldOf("debounce.periodMs: must be …")).toBe("debouncePeriodMs");
+    expect(fieldOf("debounce: required")).toBe("debounceKey");
+    expect(fieldOf('onBusy: "skip" decides what …')).toBe("onBusy");
   });
 
   it("reads a posted form, ignoring what it does not know", () => {

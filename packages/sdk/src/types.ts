@@ -128,8 +128,9 @@ export interface ListJobsOptions {
 }
 
 /** What a job's latest tried fire came to: failed = its last attempt failed and a retry is pending;
- *  dead_lettered = its retries ran out; unknown = an at-most-once delivery lost in flight. */
-export type LastOutcome = "succeeded" | "failed" | "dead_lettered" | "unknown";
+ *  dead_lettered = its retries ran out; unknown = an at-most-once delivery lost in flight; cancelled =
+ *  it ran and was cut or cancelled (onBusy cancel_running, a pause, a delete). */
+export type LastOutcome = "succeeded" | "failed" | "dead_lettered" | "unknown" | "cancelled";
 
 export interface Job<P = unknown> {
   id: string;

@@ -4,12 +4,12 @@
 import { getTenant } from "@fairway/store";
 import type { ResolvedDeps } from "../env.ts";
 import { notFound } from "../errors.ts";
-import { stopBackfill } from "./backfills.ts";
+import { startBackfill, stopBackfill } from "./backfills.ts";
 import { addChannel, deleteChannel, testChannel } from "./channels.ts";
 import { deleteKeyPolicy, patchKeyDefaults, putKeyPolicy } from "./keys.ts";
 import { cancelJob, createJob, pauseJob, resumeJob, runJob, updateJob, type CommandContext } from "./jobs.ts";
 import { parseMerged } from "../merge-patch.ts";
-import { createJobBody } from "../schemas.ts";
+import { backfillBody, createJobBody } from "../schemas.ts";
 import { setPoolPausedCommand } from "./pools.ts";
 import { revokePortalSessions, updateTenant } from "./tenants.ts";
 import { replayJobDeadLetters, replayTrigger } from "./triggers.ts";
@@ -39,6 +39,12 @@ export interface DashboardCommands {
   patchKeyDefaults(tenantId: string, patch: Record<string, unknown>): Promise<unknown>;
   /** DELETE /v1/backfills/{id}: its triggers not yet claimed are cancelled. */
   cancelBackfill(tenantId: string, id: string): Promise<{ id: string; cancelledNow: number }>;
+  /** POST /v1/jobs/{id}/backfill from an API-shaped body ({ from, to, overlap? }), checked as the API does. */
+  startBackfill(
+    tenantId: string,
+    jobId: string,
+    body: unknown,
+  ): Promise<{ id: string; fires: number; skipped: number }>;
 }
 
 export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
@@ -70,5 +76,6 @@ export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
     deleteKeyPolicy: (tenantId, key) => deleteKeyPolicy(deps.db, tenantId, key),
     patchKeyDefaults: (tenantId, patch) => patchKeyDefaults(deps.db, tenantId, patch),
     cancelBackfill: (tenantId, id) => stopBackfill(ctx, tenantId, id),
+    startBackfill: (tenantId, jobId, body) => startBackfill(ctx, tenantId, jobId, parseMerged(backfillBody, body)),
   };
 }

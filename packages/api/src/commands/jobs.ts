@@ -131,7 +131,11 @@ async function maxJobsExceeded({ deps, log }: CommandContext, tenantId: string, 
   });
   if (made.length > 0)
     announceWork(deps.coordinator, log, { type: NOTIFICATION_POOL, tenantId, dueAt: null }, deps.now());
-  throw new ApiError(409, "max_jobs_exceeded", `this tenant may have at most ${limit} jobs`);
+  throw new ApiError(
+    409,
+    "max_jobs_exceeded",
+    `this tenant has reached its maxJobs quota of ${limit} live jobs (active or paused): cancel jobs it no longer needs (DELETE /v1/jobs/:id), or ask the operator to raise maxJobs (PATCH /v1/admin/tenants/:id)`,
+  );
 }
 
 /** What a create with `debounce` answers besides the job: the job it joined (null when it made a new

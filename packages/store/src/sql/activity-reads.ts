@@ -39,6 +39,9 @@ interface ActivitySeries {
   groups: ActivityGroup[];
 }
 
+/** A full bucket is counted up to this many times its sample. */
+const COUNT_FACTOR = 20;
+
 /** Lowest trigger id created at or after `ms`. */
 const lowId = (ms: number) => `trg_${ulid(ms).slice(0, 10)}0000000000000000`;
 
@@ -76,6 +79,16 @@ export async function activitySeries(
           sql` UNION ALL `,
         );
   const logTenant = opts.tenantId === undefined ? sql`` : sql`AND l.tenant_id = ${opts.tenantId}`;
+  // A full bucket's size, counted on the primary key up to COUNT_FACTOR samples: the scale is then
+  // size ÷ sample, right for a burst (a backfill's 1,000 triggers in one second) where the time its
+  // first triggers span is not. Past the cap, or across a cluster's shards, the time span scales.
+  const cap = opts.perBucket * COUNT_FACTOR;
+  const sizes =
+    !distributed || opts.tenantId !== undefined
+      ? sql`SELECT b.i, (SELECT count(*) FROM (SELECT 1 FROM triggers
+               WHERE id >= b.lo AND id < b.hi ${distributed ? sql`AND tenant_id = ${opts.tenantId}` : sql``}
+               LIMIT ${cap}) c)::float8 AS size FROM b WHERE b.i IN (SELECT i FROM s GROUP BY i HAVING count(*) >= ${opts.perBucket})`
+      : sql`SELECT NULL::int AS i, NULL::float8 AS size WHERE false`;
   const rows = await query<{
     i: number | null;
     name: string | null;
@@ -92,14 +105,15 @@ export async function activitySeries(
     sql`
     WITH b AS (
       SELECT * FROM jsonb_to_recordset(${bucketList}::jsonb) AS x(i int, lo text, hi text, start float8)
-    ), s AS (${sample}), w AS (
-      -- A full sample covers [bucket start, its last trigger's creation): scale by span / covered.
-      SELECT i, count(*) >= ${opts.perBucket} AS estimated,
-             CASE WHEN count(*) >= ${opts.perBucket}
-               THEN LEAST(1000, ${opts.bucketMs}::float8 / GREATEST(1,
-                 extract(epoch FROM max(created_at)) * 1000 - max(start)))
-               ELSE 1 END AS w
-        FROM s GROUP BY i
+    ), s AS (${sample}), n AS (${sizes}), w AS (
+      -- A full sample: scale by the bucket's counted size ÷ the sample, or (size unknown) by the
+      -- bucket's span ÷ the span the sample covers, [bucket start, its last trigger's creation).
+      SELECT s.i, count(*) >= ${opts.perBucket} AS estimated,
+             CASE WHEN count(*) < ${opts.perBucket} THEN 1
+                  WHEN max(n.size) IS NOT NULL AND max(n.size) < ${cap} THEN max(n.size) / count(*)
+                  ELSE LEAST(1000, ${opts.bucketMs}::float8 / GREATEST(1,
+                    extract(epoch FROM max(s.created_at)) * 1000 - max(s.start))) END AS w
+        FROM s LEFT JOIN n USING (i) GROUP BY s.i
     ), f AS (
       SELECT s.*, w.w, w.estimated FROM s JOIN w USING (i) WHERE true ${tenant} ${key}
     ), a AS (

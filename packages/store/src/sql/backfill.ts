@@ -18,16 +18,18 @@ const BACKFILL_PRIORITY = -1000;
 
 type BackfillRow = typeof backfills.$inferSelect;
 
-/** A backfill with its triggers counted by status (pending, running, succeeded, dead, unknown,
+/** A backfill with its triggers counted by status (pending, standby, running, succeeded, dead, unknown,
  *  cancelled, skipped). */
 export type BackfillInfo = BackfillRow & { counts: Record<string, number> };
 
 const shape = rowShape<BackfillRow>(backfills, "b");
 
 /** A backfill's triggers counted by status, of tenant `tenantId`: named, the read goes to the tenant's
- *  shard alone on a Citus cluster. */
+ *  shard alone on a Citus cluster. A trigger claimed on standby (sql/standby.ts) is leased but waits for
+ *  a slot under the cap: it counts as `standby`, so `running` never exceeds what runs. */
 const withCounts = (tenantId: string) => sql`coalesce((SELECT json_object_agg(s.status, s.n) FROM
-      (SELECT t.status, count(*)::int AS n FROM triggers t WHERE t.tenant_id = ${tenantId} AND t.backfill_id = b.id GROUP BY t.status) s), '{}')`;
+      (SELECT CASE WHEN t.status = 'running' AND t.standby THEN 'standby' ELSE t.status END AS status, count(*)::int AS n
+         FROM triggers t WHERE t.tenant_id = ${tenantId} AND t.backfill_id = b.id GROUP BY 1) s), '{}')`;
 
 function infoRows(raw: Record<string, unknown>[]): BackfillInfo[] {
   const rows = shape.rows(raw);

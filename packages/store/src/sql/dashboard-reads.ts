@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import { ulid } from "@fairway/core";
 import { query, withDates, type Db } from "../db.ts";
 import { poolCounts } from "./cluster-reads.ts";
+import { HANDLER_STALE_MS } from "./handler-pools.ts";
 
 /** Counts above this show as "COUNT_CAP+": a count never reads more rows than this. */
 export const COUNT_CAP = 10_000;
@@ -75,6 +76,8 @@ export interface PoolOverview {
   running: number;
   /** Capped at COUNT_CAP. */
   due: number;
+  /** A handler pool (a worker has served it): whether one stamped it lately; null for a webhook pool. */
+  served: boolean | null;
 }
 
 /** Every pool with a row or with work: its configuration (defaults when it has no row) and figures. */
@@ -91,7 +94,9 @@ export async function poolOverview(
       coalesce(p.concurrency, ${defaults.concurrency})::int AS concurrency,
       coalesce(p.timeout_ms, ${defaults.timeoutMs})::int AS "timeoutMs",
       coalesce(p.max_attempts, ${defaults.maxAttempts})::int AS "maxAttempts",
-      ${c.running} AS running, ${c.due} AS due
+      ${c.running} AS running, ${c.due} AS due,
+      CASE WHEN p.handler_seen_at IS NULL THEN NULL
+           ELSE p.handler_seen_at > now() - make_interval(secs => ${HANDLER_STALE_MS / 1000}) END AS served
     FROM types ty LEFT JOIN pools p ON p.type = ty.type ${c.join}
     ORDER BY ty.type
     LIMIT 200`,

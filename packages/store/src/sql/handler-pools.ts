@@ -9,7 +9,7 @@ import { pools } from "../schema.ts";
 
 export const HANDLER_HEARTBEAT_MS = 10_000;
 /** A handler pool not stamped for this long has no live worker (three missed heartbeats). */
-const HANDLER_STALE_MS = 3 * HANDLER_HEARTBEAT_MS;
+export const HANDLER_STALE_MS = 3 * HANDLER_HEARTBEAT_MS;
 
 /** Stamps the types as served now, creating their pools (with the defaults) where missing. (The stamp
  *  is the inserted row's: Citus takes no function call in an ON CONFLICT's SET. On the distributed

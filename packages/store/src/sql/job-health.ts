@@ -9,8 +9,9 @@ import { andTenant } from "./cluster-reads.ts";
 import { COUNT_CAP } from "./dashboard-reads.ts";
 
 /** What the latest fire that was tried came to: succeeded; dead_lettered (retries spent); unknown
- *  (at-most-once, lost in flight); failed (its last attempt failed, a retry is pending). */
-type LastOutcome = "succeeded" | "failed" | "dead_lettered" | "unknown";
+ *  (at-most-once, lost in flight); failed (its last attempt failed, a retry is pending); cancelled (it
+ *  ran and was cut or cancelled: onBusy cancel_running, a pause, a delete). */
+type LastOutcome = "succeeded" | "failed" | "dead_lettered" | "unknown" | "cancelled";
 
 export interface LastRun {
   outcome: LastOutcome;
@@ -31,7 +32,7 @@ export async function lastRuns(db: Db, tenantId: string, jobIds: string[]): Prom
       CROSS JOIN LATERAL (
         SELECT t.status, coalesce(t.finished_at, t.updated_at) AS at FROM triggers t
          WHERE t.tenant_id = ${tenantId} AND t.job_id = x.id AND t.attempt_count > 0
-           AND t.status IN ('succeeded', 'dead', 'unknown', 'pending')
+           AND t.status IN ('succeeded', 'dead', 'unknown', 'pending', 'cancelled')
          ORDER BY t.scheduled_for DESC
          LIMIT 1) l`,
   );
@@ -45,6 +46,7 @@ const OUTCOME: Record<string, LastOutcome> = {
   dead: "dead_lettered",
   unknown: "unknown",
   pending: "failed",
+  cancelled: "cancelled",
 };
 
 export interface DeadLetterGroup {

@@ -139,13 +139,14 @@ function notifyStatement(cold: unknown[][], tenantId?: string): SQL {
         FROM jsonb_array_elements(${JSON.stringify(cold)}::jsonb) AS x
     ),
     hit AS (
-      SELECT i.*, t.tenant_id, t.job_id, t.scheduled_for, t.attempt_count, t.reason
+      SELECT i.*, t.tenant_id, t.job_id, t.scheduled_for, t.attempt_count, t.reason, t.replayed_at
         FROM input i JOIN triggers t ON t.id = i.id ${at("t")}
        WHERE t.status = i.status AND t.attempt_count = i.attempt AND t.finished_at = i.now
          AND t.type <> ${NOTIFICATION_POOL}
     ),
     per_job AS (
-      SELECT h.job_id, h.tenant_id, count(*) FILTER (WHERE h.status = 'dead')::int AS dead,
+      -- A replay that ends dead again is the same fire, already in the streak: it adds nothing to it.
+      SELECT h.job_id, h.tenant_id, count(*) FILTER (WHERE h.status = 'dead' AND h.replayed_at IS NULL)::int AS dead,
              bool_or(h.status = 'succeeded') AS ok, bool_or(h.gone IS TRUE) AS gone,
              (array_agg(h.id ORDER BY h.id DESC) FILTER (WHERE h.status = 'succeeded'))[1] AS ok_trigger,
              -- Read here, in a grouped row no planner folds into the update below: Citus refuses now()
