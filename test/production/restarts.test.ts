@@ -3,7 +3,9 @@
 // - `pg_ctl restart` in fast and in immediate mode, five times in a row: deliveries resume within 5 s
 //   of Postgres answering again each time;
 // - each of Fairway's backends killed with pg_terminate_backend, one after another: deliveries go on;
-// - Postgres stopped for a few seconds: /readyz answers 503 with the reason, and 200 once it is back.
+// - Postgres stopped for a few seconds: /readyz answers 503 with the reason, and 200 once it is back;
+// - every connection slot taken by another client while Fairway's connections are cut: a clear error
+//   (503 database_unavailable, a log line naming the cause), and recovery once the slots free.
 // Every acknowledged job is delivered; duplicates are only of runs open at a fault (the caps bound
 // them); no loop is left stalled and the server logs no deadlock.
 import { rmSync } from "node:fs";
@@ -272,5 +274,71 @@ describe("Postgres faults under a steady create rate", () => {
     console.log(JSON.stringify({ drill: "readiness", readyMs, ...r }));
     expect(r.lost).toBe(0);
     expect(readyMs).toBeLessThan(10_000);
+  });
+
+  it("max_connections exhausted by another client: a clear error while it lasts, recovery once it frees", {
+    timeout: 120_000,
+  }, async () => {
+    // Another client (on another database) takes every free connection slot, and Fairway's own
+    // connections are cut until it holds none: it cannot open new ones.
+    await db`SELECT 1`; // the drill's own connection, opened first
+    const hogs: postgres.Sql[] = [];
+    const fill = async () => {
+      for (let i = 0; i < 200; i++) {
+        const c = postgres(pg.url("postgres"), { max: 1, onnotice: () => {}, connect_timeout: 5 });
+        try {
+          await c`SELECT 1`;
+          hogs.push(c);
+        } catch (err) {
+          await c.end({ timeout: 1 });
+          expect(String((err as { code?: string }).code)).toBe("53300");
+          return;
+        }
+      }
+    };
+    try {
+      await fill();
+      for (let round = 0; round < 20; round++) {
+        const [{ n }] = await db<{ n: number }[]>`
+          SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+           WHERE datname = 'fairway' AND pid <> pg_backend_pid() AND backend_type = 'client backend'`;
+        if (n === 0) break;
+        await fill();
+      }
+      const before = server.output().length;
+      const key = keys[0]!;
+      const refused = await until(
+        async () => {
+          const r = await fetch(`${server.url}/v1/jobs`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+            body: JSON.stringify({ name: "full", schedule: { delayMs: 0 }, target: { url: `${hookUrl}/hook` } }),
+            signal: AbortSignal.timeout(20_000),
+          });
+          return { status: r.status, body: (await r.json()) as { error?: { code: string } } };
+        },
+        (r) => r.status === 503,
+        30_000,
+        "the API refusing while every slot is taken",
+      );
+      expect(refused.body.error?.code).toBe("database_unavailable");
+      expect((await readyz()).status).toBe(503);
+      await until(
+        async () => server.output().slice(before),
+        (out) => /too many clients/.test(out),
+        20_000,
+        "a log line naming the cause",
+      );
+    } finally {
+      await Promise.all(hogs.map((h) => h.end({ timeout: 1 })));
+    }
+    const freedAt = Date.now();
+    await until(readyz, (r) => r.status === 200, 20_000, "/readyz 200 once the slots are free");
+    const l = load();
+    await flowing(hook.hits.length + 30, "deliveries once the slots are free");
+    await l.stop();
+    const r = await settled(l.acked);
+    console.log(JSON.stringify({ drill: "max-connections", hogs: hogs.length, readyMs: Date.now() - freedAt, ...r }));
+    expect(r.lost).toBe(0);
   });
 });
