@@ -79,9 +79,10 @@ it("a settle whose hand-off claims commit and whose answer is lost: the claimed 
   const { triggerIds } = await seedDue(db.store.db, "c", 20, { target: { url: `${receiver.url}/t/c` } });
   const via = await throughProxy();
   try {
-    // A settle (it records a success) that also writes a claim's lease.
+    // A settle (it records a success) and the claim written right behind it (its own transaction in
+    // the same round trip: store hand-off.ts), which writes a lease.
     const lost = via.proxy.loseAnswer(
-      (sent) => sent.includes("INSERT INTO success_detail") && sent.includes("INSERT INTO leases"),
+      (sent, before) => sent.includes("INSERT INTO leases") && (before + sent).includes("INSERT INTO success_detail"),
     );
     const executor = startSurvivor({ db: via.store.db });
     await lost;

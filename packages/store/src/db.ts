@@ -101,7 +101,7 @@ async function pipelineReserved(
   whenClosed.catch(() => {}); // raced below, and never settled when all goes well
   let connection: PgConnection | null = null;
   let isClosed = false;
-  // BEGIN has no parameters, so postgres.js writes it at once and hands over its connection here.
+  // The connection, handed over when postgres.js writes a statement: its close fails the call at once.
   const onexecute = (c: PgConnection) => {
     connection = c;
     c.onclose = (err) => {
@@ -110,10 +110,12 @@ async function pipelineReserved(
     };
     return true;
   };
-  const sent = groups.map((queries, i) => [
-    conn.unsafe("begin", [], i === 0 ? { prepare: false, onexecute } : { prepare: false }),
-    ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true })),
-    conn.unsafe("commit", [], { prepare: false }),
+  // Every statement offers the hook: postgres.js calls it only for a statement it could write at once
+  // (not one behind a full socket buffer), and one is enough.
+  const sent = groups.map((queries) => [
+    conn.unsafe("begin", [], { prepare: false, onexecute }),
+    ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true, onexecute })),
+    conn.unsafe("commit", [], { prepare: false, onexecute }),
   ]);
   // postgres.js queries are lazy: started here, in order, so they are written in order.
   for (const q of sent.flat()) (q as unknown as { execute(): unknown }).execute();

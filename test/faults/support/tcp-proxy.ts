@@ -16,9 +16,10 @@ export interface TcpProxy {
   restore(): Promise<void>;
   readonly isCut: boolean;
   /** Once: the first transaction whose statements, as sent, satisfy `match` (a statement's text is
-   *  sent the first time a connection prepares it) is passed to Postgres up to its COMMIT, and its
-   *  connection cut before the answer comes back. Resolves when that happened. */
-  loseAnswer(match: (sent: string) => boolean): Promise<void>;
+   *  sent the first time a connection prepares it; `before` is what the same connection sent in the
+   *  transaction before it) is passed to Postgres up to its COMMIT, and its connection cut before the
+   *  answer comes back. Resolves when that happened. */
+  loseAnswer(match: (sent: string, before: string) => boolean): Promise<void>;
   /** Every connection open now goes silent for good (no data, no close); new ones pass. */
   freeze(): void;
   close(): Promise<void>;
@@ -27,7 +28,7 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let down = false;
-  let trap: { match: (sent: string) => boolean; sprung: () => void } | null = null;
+  let trap: { match: (sent: string, before: string) => boolean; sprung: () => void } | null = null;
   const freezes = new Set<() => void>();
   const track = (s: Socket) => {
     sockets.add(s);
@@ -43,6 +44,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     // Client to server by hand, to see what is sent: what this connection sent since its last COMMIT
     // (protocol bytes read as latin1: the SQL text is plain within them), held only while a trap is set.
     let since = "";
+    let before = "";
     let holding = false;
     let frozen = false;
     const freeze = () => {
@@ -59,7 +61,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       const sent = chunk.toString("latin1");
       since += sent;
       if (!sent.includes("commit")) return;
-      const matched = trap.match(since);
+      const matched = trap.match(since, before);
+      before = since;
       since = "";
       if (matched) {
         const sprung = trap.sprung;
