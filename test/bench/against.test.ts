@@ -1,7 +1,7 @@
 // The regression guard's options and ratios (bench/src/lib/against.ts); the guard itself builds a ref
 // and runs the bench, which no test does.
 import { describe, expect, it } from "vitest";
-import { againstOptions, appendedRuns, pairRatios } from "../../bench/src/lib/against.ts";
+import { againstOptions, appendedRuns, pairRatios, studyFigures } from "../../bench/src/lib/against.ts";
 
 const known = ["throughput", "api"];
 
@@ -11,11 +11,22 @@ describe("againstOptions", () => {
       ref: "main",
       pairs: 3,
       scenarios: ["throughput", "api"],
+      study: null,
       quick: false,
     });
     expect(againstOptions({ against: "d57f74c", only: "api", pairs: "5", quick: true }, known)).toMatchObject({
       pairs: 5,
       quick: true,
+    });
+  });
+
+  it("takes a study with its arguments after a colon, in place of scenarios", () => {
+    expect(againstOptions({ against: "main", study: "cpu-per-item:throughput" }, known, ["cpu-per-item"])).toEqual({
+      ref: "main",
+      pairs: 3,
+      scenarios: [],
+      study: { name: "cpu-per-item", args: ["throughput"] },
+      quick: false,
     });
   });
 
@@ -28,6 +39,10 @@ describe("againstOptions", () => {
     expect(error({ against: "main", only: "api", pairs: "0" })).toMatch(/--pairs takes a whole number/);
     expect(error({ against: "main", only: "api", pairs: "2.5" })).toMatch(/--pairs takes a whole number/);
     expect(error({ against: "main", only: "api", runs: "3" })).toMatch(/send --pairs N, not --runs/);
+    expect(error({ against: "main", study: "cpu-per-itm" })).toMatch(/unknown study: cpu-per-itm/);
+    expect(error({ against: "main", study: "x", only: "api" })).toMatch(
+      /--only <scenario> or --study <study>, not both/,
+    );
   });
 });
 
@@ -40,6 +55,14 @@ describe("appendedRuns", () => {
       "",
     ].join("\n");
     expect(appendedRuns(text, "throughput")).toEqual([{ fairway_per_s: 100 }]);
+  });
+});
+
+describe("studyFigures", () => {
+  it("takes the numeric fields of the last JSON line a study printed", () => {
+    const out = `building…\n{"arm":"x","exec_us":1}\n{"arm":"throughput","exec_us":17.5,"pg_us":27,"backends":3}\n`;
+    expect(studyFigures(out)).toEqual({ exec_us: 17.5, pg_us: 27, backends: 3 });
+    expect(studyFigures("no figures\n")).toBeNull();
   });
 });
 

@@ -1,15 +1,17 @@
 // `npm run bench -- --against <ref> --only <scenario>[,…] [--pairs N]`: the ref checked out in a
 // temporary git worktree (npm ci there), then each scenario run once on each side per pair, ref and
 // working tree in turn (A B A B …) on this machine in this session, each side by its own main.ts in
-// its own process. The figures come from the JSON lines each side's main.ts appends; the ratios
-// (working tree ÷ ref) are printed and written to bench/results/against.jsonl. The worktree is
+// its own process. The figures come from the JSON lines each side's main.ts appends; the ratios of
+// the scenario's headline figures (working tree ÷ ref) are printed and written to
+// bench/results/against.jsonl. `--study <name>[:<arg>…]` runs each side's bench/src/studies/<name>.ts
+// instead and compares every figure of the JSON line it prints last. The worktree is
 // removed afterwards, also when a run fails or the guard is interrupted.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type AgainstOptions, appendedRuns, type PairFigures, pairRatios } from "./against.ts";
+import { type AgainstOptions, appendedRuns, type PairFigures, pairRatios, studyFigures } from "./against.ts";
 import { appendResult } from "./report.ts";
 import { machine, type Figures, type Scenario } from "./scenario.ts";
 import { round } from "./stats.ts";
@@ -52,15 +54,37 @@ export async function runAgainst(opts: AgainstOptions, scenarios: Scenario[]): P
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  const exec = (cmd: string, args: string[], cwd: string, stdio: "inherit" | "ignore") =>
-    new Promise<void>((resolve, reject) => {
+  /** Runs a command to its end; its stdout inherited, dropped, or (pipe) returned. */
+  const exec = (cmd: string, args: string[], cwd: string, stdio: "inherit" | "ignore" | "pipe") =>
+    new Promise<string>((resolve, reject) => {
       const c = spawn(cmd, args, { cwd, stdio: ["ignore", stdio, "inherit"], env: process.env });
       child = c;
+      let out = "";
+      c.stdout?.setEncoding("utf8").on("data", (d: string) => (out += d));
       c.once("error", reject);
       c.once("exit", (code, signal) =>
-        code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(" ")} in ${cwd}: exit ${code ?? signal}`)),
+        code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(" ")} in ${cwd}: exit ${code ?? signal}`)),
       );
     });
+  const tsx = (root: string) => join(root, "node_modules", ".bin", "tsx");
+  // What is compared: each chosen scenario (its headline figures), or the study (all its figures).
+  const units: Unit[] = opts.study
+    ? [studyUnit(opts.study, (root, args) => exec(tsx(root), args, root, "pipe"))]
+    : scenarios
+        .filter((s) => opts.scenarios.includes(s.name))
+        .map((s) => ({
+          name: s.name,
+          keys: () => s.headline.keys,
+          async run(side: string, root: string) {
+            const results = join(root, "bench", "results", `${s.name}.jsonl`);
+            const from = existsSync(results) ? statSync(results).size : 0;
+            const args = ["bench/src/main.ts", "--only", s.name, "--runs", "1", ...(opts.quick ? ["--quick"] : [])];
+            await exec(tsx(root), args, root, "inherit");
+            const runs = appendedRuns(readFileSync(results).subarray(from).toString("utf8"), s.name);
+            if (runs.length !== 1) throw new Error(`${side}: expected one run of ${s.name} in ${results}`);
+            return runs[0];
+          },
+        }));
   const label = `${opts.ref} (${sha.slice(0, 10)})`;
   try {
     git(["worktree", "add", "--detach", dir, sha]);
@@ -70,7 +94,7 @@ export async function runAgainst(opts: AgainstOptions, scenarios: Scenario[]): P
       { name: "ref", root: dir },
       { name: "tree", root: treeRoot },
     ] as const;
-    for (const s of scenarios.filter((s) => opts.scenarios.includes(s.name))) {
+    for (const s of units) {
       const pairs: PairFigures[] = [];
       for (let p = 1; p <= opts.pairs; p++) {
         const got: Partial<Record<"ref" | "tree", Figures>> = {};
@@ -78,13 +102,7 @@ export async function runAgainst(opts: AgainstOptions, scenarios: Scenario[]): P
         for (const side of sides) {
           console.log(`\n=== ${s.name} pair ${p}/${opts.pairs}: ${side.name === "ref" ? label : "working tree"}`);
           load[side.name] = round(os.loadavg()[0]);
-          const results = join(side.root, "bench", "results", `${s.name}.jsonl`);
-          const from = existsSync(results) ? statSync(results).size : 0;
-          const args = ["bench/src/main.ts", "--only", s.name, "--runs", "1", ...(opts.quick ? ["--quick"] : [])];
-          await exec(join(side.root, "node_modules", ".bin", "tsx"), args, side.root, "inherit");
-          const runs = appendedRuns(readFileSync(results).subarray(from).toString("utf8"), s.name);
-          if (runs.length !== 1) throw new Error(`${side.name}: expected one run of ${s.name} in ${results}`);
-          got[side.name] = runs[0];
+          got[side.name] = await s.run(side.name, side.root);
         }
         const pair = { tree: got.tree!, ref: got.ref! };
         pairs.push(pair);
@@ -99,7 +117,7 @@ export async function runAgainst(opts: AgainstOptions, scenarios: Scenario[]): P
           ...pair,
         });
       }
-      report(s, pairs, label, sha, opts);
+      report(s.name, s.keys(pairs), pairs, label, sha, opts);
     }
     return true;
   } catch (err) {
@@ -112,12 +130,35 @@ export async function runAgainst(opts: AgainstOptions, scenarios: Scenario[]): P
   }
 }
 
-function report(s: Scenario, pairs: PairFigures[], label: string, sha: string, opts: AgainstOptions) {
-  const ratios = pairRatios(pairs, s.headline.keys);
+interface Unit {
+  name: string;
+  keys(pairs: PairFigures[]): string[];
+  run(side: string, root: string): Promise<Figures>;
+}
+
+function studyUnit(
+  study: { name: string; args: string[] },
+  run: (root: string, args: string[]) => Promise<string>,
+): Unit {
+  return {
+    name: `study ${[study.name, ...study.args].join(" ")}`,
+    keys: (pairs) => Object.keys(pairs[0]?.tree ?? {}),
+    async run(side, root) {
+      const out = await run(root, [`bench/src/studies/${study.name}.ts`, ...study.args]);
+      const figures = studyFigures(out);
+      if (!figures) throw new Error(`${side}: ${study.name} printed no JSON line`);
+      console.log(`  · ${JSON.stringify(figures)}`);
+      return figures;
+    },
+  };
+}
+
+function report(name: string, keys: string[], pairs: PairFigures[], label: string, sha: string, opts: AgainstOptions) {
+  const ratios = pairRatios(pairs, keys);
   appendResult("against", {
     against: opts.ref,
     sha,
-    scenario: s.name,
+    scenario: name,
     summary: true,
     pairs: pairs.length,
     quick: opts.quick,
@@ -139,12 +180,12 @@ function report(s: Scenario, pairs: PairFigures[], label: string, sha: string, o
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
-  console.log(`\n## ${s.name} — working tree ÷ ${label}, ${pairs.length} pair${pairs.length === 1 ? "" : "s"}`);
+  console.log(`\n## ${name} — working tree ÷ ${label}, ${pairs.length} pair${pairs.length === 1 ? "" : "s"}`);
   console.log(line(head));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
   for (const r of rows) console.log(line(r));
   const parts = Object.entries(ratios).map(([k, r]) =>
     r.ratio ? `${k}=${f(r.ratio.median)} [${f(r.ratio.min)}–${f(r.ratio.max)}]` : `${k}=n/a`,
   );
-  console.log(`against ${opts.ref} ${s.name}: ${parts.join(" ")}`);
+  console.log(`against ${opts.ref} ${name}: ${parts.join(" ")}`);
 }
