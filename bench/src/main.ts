@@ -1,7 +1,14 @@
 // `npm run bench [-- --quick] [-- --only <scenario>[,<scenario>]] [-- --runs N]`
 // Runs each scenario (default 3 times; --quick: small N, once), writes every run and a summary to
 // bench/results/<scenario>.jsonl and prints a table; each scenario's last line is its headline.
+// `npm run bench -- --against <git-ref> --only <scenario>[,…] [--pairs N]`: the same scenarios on
+// that ref and on the working tree in turn, and each headline figure's ratio; `--study
+// <study>[:<arg>]` in place of --only, a design study's figures (lib/against-run.ts).
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { againstOptions } from "./lib/against.ts";
+import { runAgainst } from "./lib/against-run.ts";
 import { appendResult, headline, printTable, summarise, summaryLine } from "./lib/report.ts";
 import { machine, type BenchContext, type Figures, type Scenario } from "./lib/scenario.ts";
 import { scenarios } from "./scenarios/index.ts";
@@ -11,8 +18,30 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     only: { type: "string" },
     runs: { type: "string" },
+    against: { type: "string" },
+    pairs: { type: "string" },
+    study: { type: "string" },
   },
 });
+
+if (values.against !== undefined || values.pairs !== undefined || values.study !== undefined) {
+  const studies = readdirSync(fileURLToPath(new URL("./studies/", import.meta.url)))
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => f.slice(0, -3));
+  const opts = againstOptions(
+    values,
+    scenarios.map((s) => s.name),
+    studies,
+  );
+  if ("error" in opts) {
+    console.error(
+      "usage: npm run bench -- --against <git-ref> (--only <scenario>[,<scenario>] | --study <study>[:<arg>]) [--pairs N] [--quick]",
+    );
+    console.error(opts.error);
+    process.exit(2);
+  }
+  process.exit((await runAgainst(opts, scenarios)) ? 0 : 1);
+}
 
 const quick = values.quick ?? false;
 const runs = values.runs ? Number(values.runs) : quick ? 1 : 3;

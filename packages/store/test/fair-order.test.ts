@@ -55,3 +55,23 @@ it("starts a tenant's higher priorities first and keeps the claim's order within
   expect(out.map((r) => r.id)).toEqual(["x1", "x0", "x2"]);
   expect(out.map((r) => r.vt)).toEqual([0, 1, 2]);
 });
+
+it("starts a keyed tenant's triggers in its key-slot order, given by id, and leaves each trigger's fields as they were", () => {
+  const k = rows("k", 3);
+  const x = rows("x", 2);
+  x[1].priority = 5;
+  const fields = Object.keys(k[0]);
+  const out = fairOrder(
+    [...k, ...x],
+    { k: [0, 1], x: [0.5, 1] },
+    0,
+    new Map([
+      ["k2", 0],
+      ["k0", 1],
+      ["k1", 2],
+    ]),
+  );
+  expect(out.map((r) => r.id)).toEqual(["k2", "x1", "k0", "x0", "k1"]);
+  // The ranks travel beside the rows, not on them: no field is added to or deleted from a trigger.
+  for (const r of out) expect(Object.keys(r)).toEqual(fields);
+});

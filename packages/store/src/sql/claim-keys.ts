@@ -149,10 +149,10 @@ export function keyResult(): SQL {
  *  them to the slot in service), not behind the tenant's queued work: each fills a slot its key freed
  *  or still has, and a key slot left waiting behind the prefetch queue would idle (the key's cap is
  *  "fully used", docs/fairness.md). At most a key's cap of them are claimed at a time. */
-export function capsFirst<T extends { vt: number; vclock: number | null }>(rows: Array<T & { capped?: boolean }>): T[] {
-  for (const r of rows) {
-    if (r.capped) r.vclock = r.vt;
-    delete r.capped;
-  }
+export function capsFirst<T extends { id: string; vt: number; vclock: number | null }>(
+  rows: T[],
+  capped: ReadonlySet<string>,
+): T[] {
+  if (capped.size > 0) for (const r of rows) if (capped.has(r.id)) r.vclock = r.vt;
   return rows;
 }

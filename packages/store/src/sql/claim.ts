@@ -506,9 +506,13 @@ export function decodeClaim(
   type: string,
   leaseToken: string,
 ): {
-  claimed: Array<ClaimedTrigger & { ord?: number; capped?: boolean }>;
+  claimed: ClaimedTrigger[];
   slots: Record<string, Slots>;
   vclock: number;
+  /** A keyed tenant's triggers by id: their rank in its key-slot order (fairOrder), or null. */
+  ord: Map<string, number> | null;
+  /** The triggers of capped keys, by id (capsFirst). */
+  capped: Set<string>;
 } {
   const jobs = r.jobs == null ? {} : jsonColumn(r.jobs);
   const secrets = r.secrets == null ? {} : jsonColumn(r.secrets);
@@ -518,10 +522,15 @@ export function decodeClaim(
   // "tenant\u0000key": neither holds a NUL (printable checks).
   const capRows = r.key_cap == null ? [] : jsonColumn(r.key_cap);
   const keyCap = new Set(capRows.filter((c) => c[2]).map(([t, k]) => `${t}\u0000${k}`));
-  const capped = new Set(capRows.map(([t, k]) => `${t}\u0000${k}`));
+  const cappedKeys = new Set(capRows.map(([t, k]) => `${t}\u0000${k}`));
+  const capped = new Set<string>();
+  // Every claimed trigger is built with ClaimedTrigger's fields alone, in one order, and none is
+  // added or deleted later: the executor reads these objects on every start and settle, and one
+  // whose shape changed after it was built is read through a slow dictionary lookup (V8).
   const claimed = unpackRows(r.triggers, 8).map(
-    ([id, tenantId, jobId, kind, priority, scheduledMs, attempt, maxAttempts]) => {
+    ([id, tenantId, jobId, kind, priority, scheduledMs, attempt, maxAttempts]): ClaimedTrigger => {
       const j = jobs[jobId];
+      if (keys[id] !== undefined && cappedKeys.has(`${tenantId}\u0000${keys[id]}`)) capped.add(id);
       return {
         id,
         tenantId,
@@ -548,12 +557,11 @@ export function decodeClaim(
         vt: 0, // fairOrder()
         vclock: null,
         key: keys[id] ?? null,
-        ord: keyOrd?.[id] === undefined ? undefined : Number(keyOrd[id]),
-        capped: keys[id] !== undefined && capped.has(`${tenantId}\u0000${keys[id]}`),
       };
     },
   );
-  return { claimed, slots: r.slots == null ? {} : jsonColumn(r.slots), vclock: Number(r.vclock) };
+  const ord = keyOrd == null ? null : new Map(Object.entries(keyOrd).map(([id, o]) => [id, Number(o)]));
+  return { claimed, slots: r.slots == null ? {} : jsonColumn(r.slots), vclock: Number(r.vclock), ord, capped };
 }
 
 /** Tenants with due work in the pool, the longest due first, at most `limit`: where a claim across
@@ -609,8 +617,15 @@ export function claimStatements(input: ClaimInput) {
       const lockRows = results[0];
       const claimRows = results[results.length - 1];
       const busy = (lockRows as Array<{ busy: Json<string[]> | null }>)[0]?.busy;
-      const { claimed, slots, vclock } = decodeClaim((claimRows as ClaimResult[])[0], input.type, leaseToken);
-      return { claimed: capsFirst(fairOrder(claimed, slots, vclock)), busy: busy == null ? [] : jsonColumn(busy) };
+      const { claimed, slots, vclock, ord, capped } = decodeClaim(
+        (claimRows as ClaimResult[])[0],
+        input.type,
+        leaseToken,
+      );
+      return {
+        claimed: capsFirst(fairOrder(claimed, slots, vclock, ord), capped),
+        busy: busy == null ? [] : jsonColumn(busy),
+      };
     },
   };
 }
@@ -621,10 +636,11 @@ export function claimStatements(input: ClaimInput) {
  *  the UPDATE returns them), a claim would run one tenant's block after another's, and any window's
  *  share would be off by up to a block. The pool goes on to order its whole queue by slot (pool.ts), so
  *  that slots from different claims interleave too. Sorted here, not in SQL, where an ORDER BY over the
- *  wide claimed rows is costly. A tenant missing from `slots` (none should be) sorts last. */
+ *  wide claimed rows is costly. A tenant missing from `slots` (none should be) sorts last. `ord`: a
+ *  keyed tenant's triggers' ranks in its key-slot order (claimResult's key_ord), by id. */
 export function fairOrder<
-  T extends { tenantId: string; priority: number; vt: number; vclock: number | null; ord?: number },
->(rows: T[], slots: Record<string, Slots>, clock: number): T[] {
+  T extends { id: string; tenantId: string; priority: number; vt: number; vclock: number | null },
+>(rows: T[], slots: Record<string, Slots>, clock: number, ord: ReadonlyMap<string, number> | null = null): T[] {
   const byTenant = new Map<string, T[]>();
   for (const r of rows) {
     const list = byTenant.get(r.tenantId);
@@ -635,7 +651,11 @@ export function fairOrder<
   for (const [tenantId, list] of byTenant) {
     // A keyed tenant's in its key-slot order (claimResult's key_ord); any other's highest priority first,
     // stable: the claim's order within a priority.
-    list.sort((a, b) => (a.ord !== undefined && b.ord !== undefined ? a.ord - b.ord : b.priority - a.priority));
+    list.sort((a, b) => {
+      const oa = ord?.get(a.id);
+      const ob = ord?.get(b.id);
+      return oa !== undefined && ob !== undefined ? oa - ob : b.priority - a.priority;
+    });
     const [vstart, step] = slots[tenantId] ?? [Infinity, 0];
     const vclock = vstart <= clock ? clock : null;
     list.forEach((r, k) => {
@@ -648,8 +668,5 @@ export function fairOrder<
   keyed.sort(
     (a, b) => a.r.vt - b.r.vt || (a.r.tenantId < b.r.tenantId ? -1 : a.r.tenantId > b.r.tenantId ? 1 : a.k - b.k),
   );
-  return keyed.map((x) => {
-    delete x.r.ord;
-    return x.r;
-  });
+  return keyed.map((x) => x.r);
 }

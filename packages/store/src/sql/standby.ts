@@ -108,8 +108,12 @@ export function standbyStatement(input: StandbyInput) {
     /** From the rows of each of the statements, in order. */
     decode(results: unknown[][]): ClaimedTrigger[] {
       const rows = results[results.length - 1];
-      const { claimed, slots, vclock } = decodeClaim(rows[0] as Parameters<typeof decodeClaim>[0], type, leaseToken);
-      return fairOrder(claimed, slots, vclock);
+      const { claimed, slots, vclock, ord } = decodeClaim(
+        rows[0] as Parameters<typeof decodeClaim>[0],
+        type,
+        leaseToken,
+      );
+      return fairOrder(claimed, slots, vclock, ord);
     },
   };
 }
