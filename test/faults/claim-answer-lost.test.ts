@@ -81,9 +81,17 @@ it("a settle whose hand-off claims commit and whose answer is lost: the claimed 
   try {
     // A settle (it records a success) and the claim written right behind it (its own transaction in
     // the same round trip: store hand-off.ts), which writes a lease.
-    const lost = via.proxy.loseAnswer(
-      (sent, before) => sent.includes("INSERT INTO leases") && (before + sent).includes("INSERT INTO success_detail"),
-    );
+    // Cut once that claim's COMMIT has passed too.
+    // Cut once that claim's COMMIT has passed too: its first COMMIT after the lease is in this chunk.
+    const lost = via.proxy.loseAnswer((sent, before) => {
+      const all = before + sent;
+      const lease = all.lastIndexOf("INSERT INTO leases");
+      return (
+        lease >= 0 &&
+        all.indexOf("commit", lease) >= before.length &&
+        all.slice(0, lease).includes("INSERT INTO success_detail")
+      );
+    });
     const executor = startSurvivor({ db: via.store.db });
     await lost;
     await deliveredOnce(triggerIds, "hand-off", executor);

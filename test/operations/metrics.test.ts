@@ -152,6 +152,7 @@ it("scrapes with a token only; buckets, counters, gauges, tenant view and the at
           "pool",
           "outcome",
           "status",
+          "loop",
           "tenant",
           "le",
           "kind",
