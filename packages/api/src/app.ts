@@ -8,6 +8,7 @@ import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, databaseUnavailable, errorResponse, loggableError } from "./errors.ts";
 import { ROUTES } from "./route-table.ts";
 import { scopeOf, type AnyRoute, type Scope } from "./route.ts";
+import { MAX_BODY_BYTES } from "./validate.ts";
 
 /** The job and trigger a tenant path names, as log fields (the routes' own ids; never a secret). */
 function idsInPath(path: string): { jobId?: string; triggerId?: string } {
@@ -15,9 +16,6 @@ function idsInPath(path: string): { jobId?: string; triggerId?: string } {
   const trigger = /^\/v1\/triggers\/([^/]{1,100})/.exec(loggablePath(path))?.[1];
   return { ...(job ? { jobId: job } : {}), ...(trigger ? { triggerId: trigger } : {}) };
 }
-
-/** Request bodies larger than this are refused before parsing (per-tenant payload limits are lower). */
-const MAX_BODY_BYTES = 11 * 1024 * 1024;
 
 /** The deps with their defaults; resolving resolved deps changes nothing (one failedAuth limiter is
  *  shared by the API and the dashboard mounted next to it). */
@@ -67,7 +65,20 @@ export function createApp(input: AppDeps) {
   app.use(
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
-      onError: (c) => errorResponse(c, new ApiError(413, "payload_too_large", "request body too large")),
+      // Refused unread: the connection is closed rather than left with a body on it.
+      onError: (c) =>
+        errorResponse(
+          c,
+          new ApiError(
+            413,
+            "payload_too_large",
+            `the request body is over ${MAX_BODY_BYTES} bytes; send a smaller body`,
+            undefined,
+            {
+              connection: "close",
+            },
+          ),
+        ),
     }),
   );
 

@@ -10,7 +10,7 @@ export {
   TENANT_BOUNDS,
 } from "./defaults.ts";
 export type { AttemptRequest, DeliveryResult, HttpMethod, JobStatus, WebhookTarget } from "./types.ts";
-export { firesBetween, parseCron, validateTimezone } from "./cron.ts";
+export { type FireBudget, firesBetween, parseCron, validateTimezone } from "./cron.ts";
 export { scheduleInWords } from "./schedule-words.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { allocate } from "./fairshare.ts";
