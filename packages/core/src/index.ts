@@ -17,7 +17,7 @@ export { allocate } from "./fairshare.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
 export { BoundedMap } from "./bounded-map.ts";
 export { FailedAuthLimiter } from "./failed-auth.ts";
-export { checkTargetUrl, isForbiddenAddress } from "./ssrf.ts";
+export { checkTargetUrl, isForbiddenAddress, isPrivateHost } from "./ssrf.ts";
 export { isStorableText, storableText } from "./text.ts";
 export { newId, randomToken, sha256Hex, ulid } from "./ids.ts";
 export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
