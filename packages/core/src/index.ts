@@ -26,7 +26,6 @@ export { formatSpread, maxSpreadMs, nextShiftedFires, parseSpread, spreadOffsetM
 export {
   SECRET_NAME,
   redactSecretFragments,
-  redactSecrets,
   substituteInJson,
   substituteSecrets,
   targetSecretRefs,
