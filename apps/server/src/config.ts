@@ -50,6 +50,8 @@ const schema = z
     FAIRWAY_ALLOW_PRIVATE_TARGETS: bool.default(false),
     /** Per-tenant API requests per second (0 = off). Default 1000. */
     FAIRWAY_API_RATE_PER_SECOND: z.coerce.number().min(0).default(1000),
+    /** Tenant-fair admission of API requests (docs/security.md, "Admission"). Default false. */
+    FAIRWAY_API_ADMISSION: bool.default(false),
     /** Executor idle poll. Default 250 ms. */
     FAIRWAY_POLL_MS: z.coerce.number().int().min(10).max(10_000).default(250),
     /** Graceful stop budget for in-flight work on SIGTERM. Default 10000 ms. */

@@ -4,6 +4,7 @@ import { Hono, type Handler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { FailedAuthLimiter, loggablePath, newId, silentLogger } from "@fairway/core";
 import type { AppDeps, AppEnv, ResolvedDeps } from "./env.ts";
+import { admitTenant } from "./admit.ts";
 import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, databaseUnavailable, errorResponse, loggableError } from "./errors.ts";
 import { ROUTES } from "./route-table.ts";
@@ -28,6 +29,7 @@ export function resolveDeps(input: AppDeps): ResolvedDeps {
     metricsTopTenants: 20,
     portalOrigins: [],
     failedAuth: new FailedAuthLimiter(),
+    admission: null,
     ...input,
   };
 }
@@ -104,6 +106,8 @@ export function createApp(input: AppDeps) {
   register("open");
   app.use("/v1/admin/*", requireAdmin);
   register("admin");
+  // Tenant routes take an admission slot first (admit.ts), then their key is checked.
+  app.use("/v1/*", admitTenant);
   app.use("/v1/*", requireTenant);
   register("tenant");
 

@@ -4,6 +4,7 @@ import type { FailedAuthLimiter, Logger, SecretsKeyring } from "@fairway/core";
 import type { Coordinator } from "@fairway/coord";
 import type { Db, TenantRow } from "@fairway/store";
 import type { PortalBrand } from "@fairway/core";
+import type { Admission } from "./admission.ts";
 
 /** What the API needs from coordination: request limits, and the hints for executors (wake, and the
  *  ready-tenant index's markReady). */
@@ -39,6 +40,9 @@ export interface AppDeps {
   /** Failed credentials per client address (every route: API tokens, dashboard sign-in, portal
    *  links). Default 20 a minute per address. */
   failedAuth?: FailedAuthLimiter;
+  /** Tenant-fair admission of tenant requests (admission.ts; FAIRWAY_API_ADMISSION). Default null:
+   *  off. */
+  admission?: Admission | null;
 }
 
 type Optional = "metricsText" | "metricsToken" | "secretsKey" | "emailUnavailable" | "portalBrand";
