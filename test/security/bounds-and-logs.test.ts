@@ -177,6 +177,20 @@ describe("logs", () => {
     for (const l of lines) expect(l).toHaveProperty("time");
   });
 
+  test("an admin token pasted into a path, and a portal link split at its MAC, are not logged", async () => {
+    h.logs.length = 0;
+    const admin = "fwadmin_pasted_0123456789abcdef";
+    const mac = "Qk9Hd3Vz1M2bQ8kR3n0pT5xYzA7cE9fG1hJ2kL3mN4o";
+    await h.call("GET", `/v1/jobs/${admin}`, { token: t.key });
+    await h.call("GET", `/v1/admin/tenants/${admin}`);
+    await h.call("GET", `/dashboard/open/eyJ0IjoidGVuYW50In0/${mac}`, { token: null });
+    const text = h.logs.join("\n");
+    expect(h.logs.filter((l) => (JSON.parse(l) as { msg: string }).msg === "request")).toHaveLength(3);
+    expect(text).not.toContain("pasted_0123456789");
+    expect(text).not.toContain(mac);
+    expect(text).toContain("/dashboard/open/[token]/[token]");
+  });
+
   test("a failing database never puts a statement's parameters (a new secret) in the logs", async () => {
     const logs: string[] = [];
     const dead = connectPostgres(h.tdb.url, { max: 1 });

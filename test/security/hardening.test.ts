@@ -76,6 +76,92 @@ describe("finding 1: numeric settings are bounded, and a stored extreme cannot s
   });
 });
 
+describe("issue 60: a key weight too small to divide by", () => {
+  test("the API refuses 5e-324 for a key's weight and the key default, and stores nothing", async () => {
+    const t = await h.tenant("tinykeys");
+    const before = await h.counts();
+    for (const [method, path, body] of [
+      ["PUT", "/v1/keys/k1", { weight: 5e-324 }],
+      ["PATCH", "/v1/key-defaults", { weight: 5e-324 }],
+      ["PUT", "/v1/keys/k1", { weight: 0.001 }],
+    ] as const) {
+      const r = await h.call(method, path, { token: t.key, body });
+      expect(r.status, `${method} ${path}`).toBe(400);
+      expect((await errorOf(r)).message).toContain("0.01");
+    }
+    expect(await h.counts()).toEqual(before);
+  });
+
+  test("a key weight forced to 5e-324 in the database does not fail the claim for everyone", async () => {
+    const db = h.db;
+    await seedTenant(db, "tinykey");
+    await seedTenant(db, "keybystander");
+    await seedDue(db, "tinykey", 3, { type: "keyclamp", key: "k" });
+    await seedDue(db, "tinykey", 3, { type: "keyclamp", key: "d" });
+    const { triggerIds } = await seedDue(db, "keybystander", 3, { type: "keyclamp" });
+    await db.execute(sql`UPDATE tenants SET key_weight = 5e-324 WHERE id = 'tinykey'`);
+    await db.execute(
+      sql`UPDATE tenant_keys SET override = '{"weight": 5e-324}'::jsonb WHERE tenant_id = 'tinykey' AND key = 'k'`,
+    );
+    const got = await claim(db, { type: "keyclamp", budget: 20, owner: "t", leaseMs: 60_000 });
+    expect(
+      got
+        .filter((c) => c.tenantId === "keybystander")
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual([...triggerIds].sort());
+    expect(got.filter((c) => c.tenantId === "tinykey").length).toBeGreaterThan(0);
+    // Settling charges the key by its weight too, and the next claim still works.
+    await settle(
+      db,
+      got.map((c) => ({
+        id: c.id,
+        leaseToken: c.leaseToken,
+        attempt: c.attempt,
+        status: "succeeded",
+        startedAt: new Date(),
+        durationMs: 5,
+        outcome: "success",
+      })),
+    );
+    await claim(db, { type: "keyclamp", budget: 20, owner: "t", leaseMs: 60_000 });
+  });
+});
+
+describe("issue 60: input a job would lose or could not be reached by", () => {
+  test("a target header named __proto__ is refused with 400, not dropped", async () => {
+    const t = await h.tenant("protohdr");
+    const before = await h.counts();
+    const raw = `{"name":"p","schedule":{"delayMs":60000},"target":{"url":"https://example.com/","headers":{"__proto__":"x","x-ok":"1"}}}`;
+    const r = await h.call("POST", "/v1/jobs", { token: t.key, raw, headers: { "content-type": "application/json" } });
+    expect(r.status).toBe(400);
+    const e = await errorOf(r);
+    expect(e.code).toBe("validation_error");
+    expect(e.message).toContain("__proto__");
+    expect(await h.counts()).toEqual(before);
+  });
+
+  test('fairness keys "." and ".." are refused at input', async () => {
+    const t = await h.tenant("dotkeys");
+    const before = await h.counts();
+    for (const key of [".", ".."]) {
+      const r = await h.call("POST", "/v1/jobs", {
+        token: t.key,
+        body: { name: "k", key, schedule: { delayMs: 60_000 }, target: { url: "https://example.com/" } },
+      });
+      expect(r.status, key).toBe(400);
+      expect((await errorOf(r)).message, key).toContain("/v1/keys/{key}");
+    }
+    expect(await h.counts()).toEqual(before);
+    // Dots elsewhere in a key are fine.
+    const ok = await h.call("POST", "/v1/jobs", {
+      token: t.key,
+      body: { name: "k", key: "...", schedule: { delayMs: 60_000 }, target: { url: "https://example.com/" } },
+    });
+    expect(ok.status).toBe(201);
+  });
+});
+
 describe("finding 3: failed credentials are limited per client address, and the right one always passes", () => {
   const from = (address: string, path: string, init: RequestInit = {}) =>
     Promise.resolve(h.app.request(path, init, { incoming: { socket: { remoteAddress: address } } }));
@@ -324,6 +410,30 @@ describe("finding 9 and the user-found bugs", () => {
     expect(r.status).toBe(400);
     expect((await errorOf(r)).message).toContain("https");
     expect((await add("https://example.com/hook")).status).toBe(201);
+  });
+
+  test("with private targets allowed, plain http still reaches only private hosts, never a public name", async () => {
+    const open = await createHarness({ allowPrivateTargets: true });
+    try {
+      const t = await open.tenant("chan-open");
+      const add = (url: string) =>
+        open.call("POST", "/v1/notification-channels", { token: t.key, body: { type: "webhook", url } });
+      for (const url of ["http://example.com/hook", "http://hooks.example.org:8080/x", "http://8.8.8.8/hook"]) {
+        const r = await add(url);
+        expect(r.status, url).toBe(400);
+        expect((await errorOf(r)).message, url).toContain("public host");
+      }
+      for (const url of [
+        "http://127.0.0.1:9/hook",
+        "http://localhost:9/hook",
+        "http://[::1]:9/hook",
+        "http://hooks.internal/x",
+      ]) {
+        expect((await add(url)).status, url).toBe(201);
+      }
+    } finally {
+      await open.tdb.drop();
+    }
   });
 
   test("GET /v1/dead-letters is newest first, page by page", async () => {

@@ -18,6 +18,7 @@ import { redactUrl, startEmbeddedPostgres, type EmbeddedPostgres } from "./embed
 import { StartupError } from "./startup-error.ts";
 import { serverApp } from "./app.ts";
 import { withDbDeadline } from "./db-deadline.ts";
+import { Admission } from "@fairway/api";
 import { mailerFor } from "./mailer.ts";
 import { createServerMetrics } from "./metrics.ts";
 import { executorReadiness } from "./readiness.ts";
@@ -138,6 +139,10 @@ async function build(
       allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
       handlerTypes: new Set(Object.keys(opts.handlers ?? {})),
       apiRatePerSecond: cfg.FAIRWAY_API_RATE_PER_SECOND,
+      // Tenant requests at once stay under the database pool (two connections left for /healthz and
+      // the executor's loops): past it they would queue for a connection, everyone's behind the
+      // flooder's, where admission cannot order them.
+      admission: cfg.FAIRWAY_API_ADMISSION ? new Admission(poolSized(cfg.FAIRWAY_DB_POOL)) : null,
       secretsKey,
       portalOrigins: cfg.FAIRWAY_PORTAL_ORIGINS,
       portalBrand: portalBrandOf(cfg),
@@ -306,4 +311,10 @@ function adminTokenFor(cfg: Config): { token: string; generated: boolean } {
   const token = `fwadmin_${randomToken(32)}`;
   writeFileSync(file, token + "\n", { mode: 0o600 });
   return { token, generated: true };
+}
+
+/** Admission's limit within the database pool, less two connections. */
+function poolSized(pool: number) {
+  const max = Math.max(4, pool - 2);
+  return { maxLimit: max, initialLimit: max };
 }

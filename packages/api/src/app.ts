@@ -4,10 +4,12 @@ import { Hono, type Handler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { FailedAuthLimiter, loggablePath, newId, silentLogger } from "@fairway/core";
 import type { AppDeps, AppEnv, ResolvedDeps } from "./env.ts";
+import { admitTenant } from "./admit.ts";
 import { requireAdmin, requireTenant } from "./auth.ts";
 import { ApiError, databaseUnavailable, errorResponse, loggableError } from "./errors.ts";
 import { ROUTES } from "./route-table.ts";
 import { scopeOf, type AnyRoute, type Scope } from "./route.ts";
+import { MAX_BODY_BYTES } from "./validate.ts";
 
 /** The job and trigger a tenant path names, as log fields (the routes' own ids; never a secret). */
 function idsInPath(path: string): { jobId?: string; triggerId?: string } {
@@ -15,9 +17,6 @@ function idsInPath(path: string): { jobId?: string; triggerId?: string } {
   const trigger = /^\/v1\/triggers\/([^/]{1,100})/.exec(loggablePath(path))?.[1];
   return { ...(job ? { jobId: job } : {}), ...(trigger ? { triggerId: trigger } : {}) };
 }
-
-/** Request bodies larger than this are refused before parsing (per-tenant payload limits are lower). */
-const MAX_BODY_BYTES = 11 * 1024 * 1024;
 
 /** The deps with their defaults; resolving resolved deps changes nothing (one failedAuth limiter is
  *  shared by the API and the dashboard mounted next to it). */
@@ -30,6 +29,7 @@ export function resolveDeps(input: AppDeps): ResolvedDeps {
     metricsTopTenants: 20,
     portalOrigins: [],
     failedAuth: new FailedAuthLimiter(),
+    admission: null,
     ...input,
   };
 }
@@ -67,7 +67,20 @@ export function createApp(input: AppDeps) {
   app.use(
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
-      onError: (c) => errorResponse(c, new ApiError(413, "payload_too_large", "request body too large")),
+      // Refused unread: the connection is closed rather than left with a body on it.
+      onError: (c) =>
+        errorResponse(
+          c,
+          new ApiError(
+            413,
+            "payload_too_large",
+            `the request body is over ${MAX_BODY_BYTES} bytes; send a smaller body`,
+            undefined,
+            {
+              connection: "close",
+            },
+          ),
+        ),
     }),
   );
 
@@ -93,6 +106,8 @@ export function createApp(input: AppDeps) {
   register("open");
   app.use("/v1/admin/*", requireAdmin);
   register("admin");
+  // Tenant routes take an admission slot first (admit.ts), then their key is checked.
+  app.use("/v1/*", admitTenant);
   app.use("/v1/*", requireTenant);
   register("tenant");
 

@@ -53,6 +53,12 @@ export function failedCredential(c: Context<AppEnv>, refusal: ApiError): ApiErro
   );
 }
 
+/** The request's bearer token when it has a tenant key's shape, else null. */
+export function tenantKeyOf(c: Context): string | null {
+  const token = bearer(c.req.header("authorization"));
+  return token && KEY_SHAPE.test(token) ? token : null;
+}
+
 function bearer(header: string | undefined): string | null {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
   return m ? m[1] : null;

@@ -4,6 +4,7 @@ import type { FailedAuthLimiter, Logger, SecretsKeyring } from "@fairway/core";
 import type { Coordinator } from "@fairway/coord";
 import type { Db, TenantRow } from "@fairway/store";
 import type { PortalBrand } from "@fairway/core";
+import type { Admission } from "./admission.ts";
 
 /** What the API needs from coordination: request limits, and the hints for executors (wake, and the
  *  ready-tenant index's markReady). */
@@ -42,6 +43,9 @@ export interface AppDeps {
   /** This process's executor for /readyz: why it is not ready (its loops made no progress), or null
    *  when it is. Absent where the process runs no executor. */
   executorReadiness?: () => string | null;
+  /** Tenant-fair admission of tenant requests (admission.ts; FAIRWAY_API_ADMISSION). Default null:
+   *  off. */
+  admission?: Admission | null;
 }
 
 type Optional =

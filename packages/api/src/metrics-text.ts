@@ -3,6 +3,7 @@
 // per-tenant series are kept to the busiest N tenants, and per-key series to each one's top
 // KEY_SERIES_PER_TENANT keys by worker time (bounded cardinality however many keys there are).
 import type { ClusterNode, KeyInfo, MetricsSnapshot } from "@fairway/store";
+import type { AdmissionSnapshot } from "./admission.ts";
 
 const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 
@@ -11,8 +12,8 @@ type Labels = Record<string, string>;
 class TextMetrics {
   private lines: string[] = [];
 
-  gauge(name: string, help: string, samples: Array<[Labels, number]>): this {
-    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
+  gauge(name: string, help: string, samples: Array<[Labels, number]>, type: "gauge" | "counter" = "gauge"): this {
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const [labels, value] of samples) {
       const l = Object.entries(labels)
         .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
@@ -174,6 +175,39 @@ export function renderCluster(nodes: ClusterNode[]): string {
     "fairway_cluster_node_triggers_running",
     "Running triggers of the worker node's tenants.",
     each((n) => n.running),
+  );
+  return m.toString();
+}
+
+/** This process's front door (admission.ts): the limit and its use, and per tenant (the `top` with
+ *  the most requests) what was admitted, queued and refused since the process started. */
+export function renderAdmission(a: AdmissionSnapshot, top: number): string {
+  const m = new TextMetrics();
+  m.gauge("fairway_api_concurrency_limit", "Tenant requests this process runs at once (adaptive).", [[{}, a.limit]]);
+  m.gauge("fairway_api_in_flight", "Tenant requests running now.", [[{}, a.inFlight]]);
+  m.gauge("fairway_api_waiting", "Tenant requests waiting for a slot now.", [[{}, a.waiting]]);
+  const tenants = [...a.tenants]
+    .sort((x, y) => y.admitted + y.refused - (x.admitted + x.refused) || x.tenant.localeCompare(y.tenant))
+    .slice(0, top);
+  const per = (pick: (t: AdmissionSnapshot["tenants"][number]) => number): Array<[Labels, number]> =>
+    tenants.map((t) => [{ tenant: t.tenant }, pick(t)]);
+  m.gauge(
+    "fairway_api_admitted_total",
+    "Tenant requests let in, by tenant.",
+    per((t) => t.admitted),
+    "counter",
+  );
+  m.gauge(
+    "fairway_api_queued_total",
+    "Tenant requests that waited for a slot, by tenant.",
+    per((t) => t.queued),
+    "counter",
+  );
+  m.gauge(
+    "fairway_api_refused_total",
+    "Tenant requests answered 429 by admission, by tenant.",
+    per((t) => t.refused),
+    "counter",
   );
   return m.toString();
 }

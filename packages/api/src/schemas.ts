@@ -67,7 +67,19 @@ const headerName = z
   .min(1)
   .max(100)
   .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be a valid header name (letters, digits and !#$%&'*+.^_`|~-)");
-const headers = z
+/** A header named `__proto__` would be dropped by the record (an assignment to it sets the
+ *  prototype), so the job would save without it: refused instead, on the input. */
+const noProtoKey = (v: unknown, ctx: z.core.$RefinementCtx) => {
+  if (v !== null && typeof v === "object" && Object.hasOwn(v, "__proto__")) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["__proto__"],
+      message: 'header name "__proto__" cannot be stored; use another name',
+    });
+  }
+  return v;
+};
+const headerRecord = z
   .record(
     z.string(),
     // What Node and undici accept in a header value (no line breaks, NUL or other control characters):
@@ -92,6 +104,7 @@ const headers = z
     }
     if (Object.keys(h).length > 20) ctx.addIssue({ code: "custom", message: "at most 20 headers" });
   });
+const headers = z.preprocess(noProtoKey, headerRecord);
 
 /** Any JSON value. One instance, so the OpenAPI document names it once (components.ts) instead of
  *  repeating its recursion. */
@@ -202,7 +215,14 @@ const notify = z.union(
  *  C0, DEL and C1), compared byte for byte. */
 const KEY_RE = /^\P{Cc}{1,128}$/u;
 const KEY_WHAT = 'a string of 1-128 characters without control characters, e.g. "customer-42"';
-export const fairnessKey = text(KEY_WHAT).regex(KEY_RE, `must be ${KEY_WHAT}`);
+/** `.` and `..` are path segments a URL resolves away: such a key could never be read at
+ *  /v1/keys/{key}. */
+export const fairnessKey = text(KEY_WHAT)
+  .regex(KEY_RE, `must be ${KEY_WHAT}`)
+  .refine((k) => k !== "." && k !== "..", {
+    message:
+      'must not be "." or ".." (a URL resolves them away, so /v1/keys/{key} could not name it); choose another key',
+  });
 
 const DB = DEBOUNCE_BOUNDS;
 /** Debounce (docs/flow-control.md): one-time jobs with the same key fold into one pending job. */

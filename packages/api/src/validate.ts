@@ -5,6 +5,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import { isStorableText } from "@fairway/core";
+import type { TenantRow } from "@fairway/store";
 import { ApiError, fromZod } from "./errors.ts";
 
 /** Deeper than this is refused. Real payloads nest a handful of levels; the limit only stops abuse. */
@@ -16,6 +17,13 @@ function findBadJson(v: unknown, depth: number, path: string): ApiError | null {
   if (v === null || typeof v !== "object") return null;
   if (depth >= MAX_JSON_DEPTH) {
     return new ApiError(400, "too_deep", `the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const bad = findBadJson(v[i], depth + 1, path ? `${path}.${i}` : String(i));
+      if (bad) return bad;
+    }
+    return null;
   }
   for (const [k, child] of Object.entries(v)) {
     const at = path ? `${path}.${k}` : k;
@@ -38,19 +46,47 @@ function badText(path: string) {
  *  checking hundreds of thousands of keys holds the event loop for seconds. A real body (a payload
  *  included) has far fewer. */
 const MAX_JSON_KEYS = 10_000;
+/** More values than this (array elements and object members together) are refused the same way: an
+ *  array costs what an object does to parse, walk and store. 100,000 parse and walk in a few ms. */
+const MAX_JSON_VALUES = 100_000;
+/** A tenant's body holds its payload and a target body, each within the tenant's limit, and a little
+ *  more; a body over this is refused while it arrives, before it is decoded or parsed. */
+const BODY_SLACK_BYTES = 64 * 1024;
 
-/** A streaming check over the raw bytes as they arrive, outside strings: object keys (colons) and
- *  nesting. JSON's structural characters are ASCII and no byte of a multi-byte UTF-8 character is, so
- *  the bytes need no decoding. A linear pass with no allocation: a body over a bound is refused while
- *  it is still arriving, before any string or parse tree is built from it. */
+/** Request bodies larger than this are refused before parsing (per-tenant payload limits are lower). */
+export const MAX_BODY_BYTES = 11 * 1024 * 1024;
+
+/** The bounds one body is read under. */
+interface BodyBounds {
+  maxBytes: number;
+  /** How the size limit reads in the 413 ("this tenant's payload limit is …"). */
+  sizeHint: string;
+}
+
+/** A streaming check over the raw bytes as they arrive, outside strings: size, object keys (colons),
+ *  values (commas and openings, so array elements count too) and nesting. JSON's structural characters
+ *  are ASCII and no byte of a multi-byte UTF-8 character is, so the bytes need no decoding. A linear
+ *  pass with no allocation: a body over a bound is refused while it is still arriving, before any
+ *  string or parse tree is built from it. */
 class JsonShape {
+  private bytes = 0;
   private keys = 0;
+  private values = 0;
   private depth = 0;
   private inString = false;
   private escaped = false;
+  constructor(private readonly bounds: BodyBounds) {}
 
   /** The first bound the chunk crosses, or null. */
   feed(chunk: Uint8Array): ApiError | null {
+    this.bytes += chunk.length;
+    if (this.bytes > this.bounds.maxBytes) {
+      return new ApiError(
+        413,
+        "payload_too_large",
+        `the request body is over ${this.bounds.maxBytes} bytes; ${this.bounds.sizeHint}`,
+      );
+    }
     for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i];
       if (this.inString) {
@@ -66,7 +102,10 @@ class JsonShape {
             `the request body has more than ${MAX_JSON_KEYS} object keys; send fewer fields`,
           );
         }
+      } else if (b === 0x2c /* , */) {
+        if (++this.values > MAX_JSON_VALUES) return tooManyValues();
       } else if (b === 0x7b /* { */ || b === 0x5b /* [ */) {
+        if (++this.values > MAX_JSON_VALUES) return tooManyValues();
         if (++this.depth > MAX_JSON_DEPTH) {
           return new ApiError(400, "too_deep", `the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
         }
@@ -76,9 +115,29 @@ class JsonShape {
   }
 }
 
-/** The body as text, read chunk by chunk through JsonShape (refused as soon as a bound is crossed). */
+function tooManyValues() {
+  return new ApiError(
+    400,
+    "too_many_values",
+    `the request body has more than ${MAX_JSON_VALUES} values (array elements and object fields); send a smaller payload, or keep large data at your target and send a reference`,
+  );
+}
+
+/** The body's size bound: a tenant's from its payload limit, anything else the server's. */
+function boundsOf(c: Context): BodyBounds {
+  const tenant = c.get("tenant") as TenantRow | undefined;
+  if (!tenant) return { maxBytes: MAX_BODY_BYTES, sizeHint: "send a smaller body" };
+  return {
+    maxBytes: Math.min(MAX_BODY_BYTES, 2 * tenant.maxPayloadBytes + BODY_SLACK_BYTES),
+    sizeHint: `this tenant's payload limit is ${tenant.maxPayloadBytes} bytes (payload and target.body each)`,
+  };
+}
+
+/** The body as text, read chunk by chunk through JsonShape (refused as soon as a bound is crossed).
+ *  A refusal mid-body leaves the rest unread on the connection: the answer closes it
+ *  (`connection: close`), so the client opens a fresh one instead of reusing a dirty socket. */
 async function boundedText(c: Context): Promise<string> {
-  const shape = new JsonShape();
+  const shape = new JsonShape(boundsOf(c));
   const body = c.req.raw.body;
   if (!body || c.req.raw.bodyUsed) {
     // Already read by something before (cached by Hono): checked whole, still before JSON.parse.
@@ -100,8 +159,8 @@ async function boundedText(c: Context): Promise<string> {
     if (r.done) break;
     const bad = shape.feed(r.value);
     if (bad) {
-      void reader.cancel().catch(() => {});
-      throw bad;
+      reader.releaseLock();
+      throw new ApiError(bad.status, bad.code, bad.message, undefined, { connection: "close" });
     }
     chunks.push(r.value);
     size += r.value.length;

@@ -53,11 +53,29 @@ export function parseCron(expr: string): ParsedCron {
   };
 }
 
+/** What a walk over fires may still spend: local days visited. When it runs out the walk stops early
+ *  and says where to resume, so a sparse cron over a long range is walked in bounded slices. */
+export interface FireBudget {
+  days: number;
+  /** Set when the walk stopped for its days, not its count: the instant to resume after. */
+  resumeAfter?: Date;
+}
+
 /**
- * The next `count` fire instants strictly after `after`, in UTC, following CRON_DST_RULES.
+ * The next `count` fire instants strictly after `after`, in UTC, following CRON_DST_RULES. At most
+ * HORIZON_DAYS days are visited (a cron that has not fired by then never does), and no more than
+ * `budget` holds, if given (then budget.resumeAfter is set). Days whose fires all lie after `untilMs`
+ * are not visited.
  * Throws for an invalid expression or zone: callers validate with parseCron/validateTimezone first.
  */
-export function nextFires(expr: string, timezone: string, after: Date, count: number): Date[] {
+export function nextFires(
+  expr: string,
+  timezone: string,
+  after: Date,
+  count: number,
+  budget?: FireBudget,
+  untilMs = Number.POSITIVE_INFINITY,
+): Date[] {
   const c = compile(expr);
   if (typeof c === "string") throw new TypeError(`invalid cron expression: ${c}`);
   if (!validateTimezone(timezone)) throw new RangeError(`invalid timezone: ${timezone}`);
@@ -78,31 +96,40 @@ export function nextFires(expr: string, timezone: string, after: Date, count: nu
   // Start one local day early: after a fall-back at midnight, instants after `after` can still
   // belong to the previous wall-clock day.
   const firstDay = Math.floor((lowerBound + offsetAt(timezone, lowerBound)) / DAY_MS) - 1;
-  for (let day = firstDay; day <= firstDay + HORIZON_DAYS && out.length < count; day++) {
+  // A local day's instants lie within 15 hours of its UTC span (emitDay), so one day past is enough.
+  const lastDay = Math.min(firstDay + HORIZON_DAYS, Math.floor(untilMs / DAY_MS) + 1);
+  for (let day = firstDay; day <= lastDay && out.length < count; day++) {
+    if (budget && budget.days-- <= 0) {
+      // Every instant of local day `day` or later is after day·24h − 14h (offsets are at most +14h).
+      budget.resumeAfter = new Date(Math.max(last, day * DAY_MS - 15 * HOUR_MS));
+      break;
+    }
     if (!dayMatches(cron, day)) continue;
     emitDay(cron, timezone, day, Math.max(lowerBound, last + 1), emit);
   }
   return out;
 }
 
-/** Fires in (afterExclusive, untilInclusive], at most `limit`. */
+/** Fires in (afterExclusive, untilInclusive], at most `limit`, within `budget` if given (when it runs
+ *  out first, budget.resumeAfter says where to go on). */
 export function firesBetween(
   expr: string,
   timezone: string,
   afterExclusive: Date,
   untilInclusive: Date,
   limit: number,
+  budget?: FireBudget,
 ): Date[] {
   const out: Date[] = [];
   let cursor = afterExclusive;
   const until = untilInclusive.getTime();
   while (out.length < limit) {
-    const batch = nextFires(expr, timezone, cursor, Math.min(limit - out.length, 256));
+    const batch = nextFires(expr, timezone, cursor, Math.min(limit - out.length, 256), budget, until);
     for (const d of batch) {
       if (d.getTime() > until) return out;
       out.push(d);
     }
-    if (batch.length === 0) return out;
+    if (batch.length === 0 || budget?.resumeAfter) return out;
     cursor = batch[batch.length - 1];
   }
   return out;

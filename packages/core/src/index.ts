@@ -10,14 +10,14 @@ export {
   TENANT_BOUNDS,
 } from "./defaults.ts";
 export type { AttemptRequest, DeliveryResult, HttpMethod, JobStatus, WebhookTarget } from "./types.ts";
-export { firesBetween, parseCron, validateTimezone } from "./cron.ts";
+export { type FireBudget, firesBetween, parseCron, validateTimezone } from "./cron.ts";
 export { scheduleInWords } from "./schedule-words.ts";
 export { decideRetry, parseRetryAfter } from "./retry.ts";
 export { allocate } from "./fairshare.ts";
 export { generateSigningSecret, signWebhook, signWebhookSync } from "./signing.ts";
 export { BoundedMap } from "./bounded-map.ts";
 export { FailedAuthLimiter } from "./failed-auth.ts";
-export { checkTargetUrl, isForbiddenAddress } from "./ssrf.ts";
+export { checkTargetUrl, isForbiddenAddress, isPrivateHost } from "./ssrf.ts";
 export { isStorableText, storableText } from "./text.ts";
 export { newId, randomToken, sha256Hex, ulid } from "./ids.ts";
 export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
@@ -26,7 +26,6 @@ export { formatSpread, maxSpreadMs, nextShiftedFires, parseSpread, spreadOffsetM
 export {
   SECRET_NAME,
   redactSecretFragments,
-  redactSecrets,
   substituteInJson,
   substituteSecrets,
   targetSecretRefs,

@@ -70,10 +70,16 @@ export function redactSecretFragments(text: string, values: ReadonlyMap<string, 
   for (const v of values.values()) {
     pieces.push(v);
     pieces.push(...urlParts(v));
+    // As a URL, a query string or a header may carry it: percent-encoded.
+    for (const encoded of [encodeURIComponent(v), encodeURI(v)]) if (encoded !== v) pieces.push(encoded);
   }
   if (resolvedUrl) {
     pieces.push(...urlParts(resolvedUrl));
-    out = out.replace(/\b\d{1,3}(?:\.\d{1,3}){3}\b|\[?\b[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}\]?/gi, "[secret]");
+    // IPv4, and IPv6 however it starts (`::1`, `[fe80::1]`, `2001:db8::1`), port and all.
+    out = out.replace(
+      /\b\d{1,3}(?:\.\d{1,3}){3}\b|(?<![0-9a-z])\[?(?:[0-9a-f]{1,4})?(?::[0-9a-f]{0,4}){2,7}\]?/gi,
+      "[secret]",
+    );
   }
   const grams = new Set<string>();
   const short: string[] = [];

@@ -66,6 +66,15 @@ export function isForbiddenAddress(ip: string): boolean {
   return addr.kind() === "ipv4" ? forbiddenV4(addr as ipaddr.IPv4) : forbiddenV6(addr as ipaddr.IPv6);
 }
 
+/** A host that names a private place: a private, loopback or link-local IP literal, or a name such
+ *  as localhost or *.internal. A public name (anything else) is false: it is public whatever it
+ *  resolves to now. */
+export function isPrivateHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.+$/, "");
+  if (host.startsWith("[") || ipaddr.IPv4.isValidFourPartDecimal(host)) return isForbiddenAddress(host);
+  return isForbiddenName(host);
+}
+
 function isForbiddenName(host: string): boolean {
   if (FORBIDDEN_NAMES.has(host)) return true;
   if (FORBIDDEN_SUFFIXES.some((s) => host.endsWith(s))) return true;

@@ -74,4 +74,15 @@ it("logged paths carry no token", () => {
   expect(loggablePath("/dashboard/open/abc.def")).toBe("/dashboard/open/[token]");
   expect(loggablePath("/dashboard/portal/abc.def/jobs/job_1")).toBe("/dashboard/portal/[token]/jobs/job_1");
   expect(loggablePath("/dashboard/admin/t/acme/jobs")).toBe("/dashboard/admin/t/acme/jobs");
+  expect(loggablePath("/v1/jobs/job_01M8SSJ306TYC7C2N7PXGPXHDS/triggers")).toBe(
+    "/v1/jobs/job_01M8SSJ306TYC7C2N7PXGPXHDS/triggers",
+  );
+});
+
+it("a token split by hand or an admin token pasted into a path is not logged either", () => {
+  const mac = "Qk9Hd3Vz1M2bQ8kR3n0pT5xYzA7cE9fG1hJ2kL3mN4o"; // 43 base64url characters, as a MAC is
+  expect(loggablePath(`/dashboard/open/eyJ0Ijoiam9iIn0/${mac}`)).toBe("/dashboard/open/[token]/[token]");
+  expect(loggablePath(`/v1/jobs/${mac}`)).toBe("/v1/jobs/[token]");
+  expect(loggablePath("/v1/jobs/fwadmin_test_k3j4h5g6f7d8")).toBe("/v1/jobs/[token]");
+  expect(loggablePath("/v1/admin/tenants/fwadmin_0123456789abcdef/keys")).toBe("/v1/admin/tenants/[token]/keys");
 });

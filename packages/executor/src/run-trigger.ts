@@ -5,7 +5,6 @@ import {
   checkTargetUrl,
   parseRetryAfter,
   redactSecretFragments,
-  redactSecrets,
   signWebhook,
   signWebhookSync,
   substituteSecrets,
@@ -191,8 +190,10 @@ function recordRequest(
   return r;
 }
 
+/** What a target answers may echo a secret in part (a cookie, a location with it percent-encoded):
+ *  header values are redacted as the body is, by fragments. */
 function redactHeaders(h: Record<string, string>, values: Map<string, string>): Record<string, string> {
-  for (const k of Object.keys(h)) h[k] = redactSecrets(h[k], values);
+  for (const k of Object.keys(h)) h[k] = redactSecretFragments(h[k], values);
   return h;
 }
 

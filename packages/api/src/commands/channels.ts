@@ -1,5 +1,5 @@
 // Notification channel commands: add, delete, and queue a test, for the API and the dashboard alike.
-import { isForbiddenAddress, newId } from "@fairway/core";
+import { isPrivateHost, newId } from "@fairway/core";
 import {
   type ChannelRow,
   createChannel,
@@ -39,11 +39,11 @@ export async function addChannel({ deps, log }: CommandContext, tenantId: string
   // targets are allowed (local testing), and only to a private address, as the flag means.
   if (url && new URL(url).protocol === "http:") {
     const host = new URL(url).hostname;
-    if (!deps.allowPrivateTargets || !(host === "localhost" || isForbiddenAddress(host))) {
+    if (!deps.allowPrivateTargets || !isPrivateHost(host)) {
       throw new ApiError(
         400,
         "validation_error",
-        "url: must be an https URL (plain http only to a private address with FAIRWAY_ALLOW_PRIVATE_TARGETS=true)",
+        `url: must be an https URL; ${host} is a public host (plain http only to a private address or name, such as 127.0.0.1 or localhost, with FAIRWAY_ALLOW_PRIVATE_TARGETS=true)`,
       );
     }
   }

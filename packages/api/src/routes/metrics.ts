@@ -8,7 +8,7 @@ import type { AppEnv } from "../env.ts";
 import { route } from "../route.ts";
 import { failedCredential, safeEqual } from "../auth.ts";
 import { ApiError } from "../errors.ts";
-import { KEY_SERIES_PER_TENANT, renderCluster, renderKeys, renderSnapshot } from "../metrics-text.ts";
+import { KEY_SERIES_PER_TENANT, renderAdmission, renderCluster, renderKeys, renderSnapshot } from "../metrics-text.ts";
 
 const keysOf = (db: Db, tenantIds: string[]) =>
   Promise.all(
@@ -43,7 +43,7 @@ export const fleetMetricsRoutes = [
     use: [requireMetricsReader],
     ok: { status: 200, description: "Text exposition format", text: "text/plain" },
     handler: async (c) => {
-      const { db, metricsTopTenants, metricsText } = c.var.deps;
+      const { db, metricsTopTenants, metricsText, admission } = c.var.deps;
       // On a Citus cluster the fleet's gauges read every node: with one down they are left out, and
       // the per-node series (read node by node) say which is down.
       const nodes = (await isDistributed(db)) ? await clusterNodes(db) : null;
@@ -62,6 +62,7 @@ export const fleetMetricsRoutes = [
         if (!nodes?.some((n) => !n.up)) throw err;
       }
       if (nodes) text += renderCluster(nodes);
+      if (admission) text += renderAdmission(admission.snapshot(), metricsTopTenants);
       if (metricsText) text += await metricsText();
       return c.text(text, 200, CONTENT_TYPE);
     },

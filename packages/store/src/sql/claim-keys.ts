@@ -5,6 +5,7 @@
 // after it and raised in the same statement (keyCharge), is exact across executors, as
 // tenant_pools.running is for the tenant. A tenant with nothing keyed queued takes the path it always did.
 import { sql, type SQL } from "drizzle-orm";
+import { boundedKeyRate, boundedKeyWeight } from "./columns.ts";
 
 /** A claim's scope. For one tenant (`one`: its id, bound), `at(alias)` adds `AND alias.tenant_id = one`
  *  and `tenant(expr)` is the tenant in place of `expr` (a correlated reference): on a Citus cluster a
@@ -29,9 +30,9 @@ function keyPolicy(k: SQL, c: SQL): SQL {
            END AS tokens
       FROM (SELECT CASE WHEN ${k}.override ? 'maxInFlight' THEN (${k}.override->>'maxInFlight')::int
                         ELSE ${c}.key_max_in_flight END AS cap,
-                   coalesce((${k}.override->>'weight')::float8, ${c}.key_weight) AS weight,
-                   CASE WHEN ${k}.override ? 'ratePerSecond' THEN (${k}.override->>'ratePerSecond')::float8
-                        ELSE ${c}.key_rate_per_second END AS rate) p0`;
+                   ${boundedKeyWeight(sql`coalesce((${k}.override->>'weight')::float8, ${c}.key_weight)`)} AS weight,
+                   ${boundedKeyRate(sql`CASE WHEN ${k}.override ? 'ratePerSecond' THEN (${k}.override->>'ratePerSecond')::float8
+                        ELSE ${c}.key_rate_per_second END`)} AS rate) p0`;
 }
 
 /** The second level: a keyed tenant's (cand row `c`) due triggers, up to `limit`, in the order of its
@@ -77,7 +78,7 @@ export function keyedIds(type: string, limit: SQL, one?: SQL): SQL {
       SELECT kk.ids[g.k] AS id, kk.vtime + (g.k - 1) * kk.step AS vt, kk.key, g.k
         FROM kk CROSS JOIN LATERAL generate_series(1, cardinality(kk.ids)) AS g(k)
       UNION ALL
-      SELECT bare.id, coalesce((SELECT min(vtime) FROM kk), 0) + (bare.n - 1) * c.cost_ms / c.key_weight, '', bare.n
+      SELECT bare.id, coalesce((SELECT min(vtime) FROM kk), 0) + (bare.n - 1) * c.cost_ms / ${boundedKeyWeight(sql`c.key_weight`)}, '', bare.n
         FROM bare
     ) s
     ORDER BY s.vt, s.key, s.k

@@ -31,3 +31,11 @@ export const boundedRate = (t: string) =>
     // least/greatest skip NULLs: without the CASE, "no rate limit" would become the maximum rate.
     `CASE WHEN ${t}.rate_per_second IS NULL THEN NULL ELSE greatest(${TENANT_BOUNDS.ratePerSecond.min}, least(${TENANT_BOUNDS.ratePerSecond.max}, ${t}.rate_per_second)) END`,
   );
+
+/** A key's weight or rate (an override's, or its tenant's key default) as the claim and settle use
+ *  it: clamped into the same bounds as a tenant's, for the same reason (cost ÷ 5e-324 overflows).
+ *  `e` is the expression; NULL (no rate limit) stays NULL. */
+export const boundedKeyWeight = (e: SQL) =>
+  sql`greatest(${sql.raw(String(TENANT_BOUNDS.weight.min))}, least(${sql.raw(String(TENANT_BOUNDS.weight.max))}, ${e}))`;
+export const boundedKeyRate = (e: SQL) =>
+  sql`CASE WHEN (${e}) IS NULL THEN NULL ELSE greatest(${sql.raw(String(TENANT_BOUNDS.ratePerSecond.min))}, least(${sql.raw(String(TENANT_BOUNDS.ratePerSecond.max))}, ${e})) END`;

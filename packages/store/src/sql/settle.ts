@@ -7,7 +7,7 @@
 import { sql } from "drizzle-orm";
 import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
 import { pipelineTx, query, type Db } from "../db.ts";
-import { boundedWeight } from "./columns.ts";
+import { boundedKeyWeight, boundedWeight } from "./columns.ts";
 import { decayedWork } from "./keys.ts";
 import { coldItems, decodeNotified, notifyStatements } from "./notification-fanout.ts";
 import { packRows, unpackRows } from "./packed.ts";
@@ -365,7 +365,7 @@ ${split ? sql`` : recorded}
     ),
     klocked AS MATERIALIZED (
       SELECT k.tenant_id, k.key, u.total_ms, u.charged, u.uncount,
-             coalesce((k.override->>'weight')::float8, t.key_weight) AS weight
+             ${boundedKeyWeight(sql`coalesce((k.override->>'weight')::float8, t.key_weight)`)} AS weight
         FROM tenant_keys k
         JOIN kused u ON u.tenant_id = k.tenant_id AND u.key = k.key
         JOIN tenants t ON t.id = k.tenant_id ${at("t", "id")}
