@@ -1,7 +1,8 @@
 // The writes outside claim and settle on the distributed layout (docs/scaling.md): what the API and the
 // executor's background passes write — creates, a job's lifecycle, the materializer, onBusy, retention,
-// replays, keys, secrets and channels — each statement on one tenant's shard group (EXPLAIN shows a
-// router plan) and run for real on a Citus cluster, the queue in step with the triggers after each.
+// replays, a trigger's cancel and re-run, keys, secrets and channels — each statement on one tenant's
+// shard group (EXPLAIN shows a router plan) and run for real on a Citus cluster, the queue in step
+// with the triggers after each.
 // Then the API end to end, the server migrated with the layout (FAIRWAY_DISTRIBUTE).
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
@@ -11,6 +12,7 @@ import {
   busyPolicyTenants,
   connectPostgres,
   cancelJob,
+  cancelTrigger,
   createJob,
   createTenant,
   DEFAULT_POOL,
@@ -28,6 +30,8 @@ import {
   query,
   replayJobDeadLetters,
   replayTrigger,
+  rerunOverride,
+  rerunTrigger,
   resumeJob,
   revokePortalSessions,
   rotateSigningSecret,
@@ -493,7 +497,7 @@ describe("every statement of a tenant's writes", () => {
     await store?.close();
   });
 
-  it("goes to the tenant's shard group alone: create, debounce, backfill, lifecycle, replay, keys, secrets, channels, the passes", async () => {
+  it("goes to the tenant's shard group alone: create, debounce, backfill, lifecycle, replay, cancel and re-run, keys, secrets, channels, the passes", async () => {
     const db = rec.db;
     const t = "acme";
     const opts = { maxJobs: 100, poolKnown: true };
@@ -558,6 +562,16 @@ describe("every statement of a tenant's writes", () => {
     await replayTrigger(db, t, dead!.id);
     await store.db.execute(sql`UPDATE triggers SET status = 'dead' WHERE tenant_id = ${t} AND job_id = ${id}`);
     await replayJobDeadLetters(db, t, id);
+    // One trigger: a cancel (the statements for a running one are sent for a pending one too), a
+    // re-run of the cancelled trigger with an override, and the executor's read of it.
+    const [pend] = await rows<{ id: string }>(
+      store,
+      sql`SELECT id FROM triggers WHERE tenant_id = ${t} AND status = 'pending' LIMIT 1`,
+    );
+    expect(await cancelTrigger(db, t, pend!.id)).toEqual({ kind: "cancelled", was: "pending" });
+    const rerun = await rerunTrigger(db, t, pend!.id, { payload: { v: 2 } }, new Date());
+    expect(rerun?.kind).toBe("created");
+    expect(await rerunOverride(db, t, rerun?.kind === "created" ? rerun.id : "")).toEqual({ payload: { v: 2 } });
     await cancelJob(db, t, id);
     await putKeyOverride(db, t, "vip", { weight: 2 });
     await deleteKeyOverride(db, t, "vip");

@@ -261,6 +261,29 @@ describe("fairway CLI", () => {
     expect(Object.values(counts).reduce((x, y) => x + y, 0)).toBe(3);
   }, 120_000);
 
+  it("triggers cancel and rerun --payload", async () => {
+    const tenant = await json(["tenants", "create", "Delta", "--id", "delta"], server.adminToken);
+    receiver.secrets = [...receiver.secrets, tenant.signingSecret];
+    const { key } = await json(["keys", "create", "delta"], server.adminToken);
+    const later = await json(
+      ["jobs", "create", "--name", "later", "--delay-ms", "600000", "--target", `${receiver.url}/ok/cli-later`],
+      key,
+    );
+    const listed = await fetch(`${server.url}/v1/jobs/${later.id}/triggers`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const [pending] = ((await listed.json()) as { data: Array<{ id: string }> }).data;
+    const cancelled = await json(["triggers", "cancel", pending!.id], key);
+    expect([cancelled.status, cancelled.reason]).toEqual(["cancelled", "cancelled_by_user"]);
+    const again = await fairway(["triggers", "cancel", pending!.id], key);
+    expect([again.code, again.stderr]).toEqual([1, expect.stringContaining("trigger_finished")]);
+
+    const rerun = await json(["triggers", "rerun", pending!.id, "--payload", '{"edited":true}'], key);
+    expect([rerun.triggeredBy, rerun.rerunOf]).toEqual(["rerun", pending!.id]);
+    const got = await receiver.waitFor((ds) => ds.some((d) => d.id === rerun.id), 30_000);
+    expect((got.find((d) => d.id === rerun.id)!.body as { payload: unknown }).payload).toEqual({ edited: true });
+  });
+
   it("reports the API's error code and exits 1", async () => {
     const r = await fairway(["jobs", "get", "job_missing", "--json"], "fw_not_a_real_key_000000000000000000000");
     expect(r.code).toBe(1);
@@ -289,6 +312,8 @@ describe("fairway CLI", () => {
       ["jobs", "resume"],
       ["jobs", "run"],
       ["triggers", "get"],
+      ["triggers", "cancel"],
+      ["triggers", "rerun"],
       ["backfills", "create"],
       ["backfills", "list"],
       ["backfills", "get"],

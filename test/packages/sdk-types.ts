@@ -21,6 +21,7 @@ import type {
   Page,
   PoolConfig,
   Quota,
+  RerunInput,
   Stats,
   Tenant,
   TenantQuotas,
@@ -60,6 +61,7 @@ export type Checks = [
   // The create schema parses a schedule as one object (so its errors can name the clash), so the SDK's
   // union of three shapes is checked one way. PATCH bodies are merge patches, validated after merging.
   Expect<Sendable<Wire<CreateJobInput>, z.input<typeof schemas.createJobBody>>>,
+  Expect<Sendable<RerunInput, z.input<typeof schemas.rerunTriggerBody>>>,
   Expect<Mutual<{ id?: string; name: string } & TenantQuotas, z.input<typeof schemas.createTenantBody>>>,
   Expect<Mutual<CreateChannelInput, z.input<typeof schemas.createChannelBody>>>,
   Expect<Mutual<KeyOverride, z.input<typeof schemas.putKeyBody>>>,

@@ -14,6 +14,7 @@ import {
   putPoolBody,
   putSecretBody,
   replayDeadLettersBody,
+  rerunTriggerBody,
   updateJobBody,
   updateTenantBody,
 } from "./schemas.ts";
@@ -102,6 +103,7 @@ export const BODIES = {
   UpdateKeyDefaults: patchKeyDefaultsBody,
   CreateBackfill: backfillBody,
   ReplayDeadLetters: replayDeadLettersBody,
+  RerunTrigger: rerunTriggerBody,
 } satisfies Record<string, z.ZodType>;
 
 /** Recursive schemas, named in both halves so their self-references have a target. */

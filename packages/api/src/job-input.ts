@@ -142,7 +142,7 @@ export async function checkSecretRefs(
   }
 }
 
-function payloadBytes(payload: unknown): number {
+export function payloadBytes(payload: unknown): number {
   return payload === undefined ? 0 : new TextEncoder().encode(JSON.stringify(payload)).byteLength;
 }
 

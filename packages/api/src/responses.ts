@@ -245,10 +245,12 @@ export const triggerResponse = z.strictObject({
   jobId: id,
   /** Its job's fairness key when it was made; null: none. */
   key: z.string().nullable(),
-  kind: z.enum(["scheduled", "manual", "backfill"]),
-  triggeredBy: z.enum(["schedule", "manual", "replay", "backfill"]),
+  kind: z.enum(["scheduled", "manual", "backfill", "rerun"]),
+  triggeredBy: z.enum(["schedule", "manual", "replay", "backfill", "rerun"]),
   /** The backfill that made it (kind backfill); null otherwise. */
   backfillId: id.nullable(),
+  /** The finished trigger it re-runs (kind rerun); null otherwise. */
+  rerunOf: id.nullable(),
   scheduledFor: iso,
   status: z.enum(["pending", "running", "succeeded", "dead", "skipped", "cancelled", "unknown"]),
   reason: z.string().nullable(),

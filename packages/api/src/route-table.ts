@@ -15,6 +15,7 @@ import { operationsRoutes } from "./routes/operations.ts";
 import { portalLinkRoutes } from "./routes/portal-link.ts";
 import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
+import { triggerVerbRoutes } from "./routes/trigger-verbs.ts";
 
 const openRoutes = [
   route({
@@ -61,6 +62,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...backfillRoutes,
   ...secretRoutes,
   ...triggerRoutes,
+  ...triggerVerbRoutes,
   ...notificationRoutes,
   ...keyRoutes,
 ];

@@ -358,6 +358,13 @@ export const replayDeadLettersBody = z.strictObject({
   jobId: z.string().min(1).max(100),
 });
 export const triggerListQuery = strict({ ...page, key: fairnessKey.optional() });
+/** POST /v1/triggers/{id}/rerun: what the new trigger sends instead of its job's (that trigger only). */
+export const rerunTriggerBody = strict({
+  /** The envelope's payload. */
+  payload: jsonValue.optional(),
+  /** A request target's body (the job's target.body): text, or JSON. */
+  body: z.union([z.string(), jsonValue]).optional(),
+});
 
 const channelCommon = {
   events: z

@@ -114,10 +114,13 @@ function debounceJson(d: DebounceState | null) {
   return d && { key: d.key, periodMs: d.periodMs, maxWaitMs: d.maxWaitMs, folded: d.folded };
 }
 
-/** What started a trigger: its schedule, a run-now, a backfill, or a replay of the dead trigger. */
-function triggeredBy(t: Pick<TriggerRow, "kind" | "replayedAt">): "schedule" | "manual" | "replay" | "backfill" {
+/** What started a trigger: its schedule, a run-now, a backfill, a re-run of a finished trigger, or a
+ *  replay of the dead trigger. */
+function triggeredBy(
+  t: Pick<TriggerRow, "kind" | "replayedAt">,
+): "schedule" | "manual" | "replay" | "backfill" | "rerun" {
   if (t.replayedAt) return "replay";
-  return t.kind === "manual" || t.kind === "backfill" ? t.kind : "schedule";
+  return t.kind === "manual" || t.kind === "backfill" || t.kind === "rerun" ? t.kind : "schedule";
 }
 
 export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
@@ -128,6 +131,7 @@ export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
     kind: t.kind,
     triggeredBy: triggeredBy(t),
     backfillId: t.backfillId,
+    rerunOf: t.rerunOf,
     scheduledFor: t.scheduledFor,
     status: t.status,
     reason: t.reason,

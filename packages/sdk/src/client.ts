@@ -24,6 +24,7 @@ import type {
   Stats,
   Tenant,
   TenantQuotas,
+  RerunInput,
   Trigger,
   UpdateJobInput,
 } from "./types.ts";
@@ -150,6 +151,11 @@ export function createClient(opts: ClientOptions) {
     triggers: {
       get: (id: string) => req<Trigger>("GET", `/v1/triggers/${enc(id)}`),
       replay: (id: string) => req<Trigger>("POST", `/v1/triggers/${enc(id)}/replay`),
+      /** A pending one never runs; a running one's request is cut, its attempt recorded cancelled. */
+      cancel: (id: string) => req<Trigger>("POST", `/v1/triggers/${enc(id)}/cancel`),
+      /** A finished trigger run again as a new trigger (triggeredBy "rerun"); `input` replaces its
+       *  payload or request body for that run alone, the job unchanged. */
+      rerun: (id: string, input: RerunInput = {}) => req<Trigger>("POST", `/v1/triggers/${enc(id)}/rerun`, input),
     },
     deadLetters,
     allDeadLetters: (o: Omit<PageOptions, "cursor"> & { jobId?: string } = {}) =>

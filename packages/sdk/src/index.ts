@@ -53,6 +53,7 @@ export type {
   Tenant,
   TenantQuotas,
   TenantStatus,
+  RerunInput,
   Trigger,
   TriggerStatus,
   UpdateJobInput,

@@ -189,9 +189,11 @@ export interface Trigger {
   jobId: string;
   /** Its job's fairness key when it was made; null: none. */
   key: string | null;
-  kind: "scheduled" | "manual" | "backfill";
+  kind: "scheduled" | "manual" | "backfill" | "rerun";
   /** The backfill that made it; null otherwise. */
   backfillId: string | null;
+  /** The finished trigger it re-runs (kind rerun); null otherwise. */
+  rerunOf: string | null;
   scheduledFor: string;
   status: TriggerStatus;
   reason: string | null;
@@ -200,8 +202,16 @@ export interface Trigger {
   nextAttemptAt: string | null;
   createdAt: string;
   finishedAt: string | null;
-  triggeredBy: "schedule" | "manual" | "replay" | "backfill";
+  triggeredBy: "schedule" | "manual" | "replay" | "backfill" | "rerun";
   attempts?: Attempt[];
+}
+
+/** POST /v1/triggers/{id}/rerun: what the re-run sends instead of its job's, for that run alone. */
+export interface RerunInput {
+  /** The envelope's payload. */
+  payload?: JsonValue;
+  /** A request target's body (a job whose target has a body): text, or JSON. */
+  body?: JsonValue;
 }
 
 /** A dead letter: the trigger, its job's name and type, and how its last attempt ended. */

@@ -21,6 +21,7 @@ export { busyPolicyTenants, cancelRequested, decideBusy, settleCancelled } from 
 export { createJob, type JobRow, type NewJob } from "./sql/create-job.ts";
 export { cancelJob, pauseJob, resumeJob, runJobNow, updateJob, type JobPatch } from "./sql/job-lifecycle.ts";
 export { replayTrigger } from "./sql/replay.ts";
+export { cancelTrigger, rerunOverride, rerunTrigger, type RerunOverride } from "./sql/trigger-verbs.ts";
 export {
   deadLetterGroups,
   lastRuns,

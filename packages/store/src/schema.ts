@@ -271,6 +271,11 @@ export const triggers = pgTable(
     // The backfill that made it (kind 'backfill', sql/backfill.ts); NULL, which costs a row nothing,
     // for any other trigger. Never changes, so claim and settle stay HOT.
     backfillId: key("backfill_id"),
+    // A re-run (kind 'rerun', sql/trigger-verbs.ts): the finished trigger it re-runs, and what it sends
+    // instead of its job's { payload?, body? }, read by the executor before its request (executor.ts).
+    // NULL, which costs a row nothing, for any other trigger; never changed, so claim and settle stay HOT.
+    rerunOf: key("rerun_of"),
+    override: jsonb("override"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),

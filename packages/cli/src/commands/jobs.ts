@@ -1,7 +1,7 @@
 // Tenant commands (an API key): jobs, triggers.
 import type { Command } from "commander";
 import { scheduleInWords } from "@fairway/core";
-import type { CreateJobInput, Job, ScheduleInput, Trigger } from "@fairway/sdk";
+import type { CreateJobInput, Job, JsonValue, ScheduleInput, Trigger } from "@fairway/sdk";
 import { fail, print, table, tenantClient, type GlobalOptions } from "../context.ts";
 import { int, json } from "../parse.ts";
 
@@ -186,6 +186,28 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .action(async (id: string) => {
       const g = globals();
       print(g, await tenantClient(g).triggers.replay(id), triggerLine);
+    });
+  triggers
+    .command("cancel")
+    .description("cancel a pending or running trigger (a running one's request is cut, never retried)")
+    .argument("<id>")
+    .action(async (id: string) => {
+      const g = globals();
+      print(g, await tenantClient(g).triggers.cancel(id), triggerLine);
+    });
+  triggers
+    .command("rerun")
+    .description("run a finished trigger again as a new trigger, optionally with another payload or body")
+    .argument("<id>")
+    .option("--payload <json>", "JSON payload for this run only (the job keeps its own)", json)
+    .option("--body <json>", "JSON body for this run only, for a job whose target sends a body", json)
+    .action(async (id: string, o: { payload?: JsonValue; body?: JsonValue }) => {
+      const g = globals();
+      const input = {
+        ...(o.payload !== undefined ? { payload: o.payload } : {}),
+        ...(o.body !== undefined ? { body: o.body } : {}),
+      };
+      print(g, await tenantClient(g).triggers.rerun(id, input), triggerLine);
     });
 
   const dead = program.command("dead-letters").description("dead letters: triggers that used up their attempts");

@@ -7,8 +7,10 @@ import { attemptLog, attempts, deadLetters, jobs, triggers } from "../schema.ts"
 
 /** What the trigger reads select: every column but the ok_* ones, the first attempt kept in the row
  *  when it succeeded (with its response body), which the attempts view reads. A page of triggers need
- *  not carry a hundred response bodies. */
-const { okStartedAt, okDurationMs, okHttpStatus, okResponseBody, ...triggerFields } = getTableColumns(triggers);
+ *  not carry a hundred response bodies. Nor a re-run's override, which only the executor reads (it
+ *  may be as large as a payload). */
+const { okStartedAt, okDurationMs, okHttpStatus, okResponseBody, override, ...triggerFields } =
+  getTableColumns(triggers);
 export type AttemptRow = typeof attempts.$inferSelect;
 
 export async function getJob(db: Db, tenantId: string, jobId: string) {
