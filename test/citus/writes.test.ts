@@ -189,7 +189,7 @@ describe("writes on the distributed layout", () => {
 
   it("debounces and backfills a tenant's jobs on its shard group", async () => {
     const now = new Date();
-    const d = { key: "user-1", periodMs: 60_000, maxWaitMs: null, now, at: now };
+    const d = { key: "user-1", periodMs: 60_000, maxWaitMs: null, now, at: now, mode: "trailing" as const };
     const first = await createDebounced(store.db, newJob("initech"), { maxJobs: 100, poolKnown: true }, d);
     expect(first.kind).toBe("created");
     const folded = await createDebounced(store.db, newJob("initech"), { maxJobs: 100, poolKnown: true }, d);
@@ -514,9 +514,18 @@ describe("every statement of a tenant's writes", () => {
     });
     const id = one.kind === "created" ? one.job.id : "";
     await createJob(db, newJob(t, { runAt: new Date() }), { ...opts, idempotencyKey: "a", requestHash: "x" });
-    const d = { key: "k", periodMs: 60_000, maxWaitMs: null, now: new Date(), at: new Date() };
+    const d = {
+      key: "k",
+      periodMs: 60_000,
+      maxWaitMs: null,
+      now: new Date(),
+      at: new Date(),
+      mode: "trailing" as const,
+    };
     await createDebounced(db, newJob(t), opts, d);
     await createDebounced(db, newJob(t), opts, d);
+    await createDebounced(db, newJob(t), opts, { ...d, key: "lead", mode: "leading" });
+    await createDebounced(db, newJob(t), opts, { ...d, key: "lead", mode: "leading" });
     const cron = await createJob(
       db,
       newJob(t, {

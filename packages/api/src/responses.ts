@@ -192,6 +192,7 @@ export const jobResponse = z.strictObject({
       key: z.string(),
       periodMs: z.number().int(),
       maxWaitMs: z.number().int().nullable(),
+      mode: z.enum(["trailing", "leading"]),
       folded: z.number().int(),
     })
     .nullable(),

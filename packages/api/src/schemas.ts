@@ -216,12 +216,15 @@ const debounce = strict(
       .min(DB.maxWaitMs.min)
       .max(DB.maxWaitMs.max)
       .optional(),
+    /** trailing (default): fire once, periodMs after the latest create. leading: fire at the first
+     *  create, and fold the creates within periodMs of the latest one into it without firing again. */
+    mode: z.enum(["trailing", "leading"], { error: "must be trailing or leading" }).optional(),
   },
-  '{"key": "<debounce key>", "periodMs": <ms>, "maxWaitMs"?: <ms>}',
+  '{"key": "<debounce key>", "periodMs": <ms>, "maxWaitMs"?: <ms>, "mode"?: "trailing" | "leading"}',
 ).refine((d) => d.maxWaitMs === undefined || d.maxWaitMs >= d.periodMs, {
   path: ["maxWaitMs"],
   message:
-    "must be at least periodMs (the job fires periodMs after the latest create, at most maxWaitMs after the first)",
+    "must be at least periodMs (trailing: the job fires periodMs after the latest create, at most maxWaitMs after the first; leading: creates fold in for at most maxWaitMs after the first)",
 });
 
 export const createJobBody = strict({

@@ -111,7 +111,9 @@ function attemptJson(a: AttemptRow) {
 }
 
 function debounceJson(d: DebounceState | null) {
-  return d && { key: d.key, periodMs: d.periodMs, maxWaitMs: d.maxWaitMs, folded: d.folded };
+  return (
+    d && { key: d.key, periodMs: d.periodMs, maxWaitMs: d.maxWaitMs, mode: d.mode ?? "trailing", folded: d.folded }
+  );
 }
 
 /** What started a trigger: its schedule, a run-now, a backfill, a re-run of a finished trigger, or a

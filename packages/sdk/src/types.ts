@@ -89,9 +89,10 @@ export interface CreateJobInput<P = unknown> {
   /** Which notification channels hear about this job's failures: absent for all of the tenant's, false
    *  for none, or the channel ids. */
   notify?: JobNotify;
-  /** One-time jobs only: creates with the same debounce key within periodMs fold into one pending
-   *  job (its payload and target the latest's), which fires periodMs after the latest create, never
-   *  later than maxWaitMs after the first. */
+  /** One-time jobs only: creates with the same debounce key within periodMs fold into one job.
+   *  Trailing (default): one pending job (its payload and target the latest's), which fires periodMs
+   *  after the latest create, never later than maxWaitMs after the first. Leading: the first create
+   *  fires at once and the rest of the burst is folded into it without firing. */
   debounce?: DebounceInput;
 }
 
@@ -99,6 +100,8 @@ export interface DebounceInput {
   key: string;
   periodMs: number;
   maxWaitMs?: number;
+  /** Default trailing. */
+  mode?: "trailing" | "leading";
 }
 
 export type JobNotify = false | { channels: string[] };
@@ -163,7 +166,13 @@ export interface Job<P = unknown> {
   /** On create: true when a one-time job's instant had already passed, so it fires at once. */
   firesImmediately?: boolean;
   /** A debounced job: its debounce and how many later creates it folded; null for any other job. */
-  debounce: { key: string; periodMs: number; maxWaitMs: number | null; folded: number } | null;
+  debounce: {
+    key: string;
+    periodMs: number;
+    maxWaitMs: number | null;
+    mode: "trailing" | "leading";
+    folded: number;
+  } | null;
   /** On a create with debounce: the job it joined (HTTP 200), or null for a new job (201). */
   debounced?: { joined: string | null; folded: number };
   createdAt: string;

@@ -169,7 +169,14 @@ async function createDebouncedJob(
     deps.db,
     job,
     { maxJobs: tenant.maxJobs, poolKnown },
-    { key: d.key, periodMs: d.periodMs, maxWaitMs: d.maxWaitMs ?? null, now, at: job.runAt },
+    {
+      key: d.key,
+      periodMs: d.periodMs,
+      maxWaitMs: d.maxWaitMs ?? null,
+      mode: d.mode ?? "trailing",
+      now,
+      at: job.runAt,
+    },
   );
   if (result.kind === "max_jobs") return maxJobsExceeded({ deps, log }, tenant.id, result.limit);
   if (result.kind === "type_mismatch") {

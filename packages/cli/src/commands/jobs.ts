@@ -1,5 +1,5 @@
 // Tenant commands (an API key): jobs, triggers.
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { scheduleInWords } from "@fairway/core";
 import type { CreateJobInput, Job, JsonValue, ScheduleInput, Trigger } from "@fairway/sdk";
 import { fail, print, table, tenantClient, type GlobalOptions } from "../context.ts";
@@ -40,19 +40,34 @@ interface CreateFlags {
   debounceKey?: string;
   debounceMs?: number;
   maxWaitMs?: number;
+  debounceMode?: "trailing" | "leading";
   onBusy?: "queue" | "skip" | "replace_queued" | "cancel_running";
+}
+
+function debounceMode(value: string): "trailing" | "leading" {
+  if (value !== "trailing" && value !== "leading") throw new InvalidArgumentError("must be trailing or leading");
+  return value;
 }
 
 /** --debounce-key with --debounce-ms (and --max-wait-ms): the body's debounce, or nothing. */
 function debounce(o: CreateFlags): Pick<CreateJobInput, "debounce"> {
-  if (o.debounceKey === undefined && o.debounceMs === undefined && o.maxWaitMs === undefined) return {};
+  if (
+    o.debounceKey === undefined &&
+    o.debounceMs === undefined &&
+    o.maxWaitMs === undefined &&
+    o.debounceMode === undefined
+  )
+    return {};
   if (o.debounceKey === undefined || o.debounceMs === undefined)
-    fail("debounce takes both --debounce-key <key> and --debounce-ms <n> (and optionally --max-wait-ms <n>)");
+    fail(
+      "debounce takes both --debounce-key <key> and --debounce-ms <n> (and optionally --max-wait-ms <n>, --debounce-mode leading)",
+    );
   return {
     debounce: {
       key: o.debounceKey,
       periodMs: o.debounceMs,
       ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
+      ...(o.debounceMode !== undefined ? { mode: o.debounceMode } : {}),
     },
   };
 }
@@ -120,6 +135,11 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--debounce-key <key>", "one-time jobs: creates with this key fold into one pending job")
     .option("--debounce-ms <n>", "with --debounce-key: fire this long after the latest create", int)
     .option("--max-wait-ms <n>", "with --debounce-key: never later than this after the first create", int)
+    .option(
+      "--debounce-mode <mode>",
+      "with --debounce-key: trailing (default: fire after the burst) or leading (fire at the first create)",
+      debounceMode,
+    )
     .option(
       "--on-busy <policy>",
       "with --key: what a trigger does while the key is at its cap: queue, skip, replace_queued or cancel_running",
