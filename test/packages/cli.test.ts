@@ -261,14 +261,22 @@ describe("fairway CLI", () => {
     expect(Object.values(counts).reduce((x, y) => x + y, 0)).toBe(3);
   }, 120_000);
 
-  it("triggers cancel and rerun --payload", async () => {
+  it("jobs --tag; triggers cancel and rerun --payload", async () => {
     const tenant = await json(["tenants", "create", "Delta", "--id", "delta"], server.adminToken);
     receiver.secrets = [...receiver.secrets, tenant.signingSecret];
     const { key } = await json(["keys", "create", "delta"], server.adminToken);
     const later = await json(
-      ["jobs", "create", "--name", "later", "--delay-ms", "600000", "--target", `${receiver.url}/ok/cli-later`],
+      [
+        ...["jobs", "create", "--name", "later", "--delay-ms", "600000", "--target", `${receiver.url}/ok/cli-later`],
+        ...["--tag", "env:prod", "--tag", "src:a:b"],
+      ],
       key,
     );
+    expect(later.tags).toEqual({ env: "prod", src: "a:b" });
+    await json(["jobs", "create", "--name", "other", "--delay-ms", "600000", "--target", `${receiver.url}/ok`], key);
+    const tagged = (await json(["jobs", "list", "--tag", "env:prod"], key)) as Array<{ id: string }>;
+    expect(tagged.map((j) => j.id)).toEqual([later.id]);
+    expect((await fairway(["jobs", "list", "--tag", "env:prod"], key)).stdout).toContain("env:prod src:a:b");
     const listed = await fetch(`${server.url}/v1/jobs/${later.id}/triggers`, {
       headers: { authorization: `Bearer ${key}` },
     });

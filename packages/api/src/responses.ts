@@ -171,6 +171,8 @@ export const jobResponse = z.strictObject({
   delivery: z.enum(["at_least_once", "at_most_once"]),
   /** Which channels hear about it: null = all of the tenant's, false = none. */
   notify: z.union([z.literal(false), z.strictObject({ channels: z.array(z.string()) })]).nullable(),
+  /** The job's tags ({} for none). */
+  tags: z.record(z.string(), z.string()),
   nextFireAt: iso.nullable(),
   /** Fires in a row that ended dead (dead letters) since its last success or resume; 0 when healthy. */
   failureStreak: z.number().int(),

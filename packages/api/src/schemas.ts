@@ -227,6 +227,17 @@ const debounce = strict(
     "must be at least periodMs (trailing: the job fires periodMs after the latest create, at most maxWaitMs after the first; leading: creates fold in for at most maxWaitMs after the first)",
 });
 
+/** Tags: the tenant's own labels on a job, { name: value }, filtered on by GET /v1/jobs?tag=name:value. */
+export const TAG_NAME_RE = /^[a-z0-9_.:-]{1,64}$/;
+const TAG_LIMIT = 10;
+const tags = z
+  .record(
+    z.string().regex(TAG_NAME_RE, "a tag name is 1-64 characters of a-z, 0-9, _ . : -"),
+    z.string({ error: "a tag value is a string" }).max(256, "a tag value is at most 256 characters"),
+    { error: 'must be an object of tag names to string values, e.g. {"env": "prod"}' },
+  )
+  .refine((t) => Object.keys(t).length <= TAG_LIMIT, `at most ${TAG_LIMIT} tags`);
+
 export const createJobBody = strict({
   name: text("a job name string").min(1, "must not be empty").max(200),
   type: poolType
@@ -242,6 +253,8 @@ export const createJobBody = strict({
   key: fairnessKey.optional(),
   /** One-time jobs only: creates with the same key within periodMs fold into one job. */
   debounce: debounce.optional(),
+  /** At most 10 { name: value }; a PATCH merges them (null removes one). */
+  tags: tags.optional(),
 });
 export type CreateJobBody = z.infer<typeof createJobBody>;
 
@@ -334,6 +347,8 @@ export const jobListQuery = strict({
   type: poolType.optional(),
   name: z.string().min(1).max(200).optional(),
   key: fairnessKey.optional(),
+  /** name:value (the first colon ends the name); repeat it for jobs with every one of the tags. */
+  tag: z.string().min(2).max(321).optional(),
   /** true: only jobs whose latest fires ended dead (failureStreak > 0); false: only the others. */
   failing: z
     .enum(["true", "false"], { error: "must be true or false" })

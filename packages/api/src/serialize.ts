@@ -69,6 +69,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date; lastRu
     delivery: j.delivery,
     catchupWindowMs: j.catchupWindowMs,
     notify: j.notify ?? null,
+    tags: (j.tags as Record<string, string> | null) ?? {},
     nextFireAt: active ? j.nextFireAt : null,
     debounce: debounceJson(j.debounce as DebounceState | null),
     failureStreak: j.failureStreak,

@@ -93,7 +93,16 @@ export function createClient(opts: ClientOptions) {
   const listJobs = (o: ListJobsOptions = {}) =>
     req<Page<Job>>(
       "GET",
-      `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name, key: o.key, failing: o.failing })}`,
+      `/v1/jobs${qs({
+        limit: o.limit,
+        cursor: o.cursor,
+        status: o.status,
+        type: o.type,
+        name: o.name,
+        key: o.key,
+        tag: o.tags && Object.entries(o.tags).map(([k, v]) => `${k}:${v}`),
+        failing: o.failing,
+      })}`,
     );
   const jobTriggers = (id: string, o: PageOptions & { key?: string } = {}) =>
     req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor, key: o.key })}`);

@@ -89,6 +89,9 @@ export interface CreateJobInput<P = unknown> {
   /** Which notification channels hear about this job's failures: absent for all of the tenant's, false
    *  for none, or the channel ids. */
   notify?: JobNotify;
+  /** Your labels, { name: value }: at most 10, names 1-64 characters of a-z 0-9 _ . : -, values at
+   *  most 256 characters. Filter with jobs.list({ tags }); the delivery envelope carries them. */
+  tags?: Record<string, string>;
   /** One-time jobs only: creates with the same debounce key within periodMs fold into one job.
    *  Trailing (default): one pending job (its payload and target the latest's), which fires periodMs
    *  after the latest create, never later than maxWaitMs after the first. Leading: the first create
@@ -110,11 +113,15 @@ export type JobNotify = false | { channels: string[] };
  *  `{ schedule: { cron } }` keeps the time zone, `{ target: { method } }` keeps the URL), and null
  *  clears a field that may be cleared (payload, timeoutMs, retry, a header). */
 export type MergePatch<T> = { [K in keyof T]?: (T[K] extends object ? MergePatch<T[K]> | T[K] : T[K]) | null };
-export type UpdateJobInput<P = unknown> = MergePatch<Omit<CreateJobInput<P>, "type" | "schedule" | "debounce">> & {
+export type UpdateJobInput<P = unknown> = MergePatch<
+  Omit<CreateJobInput<P>, "type" | "schedule" | "debounce" | "tags">
+> & {
   schedule?:
     | { cron?: string; timezone?: string | null; spread?: string | null }
     | { at: string | Date }
     | { delayMs: number };
+  /** Merged into the job's tags: a value sets one, null removes one; null for the whole removes all. */
+  tags?: Record<string, string | null> | null;
 };
 
 export interface ListJobsOptions {
@@ -126,6 +133,8 @@ export interface ListJobsOptions {
   name?: string;
   /** Only jobs with exactly this fairness key. */
   key?: string;
+  /** Only jobs with every one of these tags. */
+  tags?: Record<string, string>;
   /** true: only failing jobs (failureStreak > 0); false: only the others. */
   failing?: boolean;
 }
@@ -156,6 +165,8 @@ export interface Job<P = unknown> {
   delivery: DeliveryMode;
   /** null: every channel of the tenant hears about it. */
   notify: JobNotify | null;
+  /** Its tags ({} for none). */
+  tags: Record<string, string>;
   nextFireAt: string | null;
   /** Fires in a row that ended dead since its last success or resume; 0 when healthy. */
   failureStreak: number;

@@ -5,7 +5,7 @@ import type { CreateJobInput, Job, JsonValue, ScheduleInput, Trigger } from "@fa
 import { fail, print, table, tenantClient, type GlobalOptions } from "../context.ts";
 import { int, json } from "../parse.ts";
 
-const jobColumns = ["id", "name", "type", "status", "schedule", "lastRun", "failing", "nextFireAt"];
+const jobColumns = ["id", "name", "type", "status", "schedule", "lastRun", "failing", "nextFireAt", "tags"];
 /** A job as the tables show it: the schedule in words (as the dashboard says it), the last outcome
  *  with its time, and the failure streak. --json prints the API's objects as they are. */
 const jobRow = (j: Job) => ({
@@ -16,6 +16,9 @@ const jobRow = (j: Job) => ({
       : `once at ${j.schedule.at}`,
   lastRun: j.lastRun ? `${j.lastRun.outcome} ${j.lastRun.at}` : undefined,
   failing: j.failureStreak > 0 ? `${j.failureStreak} dead in a row` : undefined,
+  tags: Object.entries(j.tags ?? {})
+    .map(([k, v]) => `${k}:${v}`)
+    .join(" "),
 });
 const jobTable = (rows: Job[]) => table(rows.map(jobRow) as never, jobColumns);
 const jobLine = (j: Job) => jobTable([j]);
@@ -41,7 +44,15 @@ interface CreateFlags {
   debounceMs?: number;
   maxWaitMs?: number;
   debounceMode?: "trailing" | "leading";
+  tag: Record<string, string>;
   onBusy?: "queue" | "skip" | "replace_queued" | "cancel_running";
+}
+
+/** --tag name:value, repeated: the first colon ends the name. */
+function tagOption(value: string, tags: Record<string, string>): Record<string, string> {
+  const at = value.indexOf(":");
+  if (at < 1) throw new InvalidArgumentError("must be name:value, e.g. env:prod");
+  return { ...tags, [value.slice(0, at)]: value.slice(at + 1) };
 }
 
 function debounceMode(value: string): "trailing" | "leading" {
@@ -91,10 +102,15 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--limit <n>", "at most this many", int)
     .option("--key <key>", "only jobs with this fairness key")
     .option("--failing", "only jobs whose latest fires ended in dead letters")
-    .action(async (o: { limit?: number; key?: string; failing?: boolean }) => {
+    .option("--tag <name:value>", "only jobs with this tag (repeat: every one of them)", tagOption, {})
+    .action(async (o: { limit?: number; key?: string; failing?: boolean; tag: Record<string, string> }) => {
       const g = globals();
       const rows: Job[] = [];
-      const filter = { ...(o.key === undefined ? {} : { key: o.key }), ...(o.failing ? { failing: true } : {}) };
+      const filter = {
+        ...(o.key === undefined ? {} : { key: o.key }),
+        ...(o.failing ? { failing: true } : {}),
+        ...(Object.keys(o.tag).length > 0 ? { tags: o.tag } : {}),
+      };
       for await (const j of tenantClient(g).jobs.all(filter)) {
         rows.push(j);
         if (o.limit && rows.length >= o.limit) break;
@@ -132,6 +148,7 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--timeout-ms <n>", "per-attempt timeout", int)
     .option("--idempotency-key <key>", "send as Idempotency-Key")
     .option("--key <key>", "fairness key: shares and caps inside the tenant are per key (see `fairway keys`)")
+    .option("--tag <name:value>", "a tag (repeat for more, at most 10)", tagOption, {})
     .option("--debounce-key <key>", "one-time jobs: creates with this key fold into one pending job")
     .option("--debounce-ms <n>", "with --debounce-key: fire this long after the latest create", int)
     .option("--max-wait-ms <n>", "with --debounce-key: never later than this after the first create", int)
@@ -156,6 +173,7 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
         ...(o.payload !== undefined ? { payload: o.payload } : {}),
         ...(o.maxAttempts ? { retry: { maxAttempts: o.maxAttempts } } : {}),
         ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+        ...(Object.keys(o.tag).length > 0 ? { tags: o.tag } : {}),
         ...debounce(o),
       };
       print(g, await tenantClient(g).jobs.create(input, { idempotencyKey: o.idempotencyKey }), jobLine);

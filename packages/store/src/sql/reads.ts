@@ -31,6 +31,8 @@ export interface JobFilter {
   name?: string;
   /** One fairness key (jobs_key_idx). */
   key?: string;
+  /** Every one of these tags (jobs_tags_idx: containment). */
+  tags?: Record<string, string>;
   /** Only jobs whose latest fires ended dead (failure_streak > 0), or only those that are not. */
   failing?: boolean;
 }
@@ -47,6 +49,7 @@ export async function listJobs(db: Db, tenantId: string, f: JobFilter) {
         f.type ? eq(jobs.type, f.type) : undefined,
         f.name ? eq(jobs.name, f.name) : undefined,
         f.key !== undefined ? eq(jobs.key, f.key) : undefined,
+        f.tags ? sql`${jobs.tags} @> ${JSON.stringify(f.tags)}::jsonb` : undefined,
         f.failing === undefined ? undefined : f.failing ? gt(jobs.failureStreak, 0) : eq(jobs.failureStreak, 0),
         f.after ? gt(jobs.id, f.after) : undefined,
       ),
