@@ -14,6 +14,7 @@ import {
   cancelJob,
   cancelTrigger,
   createJob,
+  createJobs,
   createTenant,
   DEFAULT_POOL,
   decideBusy,
@@ -514,6 +515,14 @@ describe("every statement of a tenant's writes", () => {
     });
     const id = one.kind === "created" ? one.job.id : "";
     await createJob(db, newJob(t, { runAt: new Date() }), { ...opts, idempotencyKey: "a", requestHash: "x" });
+    // A batch (POST /v1/jobs/batch): its statements in one transaction, on the shard group.
+    await createJobs(db, [
+      {
+        job: newJob(t, { runAt: new Date(Date.now() + 60_000), tags: { env: "prod" } }),
+        opts: { ...opts, idempotencyKey: "b" },
+      },
+      { job: newJob(t, { runAt: new Date(Date.now() + 60_000) }), opts: { ...opts, idempotencyKey: "b" } },
+    ]);
     const d = {
       key: "k",
       periodMs: 60_000,

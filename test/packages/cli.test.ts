@@ -2,7 +2,7 @@
 // API's code with exit status 1, tail, and --help. The CLI is bundled from sources as its package's
 // build does (one esbuild run), so each command costs a plain `node` start rather than a tsx compile.
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
@@ -285,6 +285,23 @@ describe("fairway CLI", () => {
     expect([cancelled.status, cancelled.reason]).toEqual(["cancelled", "cancelled_by_user"]);
     const again = await fairway(["triggers", "cancel", pending!.id], key);
     expect([again.code, again.stderr]).toEqual([1, expect.stringContaining("trigger_finished")]);
+
+    // Many at once from a file: one line per item, the bad one with its code.
+    const file = join(outDir, "batch.json");
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { name: "f-1", schedule: { delayMs: 600000 }, target: { url: `${receiver.url}/ok` }, idempotencyKey: "f1" },
+        { name: "", schedule: { delayMs: 600000 }, target: { url: `${receiver.url}/ok` } },
+      ]),
+    );
+    const many = await fairway(["jobs", "create", "--file", file], key);
+    expect(many.code).toBe(0);
+    expect(many.stdout).toMatch(/^INDEX\s+STATUS\s+ID\s+ERROR/);
+    expect(many.stdout).toMatch(/\n0\s+201\s+job_/);
+    expect(many.stdout).toMatch(/\n1\s+400\s+-\s+validation_error: name/);
+    const batch = await json(["jobs", "create", "--file", file], key);
+    expect(batch.map((r: { status: number }) => r.status)).toEqual([200, 400]);
 
     const rerun = await json(["triggers", "rerun", pending!.id, "--payload", '{"edited":true}'], key);
     expect([rerun.triggeredBy, rerun.rerunOf]).toEqual(["rerun", pending!.id]);

@@ -195,6 +195,12 @@ describe("OpenAPI contract", () => {
       target: { url: `${receiver.url}/ok` },
     });
     const pending = (await client.jobs.triggers(soon.id)).data[0]!;
+    const batch = await client.jobs.createMany([
+      { name: "b1", schedule: { delayMs: 3_600_000 }, target: { url: `${receiver.url}/ok` }, idempotencyKey: "b1" },
+      { name: "", schedule: { delayMs: 3_600_000 }, target: { url: `${receiver.url}/ok` } },
+    ]);
+    expect(batch.results.map((r) => r.status)).toEqual([201, 400]);
+    await client.jobs.delete((batch.results[0] as { job: { id: string } }).job.id);
     expect((await fails(client.triggers.rerun(pending.id)))?.code).toBe("trigger_not_finished");
     expect((await client.triggers.cancel(pending.id)).status).toBe("cancelled");
     expect((await fails(client.triggers.cancel(pending.id)))?.code).toBe("trigger_finished");

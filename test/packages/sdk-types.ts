@@ -12,6 +12,7 @@ import type {
   CreateJobInput,
   DeadLetterReplay,
   Job,
+  JobBatchResult,
   KeyDefaultsPatch,
   KeyInfo,
   KeyOverride,
@@ -42,6 +43,7 @@ export type Checks = [
   // Responses: the API's shapes.
   Expect<Mutual<Job, z.output<typeof responses.jobResponse>>>,
   Expect<Mutual<Trigger, z.output<typeof responses.triggerResponse>>>,
+  Expect<Sendable<JobBatchResult, z.output<typeof responses.jobBatchResponse>>>,
   Expect<Mutual<Attempt, z.output<typeof responses.attemptResponse>>>,
   Expect<Mutual<Tenant, z.output<typeof responses.tenantResponse>>>,
   Expect<Mutual<Tenant & { signingSecret: string }, z.output<typeof responses.createdTenantResponse>>>,

@@ -15,6 +15,7 @@ import {
   putSecretBody,
   replayDeadLettersBody,
   rerunTriggerBody,
+  createJobBatchBody,
   updateJobBody,
   updateTenantBody,
 } from "./schemas.ts";
@@ -28,6 +29,7 @@ import {
   errorResponse,
   executorListResponse,
   healthResponse,
+  jobBatchResponse,
   jobResponse,
   notificationResponse,
   pageOf,
@@ -72,6 +74,7 @@ export const RESPONSES = {
   Stats: statsResponse,
   Job: jobResponse,
   JobPage: pageOf(jobResponse),
+  JobBatch: jobBatchResponse,
   Trigger: triggerResponse,
   TriggerPage: pageOf(triggerResponse),
   Quota: quotaResponse,
@@ -104,6 +107,7 @@ export const BODIES = {
   CreateBackfill: backfillBody,
   ReplayDeadLetters: replayDeadLettersBody,
   RerunTrigger: rerunTriggerBody,
+  CreateJobBatch: createJobBatchBody,
 } satisfies Record<string, z.ZodType>;
 
 /** Recursive schemas, named in both halves so their self-references have a target. */

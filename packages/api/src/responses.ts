@@ -266,6 +266,18 @@ export const triggerResponse = z.strictObject({
   attempts: z.array(attemptResponse).optional(),
 });
 
+/** POST /v1/jobs/batch: one result per item, in input order. */
+export const jobBatchResponse = z.strictObject({
+  results: z.array(
+    z.union([
+      /** 201: created; 200: the job its idempotencyKey already made (the same body). */
+      z.strictObject({ index: z.number().int(), status: z.union([z.literal(200), z.literal(201)]), job: jobResponse }),
+      /** Refused, as a single create would be (400, 409, 413): nothing written for it. */
+      z.strictObject({ index: z.number().int(), status: z.number().int(), error: errorResponse.shape.error }),
+    ]),
+  ),
+});
+
 export const deadLetterResponse = triggerResponse.extend({
   jobName: z.string(),
   jobType: z.string(),

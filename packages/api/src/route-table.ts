@@ -7,6 +7,7 @@ import { buildDocument } from "./openapi.ts";
 import { route, type AnyRoute } from "./route.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { backfillRoutes } from "./routes/backfills.ts";
+import { jobBatchRoutes } from "./routes/job-batch.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { keyAdminRoutes, keyRoutes } from "./routes/keys.ts";
 import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
@@ -58,6 +59,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...operationsRoutes,
   ...keyAdminRoutes,
   ...tenantMetricsRoutes,
+  ...jobBatchRoutes,
   ...jobRoutes,
   ...backfillRoutes,
   ...secretRoutes,

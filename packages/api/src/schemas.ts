@@ -376,6 +376,14 @@ export const replayDeadLettersBody = z.strictObject({
   jobId: z.string().min(1).max(100),
 });
 export const triggerListQuery = strict({ ...page, key: fairnessKey.optional() });
+/** POST /v1/jobs/batch: each item a create body with an optional idempotencyKey, checked one by one
+ *  (commands/job-batch.ts), so that a bad item is its own result, not the request's 400. */
+export const createJobBatchBody = strict({
+  jobs: z
+    .array(z.record(z.string(), z.unknown(), { error: "each item is a create body: an object" }))
+    .min(1, "send at least one job")
+    .max(1000, "at most 1000 jobs per batch; send the rest in another"),
+});
 /** POST /v1/triggers/{id}/rerun: what the new trigger sends instead of its job's (that trigger only). */
 export const rerunTriggerBody = strict({
   /** The envelope's payload. */

@@ -53,6 +53,7 @@ export type {
   Tenant,
   TenantQuotas,
   TenantStatus,
+  JobBatchResult,
   RerunInput,
   Trigger,
   TriggerStatus,

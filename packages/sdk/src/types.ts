@@ -226,6 +226,19 @@ export interface Trigger {
   attempts?: Attempt[];
 }
 
+/** POST /v1/jobs/batch: one result per item, in input order: 201 created, 200 the job its
+ *  idempotencyKey already made, or a refusal as a single create would get it (400, 409, 413). */
+export interface JobBatchResult<P = unknown> {
+  results: Array<
+    | { index: number; status: 200 | 201; job: Job<P> }
+    | {
+        index: number;
+        status: number;
+        error: { code: string; message: string; details?: Array<{ path: string; message: string }> };
+      }
+  >;
+}
+
 /** POST /v1/triggers/{id}/rerun: what the re-run sends instead of its job's, for that run alone. */
 export interface RerunInput {
   /** The envelope's payload. */

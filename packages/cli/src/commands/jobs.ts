@@ -1,4 +1,5 @@
 // Tenant commands (an API key): jobs, triggers.
+import { readFileSync } from "node:fs";
 import { InvalidArgumentError, type Command } from "commander";
 import { scheduleInWords } from "@fairway/core";
 import type { CreateJobInput, Job, JsonValue, ScheduleInput, Trigger } from "@fairway/sdk";
@@ -26,7 +27,7 @@ const triggerLine = (t: Trigger) =>
   table([t as never], ["id", "jobId", "status", "attemptCount", "scheduledFor", "finishedAt"]);
 
 interface CreateFlags {
-  name: string;
+  name?: string;
   type?: string;
   cron?: string;
   timezone?: string;
@@ -45,7 +46,31 @@ interface CreateFlags {
   maxWaitMs?: number;
   debounceMode?: "trailing" | "leading";
   tag: Record<string, string>;
+  file?: string;
   onBusy?: "queue" | "skip" | "replace_queued" | "cancel_running";
+}
+
+/** jobs create --file: the batch's results, one line each (index, status, the job id or the error). */
+async function createFromFile(g: GlobalOptions, path: string): Promise<void> {
+  let items: unknown;
+  try {
+    items = JSON.parse(readFileSync(path, "utf8"));
+  } catch (e) {
+    fail(`--file ${path}: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(items)) fail(`--file ${path}: must hold a JSON array of create bodies`);
+  const { results } = await tenantClient(g).jobs.createMany(items as Array<CreateJobInput>);
+  print(g, results, (rows) =>
+    table(
+      rows.map((r) => ({
+        index: r.index,
+        status: r.status,
+        id: "job" in r ? r.job.id : undefined,
+        error: "error" in r ? `${r.error.code}: ${r.error.message}` : undefined,
+      })) as never,
+      ["index", "status", "id", "error"],
+    ),
+  );
 }
 
 /** --tag name:value, repeated: the first colon ends the name. */
@@ -134,7 +159,11 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .description(
       "create a job: a webhook (--target <url>) or, for a type a worker serves, a handler job (--type, no --target)",
     )
-    .requiredOption("--name <name>", "job name")
+    .option("--name <name>", "job name (required without --file)")
+    .option(
+      "--file <path>",
+      "create many from a JSON file: an array of create bodies, each with an optional idempotencyKey (POST /v1/jobs/batch, at most 1000)",
+    )
     .option("--type <type>", "pool type (default webhook)")
     .option("--cron <expr>", "cron schedule")
     .option("--timezone <zone>", "IANA zone for --cron (default UTC)")
@@ -163,6 +192,8 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     )
     .action(async (o: CreateFlags) => {
       const g = globals();
+      if (o.file !== undefined) return createFromFile(g, o.file);
+      if (o.name === undefined) fail("give --name <name> (or --file <path> to create many)");
       const input: CreateJobInput = {
         name: o.name,
         schedule: schedule(o),

@@ -136,6 +136,23 @@ export async function createJobIn(
 
 export type Pending = Pick<Waiting, "job" | "opts">;
 
+/** POST /v1/jobs/batch: one tenant's jobs under one limit, in one transaction, the outcome of each in
+ *  input order, under the rules of a single create: admitted in order while maxJobs leaves room (the
+ *  counter row locked by the first statement, so the count is exact against every other create), each
+ *  Idempotency-Key answered as a single create's would be (an earlier item's key within the batch
+ *  too). The statements take MAX_BATCH jobs each, so no statement grows with the batch; any error
+ *  rolls the whole batch back. */
+export async function createJobs(db: Db, batch: Pending[]): Promise<CreateJobResult[]> {
+  if (batch.length === 0) return [];
+  const distributed = await isDistributed(db);
+  return db.transaction(async (tx) => {
+    const out: CreateJobResult[] = [];
+    for (let i = 0; i < batch.length; i += MAX_BATCH)
+      out.push(...(await insertJobs(tx, batch.slice(i, i + MAX_BATCH), distributed)));
+    return out;
+  });
+}
+
 /** Jobs of one tenant under one limit, created by one statement (rarely more, see below); the outcome
  *  of each. */
 async function insertJobs(db: Db, batch: Pending[], distributed?: boolean): Promise<CreateJobResult[]> {
