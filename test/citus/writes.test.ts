@@ -756,7 +756,7 @@ describe("the API end to end on the layout", () => {
   });
 
   // For the lead, after merging the claim/settle helpers: the same server delivers on the layout.
-  it("delivers a one-time job and records its attempt (claim/settle on the layout)", async () => {
+  it("delivers a one-time job and records its attempt, re-runs it and cancels a running one (claim/settle on the layout)", async () => {
     const { startReceiver } = await import("../support/receiver.ts");
     const receiver = await startReceiver();
     try {
@@ -771,6 +771,34 @@ describe("the API end to end on the layout", () => {
         (p) => p.data[0]?.status === "succeeded",
       );
       expect((await client.triggers.get(page.data[0]!.id)).attempts).toHaveLength(1);
+      expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+
+      // One trigger on the layout: a re-run with an edited payload is delivered with it; a running
+      // request cancelled is cut at the receiver (the executor's poll per tenant) and not retried.
+      const rerun = await client.triggers.rerun(page.data[0]!.id, { payload: { edited: true } });
+      await receiver.waitFor((ds) => ds.some((d) => d.id === rerun.id));
+      expect((receiver.deliveries.find((d) => d.id === rerun.id)!.body as { payload: unknown }).payload).toEqual({
+        edited: true,
+      });
+      const slow = await client.jobs.create({
+        name: "slow",
+        schedule: { delayMs: 0 },
+        target: { url: `${receiver.url}/slow/20000` },
+      });
+      await until(
+        () => receiver.open.get("/slow/20000") ?? 0,
+        (n) => n === 1,
+        30_000,
+      );
+      const running = (await client.jobs.triggers(slow.id)).data[0]!;
+      expect((await client.triggers.cancel(running.id)).status).toBe("cancelled");
+      await until(
+        () => receiver.cut,
+        (cut) => cut.includes("/slow/20000"),
+        30_000,
+      );
+      const after = await client.triggers.get(running.id);
+      expect([after.status, after.attempts!.map((a) => a.outcome)]).toEqual(["cancelled", ["cancelled"]]);
       expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
     } finally {
       await receiver.close();

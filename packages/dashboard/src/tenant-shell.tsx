@@ -78,13 +78,14 @@ export function headerNames(target: unknown): string {
   return h && Object.keys(h).length > 0 ? Object.keys(h).join(", ") : "—";
 }
 
-/** What started a trigger: its schedule, a run-now, or a replay of the dead trigger (as the API says). */
+/** What started a trigger: its schedule, a run-now, a backfill, a re-run of a finished trigger, or a
+ *  replay of the dead trigger (as the API says). */
 export function triggeredBy(t: {
   kind: string;
   replayedAt: Date | null;
-}): "schedule" | "manual" | "replay" | "backfill" {
+}): "schedule" | "manual" | "replay" | "backfill" | "rerun" {
   if (t.replayedAt) return "replay";
-  return t.kind === "manual" || t.kind === "backfill" ? t.kind : "schedule";
+  return t.kind === "manual" || t.kind === "backfill" || t.kind === "rerun" ? t.kind : "schedule";
 }
 
 /** Header names that carry credentials by convention. */
