@@ -16,6 +16,8 @@ const DONE: Record<string, string> = {
   cancelled: "Job cancelled, with its pending fires.",
   run: "Run queued. This page refreshes until the attempt finishes.",
   replayed: "Dead letter replayed: the same trigger (same webhook-id) is pending again.",
+  trigger_cancelled: "Trigger cancelled: it never runs again; a running request is cut.",
+  rerun: "Re-run queued: this new trigger sends what the form gave, for this run alone.",
   backfill_cancelled: "Backfill cancelled: its fires not yet started will not run; running ones finish.",
 };
 
