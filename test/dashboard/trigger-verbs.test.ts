@@ -1,6 +1,7 @@
 // One trigger from its dashboard page, in a real browser against the real server process: Cancel on
 // a pending trigger (it never runs), and Re-run of a succeeded one with the payload editor prefilled
-// with the job's payload, edited: delivered once with the edit, the job unchanged.
+// with the job's payload, edited: delivered once with the edit, the job unchanged. And jobs' tags,
+// shown on the list and the job's page and filtered by the list's Tag field.
 import { beforeAll, describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
 import { useDashboard, type Dashboard } from "./support.ts";
@@ -63,5 +64,30 @@ describe("dashboard: cancel and re-run one trigger", () => {
     await d.page.getByRole("button", { name: "Re-run" }).click();
     await expect(d.page.locator("main").textContent()).resolves.toContain("not valid JSON");
     expect((await d.acme.jobs.triggers(job.id)).data).toHaveLength(2);
+  });
+
+  it("shows jobs' tags and filters the list by one", async () => {
+    const tagged = await d.acme.jobs.create({
+      name: "tagged-job",
+      schedule: { delayMs: 3_600_000 },
+      target: { url: `${d.receiver.url}/ok` },
+      tags: { env: "prod", team: "ops" },
+    });
+    await d.acme.jobs.create({
+      name: "untagged-job",
+      schedule: { delayMs: 3_600_000 },
+      target: { url: `${d.receiver.url}/ok` },
+    });
+    await d.page.goto(`${d.server.url}/dashboard/admin/t/acme/jobs`);
+    await d.page.getByLabel("Tag").fill("team:ops");
+    await Promise.all([d.page.waitForURL(/tag=team%3Aops/), d.page.getByRole("button", { name: "Filter" }).click()]);
+    const listed = await d.page.locator("main table").textContent();
+    expect(listed).toContain("tagged-job");
+    expect(listed).toContain("env:prod team:ops");
+    expect(listed).not.toContain("untagged-job");
+    await d.page.goto(`${d.server.url}/dashboard/admin/t/acme/jobs/${tagged.id}`);
+    await expect(d.page.locator("main").textContent()).resolves.toContain("env:prod team:ops");
+    await d.page.goto(`${d.server.url}/dashboard/admin/t/acme/jobs?tag=nocolon`);
+    await expect(d.page.locator("main").textContent()).resolves.toContain("name:value");
   });
 });
