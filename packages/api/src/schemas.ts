@@ -348,7 +348,11 @@ export const jobListQuery = strict({
   name: z.string().min(1).max(200).optional(),
   key: fairnessKey.optional(),
   /** name:value (the first colon ends the name); repeat it for jobs with every one of the tags. */
-  tag: z.string().min(2).max(321).optional(),
+  tag: z
+    .string()
+    .min(2, "write name:value, e.g. env:prod")
+    .max(321, "a tag filter is at most 321 characters (a name of 64, a colon, a value of 256)")
+    .optional(),
   /** true: only jobs whose latest fires ended dead (failureStreak > 0); false: only the others. */
   failing: z
     .enum(["true", "false"], { error: "must be true or false" })
