@@ -259,6 +259,7 @@ describe("the reads on the distributed layout", () => {
     const reads: Array<[string, () => Promise<unknown>]> = [
       ["getJob", () => store.getJob(db, "acme", acme.keyedJob)],
       ["listJobs", () => store.listJobs(db, "acme", { after: null, limit: 10 })],
+      ["listJobs by tag", () => store.listJobs(db, "acme", { after: null, limit: 10, tags: { env: "prod" } })],
       ["listTriggers", () => store.listTriggers(db, "acme", acme.keyedJob, null, 10)],
       ["getTrigger", () => store.getTrigger(db, "acme", acme.dead)],
       ["listDeadLetters", () => store.listDeadLetters(db, "acme", { after: null, limit: 10 })],
@@ -268,6 +269,7 @@ describe("the reads on the distributed layout", () => {
       ["listDeadLetterSummaries", () => listDeadLetterSummaries(db, { tenantId: "acme", after: null, limit: 10 })],
       ["deadLetterGroups", () => store.deadLetterGroups(db, { tenantId: "acme", limit: 10 })],
       ["searchJobs", () => searchJobs(db, "acme", { q: "nightly", after: null, limit: 10 })],
+      ["searchJobs by tag", () => searchJobs(db, "acme", { tags: { env: "prod" }, after: null, limit: 10 })],
       ["secretNamesPage", () => secretNamesPage(db, "acme", { after: null, limit: 10 })],
       [
         "activitySeries",

@@ -1,7 +1,8 @@
 // The writes outside claim and settle on the distributed layout (docs/scaling.md): what the API and the
 // executor's background passes write — creates, a job's lifecycle, the materializer, onBusy, retention,
-// replays, keys, secrets and channels — each statement on one tenant's shard group (EXPLAIN shows a
-// router plan) and run for real on a Citus cluster, the queue in step with the triggers after each.
+// replays, a trigger's cancel and re-run, keys, secrets and channels — each statement on one tenant's
+// shard group (EXPLAIN shows a router plan) and run for real on a Citus cluster, the queue in step
+// with the triggers after each.
 // Then the API end to end, the server migrated with the layout (FAIRWAY_DISTRIBUTE).
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
@@ -11,7 +12,9 @@ import {
   busyPolicyTenants,
   connectPostgres,
   cancelJob,
+  cancelTrigger,
   createJob,
+  createJobs,
   createTenant,
   DEFAULT_POOL,
   decideBusy,
@@ -28,6 +31,8 @@ import {
   query,
   replayJobDeadLetters,
   replayTrigger,
+  rerunOverride,
+  rerunTrigger,
   resumeJob,
   revokePortalSessions,
   rotateSigningSecret,
@@ -185,7 +190,7 @@ describe("writes on the distributed layout", () => {
 
   it("debounces and backfills a tenant's jobs on its shard group", async () => {
     const now = new Date();
-    const d = { key: "user-1", periodMs: 60_000, maxWaitMs: null, now, at: now };
+    const d = { key: "user-1", periodMs: 60_000, maxWaitMs: null, now, at: now, mode: "trailing" as const };
     const first = await createDebounced(store.db, newJob("initech"), { maxJobs: 100, poolKnown: true }, d);
     expect(first.kind).toBe("created");
     const folded = await createDebounced(store.db, newJob("initech"), { maxJobs: 100, poolKnown: true }, d);
@@ -493,7 +498,7 @@ describe("every statement of a tenant's writes", () => {
     await store?.close();
   });
 
-  it("goes to the tenant's shard group alone: create, debounce, backfill, lifecycle, replay, keys, secrets, channels, the passes", async () => {
+  it("goes to the tenant's shard group alone: create, debounce, backfill, lifecycle, replay, cancel and re-run, keys, secrets, channels, the passes", async () => {
     const db = rec.db;
     const t = "acme";
     const opts = { maxJobs: 100, poolKnown: true };
@@ -510,9 +515,26 @@ describe("every statement of a tenant's writes", () => {
     });
     const id = one.kind === "created" ? one.job.id : "";
     await createJob(db, newJob(t, { runAt: new Date() }), { ...opts, idempotencyKey: "a", requestHash: "x" });
-    const d = { key: "k", periodMs: 60_000, maxWaitMs: null, now: new Date(), at: new Date() };
+    // A batch (POST /v1/jobs/batch): its statements in one transaction, on the shard group.
+    await createJobs(db, [
+      {
+        job: newJob(t, { runAt: new Date(Date.now() + 60_000), tags: { env: "prod" } }),
+        opts: { ...opts, idempotencyKey: "b" },
+      },
+      { job: newJob(t, { runAt: new Date(Date.now() + 60_000) }), opts: { ...opts, idempotencyKey: "b" } },
+    ]);
+    const d = {
+      key: "k",
+      periodMs: 60_000,
+      maxWaitMs: null,
+      now: new Date(),
+      at: new Date(),
+      mode: "trailing" as const,
+    };
     await createDebounced(db, newJob(t), opts, d);
     await createDebounced(db, newJob(t), opts, d);
+    await createDebounced(db, newJob(t), opts, { ...d, key: "lead", mode: "leading" });
+    await createDebounced(db, newJob(t), opts, { ...d, key: "lead", mode: "leading" });
     const cron = await createJob(
       db,
       newJob(t, {
@@ -558,6 +580,16 @@ describe("every statement of a tenant's writes", () => {
     await replayTrigger(db, t, dead!.id);
     await store.db.execute(sql`UPDATE triggers SET status = 'dead' WHERE tenant_id = ${t} AND job_id = ${id}`);
     await replayJobDeadLetters(db, t, id);
+    // One trigger: a cancel (the statements for a running one are sent for a pending one too), a
+    // re-run of the cancelled trigger with an override, and the executor's read of it.
+    const [pend] = await rows<{ id: string }>(
+      store,
+      sql`SELECT id FROM triggers WHERE tenant_id = ${t} AND status = 'pending' LIMIT 1`,
+    );
+    expect(await cancelTrigger(db, t, pend!.id)).toEqual({ kind: "cancelled", was: "pending" });
+    const rerun = await rerunTrigger(db, t, pend!.id, { payload: { v: 2 } }, new Date());
+    expect(rerun?.kind).toBe("created");
+    expect(await rerunOverride(db, t, rerun?.kind === "created" ? rerun.id : "")).toEqual({ payload: { v: 2 } });
     await cancelJob(db, t, id);
     await putKeyOverride(db, t, "vip", { weight: 2 });
     await deleteKeyOverride(db, t, "vip");
@@ -724,7 +756,7 @@ describe("the API end to end on the layout", () => {
   });
 
   // For the lead, after merging the claim/settle helpers: the same server delivers on the layout.
-  it("delivers a one-time job and records its attempt (claim/settle on the layout)", async () => {
+  it("delivers a one-time job and records its attempt, re-runs it and cancels a running one (claim/settle on the layout)", async () => {
     const { startReceiver } = await import("../support/receiver.ts");
     const receiver = await startReceiver();
     try {
@@ -739,6 +771,34 @@ describe("the API end to end on the layout", () => {
         (p) => p.data[0]?.status === "succeeded",
       );
       expect((await client.triggers.get(page.data[0]!.id)).attempts).toHaveLength(1);
+      expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+
+      // One trigger on the layout: a re-run with an edited payload is delivered with it; a running
+      // request cancelled is cut at the receiver (the executor's poll per tenant) and not retried.
+      const rerun = await client.triggers.rerun(page.data[0]!.id, { payload: { edited: true } });
+      await receiver.waitFor((ds) => ds.some((d) => d.id === rerun.id));
+      expect((receiver.deliveries.find((d) => d.id === rerun.id)!.body as { payload: unknown }).payload).toEqual({
+        edited: true,
+      });
+      const slow = await client.jobs.create({
+        name: "slow",
+        schedule: { delayMs: 0 },
+        target: { url: `${receiver.url}/slow/20000` },
+      });
+      await until(
+        () => receiver.open.get("/slow/20000") ?? 0,
+        (n) => n === 1,
+        30_000,
+      );
+      const running = (await client.jobs.triggers(slow.id)).data[0]!;
+      expect((await client.triggers.cancel(running.id)).status).toBe("cancelled");
+      await until(
+        () => receiver.cut,
+        (cut) => cut.includes("/slow/20000"),
+        30_000,
+      );
+      const after = await client.triggers.get(running.id);
+      expect([after.status, after.attempts!.map((a) => a.outcome)]).toEqual(["cancelled", ["cancelled"]]);
       expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
     } finally {
       await receiver.close();

@@ -1,7 +1,8 @@
 // Debounce (docs/flow-control.md): creates with one debounce key fold into one pending job. Against the
 // API over HTTP with an injected clock (fire times exact), a real executor and receiver; and 50
 // concurrent creates through two real server processes on one database, on the PostgreSQL server and
-// on the embedded default: one job, one delivery, the last fold's payload, no lost update.
+// on the embedded default: one job, one delivery, the last fold's payload, no lost update; and leading
+// mode, which delivers at the first create and folds the burst into it.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -65,7 +66,13 @@ describe("debounce through the API (injected clock)", () => {
     const first = await at(0, 1);
     expect(first.status).toBe(201);
     expect(first.json.debounced).toEqual({ joined: null, folded: 0 });
-    expect(first.json.debounce).toEqual({ key: "account-7", periodMs: 1000, maxWaitMs: 2500, folded: 0 });
+    expect(first.json.debounce).toEqual({
+      key: "account-7",
+      periodMs: 1000,
+      maxWaitMs: 2500,
+      mode: "trailing",
+      folded: 0,
+    });
     expect(Date.parse(first.json.schedule.at)).toBe(t0 + 1000);
     // While pending, its next fire is its schedule's instant, as for any one-time job.
     expect(Date.parse(first.json.nextFireAt)).toBe(t0 + 1000);
@@ -158,6 +165,49 @@ describe("debounce through the API (injected clock)", () => {
     console.info(`debounce race: 90 creates became ${ids.length} jobs, each delivered once with its last payload`);
   });
 
+  it("leading: 20 creates deliver once, at the first; the other 19 fold in; a create after the quiet period fires again", async () => {
+    const key = await api.tenant("deb-leading");
+    stops.push(startExecutor(api.db, coordinator));
+    const lead = (n: number, extra: Record<string, unknown> = {}) =>
+      create(key, n, {
+        target: { url: `${receiver.url}/ok/leading/${n}` },
+        debounce: { key: "burst", periodMs: 1000, mode: "leading", ...extra },
+      });
+    const t0 = Date.now();
+    const answers = [];
+    // 20 creates 100 ms apart on the app's clock: each within the quiet period of the one before.
+    for (let n = 1; n <= 20; n++) {
+      clock = t0 + (n - 1) * 100;
+      answers.push(await lead(n));
+    }
+    const first = answers[0]!;
+    expect(first.status).toBe(201);
+    expect(first.json.debounce).toEqual({ key: "burst", periodMs: 1000, maxWaitMs: null, mode: "leading", folded: 0 });
+    expect(Date.parse(first.json.schedule.at)).toBe(t0);
+    expect(answers.slice(1).map((a) => [a.status, a.json.debounced.joined, a.json.debounced.folded])).toEqual(
+      Array.from({ length: 19 }, (_, i) => [200, first.json.id, i + 1]),
+    );
+
+    // After the quiet period, a create is the first of a new one: it fires.
+    clock = t0 + 19 * 100 + 1000;
+    const next = await lead(21);
+    expect([next.status, next.json.debounced.joined]).toEqual([201, null]);
+    await receiver.waitFor((ds) => ds.some((d) => d.path === "/ok/leading/21"), 30_000);
+    const leading = receiver.deliveries.filter((d) => d.path.startsWith("/ok/leading/"));
+    expect(leading.map((d) => [d.path, (d.body as { payload: unknown }).payload])).toEqual([
+      ["/ok/leading/1", { n: 1 }],
+      ["/ok/leading/21", { n: 21 }],
+    ]);
+    const job = await api.call(key, "GET", `/v1/jobs/${first.json.id}`);
+    expect([job.json.status, job.json.payload, job.json.debounce.folded]).toEqual(["completed", { n: 1 }, 19]);
+    const [counts] = await query<{ jobs: number; triggers: number }>(
+      api.db,
+      sql`SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = 'deb-leading') AS jobs,
+                 (SELECT count(*)::int FROM triggers WHERE tenant_id = 'deb-leading') AS triggers`,
+    );
+    expect(counts).toEqual({ jobs: 2, triggers: 2 });
+  });
+
   it("refuses a cron schedule, an Idempotency-Key, bounds and a maxWaitMs below periodMs, writing nothing", async () => {
     const key = await api.tenant("deb-refused");
     clock = Date.now();
@@ -168,6 +218,7 @@ describe("debounce through the API (injected clock)", () => {
       [{ debounce: { key: "", periodMs: 1000 } }, 400, "validation_error"],
       [{ debounce: { key: "k", periodMs: 8 * 86_400_000 } }, 400, "validation_error"],
       [{ debounce: { key: "k", periodMs: 1000, extra: 1 } }, 400, "validation_error"],
+      [{ debounce: { key: "k", periodMs: 1000, mode: "middle" } }, 400, "validation_error"],
     ];
     for (const [extra, status, code] of cases) {
       const r = await create(key, 0, extra);
@@ -293,6 +344,46 @@ describe.each([
     expect((got[0].body as { payload: unknown }).payload).toEqual(last.payload);
     const page = await clients[1].jobs.list({ limit: 10 });
     expect(page.data.map((j) => j.id)).toEqual([id]);
+    expect((await clients[1].jobs.triggers(id)).data).toHaveLength(1);
+  });
+
+  it("leading: 30 concurrent creates with one key: one job, delivered once with the first create's payload", {
+    timeout: 120_000,
+  }, async () => {
+    const tenant = `deb-lead-${embedded ? "e" : "s"}`;
+    const admin = createAdminClient({ baseUrl: p.a.url, adminToken: ADMIN_TOKEN });
+    const t = await admin.tenants.create({ id: tenant, name: tenant });
+    receiver.secrets.push(t.signingSecret);
+    const apiKey = (await admin.tenants.createKey(tenant)).key;
+    const clients: FairwayClient[] = [p.a.url, p.b.url].map((baseUrl) => createClient({ baseUrl, apiKey }));
+    const answers: Job[] = await Promise.all(
+      Array.from({ length: 30 }, (_, n) =>
+        clients[n % 2].jobs.create({
+          name: "sync",
+          schedule: { delayMs: 0 },
+          target: { url: `${receiver.url}/ok/${tenant}` },
+          payload: { n },
+          // Long enough that all 30 land within it on a loaded machine.
+          debounce: { key: "account-1", periodMs: 60_000, mode: "leading" },
+        }),
+      ),
+    );
+    const made = answers.filter((j) => j.debounced?.joined === null);
+    expect(made).toHaveLength(1);
+    const id = made[0].id;
+    expect(answers.every((j) => j.id === id)).toBe(true);
+    expect(answers.map((j) => j.debounced!.folded).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 30 }, (_, i) => i),
+    );
+    await until(
+      () => clients[0].jobs.get(id),
+      (j) => j.status === "completed",
+      60_000,
+      "the leading job completed",
+    );
+    const got = deliveriesOf(id);
+    expect(got).toHaveLength(1);
+    expect((got[0].body as { payload: unknown }).payload).toEqual(made[0].payload);
     expect((await clients[1].jobs.triggers(id)).data).toHaveLength(1);
   });
 });

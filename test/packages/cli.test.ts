@@ -2,7 +2,7 @@
 // API's code with exit status 1, tail, and --help. The CLI is bundled from sources as its package's
 // build does (one esbuild run), so each command costs a plain `node` start rather than a tsx compile.
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
@@ -261,6 +261,54 @@ describe("fairway CLI", () => {
     expect(Object.values(counts).reduce((x, y) => x + y, 0)).toBe(3);
   }, 120_000);
 
+  it("jobs --tag; triggers cancel and rerun --payload", async () => {
+    const tenant = await json(["tenants", "create", "Delta", "--id", "delta"], server.adminToken);
+    receiver.secrets = [...receiver.secrets, tenant.signingSecret];
+    const { key } = await json(["keys", "create", "delta"], server.adminToken);
+    const later = await json(
+      [
+        ...["jobs", "create", "--name", "later", "--delay-ms", "600000", "--target", `${receiver.url}/ok/cli-later`],
+        ...["--tag", "env:prod", "--tag", "src:a:b"],
+      ],
+      key,
+    );
+    expect(later.tags).toEqual({ env: "prod", src: "a:b" });
+    await json(["jobs", "create", "--name", "other", "--delay-ms", "600000", "--target", `${receiver.url}/ok`], key);
+    const tagged = (await json(["jobs", "list", "--tag", "env:prod"], key)) as Array<{ id: string }>;
+    expect(tagged.map((j) => j.id)).toEqual([later.id]);
+    expect((await fairway(["jobs", "list", "--tag", "env:prod"], key)).stdout).toContain("env:prod src:a:b");
+    const listed = await fetch(`${server.url}/v1/jobs/${later.id}/triggers`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const [pending] = ((await listed.json()) as { data: Array<{ id: string }> }).data;
+    const cancelled = await json(["triggers", "cancel", pending!.id], key);
+    expect([cancelled.status, cancelled.reason]).toEqual(["cancelled", "cancelled_by_user"]);
+    const again = await fairway(["triggers", "cancel", pending!.id], key);
+    expect([again.code, again.stderr]).toEqual([1, expect.stringContaining("trigger_finished")]);
+
+    // Many at once from a file: one line per item, the bad one with its code.
+    const file = join(outDir, "batch.json");
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { name: "f-1", schedule: { delayMs: 600000 }, target: { url: `${receiver.url}/ok` }, idempotencyKey: "f1" },
+        { name: "", schedule: { delayMs: 600000 }, target: { url: `${receiver.url}/ok` } },
+      ]),
+    );
+    const many = await fairway(["jobs", "create", "--file", file], key);
+    expect(many.code).toBe(0);
+    expect(many.stdout).toMatch(/^INDEX\s+STATUS\s+ID\s+ERROR/);
+    expect(many.stdout).toMatch(/\n0\s+201\s+job_/);
+    expect(many.stdout).toMatch(/\n1\s+400\s+-\s+validation_error: name/);
+    const batch = await json(["jobs", "create", "--file", file], key);
+    expect(batch.map((r: { status: number }) => r.status)).toEqual([200, 400]);
+
+    const rerun = await json(["triggers", "rerun", pending!.id, "--payload", '{"edited":true}'], key);
+    expect([rerun.triggeredBy, rerun.rerunOf]).toEqual(["rerun", pending!.id]);
+    const got = await receiver.waitFor((ds) => ds.some((d) => d.id === rerun.id), 30_000);
+    expect((got.find((d) => d.id === rerun.id)!.body as { payload: unknown }).payload).toEqual({ edited: true });
+  });
+
   it("reports the API's error code and exits 1", async () => {
     const r = await fairway(["jobs", "get", "job_missing", "--json"], "fw_not_a_real_key_000000000000000000000");
     expect(r.code).toBe(1);
@@ -289,6 +337,8 @@ describe("fairway CLI", () => {
       ["jobs", "resume"],
       ["jobs", "run"],
       ["triggers", "get"],
+      ["triggers", "cancel"],
+      ["triggers", "rerun"],
       ["backfills", "create"],
       ["backfills", "list"],
       ["backfills", "get"],

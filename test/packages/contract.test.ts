@@ -185,6 +185,25 @@ describe("OpenAPI contract", () => {
       "not_dead",
     );
     await fails(client.triggers.get("trg_nope"));
+    // One trigger: a re-run of the succeeded one with another payload, a cancel of a pending one, and
+    // each verb's 409.
+    const okTrigger = (await client.jobs.triggers(ok.id)).data[0]!;
+    expect((await client.triggers.rerun(okTrigger.id, { payload: { edited: true } })).rerunOf).toBe(okTrigger.id);
+    const soon = await client.jobs.create({
+      name: "soon",
+      schedule: { at: new Date(Date.now() + 3_600_000) },
+      target: { url: `${receiver.url}/ok` },
+    });
+    const pending = (await client.jobs.triggers(soon.id)).data[0]!;
+    const batch = await client.jobs.createMany([
+      { name: "b1", schedule: { delayMs: 3_600_000 }, target: { url: `${receiver.url}/ok` }, idempotencyKey: "b1" },
+      { name: "", schedule: { delayMs: 3_600_000 }, target: { url: `${receiver.url}/ok` } },
+    ]);
+    expect(batch.results.map((r) => r.status)).toEqual([201, 400]);
+    await client.jobs.delete((batch.results[0] as { job: { id: string } }).job.id);
+    expect((await fails(client.triggers.rerun(pending.id)))?.code).toBe("trigger_not_finished");
+    expect((await client.triggers.cancel(pending.id)).status).toBe("cancelled");
+    expect((await fails(client.triggers.cancel(pending.id)))?.code).toBe("trigger_finished");
     // Its one dead letter (replayed above, and maybe dead again by now): none is left after this.
     expect(await client.replayDeadLetters(dead.id)).toMatchObject({ jobId: dead.id, remaining: 0 });
     await fails(client.replayDeadLetters("job_nope"));

@@ -12,6 +12,7 @@ import type {
   CreateJobInput,
   DeadLetterReplay,
   Job,
+  JobBatchResult,
   KeyDefaultsPatch,
   KeyInfo,
   KeyOverride,
@@ -21,6 +22,7 @@ import type {
   Page,
   PoolConfig,
   Quota,
+  RerunInput,
   Stats,
   Tenant,
   TenantQuotas,
@@ -41,6 +43,7 @@ export type Checks = [
   // Responses: the API's shapes.
   Expect<Mutual<Job, z.output<typeof responses.jobResponse>>>,
   Expect<Mutual<Trigger, z.output<typeof responses.triggerResponse>>>,
+  Expect<Sendable<JobBatchResult, z.output<typeof responses.jobBatchResponse>>>,
   Expect<Mutual<Attempt, z.output<typeof responses.attemptResponse>>>,
   Expect<Mutual<Tenant, z.output<typeof responses.tenantResponse>>>,
   Expect<Mutual<Tenant & { signingSecret: string }, z.output<typeof responses.createdTenantResponse>>>,
@@ -60,6 +63,7 @@ export type Checks = [
   // The create schema parses a schedule as one object (so its errors can name the clash), so the SDK's
   // union of three shapes is checked one way. PATCH bodies are merge patches, validated after merging.
   Expect<Sendable<Wire<CreateJobInput>, z.input<typeof schemas.createJobBody>>>,
+  Expect<Sendable<RerunInput, z.input<typeof schemas.rerunTriggerBody>>>,
   Expect<Mutual<{ id?: string; name: string } & TenantQuotas, z.input<typeof schemas.createTenantBody>>>,
   Expect<Mutual<CreateChannelInput, z.input<typeof schemas.createChannelBody>>>,
   Expect<Mutual<KeyOverride, z.input<typeof schemas.putKeyBody>>>,

@@ -14,6 +14,8 @@ import {
   putPoolBody,
   putSecretBody,
   replayDeadLettersBody,
+  rerunTriggerBody,
+  createJobBatchBody,
   updateJobBody,
   updateTenantBody,
 } from "./schemas.ts";
@@ -28,6 +30,7 @@ import {
   executorListResponse,
   healthResponse,
   readinessResponse,
+  jobBatchResponse,
   jobResponse,
   notificationResponse,
   pageOf,
@@ -72,6 +75,7 @@ export const RESPONSES = {
   Stats: statsResponse,
   Job: jobResponse,
   JobPage: pageOf(jobResponse),
+  JobBatch: jobBatchResponse,
   Trigger: triggerResponse,
   TriggerPage: pageOf(triggerResponse),
   Quota: quotaResponse,
@@ -104,6 +108,8 @@ export const BODIES = {
   UpdateKeyDefaults: patchKeyDefaultsBody,
   CreateBackfill: backfillBody,
   ReplayDeadLetters: replayDeadLettersBody,
+  RerunTrigger: rerunTriggerBody,
+  CreateJobBatch: createJobBatchBody,
 } satisfies Record<string, z.ZodType>;
 
 /** Recursive schemas, named in both halves so their self-references have a target. */

@@ -142,7 +142,7 @@ export async function checkSecretRefs(
   }
 }
 
-function payloadBytes(payload: unknown): number {
+export function payloadBytes(payload: unknown): number {
   return payload === undefined ? 0 : new TextEncoder().encode(JSON.stringify(payload)).byteLength;
 }
 
@@ -203,6 +203,7 @@ export function buildJob(
     catchupWindowMs: body.catchupWindowMs ?? 86_400_000,
     delivery: body.delivery ?? "at_least_once",
     notify: body.notify ?? null,
+    tags: body.tags && Object.keys(body.tags).length > 0 ? body.tags : null,
   };
 }
 
@@ -231,6 +232,7 @@ export function jobAsBody(j: JobRow): Record<string, unknown> {
   if (j.timeoutMs !== null) body.timeoutMs = j.timeoutMs;
   if (j.notify !== null && j.notify !== undefined) body.notify = structuredClone(j.notify);
   if (j.key !== null) body.key = j.key;
+  if (j.tags !== null && j.tags !== undefined) body.tags = structuredClone(j.tags);
   return body;
 }
 
@@ -268,6 +270,7 @@ export function jobPatchOf(built: NewJob, fields: string[]): JobPatch {
         "notify",
         "key",
         "onBusy",
+        "tags",
       ].includes(f)
     ) {
       take(f as keyof JobPatch);

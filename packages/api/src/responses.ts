@@ -171,6 +171,8 @@ export const jobResponse = z.strictObject({
   delivery: z.enum(["at_least_once", "at_most_once"]),
   /** Which channels hear about it: null = all of the tenant's, false = none. */
   notify: z.union([z.literal(false), z.strictObject({ channels: z.array(z.string()) })]).nullable(),
+  /** The job's tags ({} for none). */
+  tags: z.record(z.string(), z.string()),
   nextFireAt: iso.nullable(),
   /** Fires in a row that ended dead (dead letters) since its last success or resume; 0 when healthy. */
   failureStreak: z.number().int(),
@@ -192,6 +194,7 @@ export const jobResponse = z.strictObject({
       key: z.string(),
       periodMs: z.number().int(),
       maxWaitMs: z.number().int().nullable(),
+      mode: z.enum(["trailing", "leading"]),
       folded: z.number().int(),
     })
     .nullable(),
@@ -245,10 +248,12 @@ export const triggerResponse = z.strictObject({
   jobId: id,
   /** Its job's fairness key when it was made; null: none. */
   key: z.string().nullable(),
-  kind: z.enum(["scheduled", "manual", "backfill"]),
-  triggeredBy: z.enum(["schedule", "manual", "replay", "backfill"]),
+  kind: z.enum(["scheduled", "manual", "backfill", "rerun"]),
+  triggeredBy: z.enum(["schedule", "manual", "replay", "backfill", "rerun"]),
   /** The backfill that made it (kind backfill); null otherwise. */
   backfillId: id.nullable(),
+  /** The finished trigger it re-runs (kind rerun); null otherwise. */
+  rerunOf: id.nullable(),
   scheduledFor: iso,
   status: z.enum(["pending", "running", "succeeded", "dead", "skipped", "cancelled", "unknown"]),
   reason: z.string().nullable(),
@@ -259,6 +264,18 @@ export const triggerResponse = z.strictObject({
   finishedAt: iso.nullable(),
   /** GET /v1/triggers/{id} and replay: every attempt, oldest first. */
   attempts: z.array(attemptResponse).optional(),
+});
+
+/** POST /v1/jobs/batch: one result per item, in input order. */
+export const jobBatchResponse = z.strictObject({
+  results: z.array(
+    z.union([
+      /** 201: created; 200: the job its idempotencyKey already made (the same body). */
+      z.strictObject({ index: z.number().int(), status: z.union([z.literal(200), z.literal(201)]), job: jobResponse }),
+      /** Refused, as a single create would be (400, 409, 413): nothing written for it. */
+      z.strictObject({ index: z.number().int(), status: z.number().int(), error: errorResponse.shape.error }),
+    ]),
+  ),
 });
 
 export const deadLetterResponse = triggerResponse.extend({

@@ -7,6 +7,7 @@ import { buildDocument } from "./openapi.ts";
 import { route, type AnyRoute } from "./route.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { backfillRoutes } from "./routes/backfills.ts";
+import { jobBatchRoutes } from "./routes/job-batch.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { keyAdminRoutes, keyRoutes } from "./routes/keys.ts";
 import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
@@ -15,6 +16,7 @@ import { operationsRoutes } from "./routes/operations.ts";
 import { portalLinkRoutes } from "./routes/portal-link.ts";
 import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
+import { triggerVerbRoutes } from "./routes/trigger-verbs.ts";
 
 /** How long /readyz waits for the database's answer. */
 const READY_DB_MS = 2000;
@@ -83,10 +85,12 @@ export const ROUTES: readonly AnyRoute[] = [
   ...operationsRoutes,
   ...keyAdminRoutes,
   ...tenantMetricsRoutes,
+  ...jobBatchRoutes,
   ...jobRoutes,
   ...backfillRoutes,
   ...secretRoutes,
   ...triggerRoutes,
+  ...triggerVerbRoutes,
   ...notificationRoutes,
   ...keyRoutes,
 ];

@@ -236,13 +236,27 @@ const debounce = strict(
       .min(DB.maxWaitMs.min)
       .max(DB.maxWaitMs.max)
       .optional(),
+    /** trailing (default): fire once, periodMs after the latest create. leading: fire at the first
+     *  create, and fold the creates within periodMs of the latest one into it without firing again. */
+    mode: z.enum(["trailing", "leading"], { error: "must be trailing or leading" }).optional(),
   },
-  '{"key": "<debounce key>", "periodMs": <ms>, "maxWaitMs"?: <ms>}',
+  '{"key": "<debounce key>", "periodMs": <ms>, "maxWaitMs"?: <ms>, "mode"?: "trailing" | "leading"}',
 ).refine((d) => d.maxWaitMs === undefined || d.maxWaitMs >= d.periodMs, {
   path: ["maxWaitMs"],
   message:
-    "must be at least periodMs (the job fires periodMs after the latest create, at most maxWaitMs after the first)",
+    "must be at least periodMs (trailing: the job fires periodMs after the latest create, at most maxWaitMs after the first; leading: creates fold in for at most maxWaitMs after the first)",
 });
+
+/** Tags: the tenant's own labels on a job, { name: value }, filtered on by GET /v1/jobs?tag=name:value. */
+export const TAG_NAME_RE = /^[a-z0-9_.:-]{1,64}$/;
+const TAG_LIMIT = 10;
+const tags = z
+  .record(
+    z.string().regex(TAG_NAME_RE, "a tag name is 1-64 characters of a-z, 0-9, _ . : -"),
+    z.string({ error: "a tag value is a string" }).max(256, "a tag value is at most 256 characters"),
+    { error: 'must be an object of tag names to string values, e.g. {"env": "prod"}' },
+  )
+  .refine((t) => Object.keys(t).length <= TAG_LIMIT, `at most ${TAG_LIMIT} tags`);
 
 export const createJobBody = strict({
   name: text("a job name string").min(1, "must not be empty").max(200),
@@ -259,6 +273,8 @@ export const createJobBody = strict({
   key: fairnessKey.optional(),
   /** One-time jobs only: creates with the same key within periodMs fold into one job. */
   debounce: debounce.optional(),
+  /** At most 10 { name: value }; a PATCH merges them (null removes one). */
+  tags: tags.optional(),
 });
 export type CreateJobBody = z.infer<typeof createJobBody>;
 
@@ -355,6 +371,12 @@ export const jobListQuery = strict({
   type: poolType.optional(),
   name: z.string().min(1).max(200).optional(),
   key: fairnessKey.optional(),
+  /** name:value (the first colon ends the name); repeat it for jobs with every one of the tags. */
+  tag: z
+    .string()
+    .min(2, "write name:value, e.g. env:prod")
+    .max(321, "a tag filter is at most 321 characters (a name of 64, a colon, a value of 256)")
+    .optional(),
   /** true: only jobs whose latest fires ended dead (failureStreak > 0); false: only the others. */
   failing: z
     .enum(["true", "false"], { error: "must be true or false" })
@@ -384,6 +406,21 @@ export const replayDeadLettersBody = z.strictObject({
     .max(100),
 });
 export const triggerListQuery = strict({ ...page, key: fairnessKey.optional() });
+/** POST /v1/jobs/batch: each item a create body with an optional idempotencyKey, checked one by one
+ *  (commands/job-batch.ts), so that a bad item is its own result, not the request's 400. */
+export const createJobBatchBody = strict({
+  jobs: z
+    .array(z.record(z.string(), z.unknown(), { error: "each item is a create body: an object" }))
+    .min(1, "send at least one job")
+    .max(1000, "at most 1000 jobs per batch; send the rest in another"),
+});
+/** POST /v1/triggers/{id}/rerun: what the new trigger sends instead of its job's (that trigger only). */
+export const rerunTriggerBody = strict({
+  /** The envelope's payload. */
+  payload: jsonValue.optional(),
+  /** A request target's body (the job's target.body): text, or JSON. */
+  body: z.union([z.string(), jsonValue]).optional(),
+});
 
 const channelCommon = {
   events: z

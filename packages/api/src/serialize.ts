@@ -69,6 +69,7 @@ export function jobJson(j: JobRow, opts: { upcoming?: number; now?: Date; lastRu
     delivery: j.delivery,
     catchupWindowMs: j.catchupWindowMs,
     notify: j.notify ?? null,
+    tags: (j.tags as Record<string, string> | null) ?? {},
     // A debounced one-time job keeps its fire time (moved by each fold) in runAt alone.
     nextFireAt: active ? (j.nextFireAt ?? (j.cron ? null : j.runAt)) : null,
     debounce: debounceJson(j.debounce as DebounceState | null),
@@ -112,13 +113,18 @@ function attemptJson(a: AttemptRow) {
 }
 
 function debounceJson(d: DebounceState | null) {
-  return d && { key: d.key, periodMs: d.periodMs, maxWaitMs: d.maxWaitMs, folded: d.folded };
+  return (
+    d && { key: d.key, periodMs: d.periodMs, maxWaitMs: d.maxWaitMs, mode: d.mode ?? "trailing", folded: d.folded }
+  );
 }
 
-/** What started a trigger: its schedule, a run-now, a backfill, or a replay of the dead trigger. */
-function triggeredBy(t: Pick<TriggerRow, "kind" | "replayedAt">): "schedule" | "manual" | "replay" | "backfill" {
+/** What started a trigger: its schedule, a run-now, a backfill, a re-run of a finished trigger, or a
+ *  replay of the dead trigger. */
+function triggeredBy(
+  t: Pick<TriggerRow, "kind" | "replayedAt">,
+): "schedule" | "manual" | "replay" | "backfill" | "rerun" {
   if (t.replayedAt) return "replay";
-  return t.kind === "manual" || t.kind === "backfill" ? t.kind : "schedule";
+  return t.kind === "manual" || t.kind === "backfill" || t.kind === "rerun" ? t.kind : "schedule";
 }
 
 export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
@@ -129,6 +135,7 @@ export function triggerJson(t: TriggerRow & { attempts?: AttemptRow[] }) {
     kind: t.kind,
     triggeredBy: triggeredBy(t),
     backfillId: t.backfillId,
+    rerunOf: t.rerunOf,
     scheduledFor: t.scheduledFor,
     status: t.status,
     reason: t.reason,

@@ -40,6 +40,14 @@ export const jobsQuery = z.object({
     .enum(["", "active", "paused", "completed", "failed", "cancelled"])
     .optional()
     .transform((v) => (v ? v : undefined)),
+  /** name:value (the first colon ends the name): only jobs with that tag. */
+  tag: z
+    .string()
+    .trim()
+    .max(321)
+    .optional()
+    .transform((v) => v || undefined)
+    .refine((v) => v === undefined || /^[a-z0-9_.:-]{1,64}:/.test(v), "tag: write name:value, e.g. env:prod"),
   /** true (the API's spelling; the checkbox sends it) or 1: only jobs whose latest fires ended dead. */
   failing: z
     .enum(["", "true", "1", "false", "0"], { error: "must be true or false" })

@@ -29,6 +29,7 @@ jobPages.get("/jobs", async (c) => {
     q: q.q,
     status: q.status,
     failing: q.failing,
+    ...(q.tag ? { tags: tagOf(q.tag) } : {}),
     after: q.after ?? null,
     limit: PAGE_SIZE + 1,
   });
@@ -42,6 +43,7 @@ jobPages.get("/jobs", async (c) => {
     ...(q.q ? { q: q.q } : {}),
     ...(q.status ? { status: q.status } : {}),
     ...(q.failing ? { failing: "true" } : {}),
+    ...(q.tag ? { tag: q.tag } : {}),
   });
   const next =
     rows.length > PAGE_SIZE
@@ -76,6 +78,10 @@ jobPages.get("/jobs", async (c) => {
               </option>
             ))}
           </select>
+        </div>
+        <div>
+          <label for="tag">Tag</label>
+          <input id="tag" name="tag" type="search" value={q.tag ?? ""} placeholder="name:value" />
         </div>
         <div class="check">
           <input id="failing" name="failing" type="checkbox" value="true" checked={q.failing} />
@@ -115,6 +121,12 @@ jobPages.get("/jobs", async (c) => {
                       <a href={`${base}/jobs/${encodeURIComponent(j.id)}`}>{j.name}</a>
                       <br />
                       <span class="mono">{j.id}</span>
+                      {j.tags && Object.keys(j.tags).length > 0 && (
+                        <>
+                          <br />
+                          <span class="mono muted">{tagsText(j.tags)}</span>
+                        </>
+                      )}
                     </td>
                     <td data-label="Status">
                       <StatusChip status={j.status} />
@@ -262,6 +274,8 @@ function JobDetail(props: {
             )}
             <dt>Type</dt>
             <dd class="mono">{job.type}</dd>
+            <dt>Tags</dt>
+            <dd class="mono">{job.tags ? tagsText(job.tags as Record<string, string>) || "—" : "—"}</dd>
             <dt>Target</dt>
             <dd class="mono">{targetText(job.target, job.type)}</dd>
             <dt>Fairness key</dt>
@@ -482,3 +496,16 @@ jobPages.post("/jobs/:id/backfill", async (c) => {
   d.log.info("backfill started", { tenantId: c.var.tenantId, backfillId: started.id, via: "dashboard" });
   return c.redirect(`${c.var.base}/jobs/${encodeURIComponent(existing.id)}?done=backfill_started`, 303);
 });
+
+/** name:value: the first colon ends the name (as GET /v1/jobs?tag= reads it). */
+function tagOf(tag: string): Record<string, string> {
+  const at = tag.indexOf(":");
+  return { [tag.slice(0, at)]: tag.slice(at + 1) };
+}
+
+/** A job's tags as one line, name:value each. */
+function tagsText(tags: Record<string, string>): string {
+  return Object.entries(tags)
+    .map(([k, v]) => `${k}:${v}`)
+    .join(" ");
+}

@@ -17,6 +17,8 @@ const DONE: Record<string, string> = {
   run: "Run queued. This page refreshes until the attempt finishes.",
   replayed: "Dead letter replayed: the same trigger (same webhook-id) is pending again.",
   backfill_started: "Backfill started: its fires run behind this tenant's live work; see Backfills below.",
+  trigger_cancelled: "Trigger cancelled: it never runs again; a running request is cut.",
+  rerun: "Re-run queued: this new trigger sends what the form gave, for this run alone.",
   backfill_cancelled: "Backfill cancelled: its fires not yet started will not run; running ones finish.",
 };
 
@@ -79,13 +81,14 @@ export function headerNames(target: unknown): string {
   return h && Object.keys(h).length > 0 ? Object.keys(h).join(", ") : "—";
 }
 
-/** What started a trigger: its schedule, a run-now, or a replay of the dead trigger (as the API says). */
+/** What started a trigger: its schedule, a run-now, a backfill, a re-run of a finished trigger, or a
+ *  replay of the dead trigger (as the API says). */
 export function triggeredBy(t: {
   kind: string;
   replayedAt: Date | null;
-}): "schedule" | "manual" | "replay" | "backfill" {
+}): "schedule" | "manual" | "replay" | "backfill" | "rerun" {
   if (t.replayedAt) return "replay";
-  return t.kind === "manual" || t.kind === "backfill" ? t.kind : "schedule";
+  return t.kind === "manual" || t.kind === "backfill" || t.kind === "rerun" ? t.kind : "schedule";
 }
 
 /** Header names that carry credentials by convention. */

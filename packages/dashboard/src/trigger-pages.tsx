@@ -13,7 +13,7 @@ import {
 } from "@fairway/store";
 import { DeadLetterGroups, replayFlash, replayJobForm } from "./dead-letter-groups.tsx";
 import type { DashEnv } from "./deps.ts";
-import { notFound } from "./errors.ts";
+import { DashboardError, notFound } from "./errors.ts";
 import { fmtMs } from "./format.ts";
 import { When } from "./time.tsx";
 import { PAGE_SIZE } from "./forms.ts";
@@ -48,6 +48,24 @@ triggerPages.get("/triggers/:id", async (c) => {
       <div data-live={open ? `${triggerUrl}/live` : undefined} data-every="1500">
         <TriggerBody c={c} t={t} handler={handlerOf(job)} />
       </div>
+      {!open && job && (
+        <section class="card" aria-labelledby="rerun-h">
+          <h2 id="rerun-h">Re-run</h2>
+          <p class="muted">
+            A new trigger of this job, due now, sending what is below for that run alone; the job keeps its own.
+          </p>
+          <PostForm action={`${triggerUrl}/rerun`} csrf={c.var.csrf} label="Re-run">
+            <input type="hidden" name="field" value={ownBody === undefined ? "payload" : "body"} />
+            <label for="rerun-value">
+              {ownBody === undefined ? "Payload (JSON)" : "Body (JSON, or text in quotes)"}
+            </label>
+            <textarea id="rerun-value" name="value" rows={6} class="mono">
+              {JSON.stringify(ownBody === undefined ? (job.payload ?? null) : ownBody, null, 2)}
+            </textarea>
+            <button type="submit">Re-run</button>
+          </PostForm>
+        </section>
+      )}
       <section class="card" aria-labelledby="req-h">
         <h2 id="req-h">The job's target now</h2>
         <dl class="kv">
@@ -134,6 +152,20 @@ function TriggerBody(props: {
               label="Replay"
             >
               <button type="submit">Replay</button>
+            </PostForm>
+          </div>
+        )}
+        {(t.status === "pending" || t.status === "running") && (
+          <div class="actions">
+            <PostForm
+              action={`${c.var.base}/triggers/${encodeURIComponent(t.id)}/cancel`}
+              csrf={c.var.csrf}
+              class="inline"
+              label="Cancel trigger"
+            >
+              <button type="submit" class="secondary">
+                Cancel
+              </button>
             </PostForm>
           </div>
         )}
@@ -237,6 +269,26 @@ triggerPages.post("/triggers/:id/replay", async (c) => {
 });
 
 triggerPages.post("/dead-letters/replay", replayJobForm);
+
+triggerPages.post("/triggers/:id/cancel", async (c) => {
+  const id = c.req.param("id");
+  await c.var.dash.commands.cancelTrigger(c.var.tenantId, id);
+  return c.redirect(`${c.var.base}/triggers/${encodeURIComponent(id)}?done=trigger_cancelled`, 303);
+});
+
+/** The form's JSON as the override of its field (payload, or a request target's body). */
+triggerPages.post("/triggers/:id/rerun", async (c) => {
+  const form = await c.req.parseBody();
+  const field = form.field === "body" ? "body" : "payload";
+  let value: unknown;
+  try {
+    value = JSON.parse(String(form.value ?? ""));
+  } catch {
+    throw new DashboardError(400, "invalid_json", `${field}: not valid JSON; write JSON, e.g. {"orderId": 42}`);
+  }
+  const t = await c.var.dash.commands.rerunTrigger(c.var.tenantId, c.req.param("id"), { [field]: value });
+  return c.redirect(`${c.var.base}/triggers/${encodeURIComponent(t.id)}?done=rerun`, 303);
+});
 
 triggerPages.get("/dead-letters", async (c) => {
   const d = c.var.dash;

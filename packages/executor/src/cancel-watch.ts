@@ -1,9 +1,10 @@
-// onBusy cancel_running (docs/fairness.md, "onBusy"): how a run learns, on whichever executor holds
-// it, that a newer trigger of its key asked it to stop. Every CANCEL_POLL_MS, while this executor runs
-// keyed triggers, one statement reads which of them carry the flag the materializer pass set
-// (store/sql/on-busy.ts); those runs are aborted (their request cut) and recorded `cancelled`. So a run
-// stops at most a materializer pass (~100 ms) plus one poll after the new trigger is due. A poll, not
-// LISTEN/NOTIFY: it works the same through a transaction pooler, on Hyperdrive and after a reconnect.
+// How a run learns, on whichever executor holds it, that it must stop: its user cancelled it (POST
+// /v1/triggers/{id}/cancel, store/sql/trigger-verbs.ts), or a newer trigger of its key asked it to
+// (onBusy cancel_running, docs/fairness.md; the materializer pass sets the flag, store/sql/on-busy.ts).
+// Every CANCEL_POLL_MS, while this executor holds triggers, one statement reads which of them carry
+// the flag; those runs are aborted (their request cut, or never sent if not started yet) and recorded
+// `cancelled`. So a run stops within a poll of its cancel. A poll, not LISTEN/NOTIFY: it works the same
+// through a transaction pooler, on Hyperdrive and after a reconnect.
 import type { Logger } from "@fairway/core";
 import { cancelRequested, isDistributed, type Db } from "@fairway/store";
 import { byTenant, eachTenant } from "./per-tenant.ts";
@@ -34,11 +35,11 @@ export class CancelWatch {
     this.timer = null;
   }
 
-  /** Only keyed runs already started can be asked to stop; with none, no statement. On a Citus cluster,
+  /** Every trigger held, started or waiting for its slot; with none, no statement. On a Citus cluster,
    *  a statement per tenant, on its shard alone (per-tenant.ts). */
   async poll(): Promise<void> {
     const runs: Held[] = [];
-    for (const h of this.held.values()) if (h.started && h.t.key !== null && !h.abort.aborted) runs.push(h);
+    for (const h of this.held.values()) if (!h.abort.aborted) runs.push(h);
     if (runs.length === 0) return;
     const failed = (err: unknown) => this.log.warn("cancel poll failed; retried at the next poll", { err });
     const stop = (ids: string[]) => {

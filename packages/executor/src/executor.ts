@@ -14,6 +14,7 @@ import {
   standbyClaim,
   renewLeases,
   settleCancelled,
+  rerunOverride,
   type ClaimedTrigger,
   type Db,
 } from "@fairway/store";
@@ -465,6 +466,13 @@ export class Executor {
     pool.run(async () => {
       try {
         if (this.stopping) return; // not started before stop(): released by stop(), never run
+        // Cancelled while it waited here (cancel-watch.ts): recorded, never sent.
+        if (h.abort.aborted) {
+          this.held.delete(t.id);
+          return void (await this.cancelled(t, new Date(this.now()), 0, "cancelled before its request was sent"));
+        }
+        const sent = t.kind === "rerun" ? await this.withOverride(t) : t;
+        if (!sent) return void this.held.delete(t.id);
         // At-most-once: recorded as sending before the request leaves, or not sent (at-most-once.ts).
         if (t.delivery === "at_most_once" && !(await markSending(this.opts.db, t, t.tenantId).catch(() => false)))
           return void this.held.delete(t.id);
@@ -472,7 +480,7 @@ export class Executor {
         const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
         const timer = setTimeout(() => h.abort.abort("timeout"), timeoutMs);
         const startedAt = new Date(this.now());
-        const r = await runTrigger(t, h.abort, this.runDeps);
+        const r = await runTrigger(sent, h.abort, this.runDeps);
         clearTimeout(timer);
         pool.recordRun(r.durationMs);
         // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
@@ -498,7 +506,26 @@ export class Executor {
     }, key);
   }
 
-  /** A run cut for a newer trigger of its key: recorded cancelled, never retried (store on-busy.ts). Its
+  /** A re-run as it is sent: its override (store trigger-verbs.ts) in place of its job's payload or its
+   *  request target's body. Null when the override could not be read: the run is not started, and its
+   *  lease expires and is reaped, as for any run this executor could not finish. */
+  private async withOverride(t: ClaimedTrigger): Promise<ClaimedTrigger | null> {
+    try {
+      const o = await rerunOverride(this.opts.db, t.tenantId, t.id);
+      if (!o) return t;
+      return {
+        ...t,
+        ...("payload" in o ? { payload: o.payload } : {}),
+        ...("body" in o && t.target ? { target: { ...t.target, body: o.body } } : {}),
+      };
+    } catch (err) {
+      this.log.error("reading a re-run's override failed; its lease will expire and be reaped", { err });
+      return null;
+    }
+  }
+
+  /** A run cut for a newer trigger of its key: recorded cancelled, never retried (store on-busy.ts); one
+   *  its user cancelled is already recorded (store trigger-verbs.ts), and this changes nothing. Its
    *  slot is free once recorded; the claim loop is woken for the trigger that waits for it. If the write
    *  fails, the lease expires, and the materializer pass cancels the reaped trigger. */
   private async cancelled(t: ClaimedTrigger, startedAt: Date, durationMs: number, error: string | null): Promise<void> {

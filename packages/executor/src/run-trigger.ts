@@ -218,7 +218,7 @@ function answer(
   };
 }
 
-/** A run cut by its abort: a timeout, or a cancel for a newer trigger of its key. */
+/** A run cut by its abort: a timeout, or a cancel (its user's, or for a newer trigger of its key). */
 function abortedRun(abort: RunAbort): DeliveryResult {
   return abort.reason === "cancel"
     ? fail("cancelled", "cancelled: a newer trigger of its key replaced it (onBusy cancel_running)")

@@ -30,6 +30,8 @@ export function bodyOf(
       scheduledFor: t.scheduledFor.toISOString(), // what JSON.stringify makes of the Date, without its toJSON lookup
       attempt: t.attempt,
       payload: t.payload ?? null,
+      // Only a job with tags: the envelope of one without stays as it was.
+      ...(t.tags ? { tags: t.tags } : {}),
     });
     return { sent: envelope, recorded: envelope, contentType: "application/json" };
   }

@@ -24,6 +24,8 @@ import type {
   Stats,
   Tenant,
   TenantQuotas,
+  JobBatchResult,
+  RerunInput,
   Trigger,
   UpdateJobInput,
 } from "./types.ts";
@@ -92,7 +94,16 @@ export function createClient(opts: ClientOptions) {
   const listJobs = (o: ListJobsOptions = {}) =>
     req<Page<Job>>(
       "GET",
-      `/v1/jobs${qs({ limit: o.limit, cursor: o.cursor, status: o.status, type: o.type, name: o.name, key: o.key, failing: o.failing })}`,
+      `/v1/jobs${qs({
+        limit: o.limit,
+        cursor: o.cursor,
+        status: o.status,
+        type: o.type,
+        name: o.name,
+        key: o.key,
+        tag: o.tags && Object.entries(o.tags).map(([k, v]) => `${k}:${v}`),
+        failing: o.failing,
+      })}`,
     );
   const jobTriggers = (id: string, o: PageOptions & { key?: string } = {}) =>
     req<Page<Trigger>>("GET", `/v1/jobs/${enc(id)}/triggers${qs({ limit: o.limit, cursor: o.cursor, key: o.key })}`);
@@ -117,6 +128,10 @@ export function createClient(opts: ClientOptions) {
           normalise(input),
           o.idempotencyKey ? { "idempotency-key": o.idempotencyKey } : {},
         ),
+      /** Up to 1000 creates in one request (POST /v1/jobs/batch): one result per item, in input order,
+       *  a refused item's error in its result (nothing thrown for it); the valid ones written together. */
+      createMany: <P>(items: Array<CreateJobInput<P> & { idempotencyKey?: string }>) =>
+        req<JobBatchResult<P>>("POST", "/v1/jobs/batch", { jobs: items.map((i) => normalise(i)) }),
       list: listJobs,
       /** Every job, page by page: `for await (const job of client.jobs.all()) …` */
       all: (o: Omit<ListJobsOptions, "cursor"> = {}) => paginate((cursor) => listJobs({ ...o, cursor })),
@@ -150,6 +165,11 @@ export function createClient(opts: ClientOptions) {
     triggers: {
       get: (id: string) => req<Trigger>("GET", `/v1/triggers/${enc(id)}`),
       replay: (id: string) => req<Trigger>("POST", `/v1/triggers/${enc(id)}/replay`),
+      /** A pending one never runs; a running one's request is cut, its attempt recorded cancelled. */
+      cancel: (id: string) => req<Trigger>("POST", `/v1/triggers/${enc(id)}/cancel`),
+      /** A finished trigger run again as a new trigger (triggeredBy "rerun"); `input` replaces its
+       *  payload or request body for that run alone, the job unchanged. */
+      rerun: (id: string, input: RerunInput = {}) => req<Trigger>("POST", `/v1/triggers/${enc(id)}/rerun`, input),
     },
     deadLetters,
     allDeadLetters: (o: Omit<PageOptions, "cursor"> & { jobId?: string } = {}) =>

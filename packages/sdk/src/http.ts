@@ -78,10 +78,11 @@ export function requester(opts: HttpOptions): Requester {
   };
 }
 
-export const qs = (params: Record<string, string | number | boolean | undefined>) => {
-  const entries = Object.entries(params).filter(([, v]) => v !== undefined) as Array<
-    [string, string | number | boolean]
-  >;
+/** A query string; an array value repeats its parameter (`tag=a:1&tag=b:2`). */
+export const qs = (params: Record<string, string | number | boolean | string[] | undefined>) => {
+  const entries = Object.entries(params).flatMap(([k, v]) =>
+    v === undefined ? [] : Array.isArray(v) ? v.map((x) => [k, x] as const) : [[k, v] as const],
+  );
   return entries.length ? `?${entries.map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`).join("&")}` : "";
 };
 

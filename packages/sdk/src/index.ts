@@ -53,6 +53,8 @@ export type {
   Tenant,
   TenantQuotas,
   TenantStatus,
+  JobBatchResult,
+  RerunInput,
   Trigger,
   TriggerStatus,
   UpdateJobInput,

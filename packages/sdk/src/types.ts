@@ -89,9 +89,13 @@ export interface CreateJobInput<P = unknown> {
   /** Which notification channels hear about this job's failures: absent for all of the tenant's, false
    *  for none, or the channel ids. */
   notify?: JobNotify;
-  /** One-time jobs only: creates with the same debounce key within periodMs fold into one pending
-   *  job (its payload and target the latest's), which fires periodMs after the latest create, never
-   *  later than maxWaitMs after the first. */
+  /** Your labels, { name: value }: at most 10, names 1-64 characters of a-z 0-9 _ . : -, values at
+   *  most 256 characters. Filter with jobs.list({ tags }); the delivery envelope carries them. */
+  tags?: Record<string, string>;
+  /** One-time jobs only: creates with the same debounce key within periodMs fold into one job.
+   *  Trailing (default): one pending job (its payload and target the latest's), which fires periodMs
+   *  after the latest create, never later than maxWaitMs after the first. Leading: the first create
+   *  fires at once and the rest of the burst is folded into it without firing. */
   debounce?: DebounceInput;
 }
 
@@ -99,6 +103,8 @@ export interface DebounceInput {
   key: string;
   periodMs: number;
   maxWaitMs?: number;
+  /** Default trailing. */
+  mode?: "trailing" | "leading";
 }
 
 export type JobNotify = false | { channels: string[] };
@@ -107,11 +113,15 @@ export type JobNotify = false | { channels: string[] };
  *  `{ schedule: { cron } }` keeps the time zone, `{ target: { method } }` keeps the URL), and null
  *  clears a field that may be cleared (payload, timeoutMs, retry, a header). */
 export type MergePatch<T> = { [K in keyof T]?: (T[K] extends object ? MergePatch<T[K]> | T[K] : T[K]) | null };
-export type UpdateJobInput<P = unknown> = MergePatch<Omit<CreateJobInput<P>, "type" | "schedule" | "debounce">> & {
+export type UpdateJobInput<P = unknown> = MergePatch<
+  Omit<CreateJobInput<P>, "type" | "schedule" | "debounce" | "tags">
+> & {
   schedule?:
     | { cron?: string; timezone?: string | null; spread?: string | null }
     | { at: string | Date }
     | { delayMs: number };
+  /** Merged into the job's tags: a value sets one, null removes one; null for the whole removes all. */
+  tags?: Record<string, string | null> | null;
 };
 
 export interface ListJobsOptions {
@@ -123,6 +133,8 @@ export interface ListJobsOptions {
   name?: string;
   /** Only jobs with exactly this fairness key. */
   key?: string;
+  /** Only jobs with every one of these tags. */
+  tags?: Record<string, string>;
   /** true: only failing jobs (failureStreak > 0); false: only the others. */
   failing?: boolean;
 }
@@ -154,6 +166,8 @@ export interface Job<P = unknown> {
   delivery: DeliveryMode;
   /** null: every channel of the tenant hears about it. */
   notify: JobNotify | null;
+  /** Its tags ({} for none). */
+  tags: Record<string, string>;
   nextFireAt: string | null;
   /** Fires in a row that ended dead since its last success or resume; 0 when healthy. */
   failureStreak: number;
@@ -164,7 +178,13 @@ export interface Job<P = unknown> {
   /** On create: true when a one-time job's instant had already passed, so it fires at once. */
   firesImmediately?: boolean;
   /** A debounced job: its debounce and how many later creates it folded; null for any other job. */
-  debounce: { key: string; periodMs: number; maxWaitMs: number | null; folded: number } | null;
+  debounce: {
+    key: string;
+    periodMs: number;
+    maxWaitMs: number | null;
+    mode: "trailing" | "leading";
+    folded: number;
+  } | null;
   /** On a create with debounce: the job it joined (HTTP 200), or null for a new job (201). */
   debounced?: { joined: string | null; folded: number };
   createdAt: string;
@@ -190,9 +210,11 @@ export interface Trigger {
   jobId: string;
   /** Its job's fairness key when it was made; null: none. */
   key: string | null;
-  kind: "scheduled" | "manual" | "backfill";
+  kind: "scheduled" | "manual" | "backfill" | "rerun";
   /** The backfill that made it; null otherwise. */
   backfillId: string | null;
+  /** The finished trigger it re-runs (kind rerun); null otherwise. */
+  rerunOf: string | null;
   scheduledFor: string;
   status: TriggerStatus;
   reason: string | null;
@@ -201,8 +223,29 @@ export interface Trigger {
   nextAttemptAt: string | null;
   createdAt: string;
   finishedAt: string | null;
-  triggeredBy: "schedule" | "manual" | "replay" | "backfill";
+  triggeredBy: "schedule" | "manual" | "replay" | "backfill" | "rerun";
   attempts?: Attempt[];
+}
+
+/** POST /v1/jobs/batch: one result per item, in input order: 201 created, 200 the job its
+ *  idempotencyKey already made, or a refusal as a single create would get it (400, 409, 413). */
+export interface JobBatchResult<P = unknown> {
+  results: Array<
+    | { index: number; status: 200 | 201; job: Job<P> }
+    | {
+        index: number;
+        status: number;
+        error: { code: string; message: string; details?: Array<{ path: string; message: string }> };
+      }
+  >;
+}
+
+/** POST /v1/triggers/{id}/rerun: what the re-run sends instead of its job's, for that run alone. */
+export interface RerunInput {
+  /** The envelope's payload. */
+  payload?: JsonValue;
+  /** A request target's body (a job whose target has a body): text, or JSON. */
+  body?: JsonValue;
 }
 
 /** A dead letter: the trigger, its job's name and type, and how its last attempt ended. */

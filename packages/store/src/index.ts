@@ -19,9 +19,10 @@ export { releaseClaims, releaseLeases } from "./sql/release.ts";
 export { dropSpentLeases, findExpiredLeases, type ExpiredLease } from "./sql/reap.ts";
 export { dueCronTenants, materialize, type MaterializeResult } from "./sql/materialize.ts";
 export { busyPolicyTenants, cancelRequested, decideBusy, settleCancelled } from "./sql/on-busy.ts";
-export { createJob, type JobRow, type NewJob } from "./sql/create-job.ts";
+export { createJob, createJobs, type CreateJobResult, type JobRow, type NewJob } from "./sql/create-job.ts";
 export { cancelJob, pauseJob, resumeJob, runJobNow, updateJob, type JobPatch } from "./sql/job-lifecycle.ts";
 export { replayTrigger } from "./sql/replay.ts";
+export { cancelTrigger, rerunOverride, rerunTrigger, type RerunOverride } from "./sql/trigger-verbs.ts";
 export {
   deadLetterGroups,
   lastRuns,

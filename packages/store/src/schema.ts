@@ -195,6 +195,9 @@ export const jobs = pgTable(
     // What a due trigger does while the job's key is at its cap (sql/on-busy.ts): queue | skip |
     // replace_queued | cancel_running. Only with a key.
     onBusy: text("on_busy").notNull().default("queue"),
+    // The tenant's labels, { name: value } (at most 10; the API checks the shape): GET /v1/jobs?tag=
+    // filters on them (jobs_tags_idx), and the delivery envelope carries them. NULL: none.
+    tags: jsonb("tags"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -204,6 +207,9 @@ export const jobs = pgTable(
     index("jobs_on_busy_idx").on(t.tenantId, t.key).where(sql`on_busy <> 'queue' AND status = 'active'`),
     // GET /v1/jobs?key=: a tenant's jobs of one key. Partial: jobs without a key cost no entry.
     index("jobs_key_idx").on(t.tenantId, t.key, t.id).where(sql`key IS NOT NULL`),
+    // GET /v1/jobs?tag=k:v: containment (tags @> {…}) through GIN; jsonb_path_ops keeps one entry per
+    // name and value pair. Partial: jobs without tags cost no entry, and a create without them no work.
+    index("jobs_tags_idx").using("gin", sql`${t.tags} jsonb_path_ops`).where(sql`tags IS NOT NULL`),
     printable("jobs_key_printable", t.key),
     uniqueIndex("jobs_idempotency_idx").on(t.tenantId, t.idempotencyKey),
     // The materializer's scan: active cron jobs by next fire.
@@ -271,6 +277,11 @@ export const triggers = pgTable(
     // The backfill that made it (kind 'backfill', sql/backfill.ts); NULL, which costs a row nothing,
     // for any other trigger. Never changes, so claim and settle stay HOT.
     backfillId: key("backfill_id"),
+    // A re-run (kind 'rerun', sql/trigger-verbs.ts): the finished trigger it re-runs, and what it sends
+    // instead of its job's { payload?, body? }, read by the executor before its request (executor.ts).
+    // NULL, which costs a row nothing, for any other trigger; never changed, so claim and settle stay HOT.
+    rerunOf: key("rerun_of"),
+    override: jsonb("override"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),

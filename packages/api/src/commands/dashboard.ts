@@ -12,6 +12,7 @@ import { parseMerged } from "../merge-patch.ts";
 import { backfillBody, createJobBody } from "../schemas.ts";
 import { setPoolPausedCommand } from "./pools.ts";
 import { revokePortalSessions, updateTenant } from "./tenants.ts";
+import { cancelTrigger, rerunTrigger } from "./trigger-verbs.ts";
 import { replayJobDeadLetters, replayTrigger } from "./triggers.ts";
 
 /** The commands the dashboard calls; bodies and patches are API-shaped (JSON Merge Patch for jobs). */
@@ -24,6 +25,9 @@ export interface DashboardCommands {
   createJob(tenantId: string, body: unknown): Promise<{ id: string }>;
   cancelJob(tenantId: string, id: string): Promise<{ id: string }>;
   replayTrigger(tenantId: string, id: string): Promise<{ id: string }>;
+  /** POST /v1/triggers/{id}/cancel and /rerun (an override of the payload or body for that run). */
+  cancelTrigger(tenantId: string, id: string): Promise<{ id: string }>;
+  rerunTrigger(tenantId: string, id: string, override: { payload?: unknown; body?: unknown }): Promise<{ id: string }>;
   /** POST /v1/dead-letters/replay: the job's oldest dead letters (a bounded batch) pending again. */
   replayJobDeadLetters(tenantId: string, jobId: string): Promise<{ replayed: number; remaining: number }>;
   addChannel(tenantId: string, body: unknown): Promise<{ id: string }>;
@@ -65,6 +69,12 @@ export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
     },
     cancelJob: (tenantId, id) => cancelJob(ctx, tenantId, id),
     replayTrigger: (tenantId, id) => replayTrigger(ctx, tenantId, id),
+    cancelTrigger: (tenantId, id) => cancelTrigger(ctx, tenantId, id),
+    rerunTrigger: async (tenantId, id, override) => {
+      const tenant = await getTenant(deps.db, tenantId);
+      if (!tenant) throw notFound("tenant");
+      return rerunTrigger(ctx, tenant, id, override);
+    },
     replayJobDeadLetters: (tenantId, jobId) => replayJobDeadLetters(ctx, tenantId, jobId),
     addChannel: (tenantId, body) => addChannel(ctx, tenantId, body),
     deleteChannel: (tenantId, id) => deleteChannel(ctx, tenantId, id),

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { route } from "../route.ts";
 import { createJobBody, jobListQuery, triggerListQuery } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";
+import { tagFilter } from "../tag-filter.ts";
 import { jsonBody, queryOf } from "../validate.ts";
 
 const JOB_ID = { id: "The job id" };
@@ -80,6 +81,7 @@ export const jobRoutes = [
         type: q.type,
         name: q.name,
         key: q.key,
+        tags: tagFilter(c.req.queries("tag")),
         failing: q.failing,
       });
       // The page's last outcomes: one index probe per job, not a join of every job's history.

@@ -1,11 +1,12 @@
 // Tenant commands (an API key): jobs, triggers.
-import type { Command } from "commander";
+import { readFileSync } from "node:fs";
+import { InvalidArgumentError, type Command } from "commander";
 import { scheduleInWords } from "@fairway/core";
-import type { CreateJobInput, Job, ScheduleInput, Trigger } from "@fairway/sdk";
+import type { CreateJobInput, Job, JsonValue, ScheduleInput, Trigger } from "@fairway/sdk";
 import { fail, print, table, tenantClient, type GlobalOptions } from "../context.ts";
 import { int, json } from "../parse.ts";
 
-const jobColumns = ["id", "name", "type", "status", "schedule", "lastRun", "failing", "nextFireAt"];
+const jobColumns = ["id", "name", "type", "status", "schedule", "lastRun", "failing", "nextFireAt", "tags"];
 /** A job as the tables show it: the schedule in words (as the dashboard says it), the last outcome
  *  with its time, and the failure streak. --json prints the API's objects as they are. */
 const jobRow = (j: Job) => ({
@@ -16,6 +17,9 @@ const jobRow = (j: Job) => ({
       : `once at ${j.schedule.at}`,
   lastRun: j.lastRun ? `${j.lastRun.outcome} ${j.lastRun.at}` : undefined,
   failing: j.failureStreak > 0 ? `${j.failureStreak} dead in a row` : undefined,
+  tags: Object.entries(j.tags ?? {})
+    .map(([k, v]) => `${k}:${v}`)
+    .join(" "),
 });
 const jobTable = (rows: Job[]) => table(rows.map(jobRow) as never, jobColumns);
 const jobLine = (j: Job) => jobTable([j]);
@@ -23,7 +27,7 @@ const triggerLine = (t: Trigger) =>
   table([t as never], ["id", "jobId", "status", "attemptCount", "scheduledFor", "finishedAt"]);
 
 interface CreateFlags {
-  name: string;
+  name?: string;
   type?: string;
   cron?: string;
   timezone?: string;
@@ -40,19 +44,66 @@ interface CreateFlags {
   debounceKey?: string;
   debounceMs?: number;
   maxWaitMs?: number;
+  debounceMode?: "trailing" | "leading";
+  tag: Record<string, string>;
+  file?: string;
   onBusy?: "queue" | "skip" | "replace_queued" | "cancel_running";
+}
+
+/** jobs create --file: the batch's results, one line each (index, status, the job id or the error). */
+async function createFromFile(g: GlobalOptions, path: string): Promise<void> {
+  let items: unknown;
+  try {
+    items = JSON.parse(readFileSync(path, "utf8"));
+  } catch (e) {
+    fail(`--file ${path}: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(items)) fail(`--file ${path}: must hold a JSON array of create bodies`);
+  const { results } = await tenantClient(g).jobs.createMany(items as Array<CreateJobInput>);
+  print(g, results, (rows) =>
+    table(
+      rows.map((r) => ({
+        index: r.index,
+        status: r.status,
+        id: "job" in r ? r.job.id : undefined,
+        error: "error" in r ? `${r.error.code}: ${r.error.message}` : undefined,
+      })) as never,
+      ["index", "status", "id", "error"],
+    ),
+  );
+}
+
+/** --tag name:value, repeated: the first colon ends the name. */
+function tagOption(value: string, tags: Record<string, string>): Record<string, string> {
+  const at = value.indexOf(":");
+  if (at < 1) throw new InvalidArgumentError("must be name:value, e.g. env:prod");
+  return { ...tags, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+function debounceMode(value: string): "trailing" | "leading" {
+  if (value !== "trailing" && value !== "leading") throw new InvalidArgumentError("must be trailing or leading");
+  return value;
 }
 
 /** --debounce-key with --debounce-ms (and --max-wait-ms): the body's debounce, or nothing. */
 function debounce(o: CreateFlags): Pick<CreateJobInput, "debounce"> {
-  if (o.debounceKey === undefined && o.debounceMs === undefined && o.maxWaitMs === undefined) return {};
+  if (
+    o.debounceKey === undefined &&
+    o.debounceMs === undefined &&
+    o.maxWaitMs === undefined &&
+    o.debounceMode === undefined
+  )
+    return {};
   if (o.debounceKey === undefined || o.debounceMs === undefined)
-    fail("debounce takes both --debounce-key <key> and --debounce-ms <n> (and optionally --max-wait-ms <n>)");
+    fail(
+      "debounce takes both --debounce-key <key> and --debounce-ms <n> (and optionally --max-wait-ms <n>, --debounce-mode leading)",
+    );
   return {
     debounce: {
       key: o.debounceKey,
       periodMs: o.debounceMs,
       ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
+      ...(o.debounceMode !== undefined ? { mode: o.debounceMode } : {}),
     },
   };
 }
@@ -76,10 +127,15 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--limit <n>", "at most this many", int)
     .option("--key <key>", "only jobs with this fairness key")
     .option("--failing", "only jobs whose latest fires ended in dead letters")
-    .action(async (o: { limit?: number; key?: string; failing?: boolean }) => {
+    .option("--tag <name:value>", "only jobs with this tag (repeat: every one of them)", tagOption, {})
+    .action(async (o: { limit?: number; key?: string; failing?: boolean; tag: Record<string, string> }) => {
       const g = globals();
       const rows: Job[] = [];
-      const filter = { ...(o.key === undefined ? {} : { key: o.key }), ...(o.failing ? { failing: true } : {}) };
+      const filter = {
+        ...(o.key === undefined ? {} : { key: o.key }),
+        ...(o.failing ? { failing: true } : {}),
+        ...(Object.keys(o.tag).length > 0 ? { tags: o.tag } : {}),
+      };
       for await (const j of tenantClient(g).jobs.all(filter)) {
         rows.push(j);
         if (o.limit && rows.length >= o.limit) break;
@@ -103,7 +159,11 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .description(
       "create a job: a webhook (--target <url>) or, for a type a worker serves, a handler job (--type, no --target)",
     )
-    .requiredOption("--name <name>", "job name")
+    .option("--name <name>", "job name (required without --file)")
+    .option(
+      "--file <path>",
+      "create many from a JSON file: an array of create bodies, each with an optional idempotencyKey (POST /v1/jobs/batch, at most 1000)",
+    )
     .option("--type <type>", "pool type (default webhook)")
     .option("--cron <expr>", "cron schedule")
     .option("--timezone <zone>", "IANA zone for --cron (default UTC)")
@@ -117,15 +177,23 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .option("--timeout-ms <n>", "per-attempt timeout", int)
     .option("--idempotency-key <key>", "send as Idempotency-Key")
     .option("--key <key>", "fairness key: shares and caps inside the tenant are per key (see `fairway keys`)")
+    .option("--tag <name:value>", "a tag (repeat for more, at most 10)", tagOption, {})
     .option("--debounce-key <key>", "one-time jobs: creates with this key fold into one pending job")
     .option("--debounce-ms <n>", "with --debounce-key: fire this long after the latest create", int)
     .option("--max-wait-ms <n>", "with --debounce-key: never later than this after the first create", int)
+    .option(
+      "--debounce-mode <mode>",
+      "with --debounce-key: trailing (default: fire after the burst) or leading (fire at the first create)",
+      debounceMode,
+    )
     .option(
       "--on-busy <policy>",
       "with --key: what a trigger does while the key is at its cap: queue, skip, replace_queued or cancel_running",
     )
     .action(async (o: CreateFlags) => {
       const g = globals();
+      if (o.file !== undefined) return createFromFile(g, o.file);
+      if (o.name === undefined) fail("give --name <name> (or --file <path> to create many)");
       const input: CreateJobInput = {
         name: o.name,
         schedule: schedule(o),
@@ -136,6 +204,7 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
         ...(o.payload !== undefined ? { payload: o.payload } : {}),
         ...(o.maxAttempts ? { retry: { maxAttempts: o.maxAttempts } } : {}),
         ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+        ...(Object.keys(o.tag).length > 0 ? { tags: o.tag } : {}),
         ...debounce(o),
       };
       print(g, await tenantClient(g).jobs.create(input, { idempotencyKey: o.idempotencyKey }), jobLine);
@@ -186,6 +255,28 @@ export function jobCommands(program: Command, globals: () => GlobalOptions): voi
     .action(async (id: string) => {
       const g = globals();
       print(g, await tenantClient(g).triggers.replay(id), triggerLine);
+    });
+  triggers
+    .command("cancel")
+    .description("cancel a pending or running trigger (a running one's request is cut, never retried)")
+    .argument("<id>")
+    .action(async (id: string) => {
+      const g = globals();
+      print(g, await tenantClient(g).triggers.cancel(id), triggerLine);
+    });
+  triggers
+    .command("rerun")
+    .description("run a finished trigger again as a new trigger, optionally with another payload or body")
+    .argument("<id>")
+    .option("--payload <json>", "JSON payload for this run only (the job keeps its own)", json)
+    .option("--body <json>", "JSON body for this run only, for a job whose target sends a body", json)
+    .action(async (id: string, o: { payload?: JsonValue; body?: JsonValue }) => {
+      const g = globals();
+      const input = {
+        ...(o.payload !== undefined ? { payload: o.payload } : {}),
+        ...(o.body !== undefined ? { body: o.body } : {}),
+      };
+      print(g, await tenantClient(g).triggers.rerun(id, input), triggerLine);
     });
 
   const dead = program.command("dead-letters").description("dead letters: triggers that used up their attempts");

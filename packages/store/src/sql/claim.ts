@@ -74,6 +74,8 @@ export interface ClaimedTrigger {
   delivery: string;
   /** Its job's last triggers dead-lettered: a success ends the streak and notifies (notification-fanout.ts). */
   failing: boolean;
+  /** Its job's tags (jobs.tags), carried in the delivery envelope; null: none. */
+  tags: Record<string, string> | null;
   /** Its fairness key (jobs.key), or null. atCap is also set when this claim took its key to the key's
    *  cap: its settle frees the slot the key waits for. */
   key: string | null;
@@ -457,7 +459,7 @@ export function claimResult(keyed = false, tenantId?: string): SQL {
               FROM claimed c) AS triggers,
            (SELECT json_object_agg(j.id, json_build_array(j.name, j.target, j.payload, j.timeout_ms,
                                                           j.initial_delay_ms, j.max_delay_ms, j.backoff, j.jitter, j.delivery,
-                                                          j.failure_streak > 0))
+                                                          j.failure_streak > 0, j.tags))
               FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed) ${at("j")}) AS jobs,
            (SELECT json_object_agg(tn.id, array_remove(ARRAY[tn.signing_secret,
                      CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
@@ -485,6 +487,7 @@ type JobTuple = [
   ClaimedTrigger["jitter"],
   ClaimedTrigger["delivery"],
   boolean,
+  Record<string, string> | null,
 ];
 interface ClaimResult {
   triggers: string | null;
@@ -552,6 +555,7 @@ export function decodeClaim(
         jitter: j[7],
         delivery: j[8],
         failing: j[9],
+        tags: j[10] ?? null,
         secrets: secrets[tenantId] ?? [],
         atCap: atCap.has(tenantId) || (keys[id] !== undefined && keyCap.has(`${tenantId}\u0000${keys[id]}`)),
         vt: 0, // fairOrder()

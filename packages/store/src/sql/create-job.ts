@@ -136,6 +136,23 @@ export async function createJobIn(
 
 export type Pending = Pick<Waiting, "job" | "opts">;
 
+/** POST /v1/jobs/batch: one tenant's jobs under one limit, in one transaction, the outcome of each in
+ *  input order, under the rules of a single create: admitted in order while maxJobs leaves room (the
+ *  counter row locked by the first statement, so the count is exact against every other create), each
+ *  Idempotency-Key answered as a single create's would be (an earlier item's key within the batch
+ *  too). The statements take MAX_BATCH jobs each, so no statement grows with the batch; any error
+ *  rolls the whole batch back. */
+export async function createJobs(db: Db, batch: Pending[]): Promise<CreateJobResult[]> {
+  if (batch.length === 0) return [];
+  const distributed = await isDistributed(db);
+  return db.transaction(async (tx) => {
+    const out: CreateJobResult[] = [];
+    for (let i = 0; i < batch.length; i += MAX_BATCH)
+      out.push(...(await insertJobs(tx, batch.slice(i, i + MAX_BATCH), distributed)));
+    return out;
+  });
+}
+
 /** Jobs of one tenant under one limit, created by one statement (rarely more, see below); the outcome
  *  of each. */
 async function insertJobs(db: Db, batch: Pending[], distributed?: boolean): Promise<CreateJobResult[]> {
@@ -217,6 +234,7 @@ function inputRows(batch: Pending[]) {
     key: job.key ?? null,
     debounce: job.debounce ?? null,
     on_busy: job.onBusy ?? "queue",
+    tags: job.tags ?? null,
     idempotency_key: opts.idempotencyKey ?? null,
     idempotency_hash: opts.requestHash ?? null,
     trigger_id: job.runAt ? newId("trg") : null,
@@ -228,7 +246,7 @@ const INPUT_COLUMNS = sql`
         ord int, dup boolean, id text, name text, type text, cron text, timezone text, spread_ms int, run_at timestamptz,
         next_fire_at timestamptz, target jsonb, payload jsonb, max_attempts int, initial_delay_ms int,
         max_delay_ms int, backoff text, jitter text, timeout_ms int, priority int, overlap text, misfire text, delivery text, catchup_window_ms int,
-        status text, notify jsonb, key text, debounce jsonb, on_busy text, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean`;
+        status text, notify jsonb, key text, debounce jsonb, on_busy text, tags jsonb, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean`;
 
 /** The columns of jobs a create writes from the input, besides id and tenant_id. */
 const JOB_FIELDS = [
@@ -257,6 +275,7 @@ const JOB_FIELDS = [
   "key",
   "debounce",
   "on_busy",
+  "tags",
   "idempotency_key",
   "idempotency_hash",
 ];

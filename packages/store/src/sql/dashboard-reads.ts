@@ -176,13 +176,22 @@ export type JobStatusFilter = "active" | "paused" | "completed" | "failed" | "ca
 export async function searchJobs(
   db: Db,
   tenantId: string,
-  opts: { q?: string; status?: JobStatusFilter; failing?: boolean; after: string | null; limit: number },
+  opts: {
+    q?: string;
+    status?: JobStatusFilter;
+    failing?: boolean;
+    /** Jobs with every one of these tags (jobs_tags_idx). */
+    tags?: Record<string, string>;
+    after: string | null;
+    limit: number;
+  },
 ) {
   // Not the tenant's notifications job (status system, notifications.ts).
   const conds = [sql`tenant_id = ${tenantId}`, sql`status <> 'system'`];
   if (opts.after) conds.push(sql`id > ${opts.after}`);
   if (opts.status) conds.push(sql`status = ${opts.status}`);
   if (opts.failing) conds.push(sql`failure_streak > 0`);
+  if (opts.tags) conds.push(sql`tags @> ${JSON.stringify(opts.tags)}::jsonb`);
   if (opts.q) conds.push(sql`(name ILIKE ${`%${escapeLike(opts.q)}%`} OR id = ${opts.q})`);
   const rows = await query<{
     id: string;
@@ -195,12 +204,13 @@ export async function searchJobs(
     runAt: Date | null;
     nextFireAt: Date | null;
     failureStreak: number;
+    tags: Record<string, string> | null;
     createdAt: Date;
   }>(
     db,
     sql`
     SELECT id, name, type, status, cron, timezone, spread_ms AS "spreadMs", run_at AS "runAt", next_fire_at AS "nextFireAt",
-           failure_streak AS "failureStreak", created_at AS "createdAt"
+           failure_streak AS "failureStreak", tags, created_at AS "createdAt"
       FROM jobs WHERE ${sql.join(conds, sql` AND `)}
      ORDER BY id
      LIMIT ${opts.limit}`,

@@ -1,6 +1,8 @@
 // Debounced one-time jobs (docs/flow-control.md, "Debounce"): creates with the same debounce key fold
-// into one pending job, which fires `periodMs` after the latest of them, never later than `maxWaitMs`
-// after the first.
+// into one job. Trailing (the default): one pending job, which fires `periodMs` after the latest of
+// them, never later than `maxWaitMs` after the first. Leading: the first create of a quiet period
+// fires at its own time, and the creates within `periodMs` of the latest one (for at most `maxWaitMs`
+// after the first) are folded into it and never fire: the job is not changed but for its count.
 //
 // Exact across API processes: the (tenant, key) row in `debounces` is locked FOR UPDATE first, so the
 // creates of one key run one at a time, each in one transaction. Under that lock a create either folds
@@ -32,12 +34,19 @@ export interface DebounceState {
   maxWaitMs: number | null;
   deadline: string | null;
   folded: number;
+  /** Absent: trailing (jobs debounced before leading existed have none). */
+  mode?: DebounceMode;
+  /** Leading: the latest create folded in, or the first (ISO); its quiet period runs from here. */
+  lastAt?: string;
 }
+
+type DebounceMode = "trailing" | "leading";
 
 export interface DebounceRequest {
   key: string;
   periodMs: number;
   maxWaitMs: number | null;
+  mode: DebounceMode;
   /** The create's time (the app clock). */
   now: Date;
   /** The instant the create's own schedule names; the job fires at the later of it and now + periodMs. */
@@ -65,7 +74,8 @@ export async function createDebounced(
   opts: CreateJobOptions,
   d: DebounceRequest,
 ): Promise<DebounceResult> {
-  const want = Math.max(d.at.getTime(), d.now.getTime() + d.periodMs);
+  // Leading fires at the create's own time; trailing no sooner than a quiet period after it.
+  const want = d.mode === "leading" ? d.at.getTime() : Math.max(d.at.getTime(), d.now.getTime() + d.periodMs);
   const distributed = await isDistributed(db);
   try {
     return await db.transaction(async (tx) => {
@@ -75,7 +85,9 @@ export async function createDebounced(
           sql`SELECT job_id FROM debounces WHERE tenant_id = ${job.tenantId} AND key = ${d.key} FOR UPDATE`,
         );
         if (row) {
-          const folded = await fold(tx, job, row.job_id, want, d.now);
+          const folded = await (d.mode === "leading"
+            ? foldLeading(tx, job, row.job_id, d.now)
+            : fold(tx, job, row.job_id, want, d.now));
           if (folded) return folded;
           const made = await createFirst(tx, job, opts, d, want, distributed);
           await query(
@@ -117,8 +129,10 @@ async function createFirst(
     maxWaitMs: d.maxWaitMs,
     deadline: deadline === null ? null : new Date(deadline).toISOString(),
     folded: 0,
+    ...(d.mode === "leading" ? { mode: d.mode, lastAt: d.now.toISOString() } : {}),
   };
-  const runAt = new Date(deadline === null ? want : Math.min(want, deadline));
+  // A leading job's deadline ends its quiet period, not its fire time.
+  const runAt = new Date(deadline === null || d.mode === "leading" ? want : Math.min(want, deadline));
   const result = await createJobIn(tx, { ...job, runAt, nextFireAt: null, debounce: state }, opts, distributed);
   if (result.kind !== "created") throw new Refused(result as DebounceResult);
   return result;
@@ -150,6 +164,7 @@ async function fold(tx: Db, job: NewJob, jobId: string, want: number, now: Date)
   if (!trigger) return null;
   if (current.type !== job.type) throw new Refused({ kind: "type_mismatch", job: current });
   const state = current.debounce as DebounceState;
+  if (state.mode === "leading") return null; // the key changed modes: a new job
   const capped = state.deadline === null ? want : Math.min(want, Date.parse(state.deadline));
   const due = new Date(Math.max(capped, Number(trigger.due_ms)));
   const next: DebounceState = { ...state, folded: state.folded + 1 };
@@ -168,6 +183,37 @@ async function fold(tx: Db, job: NewJob, jobId: string, want: number, now: Date)
     sql`UPDATE triggers SET scheduled_for = ${due.toISOString()}::timestamptz,
                         next_attempt_at = ${due.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
          WHERE tenant_id = ${job.tenantId} AND id = ${trigger.id}`,
+  );
+  return { kind: "joined", job: updated };
+}
+
+/** Leading: folds the create into the key's job while its quiet period lasts (less than periodMs since
+ *  the latest create it folded, and before its deadline), whatever its trigger has done since: the
+ *  job's count and quiet period move on, nothing else. Null when the period is over (or the key's job
+ *  is a trailing one, or cancelled): the create makes a new job, which fires. */
+async function foldLeading(tx: Db, job: NewJob, jobId: string, now: Date): Promise<DebounceResult | null> {
+  const [current] = jobShape.rows(
+    await query(
+      tx,
+      sql`SELECT ${jobShape.list} FROM jobs
+           WHERE id = ${jobId} AND tenant_id = ${job.tenantId} AND status <> 'cancelled' AND debounce IS NOT NULL
+             FOR NO KEY UPDATE`,
+    ),
+  );
+  const state = current?.debounce as DebounceState | undefined;
+  if (!current || state?.mode !== "leading" || state.lastAt === undefined) return null;
+  const t = now.getTime();
+  if (t - Date.parse(state.lastAt) >= state.periodMs) return null;
+  if (state.deadline !== null && t >= Date.parse(state.deadline)) return null;
+  if (current.type !== job.type) throw new Refused({ kind: "type_mismatch", job: current });
+  const next: DebounceState = { ...state, folded: state.folded + 1, lastAt: now.toISOString() };
+  const [updated] = jobShape.rows(
+    await query(
+      tx,
+      sql`UPDATE jobs SET debounce = ${JSON.stringify(next)}::jsonb, updated_at = ${now.toISOString()}::timestamptz
+           WHERE tenant_id = ${job.tenantId} AND id = ${jobId}
+          RETURNING ${jobShape.list}`,
+    ),
   );
   return { kind: "joined", job: updated };
 }

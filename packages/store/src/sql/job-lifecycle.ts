@@ -123,6 +123,7 @@ export type JobPatch = Partial<
     | "notify"
     | "key"
     | "onBusy"
+    | "tags"
   >
 >;
 

@@ -113,8 +113,9 @@ export function busyStatement(now: Date, tenantId?: string) {
       FROM decided`;
 }
 
-/** Of these running triggers, the ones a newer trigger of their key asked to stop (cancel_running).
- *  `tenantId`: every one is that tenant's (a Citus cluster polls per tenant: its shard alone). */
+/** Of these held triggers, the ones asked to stop: by a newer trigger of their key (cancel_running,
+ *  still running) or by their user (already cancelled, trigger-verbs.ts). `tenantId`: every one is
+ *  that tenant's (a Citus cluster polls per tenant: its shard alone). */
 export async function cancelRequested(db: Db, ids: string[], tenantId?: string): Promise<string[]> {
   if (ids.length === 0) return [];
   const rows = await query<{ id: string }>(db, cancelRequestedStatement(ids, tenantId));
@@ -123,7 +124,7 @@ export async function cancelRequested(db: Db, ids: string[], tenantId?: string):
 
 export function cancelRequestedStatement(ids: string[], tenantId?: string) {
   return sql`SELECT id FROM triggers WHERE id = ANY (${`{${ids.join(",")}}`}::text[]) AND cancel_requested
-               AND status = 'running' ${atTenant(tenantId)("triggers")}`;
+               AND status IN ('running', 'cancelled') ${atTenant(tenantId)("triggers")}`;
 }
 
 /** A run aborted for cancel_running, recorded under its lease: the trigger `cancelled` (reason

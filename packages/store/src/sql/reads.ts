@@ -7,8 +7,10 @@ import { attemptLog, attempts, deadLetters, jobs, triggers } from "../schema.ts"
 
 /** What the trigger reads select: every column but the ok_* ones, the first attempt kept in the row
  *  when it succeeded (with its response body), which the attempts view reads. A page of triggers need
- *  not carry a hundred response bodies. */
-const { okStartedAt, okDurationMs, okHttpStatus, okResponseBody, ...triggerFields } = getTableColumns(triggers);
+ *  not carry a hundred response bodies. Nor a re-run's override, which only the executor reads (it
+ *  may be as large as a payload). */
+const { okStartedAt, okDurationMs, okHttpStatus, okResponseBody, override, ...triggerFields } =
+  getTableColumns(triggers);
 export type AttemptRow = typeof attempts.$inferSelect;
 
 export async function getJob(db: Db, tenantId: string, jobId: string) {
@@ -29,6 +31,8 @@ export interface JobFilter {
   name?: string;
   /** One fairness key (jobs_key_idx). */
   key?: string;
+  /** Every one of these tags (jobs_tags_idx: containment). */
+  tags?: Record<string, string>;
   /** Only jobs whose latest fires ended dead (failure_streak > 0), or only those that are not. */
   failing?: boolean;
 }
@@ -45,6 +49,7 @@ export async function listJobs(db: Db, tenantId: string, f: JobFilter) {
         f.type ? eq(jobs.type, f.type) : undefined,
         f.name ? eq(jobs.name, f.name) : undefined,
         f.key !== undefined ? eq(jobs.key, f.key) : undefined,
+        f.tags ? sql`${jobs.tags} @> ${JSON.stringify(f.tags)}::jsonb` : undefined,
         f.failing === undefined ? undefined : f.failing ? gt(jobs.failureStreak, 0) : eq(jobs.failureStreak, 0),
         f.after ? gt(jobs.id, f.after) : undefined,
       ),
