@@ -1,7 +1,7 @@
 // @fairway/store: the schema and every SQL statement Fairway runs. Runtime-neutral (Node and Workers);
 // the migrator lives in "@fairway/store/node".
 export { connectPostgres, query, sql, type Db, type Store } from "./db.ts";
-export { DatabaseDeadlineError, withDeadline } from "./guarded-client.ts";
+export { withDeadline } from "./guarded-client.ts";
 export { isDistributed } from "./citus.ts";
 export { clusterNodes, type ClusterNode } from "./sql/cluster-reads.ts";
 export {
