@@ -3,7 +3,7 @@
 // (store createJobs), maxJobs counted exactly in input order, each item's idempotencyKey under the
 // rules of the Idempotency-Key header. One request for the API's admission, one set of due triggers
 // for the claimer, which shares them with other tenants' work like any backlog.
-import { newId, sha256Hex, type WebhookTarget } from "@fairway/core";
+import { sha256Hex } from "@fairway/core";
 import {
   createJobs,
   NOTIFICATION_POOL,
@@ -14,11 +14,9 @@ import {
 } from "@fairway/store";
 import { announceWork } from "../announce.ts";
 import { ApiError, fromZod } from "../errors.ts";
-import { handlerTypesFor } from "../handler-types.ts";
-import { buildJob, checkNotifyChannels, checkSecretRefs } from "../job-input.ts";
 import { createJobBody } from "../schemas.ts";
 import { jobJson } from "../serialize.ts";
-import { poolDefaults, type CommandContext } from "./jobs.ts";
+import { prepareJob, type CommandContext } from "./jobs.ts";
 
 type ItemResult =
   | { index: number; status: 200 | 201; job: ReturnType<typeof jobJson> }
@@ -104,14 +102,7 @@ async function checkItem({ deps }: CommandContext, tenant: TenantRow, item: unkn
       "debounce_not_in_batch",
       "debounce: a debounced create folds into its key's pending job one create at a time; send it alone to POST /v1/jobs",
     );
-  const pool = await poolDefaults(deps.db, body.type);
-  const job = buildJob(newId("job"), body, tenant, pool, {
-    now,
-    allowPrivate: deps.allowPrivateTargets,
-    handlerTypes: body.target ? deps.handlerTypes : await handlerTypesFor(deps.db, deps.handlerTypes, body.type),
-  });
-  await checkSecretRefs(deps.db, tenant.id, job.target as WebhookTarget | null);
-  await checkNotifyChannels(deps.db, tenant.id, body.notify);
+  const { job, pool } = await prepareJob(deps, tenant, body, now);
   const requestHash = idempotencyKey ? await sha256Hex(JSON.stringify(body)) : undefined;
   return { job, idempotencyKey, requestHash, known: pool.known };
 }

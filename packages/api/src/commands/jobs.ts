@@ -79,6 +79,26 @@ async function lostRace(db: Db, tenantId: string, id: string, action: string): P
   throw job ? notLive(job, action) : notFound("job");
 }
 
+/** A create body as the job it writes: its pool's defaults, its target checked (private addresses,
+ *  handler types), its secret references and notification channels found. Throws the 400 that says
+ *  what to fix. Shared by a single create and each item of a batch. */
+export async function prepareJob(
+  deps: CommandContext["deps"],
+  tenant: TenantRow,
+  body: z.infer<typeof createJobBody>,
+  now: Date,
+) {
+  const pool = await poolDefaults(deps.db, body.type);
+  const job = buildJob(newId("job"), body, tenant, pool, {
+    now,
+    allowPrivate: deps.allowPrivateTargets,
+    handlerTypes: body.target ? deps.handlerTypes : await handlerTypesFor(deps.db, deps.handlerTypes, body.type),
+  });
+  await checkSecretRefs(deps.db, tenant.id, job.target as WebhookTarget | null);
+  await checkNotifyChannels(deps.db, tenant.id, body.notify);
+  return { job, pool };
+}
+
 /** Creates a job from a checked body; with an idempotency key, a repeat of the same body answers the
  *  first job (replayed: true) and another body under the same key is a 409. */
 export async function createJob(
@@ -88,14 +108,7 @@ export async function createJob(
   idempotencyKey?: string,
 ): Promise<{ job: JobRow; replayed: boolean; debounced?: Debounced }> {
   const now = new Date(deps.now());
-  const pool = await poolDefaults(deps.db, body.type);
-  const job = buildJob(newId("job"), body, tenant, pool, {
-    now,
-    allowPrivate: deps.allowPrivateTargets,
-    handlerTypes: body.target ? deps.handlerTypes : await handlerTypesFor(deps.db, deps.handlerTypes, body.type),
-  });
-  await checkSecretRefs(deps.db, tenant.id, job.target as WebhookTarget | null);
-  await checkNotifyChannels(deps.db, tenant.id, body.notify);
+  const { job, pool } = await prepareJob(deps, tenant, body, now);
   if (body.debounce) return createDebouncedJob({ deps, log }, tenant, job, body.debounce, pool.known, idempotencyKey);
   const result = await insertJob(deps.db, job, {
     maxJobs: tenant.maxJobs,
