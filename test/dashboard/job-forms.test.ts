@@ -279,7 +279,13 @@ describe("dashboard job forms: create, edit, cancel", () => {
     await page.getByLabel("Longest wait (ms)").fill("300000");
     await Promise.all([page.waitForURL(/\/jobs\/job_/), page.getByRole("button", { name: "Create job" }).click()]);
     const job = (await jobNamed("form-debounced"))!;
-    expect(job.debounce).toEqual({ key: "account-42", periodMs: 30000, maxWaitMs: 300000, folded: 0 });
+    expect(job.debounce).toEqual({
+      key: "account-42",
+      periodMs: 30000,
+      maxWaitMs: 300000,
+      mode: "trailing",
+      folded: 0,
+    });
     await expect(page.locator("#debounce-h + dl").textContent()).resolves.toContain("account-42");
   });
 
