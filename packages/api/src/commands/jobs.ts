@@ -51,7 +51,7 @@ export interface CommandContext {
  *  there, is never deleted, so a cached pool also means no pool insert is needed. */
 const POOL_CACHE_MS = 5000;
 const poolCaches = new WeakMap<Db, Map<string, { at: number; pool: PoolConfig; known: boolean }>>();
-export async function poolDefaults(db: Db, type: string): Promise<PoolConfig & { known: boolean }> {
+async function poolDefaults(db: Db, type: string): Promise<PoolConfig & { known: boolean }> {
   let poolCache = poolCaches.get(db);
   if (!poolCache) poolCaches.set(db, (poolCache = new Map()));
   const hit = poolCache.get(type);
