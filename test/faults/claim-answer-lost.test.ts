@@ -81,16 +81,13 @@ it("a settle whose hand-off claims commit and whose answer is lost: the claimed 
   try {
     // A settle (it records a success) and the claim written right behind it (its own transaction in
     // the same round trip: store hand-off.ts), which writes a lease.
-    // Cut once that claim's COMMIT has passed too.
-    // Cut once that claim's COMMIT has passed too: its first COMMIT after the lease is in this chunk.
+    // Cut once the first claim written after the latest settle has passed its COMMIT (standby claims
+    // may follow it in the same round trip).
     const lost = via.proxy.loseAnswer((sent, before) => {
       const all = before + sent;
-      const lease = all.lastIndexOf("INSERT INTO leases");
-      return (
-        lease >= 0 &&
-        all.indexOf("commit", lease) >= before.length &&
-        all.slice(0, lease).includes("INSERT INTO success_detail")
-      );
+      const settle = all.lastIndexOf("INSERT INTO success_detail");
+      const lease = settle < 0 ? -1 : all.indexOf("INSERT INTO leases", settle);
+      return lease >= 0 && all.indexOf("commit", lease) >= before.length;
     });
     const executor = startSurvivor({ db: via.store.db });
     await lost;

@@ -153,7 +153,8 @@ describe("backfill", () => {
     const all = await until(seq, (s) => s.filter((p) => p === livePath).length >= 70, 60_000, "70 live deliveries");
     const firstLive = all.map((p, i) => (p === livePath ? i : -1)).filter((i) => i >= 0);
     // The first 50 starts are the live jobs; deliveries started together reach the receiver in any
-    // order, so up to a pool's worth (10) of backfill may land among them.
+    // order, so backfill started beside the last live ones may land among them: a pool's worth (10)
+    // in flight, and as many again claimed ahead with them in one claim.
     const lastOfFirst = firstLive[49];
     const lastOfSecond = firstLive[69];
     const backfillBeforeSecond = all.slice(before, lastOfSecond).filter((p) => p === bfPath).length;
@@ -161,7 +162,7 @@ describe("backfill", () => {
       `backfill beside live work: the first 50 live done by delivery ${lastOfFirst + 1}; ` +
         `${backfillBeforeSecond} backfill deliveries before the last of 20 live jobs created midway (${1000 - 300} were queued)`,
     );
-    expect(lastOfFirst + 1).toBeLessThanOrEqual(60);
+    expect(lastOfFirst + 1).toBeLessThanOrEqual(70);
     // What the executor had claimed ahead (its queue) and in flight still runs first; everything else
     // of the backfill waits. First in, first out would put all ~700 queued fires first.
     expect(backfillBeforeSecond).toBeLessThanOrEqual(150);

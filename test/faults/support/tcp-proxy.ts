@@ -16,8 +16,8 @@ export interface TcpProxy {
   restore(): Promise<void>;
   readonly isCut: boolean;
   /** Once: the first transaction whose statements, as sent, satisfy `match` (a statement's text is
-   *  sent the first time a connection prepares it; `before` is what the same connection sent in the
-   *  transaction before it) is passed to Postgres up to its COMMIT, and its connection cut before the
+   *  sent the first time a connection prepares it; `before` is what the same connection sent before,
+   *  its last megabyte) is passed to Postgres up to its COMMIT, and its connection cut before the
    *  answer comes back. Resolves when that happened. */
   loseAnswer(match: (sent: string, before: string) => boolean): Promise<void>;
   /** Every connection open now goes silent for good (no data, no close); new ones pass. */
@@ -62,7 +62,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       since += sent;
       if (!sent.includes("commit")) return;
       const matched = trap.match(since, before);
-      before = since;
+      before = (before + since).slice(-1_000_000);
       since = "";
       if (matched) {
         const sprung = trap.sprung;
