@@ -326,9 +326,10 @@ describe("the reads on the distributed layout", () => {
     } finally {
       await stopped.start();
     }
+    // Every node answers again, with every tenant (a node just started may answer before its counts do).
     const after = await until(
       () => clusterNodes(db),
-      (ns) => ns.every((n) => n.up && n.tenants !== null),
+      (ns) => ns.every((n) => n.up && n.tenants !== null) && ns.reduce((n, x) => n + (x.tenants ?? 0), 0) === 3,
     );
     expect(after.reduce((n, x) => n + (x.tenants ?? 0), 0)).toBe(3);
   }, 120_000);

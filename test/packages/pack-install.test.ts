@@ -62,7 +62,7 @@ beforeAll(async () => {
 
   db = await createTestDb();
   server = await startFairway(db.url);
-}, 240_000);
+}, 480_000);
 
 /** `fairway start` from the installed CLI, on a free port; resolves once it listens. */
 async function startFairway(databaseUrl: string): Promise<typeof server> {
