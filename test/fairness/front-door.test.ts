@@ -12,6 +12,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createTestDb, type TestDb } from "../support/pg.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
+import { until as waitUntil } from "../support/until.ts";
 
 let db: TestDb;
 let server: ServerProcess;
@@ -146,12 +147,18 @@ test("a flooding tenant is refused its excess with Retry-After, and nothing ackn
 
     const alone = await calmAndHealth();
 
-    // The flood: three times that, open loop, for ~6 s (at most 6,000 requests); the calm tenant's
-    // pace starts 1 s in.
+    // The flood: three times that, open loop, for ~6 s (at most 6,000 requests).
     const rate = Math.max(50, Math.round(3 * capacity));
     const n = Math.min(6000, rate * 6);
     const flooding = flood(rate, n);
-    await sleep(1000);
+    // The calm tenant's pace starts once the flood is being refused (it has filled its share).
+    const refusedSoFar = async () => {
+      const text = await (
+        await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })
+      ).text();
+      return Number(/^fairway_api_refused_total\{tenant="flood"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    };
+    await waitUntil(refusedSoFar, (n) => n > 0, 20_000, "the flood refused its excess");
     const during = await calmAndHealth();
     const flooded = await flooding;
 
