@@ -16,11 +16,6 @@ const alongside = [
 export default defineConfig({
   test: {
     globalSetup: ["test/support/global-setup.ts"],
-    // A pool the store replaced after a statement went unanswered (store guarded-client.ts) is destroyed
-    // at once; postgres.js then rejects a query of its own (a connection's type lookup) that nothing
-    // awaits. The Node server's process guard logs such a driver network error and goes on
-    // (apps/server/src/process-guards.ts); the tests do the same for this one code, and nothing else.
-    onUnhandledError: (err) => (err as { code?: string }).code !== "CONNECTION_DESTROYED",
     // Waits inside the tests have their own limits; this only ends a test that hangs.
     testTimeout: 90_000,
     hookTimeout: 60_000,

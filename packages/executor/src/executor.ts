@@ -557,7 +557,7 @@ export class Executor {
         (tenantId, group) => releaseLeases(this.opts.db, group, tenantId),
       );
       return outcomes.reduce((sum, o) => sum + (o.status === "fulfilled" ? o.value : failed(o.reason)), 0);
-    }, failed);
+    }).catch(failed);
     this.stats.released += n;
     await this.ready?.mark(list.map((h) => ({ type: h.t.type, tenantId: h.t.tenantId, dueAtMs: this.now() })));
     this.loop.wake();
