@@ -1,7 +1,8 @@
 // `npm run bench -- --against <ref> --only <scenario>[,…] [--pairs N]`: the ref checked out in a
-// temporary git worktree (npm ci there), then each scenario run once on each side per pair, ref and
-// working tree in turn (A B A B …) on this machine in this session, each side by its own main.ts in
-// its own process. The figures come from the JSON lines each side's main.ts appends; the ratios of
+// temporary git worktree (npm ci there), then each scenario run once on each side per pair, the side
+// that goes first alternating from pair to pair (A B, B A, A B …: whatever the second run of a pair
+// gains or loses, such as a warm cache or a machine still busy, falls on both sides alike), each side
+// by its own main.ts in its own process. The figures come from the JSON lines each side's main.ts appends; the ratios of
 // the scenario's headline figures (working tree ÷ ref) are printed and written to
 // bench/results/against.jsonl. `--study <name>[:<arg>…]` runs each side's bench/src/studies/<name>.ts
 // instead and compares every figure of the JSON line it prints last. The worktree is
@@ -99,7 +100,7 @@ export async function runAgainst(opts: AgainstOptions, scenarios: Scenario[]): P
       for (let p = 1; p <= opts.pairs; p++) {
         const got: Partial<Record<"ref" | "tree", Figures>> = {};
         const load: Record<string, number> = {};
-        for (const side of sides) {
+        for (const side of p % 2 === 1 ? sides : [...sides].reverse()) {
           console.log(`\n=== ${s.name} pair ${p}/${opts.pairs}: ${side.name === "ref" ? label : "working tree"}`);
           load[side.name] = round(os.loadavg()[0]);
           got[side.name] = await s.run(side.name, side.root);
