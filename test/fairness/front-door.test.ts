@@ -112,7 +112,7 @@ async function calmAndHealth() {
 
 /** The flood client: `count` creates at `rate` per second from a process of its own. */
 function flood(rate: number, count: number) {
-  const script = fileURLToPath(new URL("./support/flood-client.ts", import.meta.url));
+  const script = fileURLToPath(new URL("../../bench/src/workers/flood-client.ts", import.meta.url));
   const tsx = fileURLToPath(new URL("../../node_modules/.bin/tsx", import.meta.url));
   const child = spawn(tsx, [script, server.url, keys.flood, String(rate), String(count)], {
     stdio: ["ignore", "pipe", "inherit"],
