@@ -57,6 +57,7 @@ export const frontDoor: Scenario = {
       "health_p99_alone_ms",
       "capacity_per_s",
       "probe_lag_p99_ms",
+      "server_lag_max_during_ms",
     ],
   },
   async run(ctx: BenchContext) {
@@ -164,13 +165,24 @@ export const frontDoor: Scenario = {
         };
       };
 
+      // The server's own event-loop delay (prom-client's, reset at each scrape) over each phase.
+      const serverLag = async () => {
+        const r = await request(`${base}/metrics`, { headers: admin, dispatcher: agent, headersTimeout: 60_000 });
+        const text = await r.body.text();
+        const read = (name: string) =>
+          Number(new RegExp(`^fairway_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, "m").exec(text)?.[1]) * 1000;
+        return { p99: read("p99"), max: read("max") };
+      };
       lag.enable();
+      await serverLag();
       const alone = await phase();
+      const lagAlone = await serverLag();
       const rate = Math.max(50, Math.round(3 * capacity));
       const flooding = flood(base, keys.flood, rate, rate * floodSeconds);
       // The calm phase starts once the flood fills its share (about a second in).
       await sleep(1000);
       const during = await phase();
+      const lagDuring = await serverLag();
       const flooded = await flooding;
       lag.disable();
 
@@ -194,12 +206,16 @@ export const frontDoor: Scenario = {
         calm_refused: alone.refused + during.refused,
         calm_undelivered: alone.undelivered + during.undelivered,
         probe_lag_p99_ms: lag.percentile(99) / 1e6,
+        server_lag_max_alone_ms: lagAlone.max,
+        server_lag_max_during_ms: lagDuring.max,
+        server_lag_p99_during_ms: lagDuring.p99,
       };
       ctx.log(
         `capacity ${Math.round(capacity)}/s, flood ${rate}/s: ${JSON.stringify(flooded.statuses)}; calm create p99 ` +
           `${Math.round(figures.create_p99_alone_ms)} → ${Math.round(figures.create_p99_during_ms)} ms, delivery p99 ` +
           `${Math.round(figures.delivery_p99_alone_ms)} → ${Math.round(figures.delivery_p99_during_ms)} ms, /healthz p99 ` +
-          `${Math.round(figures.health_p99_alone_ms)} → ${Math.round(figures.health_p99_during_ms)} ms`,
+          `${Math.round(figures.health_p99_alone_ms)} → ${Math.round(figures.health_p99_during_ms)} ms; server ` +
+          `event-loop delay max ${Math.round(lagAlone.max)} → ${Math.round(lagDuring.max)} ms`,
       );
       return figures;
     } finally {
@@ -216,7 +232,7 @@ export const frontDoor: Scenario = {
 function flood(url: string, key: string, rate: number, count: number) {
   const script = fileURLToPath(new URL("../workers/flood-client.ts", import.meta.url));
   const tsx = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url));
-  const child = spawn(tsx, [script, url, key, String(rate), String(count)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(tsx, [script, url, key, String(rate), String(count), process.env.FLOOD_CONNECTIONS ?? "0"], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   return new Promise<{ statuses: Record<string, number> }>((resolve, reject) => {
