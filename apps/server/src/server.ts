@@ -23,7 +23,6 @@ import { mailerFor } from "./mailer.ts";
 import { createServerMetrics } from "./metrics.ts";
 import { executorReadiness } from "./readiness.ts";
 
-
 /** The listening socket's accept queue (see the listen below). */
 const LISTEN_BACKLOG = 4096;
 export interface Server {

@@ -1,6 +1,7 @@
 // front-door — one tenant floods the real server process (apps/server, as `npm start` runs it, on the
 // machine's Postgres) with creates open loop at three times what the server serves it alone, from a
-// process of its own (workers/flood-client.ts); another tenant creates at a steady 20/s, jobs due at
+// process of its own (workers/flood-client.ts); another tenant creates at a steady 20/s (a quarter of
+// that when the server serves less than 80/s), jobs due at
 // once that the server's executor delivers to a target in this process, and /healthz is probed 10/s.
 // The calm tenant's create and create-to-delivery p99, and /healthz p99, alone and during the flood,
 // the flood's 429s, and this process's event-loop delay (a measuring process that lags would
@@ -122,6 +123,9 @@ export const frontDoor: Scenario = {
         }),
       );
       const capacity = served / (measureMs / 1000);
+      // The calm tenant's pace: 20/s, or a quarter of what the server serves when the machine is busier
+      // than that allows (a calm tenant is a small part of the server's work, well within its share).
+      const calmEveryMs = Math.max(50, 4000 / capacity);
 
       let next = 0;
       const phase = async (): Promise<Phase> => {
@@ -139,7 +143,7 @@ export const frontDoor: Scenario = {
         const sent: Array<Promise<{ n: number; status: number; ms: number; at: number }>> = [];
         const t0 = performance.now();
         for (let i = 0; i < calmCount; i++) {
-          const wait = t0 + i * 50 - performance.now();
+          const wait = t0 + i * calmEveryMs - performance.now();
           if (wait > 1) await sleep(wait);
           const n = next++;
           const body = JSON.stringify({
@@ -171,7 +175,13 @@ export const frontDoor: Scenario = {
         const text = await r.body.text();
         const read = (name: string) =>
           Number(new RegExp(`^fairway_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, "m").exec(text)?.[1]) * 1000;
-        return { p99: read("p99"), max: read("max") };
+        const num = (re: RegExp) => Number(re.exec(text)?.[1] ?? Number.NaN);
+        return {
+          p99: read("p99"),
+          max: read("max"),
+          limit: num(/^fairway_api_concurrency_limit (\S+)$/m),
+          calmQueued: num(/^fairway_api_queued_total\{tenant="calm"\} (\S+)$/m),
+        };
       };
       lag.enable();
       await serverLag();
@@ -189,6 +199,7 @@ export const frontDoor: Scenario = {
       const p99 = (xs: number[]) => (xs.length ? percentile(xs, 99) : Number.NaN);
       const figures = {
         capacity_per_s: capacity,
+        calm_per_s: 1000 / calmEveryMs,
         flood_rate_per_s: rate,
         flood_201: flooded.statuses["201"] ?? 0,
         flood_429: flooded.statuses["429"] ?? 0,
@@ -209,13 +220,17 @@ export const frontDoor: Scenario = {
         server_lag_max_alone_ms: lagAlone.max,
         server_lag_max_during_ms: lagDuring.max,
         server_lag_p99_during_ms: lagDuring.p99,
+        // The adaptive limit as the flood ends, and the calm tenant's requests that waited for a slot.
+        limit_during: lagDuring.limit,
+        calm_queued: lagDuring.calmQueued - (Number.isNaN(lagAlone.calmQueued) ? 0 : lagAlone.calmQueued),
       };
       ctx.log(
         `capacity ${Math.round(capacity)}/s, flood ${rate}/s: ${JSON.stringify(flooded.statuses)}; calm create p99 ` +
           `${Math.round(figures.create_p99_alone_ms)} → ${Math.round(figures.create_p99_during_ms)} ms, delivery p99 ` +
           `${Math.round(figures.delivery_p99_alone_ms)} → ${Math.round(figures.delivery_p99_during_ms)} ms, /healthz p99 ` +
           `${Math.round(figures.health_p99_alone_ms)} → ${Math.round(figures.health_p99_during_ms)} ms; server ` +
-          `event-loop delay max ${Math.round(lagAlone.max)} → ${Math.round(lagDuring.max)} ms`,
+          `event-loop delay max ${Math.round(lagAlone.max)} → ${Math.round(lagDuring.max)} ms; limit ${lagDuring.limit}, ` +
+          `calm waited for a slot ${figures.calm_queued} times`,
       );
       return figures;
     } finally {
@@ -232,7 +247,7 @@ export const frontDoor: Scenario = {
 function flood(url: string, key: string, rate: number, count: number) {
   const script = fileURLToPath(new URL("../workers/flood-client.ts", import.meta.url));
   const tsx = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url));
-  const child = spawn(tsx, [script, url, key, String(rate), String(count), process.env.FLOOD_CONNECTIONS ?? "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(tsx, [script, url, key, String(rate), String(count)], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   return new Promise<{ statuses: Record<string, number> }>((resolve, reject) => {

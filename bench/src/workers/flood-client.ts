@@ -1,6 +1,6 @@
 // A flooding client in its own process (so its load is not the measuring process's): POST /v1/jobs
-// open loop at RATE per second for COUNT requests, then one JSON line on stdout: per status, the
-// count, and the Retry-After values the 429s carried. CONNECTIONS > 0: over that many keep-alive
+// open loop at RATE per second for COUNT requests, then one JSON line on stdout: per status (or
+// error:<code> for a request that got no answer), the count, and the Retry-After values the 429s carried. CONNECTIONS > 0: over that many keep-alive
 // connections (an undici Agent, as an SDK or a proxy keeps them; what exceeds them waits in the
 // client); 0: a connection for every request in flight (Node's fetch, whose pool has no bound).
 // Used by the front-door scenario and test/fairness/front-door.test.ts.
@@ -44,7 +44,11 @@ async function one(): Promise<void> {
       if (r.retryAfter) retryAfter.add(r.retryAfter);
       else missingRetryAfter++;
     }
-  } catch {}
+  } catch (err) {
+    // What failed, by its code (a refused or reset connection, a timeout): "error:<code>".
+    const e = err as { code?: string; cause?: { code?: string }; name?: string };
+    status = `error:${e.cause?.code ?? e.code ?? e.name ?? "unknown"}`;
+  }
   statuses[status] = (statuses[status] ?? 0) + 1;
 }
 
