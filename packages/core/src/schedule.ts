@@ -134,7 +134,7 @@ export interface BacklogSupersede {
 }
 
 /** Fires older than this, still pending, are a backlog: the grace, or fire_all's catch-up window. */
-export function staleBefore(job: Pick<CronJobState, "misfire" | "catchupWindowMs">, now: Date): Date {
+function staleBefore(job: Pick<CronJobState, "misfire" | "catchupWindowMs">, now: Date): Date {
   const ms = job.misfire === "fire_all" ? Math.max(job.catchupWindowMs, MISFIRE_GRACE_MS) : MISFIRE_GRACE_MS;
   return new Date(now.getTime() - ms);
 }

@@ -153,9 +153,9 @@ export async function materialize(
 }
 
 /** The due cron jobs a pass plans, locked (SKIP LOCKED: a racing executor takes the others). With each
- *  job whose fires may pile up (overlap allow), its latest scheduled fire before the staleness threshold
- *  (core staleBefore: the grace, or fire_all's window) when that fire still waits, never attempted: one
- *  backward step on the (job, instant) index, whatever the job's history. */
+ *  job whose fires may pile up (overlap allow), its latest scheduled fire older than the grace (or
+ *  fire_all's window, if longer) when that fire still waits, never attempted (core backlogSupersede):
+ *  one backward step on the (job, instant) index, whatever the job's history. */
 export function dueJobsStatement(now: Date, lookaheadMs: number, limit: number, tenantId?: string) {
   return sql`
       SELECT id, tenant_id AS "tenantId", type, cron, timezone, spread_ms AS "spreadMs", next_fire_at AS "nextFireAt", misfire,
