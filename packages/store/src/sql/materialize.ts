@@ -304,7 +304,7 @@ const staleUpdate = (superseded: object[], tenantId?: string) => sql`
                          AS s(job_id text, after timestamptz, before timestamptz, reason text, keep_latest boolean)
                     ON t0.job_id = s.job_id
                  WHERE t0.status = 'pending' AND t0.kind = 'scheduled' AND t0.attempt_count = 0
-                   AND t0.scheduled_for <= s.before AND (s.after IS NULL OR t0.scheduled_for >= s.after)
+                   AND t0.scheduled_for <= s.before AND t0.scheduled_for >= coalesce(s.after, '-infinity')
                    AND (s.keep_latest IS NOT TRUE OR t0.scheduled_for < (
                          SELECT max(t1.scheduled_for) FROM triggers t1
                           WHERE t1.job_id = s.job_id AND t1.status = 'pending' AND t1.kind = 'scheduled'
