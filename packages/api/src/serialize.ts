@@ -47,7 +47,7 @@ function effectiveJson(t: TenantRow) {
 
 /** The values set on the tenant itself, in the API's shape: only the fields it sets. */
 export function overridesJson(t: TenantRow) {
-  const own = (t.own ?? {}) as OwnValues;
+  const own = (typeof t.own === "string" ? JSON.parse(t.own) : (t.own ?? {})) as OwnValues;
   const out: Record<string, unknown> = {};
   const keys: Record<string, number> = {};
   for (const [f, v] of Object.entries(own) as Array<[OwnField, number]>) {
