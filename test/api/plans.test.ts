@@ -40,7 +40,13 @@ describe("quota plans", () => {
       keyDefaults: { maxInFlight: 3 },
     });
     expect(p.status, p.text).toBe(201);
-    expect(p.json).toMatchObject({ id: "pro", maxInFlight: 40, maxJobs: null, tenants: 0, keyDefaults: { maxInFlight: 3, weight: null } });
+    expect(p.json).toMatchObject({
+      id: "pro",
+      maxInFlight: 40,
+      maxJobs: null,
+      tenants: 0,
+      keyDefaults: { maxInFlight: 3, weight: null },
+    });
 
     const t = await admin("POST", "/v1/admin/tenants", { id: "t-pro", name: "T", plan: "pro", weight: 9 });
     expect(t.status, t.text).toBe(201);
@@ -66,13 +72,34 @@ describe("quota plans", () => {
 
     // A plan change moves every tenant on it, but not the values a tenant set itself.
     await admin("POST", "/v1/admin/tenants", { id: "t-pro-2", name: "T2", plan: "pro" });
-    const changed = await admin("PATCH", "/v1/admin/plans/pro", { maxInFlight: 7, weight: 2, ratePerSecond: null, keyDefaults: { weight: 5 } });
+    const changed = await admin("PATCH", "/v1/admin/plans/pro", {
+      maxInFlight: 7,
+      weight: 2,
+      ratePerSecond: null,
+      keyDefaults: { weight: 5 },
+    });
     expect(changed.status, changed.text).toBe(200);
-    expect(changed.json).toMatchObject({ maxInFlight: 7, weight: 2, ratePerSecond: null, tenants: 2, keyDefaults: { maxInFlight: 3, weight: 5 } });
-    expect(await columns("t-pro")).toMatchObject({ maxInFlight: 2, weight: 2, ratePerSecond: null, keyMaxInFlight: 3, keyWeight: 5 });
+    expect(changed.json).toMatchObject({
+      maxInFlight: 7,
+      weight: 2,
+      ratePerSecond: null,
+      tenants: 2,
+      keyDefaults: { maxInFlight: 3, weight: 5 },
+    });
+    expect(await columns("t-pro")).toMatchObject({
+      maxInFlight: 2,
+      weight: 2,
+      ratePerSecond: null,
+      keyMaxInFlight: 3,
+      keyWeight: 5,
+    });
     expect(await columns("t-pro-2")).toMatchObject({ maxInFlight: 7, weight: 2, ratePerSecond: null, keyWeight: 5 });
     const shown = await admin("GET", "/v1/admin/tenants/t-pro-2");
-    expect([shown.json.plan, shown.json.effective.maxInFlight, shown.json.effective.keyDefaults.weight]).toEqual(["pro", 7, 5]);
+    expect([shown.json.plan, shown.json.effective.maxInFlight, shown.json.effective.keyDefaults.weight]).toEqual([
+      "pro",
+      7,
+      5,
+    ]);
 
     // Off the plan: the defaults, except what the tenant set itself.
     const off = await admin("PATCH", "/v1/admin/tenants/t-pro", { plan: null });
@@ -112,7 +139,10 @@ describe("quota plans", () => {
   it("bad input is a 400 with its code and writes nothing", async () => {
     const bad = async (method: string, path: string, body: unknown, code: string) => {
       const r = await admin(method, path, body);
-      expect([r.status, r.json?.error?.code], `${method} ${path} ${JSON.stringify(body)}: ${r.text}`).toEqual([400, code]);
+      expect([r.status, r.json?.error?.code], `${method} ${path} ${JSON.stringify(body)}: ${r.text}`).toEqual([
+        400,
+        code,
+      ]);
       return r.json.error.message as string;
     };
     expect(await bad("POST", "/v1/admin/plans", { name: "no id" }, "validation_error")).toMatch(/id/);
@@ -125,7 +155,9 @@ describe("quota plans", () => {
     const dup = await admin("POST", "/v1/admin/plans", { id: "dup" });
     expect([dup.status, dup.json.error.code]).toEqual([409, "plan_exists"]);
 
-    expect(await bad("POST", "/v1/admin/tenants", { id: "t-nope", name: "N", plan: "nope" }, "unknown_plan")).toContain("POST /v1/admin/plans");
+    expect(await bad("POST", "/v1/admin/tenants", { id: "t-nope", name: "N", plan: "nope" }, "unknown_plan")).toContain(
+      "POST /v1/admin/plans",
+    );
     expect((await admin("GET", "/v1/admin/tenants/t-nope")).status).toBe(404);
 
     await admin("POST", "/v1/admin/plans", { id: "steady", maxInFlight: 5 });

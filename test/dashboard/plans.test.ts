@@ -32,7 +32,12 @@ describe("dashboard: quota plans", () => {
     await page.getByLabel("Plan", { exact: true }).selectOption("gold");
     await page.getByRole("button", { name: "Save quotas" }).click();
     await expect(page.getByRole("status").textContent()).resolves.toContain("Quotas saved");
-    expect(await d.admin.tenants.get("globex")).toMatchObject({ plan: "gold", maxInFlight: 30, weight: 7, overrides: { weight: 7 } });
+    expect(await d.admin.tenants.get("globex")).toMatchObject({
+      plan: "gold",
+      maxInFlight: 30,
+      weight: 7,
+      overrides: { weight: 7 },
+    });
     await expect(page.getByLabel("In-flight cap").inputValue()).resolves.toBe("");
     await expect(page.getByLabel("In-flight cap").getAttribute("placeholder")).resolves.toBe("30");
 

@@ -319,7 +319,15 @@ export const createTenantBody = strict({
 });
 
 /** The fields a tenant may leave to its plan: null in a PATCH removes the tenant's own value. */
-const PLANNED = ["maxInFlight", "weight", "ratePerSecond", "burst", "maxJobs", "maxPayloadBytes", "historyRetentionDays"] as const;
+const PLANNED = [
+  "maxInFlight",
+  "weight",
+  "ratePerSecond",
+  "burst",
+  "maxJobs",
+  "maxPayloadBytes",
+  "historyRetentionDays",
+] as const;
 const nullablePlanned = Object.fromEntries(PLANNED.map((f) => [f, quota[f].nullable()])) as {
   [K in (typeof PLANNED)[number]]: z.ZodNullable<(typeof quota)[K]>;
 };
@@ -342,8 +350,9 @@ export const tenantState = strict({
   status: z.enum(["active", "suspended"], { error: "must be active or suspended" }),
   plan: planRef.optional(),
   ...quota,
-  ...z.object(Object.fromEntries(PLANNED.map((f) => [f, quota[f]])) as Pick<typeof quota, (typeof PLANNED)[number]>).partial()
-    .shape,
+  ...z
+    .object(Object.fromEntries(PLANNED.map((f) => [f, quota[f]])) as Pick<typeof quota, (typeof PLANNED)[number]>)
+    .partial().shape,
 });
 
 export const putPoolBody = strict({

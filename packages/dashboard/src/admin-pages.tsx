@@ -365,7 +365,12 @@ function TenantDetail(props: {
               hint="Token bucket size. Empty without a plan: the rate, at least 1."
             />
             <NumberField name="maxJobs" label="Max live jobs" value={own.maxJobs} now={t.maxJobs} />
-            <NumberField name="maxPayloadBytes" label="Max payload bytes" value={own.maxPayloadBytes} now={t.maxPayloadBytes} />
+            <NumberField
+              name="maxPayloadBytes"
+              label="Max payload bytes"
+              value={own.maxPayloadBytes}
+              now={t.maxPayloadBytes}
+            />
             <button type="submit">Save quotas</button>
           </PostForm>
         </section>
@@ -418,12 +423,15 @@ adminPages.post("/tenants/:id/quota", async (c) => {
     if (r?.status !== 400) throw err;
     const [t] = await tenantOverview(d.db, { after: null, limit: 1, ids: [id] });
     if (!t) throw notFound("tenant");
-    return c.html(<TenantDetail
+    return c.html(
+      <TenantDetail
         c={c}
         t={t}
         plans={await planChoices(c)}
         flash={{ kind: "err", text: `Not saved. ${r.message}` }}
-      />, 400);
+      />,
+      400,
+    );
   }
   return c.redirect(`/dashboard/admin/tenants/${encodeURIComponent(id)}?done=quota`, 303);
 });

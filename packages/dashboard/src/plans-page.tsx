@@ -41,8 +41,8 @@ async function PlansList(c: Context<DashEnv>, flash: Flash, form: Record<string,
     <Page title="Plans" scope={c.var.scope} nav={adminNav()} current="/dashboard/admin/plans" flash={flash}>
       <h1>Plans</h1>
       <p class="sub">
-        A plan is a tier of quotas. Its tenants take its values where they set none of their own; "default" is the
-        value a tenant gets when neither sets one. A change applies to every tenant on the plan from its next claim.
+        A plan is a tier of quotas. Its tenants take its values where they set none of their own; "default" is the value
+        a tenant gets when neither sets one. A change applies to every tenant on the plan from its next claim.
       </p>
       {rows.length === 0 ? (
         <p class="card empty">No plans yet: create one below, then pick it on a tenant's page.</p>
@@ -136,8 +136,8 @@ async function PlanDetail(c: Context<DashEnv>, p: PlanRow, flash: Flash) {
       <h1>{p.name ?? p.id}</h1>
       <p class="sub mono">{p.id}</p>
       <p>
-        {tenants} tenant{tenants === 1 ? "" : "s"} on this plan. Saving moves every one of them in one transaction;
-        a value a tenant set itself stays its own.
+        {tenants} tenant{tenants === 1 ? "" : "s"} on this plan. Saving moves every one of them in one transaction; a
+        value a tenant set itself stays its own.
       </p>
       <section class="card" aria-labelledby="plan-h">
         <h2 id="plan-h">Values</h2>
@@ -204,13 +204,31 @@ function PlanFields(props: { values: Record<string, unknown> }) {
       <TextField name="name" label="Name" value={v("name")} />
       <TextField name="maxInFlight" label="In-flight cap" value={v("maxInFlight")} number hint="Empty: 10." />
       <TextField name="weight" label="Weight" value={v("weight")} number hint="Empty: 1." />
-      <TextField name="ratePerSecond" label="Rate per second" value={v("ratePerSecond")} number hint="Empty: unlimited." />
+      <TextField
+        name="ratePerSecond"
+        label="Rate per second"
+        value={v("ratePerSecond")}
+        number
+        hint="Empty: unlimited."
+      />
       <TextField name="burst" label="Burst" value={v("burst")} number hint="Empty: the rate, at least 1." />
       <TextField name="maxJobs" label="Max live jobs" value={v("maxJobs")} number hint="Empty: 10000." />
-      <TextField name="maxPayloadBytes" label="Max payload bytes" value={v("maxPayloadBytes")} number hint="Empty: 262144." />
+      <TextField
+        name="maxPayloadBytes"
+        label="Max payload bytes"
+        value={v("maxPayloadBytes")}
+        number
+        hint="Empty: 262144."
+      />
       <TextField name="historyDays" label="History days" value={v("historyDays")} number hint="Empty: 30." />
       <TextField name="keyMaxInFlight" label="Per-key cap" value={v("keyMaxInFlight")} number hint="Empty: no cap." />
-      <TextField name="keyRatePerSecond" label="Per-key rate" value={v("keyRatePerSecond")} number hint="Empty: no rate." />
+      <TextField
+        name="keyRatePerSecond"
+        label="Per-key rate"
+        value={v("keyRatePerSecond")}
+        number
+        hint="Empty: no rate."
+      />
       <TextField name="keyWeight" label="Per-key weight" value={v("keyWeight")} number hint="Empty: 1." />
     </>
   );

@@ -40,7 +40,9 @@ const FIELDS = Object.keys(OWN_FIELDS) as OwnField[];
 export function planValues(p: PlanRow | null): PlanValues {
   const out = {} as PlanValues;
   for (const f of FIELDS) {
-    out[f] = p ? ((p as unknown as Record<string, number | null>)[f === "historyRetentionDays" ? "historyDays" : f] ?? null) : null;
+    out[f] = p
+      ? ((p as unknown as Record<string, number | null>)[f === "historyRetentionDays" ? "historyDays" : f] ?? null)
+      : null;
   }
   return out;
 }
@@ -147,10 +149,7 @@ export async function insertTenantWithPlan(
       .onConflictDoNothing()
       .returning({ id: tenants.id });
     if (!row) return null;
-    await query(
-      tx,
-      sql`UPDATE tenants SET ${effectiveSet(sql`own`, planValues(plan))} WHERE id = ${row.id}`,
-    );
+    await query(tx, sql`UPDATE tenants SET ${effectiveSet(sql`own`, planValues(plan))} WHERE id = ${row.id}`);
     const [out] = await tx.select().from(tenants).where(eq(tenants.id, row.id));
     return out ?? null;
   });

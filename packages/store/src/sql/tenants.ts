@@ -26,7 +26,9 @@ export type TenantPatch = Partial<
 >;
 
 /** Splits a row's quota fields (the tenant's own values) from its other columns. */
-function splitOwn<T extends Record<string, unknown>>(t: T): { own: OwnValues; remove: OwnField[]; rest: Record<string, unknown> } {
+function splitOwn<T extends Record<string, unknown>>(
+  t: T,
+): { own: OwnValues; remove: OwnField[]; rest: Record<string, unknown> } {
   const own: OwnValues = {};
   const remove: OwnField[] = [];
   const rest: Record<string, unknown> = {};
