@@ -15,14 +15,14 @@ describe("dashboard: quota plans", () => {
   it("creates a plan, puts a tenant on it, changes it, and refuses its delete while in use", async () => {
     const { page } = d;
     await page.goto(`${d.server.url}/dashboard/admin/plans`);
-    await page.getByLabel("Id").fill("gold");
-    await page.getByLabel("Name").fill("Gold");
-    await page.getByLabel("In-flight cap").fill("0");
+    await page.getByLabel("Id", { exact: true }).fill("gold");
+    await page.getByLabel("Name", { exact: true }).fill("Gold");
+    await page.getByLabel("In-flight cap", { exact: true }).fill("0");
     await page.getByRole("button", { name: "Create plan" }).click();
     await expect(page.getByRole("alert").textContent()).resolves.toContain("maxInFlight");
     await expect(d.admin.plans.get("gold")).rejects.toMatchObject({ status: 404 });
-    await page.getByLabel("In-flight cap").fill("30");
-    await page.getByLabel("Weight").fill("3");
+    await page.getByLabel("In-flight cap", { exact: true }).fill("30");
+    await page.getByLabel("Weight", { exact: true }).fill("3");
     await Promise.all([page.waitForURL(/done=created/), page.getByRole("button", { name: "Create plan" }).click()]);
     expect(await d.admin.plans.get("gold")).toMatchObject({ name: "Gold", maxInFlight: 30, weight: 3, maxJobs: null });
 
@@ -38,11 +38,11 @@ describe("dashboard: quota plans", () => {
       weight: 7,
       overrides: { weight: 7 },
     });
-    await expect(page.getByLabel("In-flight cap").inputValue()).resolves.toBe("");
-    await expect(page.getByLabel("In-flight cap").getAttribute("placeholder")).resolves.toBe("30");
+    await expect(page.getByLabel("In-flight cap", { exact: true }).inputValue()).resolves.toBe("");
+    await expect(page.getByLabel("In-flight cap", { exact: true }).getAttribute("placeholder")).resolves.toBe("30");
 
     await page.goto(`${d.server.url}/dashboard/admin/plans/gold`);
-    await page.getByLabel("In-flight cap").fill("12");
+    await page.getByLabel("In-flight cap", { exact: true }).fill("12");
     await Promise.all([page.waitForURL(/done=saved/), page.getByRole("button", { name: "Save plan" }).click()]);
     expect(await d.admin.tenants.get("globex")).toMatchObject({ maxInFlight: 12, weight: 7 });
 
