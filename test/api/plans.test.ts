@@ -3,8 +3,7 @@
 // hands it back to the plan; key defaults likewise; 409 plan_in_use; bad input is a 400 with its code
 // and writes nothing; racing tenant and plan writes end with every tenant on its plan's values.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sql } from "drizzle-orm";
-import { query } from "@fairway/store";
+import { query, sql } from "@fairway/store";
 import { ADMIN, startApi, type ApiHarness } from "./harness.ts";
 
 let h: ApiHarness;

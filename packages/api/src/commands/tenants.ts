@@ -20,7 +20,7 @@ import type { CommandContext } from "./jobs.ts";
 const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
 /** 400 unknown_plan: a tenant names a plan that does not exist (nothing was written). */
-export const unknownPlan = (id: string) =>
+const unknownPlan = (id: string) =>
   new ApiError(
     400,
     "unknown_plan",

@@ -32,12 +32,12 @@ export type OwnField = keyof typeof OWN_FIELDS;
 /** The values set on a tenant itself; an absent field takes its plan's value, else the default. */
 export type OwnValues = Partial<Record<OwnField, number>>;
 /** A plan's value of each field; null: the plan sets none, the default applies. */
-export type PlanValues = Record<OwnField, number | null>;
+type PlanValues = Record<OwnField, number | null>;
 
 const FIELDS = Object.keys(OWN_FIELDS) as OwnField[];
 
 /** A plan row's values by tenant field (its history_days is a tenant's history_retention_days). */
-export function planValues(p: PlanRow | null): PlanValues {
+function planValues(p: PlanRow | null): PlanValues {
   const out = {} as PlanValues;
   for (const f of FIELDS) {
     out[f] = p
