@@ -47,16 +47,20 @@ function planValues(p: PlanRow | null): PlanValues {
   return out;
 }
 
-/** SET items writing the effective columns from `own` (a jsonb expression) and the plan's values. The
- *  rate bucket is reset when the effective rate or burst changes, so the new rate applies from the next
- *  claim (in a SET, the columns read their values before the update). */
-function effectiveSet(own: SQL, plan: PlanValues): SQL {
-  const value = (f: OwnField) => {
-    const d = OWN_FIELDS[f];
-    const t = sql.raw(d.type);
-    return sql`COALESCE((${own} ->> ${f})::${t}, ${plan[f]}::${t}, ${d.fallback}::${t})`;
-  };
-  const items = FIELDS.map((f) => sql`${sql.raw(OWN_FIELDS[f].tenant)} = ${value(f)}`);
+/** The effective value of `f` from `own` (a jsonb expression) and the plan's values. */
+function effectiveValue(f: OwnField, own: SQL, plan: PlanValues): SQL {
+  const d = OWN_FIELDS[f];
+  const t = sql.raw(d.type);
+  return sql`COALESCE((${own} ->> ${f})::${t}, ${plan[f]}::${t}, ${d.fallback}::${t})`;
+}
+
+/** SET items writing the effective columns of `fields` from `own` (a jsonb expression) and the plan's
+ *  values; the other columns keep theirs. The rate bucket is reset when the effective rate or burst
+ *  changes, so the new rate applies from the next claim (in a SET, the columns read their values before
+ *  the update). */
+function effectiveSet(own: SQL, plan: PlanValues, fields: readonly OwnField[] = FIELDS): SQL {
+  const value = (f: OwnField) => (fields.includes(f) ? effectiveValue(f, own, plan) : sql.raw(OWN_FIELDS[f].tenant));
+  const items = fields.map((f) => sql`${sql.raw(OWN_FIELDS[f].tenant)} = ${value(f)}`);
   const rateChanged = sql`(${value("ratePerSecond")}, ${value("burst")}) IS DISTINCT FROM (rate_per_second, burst)`;
   items.push(sql`rate_tokens = CASE WHEN ${rateChanged} THEN NULL ELSE rate_tokens END`);
   items.push(sql`rate_updated_at = CASE WHEN ${rateChanged} THEN NULL ELSE rate_updated_at END`);
@@ -87,7 +91,8 @@ export type TenantOwnChange = {
 
 /** Writes a tenant's own values, plan and other columns and its effective quota, in one transaction.
  *  Own values are merged in the statement (own || set − remove), so two changes of different fields
- *  both land. "unknown_plan" (nothing written) when the plan named does not exist; null when there is
+ *  both land. The effective columns rewritten are those of the fields named, or every one when the
+ *  plan changes; the others keep their values. "unknown_plan" (nothing written) when the plan named does not exist; null when there is
  *  no tenant. */
 export async function writeTenantOwn(
   db: Db,
@@ -117,7 +122,9 @@ export async function writeTenantOwn(
             ...endPortal,
             sql`own = ${own}`,
             sql`plan_id = ${planId}`,
-            effectiveSet(own, planValues(plan)),
+            change.planId === undefined
+              ? effectiveSet(own, planValues(plan), [...(Object.keys(change.set) as OwnField[]), ...change.remove])
+              : effectiveSet(own, planValues(plan)),
             sql`updated_at = now()`,
           ],
           sql`, `,
@@ -133,25 +140,29 @@ export async function writeTenantOwn(
   });
 }
 
-/** Inserts a tenant with its own values and plan, its effective quota computed in the same transaction.
- *  null when the id is taken, "unknown_plan" (nothing written) when the plan does not exist. */
+/** Inserts a tenant with its own values and plan, its effective quota computed in the same statement
+ *  (with a plan: in a transaction that holds the plan FOR SHARE). null when the id is taken,
+ *  "unknown_plan" (nothing written) when the plan does not exist. */
 export async function insertTenantWithPlan(
   db: Db,
   t: typeof tenants.$inferInsert,
   own: OwnValues,
 ): Promise<typeof tenants.$inferSelect | "unknown_plan" | null> {
-  return db.transaction(async (tx) => {
-    const plan = t.planId ? await lockPlan(tx, t.planId, "share") : null;
-    if (t.planId && !plan) return "unknown_plan";
-    const [row] = await tx
+  const insert = async (q: Db, plan: PlanRow | null) => {
+    const ownJson = sql`${JSON.stringify(own)}::jsonb`;
+    const values = Object.fromEntries(FIELDS.map((f) => [f, effectiveValue(f, ownJson, planValues(plan))]));
+    const [row] = await q
       .insert(tenants)
-      .values({ ...t, own })
+      .values({ ...t, ...values, own })
       .onConflictDoNothing()
-      .returning({ id: tenants.id });
-    if (!row) return null;
-    await query(tx, sql`UPDATE tenants SET ${effectiveSet(sql`own`, planValues(plan))} WHERE id = ${row.id}`);
-    const [out] = await tx.select().from(tenants).where(eq(tenants.id, row.id));
-    return out ?? null;
+      .returning();
+    return row ?? null;
+  };
+  if (!t.planId) return insert(db, null);
+  const planId = t.planId;
+  return db.transaction(async (tx) => {
+    const plan = await lockPlan(tx, planId, "share");
+    return plan ? insert(tx, plan) : "unknown_plan";
   });
 }
 
