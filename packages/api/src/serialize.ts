@@ -51,7 +51,7 @@ export function overridesJson(t: TenantRow) {
   const out: Record<string, unknown> = {};
   const keys: Record<string, number> = {};
   for (const [f, v] of Object.entries(own) as Array<[OwnField, number]>) {
-    if (!(f in OWN_FIELDS)) continue;
+    if (!Object.hasOwn(OWN_FIELDS, f)) continue;
     if (f === "keyMaxInFlight") keys.maxInFlight = v;
     else if (f === "keyRatePerSecond") keys.ratePerSecond = v;
     else if (f === "keyWeight") keys.weight = v;

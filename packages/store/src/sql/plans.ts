@@ -92,8 +92,8 @@ export type TenantOwnChange = {
 /** Writes a tenant's own values, plan and other columns and its effective quota, in one transaction.
  *  Own values are merged in the statement (own || set − remove), so two changes of different fields
  *  both land. The effective columns rewritten are those of the fields named, or every one when the
- *  plan changes; the others keep their values. "unknown_plan" (nothing written) when the plan named does not exist; null when there is
- *  no tenant. */
+ *  plan changes; the others keep their values. "unknown_plan" (nothing written) when the plan named
+ *  does not exist; null when there is no tenant. */
 export async function writeTenantOwn(
   db: Db,
   id: string,

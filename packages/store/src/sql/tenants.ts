@@ -34,7 +34,7 @@ function splitOwn<T extends Record<string, unknown>>(
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(t)) {
     if (v === undefined) continue;
-    if (!(k in OWN_FIELDS)) rest[k] = v;
+    if (!Object.hasOwn(OWN_FIELDS, k)) rest[k] = v;
     else if (v === null) remove.push(k as OwnField);
     else own[k as OwnField] = v as number;
   }
