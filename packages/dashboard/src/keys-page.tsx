@@ -5,7 +5,16 @@
 // deleteKeyPolicy): the same bounds, refused with the same words.
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { getKeyDefaults, getKeyInfo, listKeys, topKeys, type Db, type KeyInfo, type KeyPolicy } from "@fairway/store";
+import {
+  getKeyDefaults,
+  getKeyInfo,
+  getTenant,
+  listKeys,
+  topKeys,
+  type Db,
+  type KeyInfo,
+  type KeyPolicy,
+} from "@fairway/store";
 import type { DashEnv } from "./deps.ts";
 import { fmtMs, pct } from "./format.ts";
 import { PostForm } from "./layout.tsx";
@@ -84,7 +93,19 @@ async function render(
 ) {
   const d = c.var.dash;
   const base = c.var.base;
-  const [keys, defaults] = await Promise.all([shownKeys(d.db, c.var.tenantId), getKeyDefaults(d.db, c.var.tenantId)]);
+  const [keys, defaults, tenant] = await Promise.all([
+    shownKeys(d.db, c.var.tenantId),
+    getKeyDefaults(d.db, c.var.tenantId),
+    getTenant(d.db, c.var.tenantId),
+  ]);
+  // On a quota plan, the form holds the tenant's own key defaults: an empty field takes the plan's
+  // (saving the values in force would make every one of them the tenant's own).
+  const planId = tenant?.planId ?? null;
+  const own = (tenant?.own ?? {}) as Record<string, number | undefined>;
+  const defaultsShown =
+    planId === null
+      ? defaults
+      : { maxInFlight: own.keyMaxInFlight, ratePerSecond: own.keyRatePerSecond, weight: own.keyWeight };
   let keyForm = opts.keyForm;
   const edit = c.req.query("edit");
   if (!keyForm && edit && edit.length <= 200) {
@@ -93,7 +114,7 @@ async function render(
     keyForm = { key: edit, ...policyForm(info.override ?? {}) };
   }
   keyForm ??= { key: "", maxInFlight: "", ratePerSecond: "", weight: "" };
-  const defaultsForm = opts.defaultsForm ?? policyForm(defaults);
+  const defaultsForm = opts.defaultsForm ?? policyForm(defaultsShown);
   const done = c.req.query("done");
   const flash =
     opts.flash !== undefined ? opts.flash : done && DONE[done] ? { kind: "ok" as const, text: DONE[done] } : null;
@@ -140,7 +161,15 @@ async function render(
             </p>
           )}
           <PostForm action={`${base}/keys/defaults`} csrf={csrf} label="Key defaults">
-            <PolicyFields prefix="d" form={defaultsForm} empty="no cap, no rate, weight 1" />
+            <PolicyFields
+              prefix="d"
+              form={defaultsForm}
+              empty={
+                planId === null
+                  ? "no cap, no rate, weight 1"
+                  : `the plan ${planId}'s value (now: cap ${shown(defaults.maxInFlight) || "none"}, rate ${shown(defaults.ratePerSecond) || "none"}, weight ${defaults.weight})`
+              }
+            />
             <button type="submit">Save defaults</button>
           </PostForm>
         </section>
