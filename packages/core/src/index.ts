@@ -53,3 +53,10 @@ export { loggablePath } from "./loggable-path.ts";
 export { parsePortalOrigins } from "./portal-origins.ts";
 export { DEFAULT_PORTAL_TITLE, parsePortalBrand, portalCss, type PortalBrand } from "./portal-brand.ts";
 export { publicOrigin } from "./public-origin.ts";
+export {
+  formatTraceparent,
+  parseTraceparent,
+  parseTracestate,
+  triggerTraceParent,
+  type TraceParent,
+} from "./trace-context.ts";
