@@ -109,6 +109,7 @@ function attemptJson(a: AttemptRow) {
             body: a.responseBody ?? "",
             truncated: detail?.responseTruncated ?? false,
           },
+    logs: detail?.logs ?? null,
   };
 }
 
