@@ -4,7 +4,7 @@
 // JSON mapping: ids as hex). Every span it was sent, flattened, with the encoding it came in.
 import { createServer, type Server } from "node:http";
 
-export type AttrValue = string | number | boolean | null;
+type AttrValue = string | number | boolean | null;
 
 export interface ReceivedSpan {
   traceId: string;

@@ -243,7 +243,9 @@ const headerGetter = {
   get: (h: Headers, key: string) => h.get(key) ?? undefined,
   keys: (h: Headers) => {
     const names: string[] = [];
-    h.forEach((_, name) => names.push(name));
+    h.forEach((_, name) => {
+      names.push(name);
+    });
     return names;
   },
 };
@@ -289,7 +291,7 @@ const PLACEHOLDER = /\$\{secrets\.[^}]*\}/g;
 
 /** A target URL as spans may show it: secret placeholders, userinfo and query values REDACTED (the
  *  HTTP semantic conventions' url.full redaction); null when what is left is not a URL. */
-export function redactedUrl(raw: string): URL | null {
+function redactedUrl(raw: string): URL | null {
   let url: URL;
   try {
     url = new URL(raw.replace(PLACEHOLDER, "REDACTED"));

@@ -15,7 +15,7 @@ export interface TracingSettings {
 }
 
 /** Null: tracing is off. */
-export function tracingSettings(cfg: Config): TracingSettings | null {
+function tracingSettings(cfg: Config): TracingSettings | null {
   if (cfg.OTEL_SDK_DISABLED) return null;
   const url =
     cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??

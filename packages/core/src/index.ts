@@ -58,5 +58,4 @@ export {
   parseTraceparent,
   parseTracestate,
   triggerTraceParent,
-  type TraceParent,
 } from "./trace-context.ts";

@@ -9,7 +9,7 @@ const ZERO_SPAN = "0".repeat(16);
 /** tracestate: at most 32 comma-separated `key=value` members, 512 characters kept (the spec's bound). */
 const TRACESTATE_MEMBER =
   /^[a-z0-9][_0-9a-z\-*/@]{0,255}=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/;
-export const TRACESTATE_MAX = 512;
+const TRACESTATE_MAX = 512;
 
 export interface TraceParent {
   traceId: string;
