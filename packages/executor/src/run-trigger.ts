@@ -72,8 +72,6 @@ export async function runTrigger(
       const handler = deps.handlers[t.type];
       if (!handler) r = fail("handler_error", `no handler registered for type "${t.type}"`);
       else {
-        logs = new AttemptLog();
-        const into = logs;
         await handler({
           triggerId: t.id,
           jobId: t.jobId,
@@ -88,7 +86,8 @@ export async function runTrigger(
           },
           traceparent: trace?.traceparent ?? null,
           tracestate: trace?.tracestate ?? null,
-          log: (...args: unknown[]) => into.add(args),
+          // Made on the first line: most handlers write none.
+          log: (...args: unknown[]) => (logs ??= new AttemptLog()).add(args),
         });
         r = answer("success", null, null, null, null);
       }
@@ -103,7 +102,9 @@ export async function runTrigger(
         : fail(t.target ? "network_error" : "handler_error", errorText(err));
   }
   r.durationMs = performance.now() - started;
-  if (logs && logs.lines.length > 0) r.logs = { lines: logs.lines, truncated: logs.truncated };
+  // Assigned by the handler's ctx.log, which the compiler does not follow.
+  const kept = logs as AttemptLog | null;
+  if (kept) r.logs = { lines: kept.lines, truncated: kept.truncated };
   return r;
 }
 
