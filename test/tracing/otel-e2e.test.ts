@@ -344,6 +344,18 @@ describe("tracing off", () => {
     expect(otelSdk(urls)).toEqual([]);
   });
 
+  it("keeps a batch create's traceparent with every job of the batch", async () => {
+    const parent = `00-${randomHex(16)}-${randomHex(8)}-01`;
+    const { results } = await s.client.jobs.createMany(
+      [1, 2].map((n) => ({ name: `batch-${n}`, schedule: { delayMs: 0 }, target: { url: `${rx.url}/batch/${n}` } })),
+      { traceparent: parent },
+    );
+    for (const r of results) if ("job" in r) await finished(s.client, r.job.id);
+    expect(results.every((r) => "job" in r)).toBe(true);
+    const hits = rx.hits.filter((h) => h.path.startsWith("/batch/"));
+    expect(hits.map((h) => h.headers.traceparent)).toEqual([parent, parent]);
+  });
+
   it("sends no traceparent for a job created without one, and ignores a malformed one", async () => {
     const job = await s.client.jobs.create(
       { name: "plain", schedule: { delayMs: 0 }, target: { url: `${rx.url}/plain` } },

@@ -136,8 +136,18 @@ export function createClient(opts: ClientOptions) {
         }),
       /** Up to 1000 creates in one request (POST /v1/jobs/batch): one result per item, in input order,
        *  a refused item's error in its result (nothing thrown for it); the valid ones written together. */
-      createMany: <P>(items: Array<CreateJobInput<P> & { idempotencyKey?: string }>) =>
-        req<JobBatchResult<P>>("POST", "/v1/jobs/batch", { jobs: items.map((i) => normalise(i)) }),
+      createMany: <P>(
+        items: Array<CreateJobInput<P> & { idempotencyKey?: string }>,
+        o: { traceparent?: string; tracestate?: string } = {},
+      ) =>
+        req<JobBatchResult<P>>(
+          "POST",
+          "/v1/jobs/batch",
+          { jobs: items.map((i) => normalise(i)) },
+          o.traceparent
+            ? { traceparent: o.traceparent, ...(o.tracestate ? { tracestate: o.tracestate } : {}) }
+            : activeTraceHeaders(),
+        ),
       list: listJobs,
       /** Every job, page by page: `for await (const job of client.jobs.all()) …` */
       all: (o: Omit<ListJobsOptions, "cursor"> = {}) => paginate((cursor) => listJobs({ ...o, cursor })),
