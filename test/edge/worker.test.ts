@@ -179,6 +179,25 @@ describe("edge worker (wrangler dev, workerd)", () => {
     expect(await redis.exists(`${prefix}rl:api:acme`, `${prefix}ready:webhook:built`)).toBe(2);
   });
 
+  it("keeps a create's traceparent and tracestate and forwards them on the delivery (docs/observability.md)", async () => {
+    const traceparent = `00-${randomBytes(16).toString("hex")}-${randomBytes(8).toString("hex")}-01`;
+    await client.jobs.create(
+      { name: "traced", schedule: { delayMs: 0 }, target: { url: `${receiver.url}/ok?traced=1` } },
+      { traceparent, tracestate: "edge=1" },
+    );
+    await until(
+      () => redis.zscore(`${prefix}ready:webhook`, "acme"),
+      (score) => score !== null,
+    );
+    await fireScheduled();
+    const [d] = (await receiver.waitFor((ds) => ds.some((x) => x.path === "/ok?traced=1"))).filter(
+      (x) => x.path === "/ok?traced=1",
+    );
+    expect(d.verified).toBe(true);
+    expect(d.headers.traceparent).toBe(traceparent);
+    expect(d.headers.tracestate).toBe("edge=1");
+  });
+
   it("seals a secret in the Worker and substitutes it at delivery, recording only the placeholder", async () => {
     const value = `edge-${randomBytes(8).toString("hex")}`;
     await client.secrets.put("EDGE_KEY", value);

@@ -3,9 +3,18 @@
 import { clientAddress, createApp, dashboardCommands, resolveDeps, type AppDeps } from "@fairway/api";
 import { dashboardApp } from "@fairway/dashboard";
 
-export function serverApp(input: AppDeps) {
+export function serverApp(input: AppDeps, dashboard: { traceUrlTemplate?: string } = {}) {
   const deps = resolveDeps(input);
   const app = createApp(deps);
-  app.route("/dashboard", dashboardApp({ ...deps, commands: dashboardCommands(deps), clientAddress }));
+  app.route(
+    "/dashboard",
+    dashboardApp({
+      ...deps,
+      commands: dashboardCommands(deps),
+      clientAddress,
+      traced: deps.tracing !== undefined,
+      traceUrlTemplate: dashboard.traceUrlTemplate,
+    }),
+  );
   return app;
 }

@@ -15,6 +15,11 @@ const pgUrl = z
     "must be a postgres://user@host:port/database URL (hosts may be listed host1:port,host2:port)",
   );
 
+const httpUrl = z.string().regex(/^https?:\/\/\S+$/, "must be an http:// or https:// URL");
+const otlpProtocol = z.enum(["http/protobuf", "http/json"], {
+  error: "must be http/protobuf or http/json (gRPC is not supported)",
+});
+
 /** A whole number from min to max (no max: or more) read from a string; every refusal names the unit
  *  and the range, e.g. PORT=abc → "must be a whole number (a TCP port) from 0 to 65535". */
 function wholeNumber(min: number, max: number | null, unit: string) {
@@ -121,6 +126,42 @@ const schema = z
     FAIRWAY_MAIL_FROM: z.string().min(3).default("fairway@localhost"),
     /** Per-tenant metric series are kept for the busiest this many tenants. Default 20. */
     FAIRWAY_METRICS_TOP_TENANTS: wholeNumber(0, 1000, "tenants").default(20),
+    /** OTLP/HTTP collector base URL: traces go to <it>/v1/traces. Unset (and no _TRACES_ENDPOINT):
+     *  tracing is off and no OpenTelemetry module is loaded (docs/observability.md). */
+    OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+    /** The traces URL itself, used as given; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+    /** OTLP encoding: http/protobuf (default) or http/json. */
+    OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+    /** The same for traces only; wins over OTEL_EXPORTER_OTLP_PROTOCOL. */
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+    /** Headers on every export, `name=value` pairs joined by commas (values URL-encoded), e.g. an API key. */
+    OTEL_EXPORTER_OTLP_HEADERS: z
+      .string()
+      .regex(/^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/, "must be name=value pairs joined by commas")
+      .optional(),
+    /** service.name of the spans. Default fairway. */
+    OTEL_SERVICE_NAME: z.string().min(1).max(200).default("fairway"),
+    /** The OpenTelemetry SDK's sampler (read by the SDK). Default parentbased_always_on. */
+    OTEL_TRACES_SAMPLER: z
+      .enum([
+        "always_on",
+        "always_off",
+        "traceidratio",
+        "parentbased_always_on",
+        "parentbased_always_off",
+        "parentbased_traceidratio",
+      ])
+      .optional(),
+    /** The ratio of the traceidratio samplers, 0 to 1 (read by the SDK). Default 1. */
+    OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
+    /** true: tracing off whatever the endpoint says (the OpenTelemetry standard switch). Default false. */
+    OTEL_SDK_DISABLED: bool.default(false),
+    /** The dashboard links a trigger's trace id through this URL, `{traceId}` replaced, e.g.
+     *  https://jaeger.example.com/trace/{traceId}. Unset: the id is shown without a link. */
+    FAIRWAY_TRACE_URL_TEMPLATE: httpUrl
+      .refine((v) => v.includes("{traceId}"), "must contain {traceId}, where the trace id goes")
+      .optional(),
   })
   .refine((c) => !c.DATABASE_DIRECT_URL || c.DATABASE_URL, {
     message:
@@ -164,7 +205,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 }
 
 /** Variables that may hold credentials are never echoed back. */
-const SECRET = /URL|TOKEN|KEY|SECRET|PASSWORD/;
+const SECRET = /URL|TOKEN|KEY|SECRET|PASSWORD|HEADERS|ENDPOINT|TEMPLATE/;
 
 function echo(key: string, env: Record<string, string | undefined>): string {
   const v = env[key];

@@ -22,6 +22,7 @@ import { Admission } from "@fairway/api";
 import { mailerFor } from "./mailer.ts";
 import { createServerMetrics } from "./metrics.ts";
 import { executorReadiness } from "./readiness.ts";
+import { startTracing } from "./tracing.ts";
 
 /** The listening socket's accept queue (see the listen below). */
 const LISTEN_BACKLOG = 4096;
@@ -106,6 +107,9 @@ async function build(
   const serverMetrics = createServerMetrics();
   const transport = createUndiciTransport({ allowPrivate: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS });
   const mailer = mailerFor(cfg);
+  // Before anything that makes spans; null (and nothing loaded) unless an OTLP endpoint is set.
+  const tracing = await startTracing(cfg);
+  if (tracing) undo.push(() => tracing.shutdown());
   const executor = runExecutor
     ? new Executor({
         db: store.db,
@@ -119,6 +123,7 @@ async function build(
         observer: serverMetrics.observer,
         mailer,
         stallMs: cfg.FAIRWAY_LOOP_STALL_MS,
+        tracer: tracing?.executor,
         heartbeat: {
           everyMs: cfg.FAIRWAY_HEARTBEAT_MS,
           timeoutMs: cfg.FAIRWAY_HEARTBEAT_TIMEOUT_MS,
@@ -134,29 +139,33 @@ async function build(
   let closeDeadline: (() => Promise<void>) | null = null;
   let url: string | null = null;
   if (runApi) {
-    const app = serverApp({
-      db: store.db,
-      coordinator,
-      adminToken,
-      allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
-      handlerTypes: new Set(Object.keys(opts.handlers ?? {})),
-      apiRatePerSecond: cfg.FAIRWAY_API_RATE_PER_SECOND,
-      // Tenant requests at once stay under the database pool (two connections left for /healthz and
-      // the executor's loops): past it they would queue for a connection, everyone's behind the
-      // flooder's, where admission cannot order them.
-      admission: cfg.FAIRWAY_API_ADMISSION ? new Admission(poolSized(cfg.FAIRWAY_DB_POOL)) : null,
-      secretsKey,
-      portalOrigins: cfg.FAIRWAY_PORTAL_ORIGINS,
-      portalBrand: portalBrandOf(cfg),
-      log,
-      metricsText: () => serverMetrics.registry.metrics(),
-      metricsToken: cfg.FAIRWAY_METRICS_TOKEN,
-      metricsTopTenants: cfg.FAIRWAY_METRICS_TOP_TENANTS,
-      executorReadiness: executor ? executorReadiness(executor, cfg.FAIRWAY_READY_STALL_MS) : undefined,
-      emailUnavailable: mailer
-        ? undefined
-        : "this server has neither FAIRWAY_SMTP_URL nor FAIRWAY_MAIL_API_URL; set one and restart",
-    });
+    const app = serverApp(
+      {
+        db: store.db,
+        coordinator,
+        adminToken,
+        allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
+        handlerTypes: new Set(Object.keys(opts.handlers ?? {})),
+        apiRatePerSecond: cfg.FAIRWAY_API_RATE_PER_SECOND,
+        // Tenant requests at once stay under the database pool (two connections left for /healthz and
+        // the executor's loops): past it they would queue for a connection, everyone's behind the
+        // flooder's, where admission cannot order them.
+        admission: cfg.FAIRWAY_API_ADMISSION ? new Admission(poolSized(cfg.FAIRWAY_DB_POOL)) : null,
+        secretsKey,
+        portalOrigins: cfg.FAIRWAY_PORTAL_ORIGINS,
+        portalBrand: portalBrandOf(cfg),
+        log,
+        tracing: tracing?.api,
+        metricsText: () => serverMetrics.registry.metrics(),
+        metricsToken: cfg.FAIRWAY_METRICS_TOKEN,
+        metricsTopTenants: cfg.FAIRWAY_METRICS_TOP_TENANTS,
+        executorReadiness: executor ? executorReadiness(executor, cfg.FAIRWAY_READY_STALL_MS) : undefined,
+        emailUnavailable: mailer
+          ? undefined
+          : "this server has neither FAIRWAY_SMTP_URL nor FAIRWAY_MAIL_API_URL; set one and restart",
+      },
+      { traceUrlTemplate: cfg.FAIRWAY_TRACE_URL_TEMPLATE },
+    );
     const deadline = withDbDeadline(app.fetch as never, dbUrl, {
       waitMs: cfg.FAIRWAY_DB_WAIT_MS,
       probeMs: Math.min(2000, cfg.FAIRWAY_DB_WAIT_MS),
@@ -198,6 +207,7 @@ async function build(
       // and the embedded Postgres last: the executor's last settles still need it.
       if (http) await closeHttp(http);
       await executor?.stop(cfg.FAIRWAY_GRACE_MS);
+      await tracing?.shutdown();
       await transport.close();
       await coordinator.close();
       await closeDeadline?.();

@@ -25,10 +25,20 @@ export interface RunOptions {
   retention?: RetentionOptions;
 }
 
+/** With OTEL_EXPORTER_OTLP_ENDPOINT set, the executor traces as the server's does, through the same
+ *  module (docs/bench.md, "Tracing"); unset, nothing of OpenTelemetry is loaded. */
+async function benchTracing() {
+  if (!process.env.OTEL_EXPORTER_OTLP_ENDPOINT) return null;
+  const { loadConfig } = await import("../../../apps/server/src/config.ts");
+  const { startTracing } = await import("../../../apps/server/src/tracing.ts");
+  return startTracing(loadConfig(process.env));
+}
+
 /** Start an executor, wait until `settled` triggers were settled, stop it; returns the elapsed ms and
  *  how many were settled in that time (all of them, or those after `warm`). */
 export async function runExecutorUntil(o: RunOptions): Promise<{ ms: number; timed: number; executor: Executor }> {
   const transport = createUndiciTransport({ allowPrivate: true });
+  const tracing = await benchTracing();
   const executor = new Executor({
     db: o.db,
     transport,
@@ -38,6 +48,7 @@ export async function runExecutorUntil(o: RunOptions): Promise<{ ms: number; tim
     lookaheadMs: o.lookaheadMs,
     observer: o.observer,
     retention: o.retention,
+    tracer: tracing?.executor,
   });
   let t0 = performance.now();
   let from = 0;
@@ -55,6 +66,7 @@ export async function runExecutorUntil(o: RunOptions): Promise<{ ms: number; tim
     return { ms: performance.now() - t0, timed: executor.stats.settled - from, executor };
   } finally {
     await executor.stop(5_000);
+    await tracing?.shutdown();
     await transport.close();
   }
 }

@@ -37,6 +37,8 @@ export function resolveDeps(input: AppDeps): ResolvedDeps {
 export function createApp(input: AppDeps) {
   const deps = resolveDeps(input);
   const app = new Hono<AppEnv>();
+  // First, so the request's server span holds everything the request does.
+  if (deps.tracing) app.use(deps.tracing.request);
 
   app.use(async (c, next) => {
     // Every JSON reply ends with a newline, so `curl` output does not run into the prompt or the next

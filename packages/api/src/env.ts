@@ -4,6 +4,7 @@ import type { FailedAuthLimiter, Logger, SecretsKeyring } from "@fairway/core";
 import type { Coordinator } from "@fairway/coord";
 import type { Db, TenantRow } from "@fairway/store";
 import type { PortalBrand } from "@fairway/core";
+import type { MiddlewareHandler } from "hono";
 import type { Admission } from "./admission.ts";
 
 /** What the API needs from coordination: request limits, and the hints for executors (wake, and the
@@ -46,6 +47,25 @@ export interface AppDeps {
   /** Tenant-fair admission of tenant requests (admission.ts; FAIRWAY_API_ADMISSION). Default null:
    *  off. */
   admission?: Admission | null;
+  /** OpenTelemetry spans of API requests and job creates (the Node server's, when OTEL_* is set);
+   *  absent: off, and a create keeps the caller's trace context as it came. */
+  tracing?: ApiTracing;
+}
+
+/** A create's trace context as kept with its job (jobs.traceparent, tracestate). */
+export interface JobTraceContext {
+  traceparent: string;
+  tracestate: string | null;
+}
+
+export interface ApiTracing {
+  /** Runs the request inside its server span, a child of the caller's traceparent. */
+  request: MiddlewareHandler<AppEnv>;
+  /** Starts the producer span of a job being created, a child of the request's; the job keeps its
+   *  context. `end` is called once the create answered, with the job's id when it was made. */
+  jobCreate(attrs: { tenantId: string; type: string; key: string | null }): JobTraceContext & {
+    end(jobId: string | null, error?: string): void;
+  };
 }
 
 type Optional =
@@ -54,7 +74,8 @@ type Optional =
   | "secretsKey"
   | "emailUnavailable"
   | "portalBrand"
-  | "executorReadiness";
+  | "executorReadiness"
+  | "tracing";
 export type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
 
 export type AppEnv = {

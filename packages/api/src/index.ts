@@ -4,4 +4,4 @@ export { Admission } from "./admission.ts";
 export { createApp, resolveDeps } from "./app.ts";
 export { clientAddress } from "./auth.ts";
 export { dashboardCommands, type DashboardCommands } from "./commands/dashboard.ts";
-export type { ApiCoordinator, AppDeps } from "./env.ts";
+export type { ApiCoordinator, ApiTracing, AppDeps } from "./env.ts";

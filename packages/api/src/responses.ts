@@ -306,6 +306,9 @@ export const attemptResponse = z.strictObject({
       truncated: z.boolean(),
     })
     .nullable(),
+  /** A handler's ctx.log lines, oldest first, at most 64 KiB per attempt (truncated: the rest was cut);
+   *  null: it wrote none, or a webhook. */
+  logs: z.strictObject({ lines: z.array(z.string()), truncated: z.boolean() }).nullable(),
 });
 
 export const triggerResponse = z.strictObject({

@@ -169,6 +169,7 @@ function attemptJson(a: AttemptRow) {
             body: a.responseBody ?? "",
             truncated: detail?.responseTruncated ?? false,
           },
+    logs: detail?.logs ?? null,
   };
 }
 

@@ -59,3 +59,9 @@ export { loggablePath } from "./loggable-path.ts";
 export { parsePortalOrigins } from "./portal-origins.ts";
 export { DEFAULT_PORTAL_TITLE, parsePortalBrand, portalCss, type PortalBrand } from "./portal-brand.ts";
 export { publicOrigin } from "./public-origin.ts";
+export {
+  formatTraceparent,
+  parseTraceparent,
+  parseTracestate,
+  triggerTraceParent,
+} from "./trace-context.ts";

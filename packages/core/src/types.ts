@@ -69,4 +69,6 @@ export interface DeliveryResult {
   responseHeaders?: Record<string, string> | null;
   /** The response body was longer than the pool keeps; responseBody is its start. */
   responseTruncated?: boolean;
+  /** A handler's ctx.log lines, cut at the attempt's bound (truncated: the cut was made). */
+  logs?: { lines: string[]; truncated: boolean } | null;
 }

@@ -26,6 +26,11 @@ export interface DashboardDeps {
   failedAuth: FailedAuthLimiter;
   /** The client's address, or null when it cannot be told (then nothing is limited). */
   clientAddress: (c: Context) => string | null;
+  /** This server exports traces (OTEL_*): every trigger page names its trace. Default false: only a
+   *  trigger whose job was created with a traceparent does. */
+  traced?: boolean;
+  /** FAIRWAY_TRACE_URL_TEMPLATE: the trace id links here, `{traceId}` replaced. */
+  traceUrlTemplate?: string;
 }
 
 /** Who is looking: the operator (every tenant), or one tenant through a portal session. */

@@ -2,6 +2,7 @@
 // A tenant's triggers: one trigger with each attempt's request and response, replay, and the dead
 // letters.
 import { Hono, type Context } from "hono";
+import { triggerTraceParent } from "@fairway/core";
 import {
   deadLetterGroups,
   getJob,
@@ -46,7 +47,7 @@ triggerPages.get("/triggers/:id", async (c) => {
         delivery of this trigger is its id.
       </p>
       <div data-live={open ? `${triggerUrl}/live` : undefined} data-every="1500">
-        <TriggerBody c={c} t={t} handler={handlerOf(job)} />
+        <TriggerBody c={c} t={t} handler={handlerOf(job)} traceId={traceIdOf(c, t.id, job)} />
       </div>
       {!open && job && (
         <section class="card" aria-labelledby="rerun-h">
@@ -97,8 +98,30 @@ triggerPages.get("/triggers/:id/live", async (c) => {
   const t = await getTrigger(c.var.dash.db, c.var.tenantId, c.req.param("id"));
   if (!t) throw notFound("trigger");
   const job = await getJob(c.var.dash.db, c.var.tenantId, t.jobId);
-  return c.html(<TriggerBody c={c} t={t} handler={handlerOf(job)} />);
+  return c.html(<TriggerBody c={c} t={t} handler={handlerOf(job)} traceId={traceIdOf(c, t.id, job)} />);
 });
+
+/** The trace the trigger's attempts are spans of (core triggerTraceParent): shown when this server
+ *  traces, or when the job was created with a traceparent (its deliveries carry that trace). */
+function traceIdOf(
+  c: Context<DashEnv>,
+  triggerId: string,
+  job: { traceparent: string | null; cron: string | null } | null,
+): string | null {
+  const kept = job?.traceparent ? { parent: job.traceparent, join: job.cron === null } : null;
+  if (!c.var.dash.traced && !kept?.join) return null;
+  return triggerTraceParent(triggerId, kept).traceId;
+}
+
+function TraceId(props: { c: Context<DashEnv>; traceId: string }) {
+  const template = props.c.var.dash.traceUrlTemplate;
+  if (!template) return <span class="mono">{props.traceId}</span>;
+  return (
+    <a class="mono" href={template.replaceAll("{traceId}", props.traceId)} rel="noreferrer">
+      {props.traceId}
+    </a>
+  );
+}
 
 /** A job without a target is run by a worker's handler for its type. */
 function handlerOf(job: { target: unknown; type: string } | null): string | null {
@@ -109,6 +132,7 @@ function TriggerBody(props: {
   c: Context<DashEnv>;
   t: TriggerRow & { attempts: AttemptRow[] };
   handler: string | null;
+  traceId: string | null;
 }) {
   const { c, t } = props;
   return (
@@ -142,6 +166,14 @@ function TriggerBody(props: {
           <dd>
             <When d={t.finishedAt} />
           </dd>
+          {props.traceId && (
+            <>
+              <dt>Trace</dt>
+              <dd>
+                <TraceId c={c} traceId={props.traceId} />
+              </dd>
+            </>
+          )}
         </dl>
         {t.status === "dead" && (
           <div class="actions">
@@ -243,6 +275,13 @@ function AttemptCard(props: { a: AttemptRow; handler: string | null }) {
           )}
         </section>
       </div>
+      {detail?.logs && (
+        <section aria-labelledby={`${id}-logs`}>
+          <h4 id={`${id}-logs`}>Handler logs</h4>
+          <pre class="handler-logs">{detail.logs.lines.join("\n")}</pre>
+          {detail.logs.truncated && <p class="muted">Logs cut at the 64 KiB an attempt keeps.</p>}
+        </section>
+      )}
     </section>
   );
 }

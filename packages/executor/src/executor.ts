@@ -33,6 +33,7 @@ import { Pool, startKey } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
 import { runTrigger, type Handler, type RunDeps } from "./run-trigger.ts";
+import type { AttemptTracer } from "./trace.ts";
 import { Settler, decideSettlement } from "./settler.ts";
 import { exponentialBackoff, Loop } from "./loop.ts";
 import { StandbySlots, type Held } from "./standby-slots.ts";
@@ -91,6 +92,8 @@ export interface ExecutorOptions {
   /** A loop step running this long is a stall: the loop is restarted (watchdog.ts). Default 30 000 ms,
    *  above the store's statement deadline, which ends a wait on Postgres first. */
   stallMs?: number;
+  /** OpenTelemetry spans of attempts and settles (trace.ts); absent: off. */
+  tracer?: AttemptTracer;
 }
 
 /** What readiness reads of an executor (health()). */
@@ -208,6 +211,7 @@ export class Executor {
         const own = rows.filter((r) => !r.notification);
         this.stats.settled += own.length;
         this.opts.observer?.settled?.(own, "attempt");
+        this.opts.tracer?.settled(own);
         // Retries are pending again, and a tenant at its cap has a slot again: the index learns them
         // (a claim that found the tenant at its cap set it aside). The settle has already claimed
         // for the freed tenants where the pool had room (handOff); slotsFreed covers the rest.
@@ -480,15 +484,20 @@ export class Executor {
         const timeoutMs = t.timeoutMs ?? pool.config.timeoutMs;
         const timer = setTimeout(() => h.abort.abort("timeout"), timeoutMs);
         const startedAt = new Date(this.now());
-        const r = await runTrigger(sent, h.abort, this.runDeps);
+        const span = this.opts.tracer ? this.opts.tracer.start(sent, startedAt.getTime()) : null;
+        const r = await runTrigger(sent, h.abort, this.runDeps, span);
         clearTimeout(timer);
         pool.recordRun(r.durationMs);
         // Aborted by stop() rather than by its timeout: released, not counted as an attempt.
-        if (h.abort.reason === "stop") return;
+        if (h.abort.reason === "stop") return void span?.end(r, null);
         this.held.delete(t.id);
-        if (r.outcome === "cancelled") return void (await this.cancelled(t, startedAt, r.durationMs, r.error));
+        if (r.outcome === "cancelled") {
+          span?.end(r, null);
+          return void (await this.cancelled(t, startedAt, r.durationMs, r.error));
+        }
         const decided = decideSettlement(t, r, startedAt, this.now());
         const settlement = t.delivery === "at_most_once" ? atMostOnce(decided, r) : decided;
+        span?.end(r, settlement);
         next = this.stopping ? undefined : this.slots.takeOver(t);
         if (next) settlement.successor = { id: next.t.id, leaseToken: next.t.leaseToken, attempt: next.t.attempt };
         reportAttempt(this.log, this.opts.observer, this.owner, t, r, settlement, startedAt);

@@ -12,3 +12,5 @@ export { Retention, type RetentionOptions } from "./retention.ts";
 /** @public */
 export type { Mailer } from "./notify.ts";
 export { createHttpMailer, type HttpMailApi } from "./http-mailer.ts";
+/** @public the tracer a runtime plugs in (the Node server's OpenTelemetry) */
+export { ATTEMPT_LOG_MAX, type AttemptSpan, type AttemptTracer } from "./trace.ts";

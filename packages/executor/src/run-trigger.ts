@@ -14,6 +14,7 @@ import {
 } from "@fairway/core";
 import type { ClaimedTrigger } from "@fairway/store";
 import type { RunAbort, Transport } from "./transport.ts";
+import { AttemptLog, forwardedTrace, type AttemptSpan } from "./trace.ts";
 import { bodyOf, methodOf, truncateRecorded, userHeaders } from "./webhook-request.ts";
 
 export interface HandlerContext {
@@ -25,6 +26,13 @@ export interface HandlerContext {
   attempt: number;
   payload: unknown;
   signal: AbortSignal;
+  /** The attempt's W3C trace context (its span when tracing is on, else the job's create-time one);
+   *  null: none. A handler worker runs the handler inside it (worker create-worker.ts). */
+  traceparent: string | null;
+  tracestate: string | null;
+  /** A line for the attempt's record (GET /v1/triggers/:id): arguments joined by spaces, objects as
+   *  JSON, at most ATTEMPT_LOG_MAX bytes per attempt (the cut is said). */
+  log(...args: unknown[]): void;
 }
 /** An in-process handler for a pool type. Resolve = success; throw = a retryable failure. */
 export type Handler = (ctx: HandlerContext) => Promise<unknown> | unknown;
@@ -46,12 +54,20 @@ export interface RunDeps {
   maxResponseBytes?: (type: string) => number;
 }
 
-/** `abort` is the run's cancellation (its timeout or stop()); a handler sees it as `ctx.signal`. */
-export async function runTrigger(t: ClaimedTrigger, abort: RunAbort, deps: RunDeps): Promise<DeliveryResult> {
+/** `abort` is the run's cancellation (its timeout or stop()); a handler sees it as `ctx.signal`.
+ *  `span`: the attempt's spans when tracing is on (trace.ts). */
+export async function runTrigger(
+  t: ClaimedTrigger,
+  abort: RunAbort,
+  deps: RunDeps,
+  span: AttemptSpan | null = null,
+): Promise<DeliveryResult> {
   const started = performance.now();
+  const trace = span ?? forwardedTrace(t);
+  let logs: AttemptLog | null = null;
   let r: DeliveryResult;
   try {
-    if (t.target) r = await deliverWebhook(t, abort, deps);
+    if (t.target) r = await deliverWebhook(t, abort, deps, trace);
     else {
       const handler = deps.handlers[t.type];
       if (!handler) r = fail("handler_error", `no handler registered for type "${t.type}"`);
@@ -68,6 +84,10 @@ export async function runTrigger(t: ClaimedTrigger, abort: RunAbort, deps: RunDe
           get signal() {
             return abort.signal;
           },
+          traceparent: trace?.traceparent ?? null,
+          tracestate: trace?.tracestate ?? null,
+          // Made on the first line: most handlers write none.
+          log: (...args: unknown[]) => (logs ??= new AttemptLog()).add(args),
         });
         r = answer("success", null, null, null, null);
       }
@@ -82,10 +102,18 @@ export async function runTrigger(t: ClaimedTrigger, abort: RunAbort, deps: RunDe
         : fail(t.target ? "network_error" : "handler_error", errorText(err));
   }
   r.durationMs = performance.now() - started;
+  // Assigned by the handler's ctx.log, which the compiler does not follow.
+  const kept = logs as AttemptLog | null;
+  if (kept) r.logs = { lines: kept.lines, truncated: kept.truncated };
   return r;
 }
 
-async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps): Promise<DeliveryResult> {
+async function deliverWebhook(
+  t: ClaimedTrigger,
+  signal: RunAbort,
+  deps: RunDeps,
+  trace: { traceparent: string; tracestate: string | null } | null,
+): Promise<DeliveryResult> {
   const target = t.target!;
   let values: Map<string, string> | null = null;
   if (mayReferSecrets(target)) {
@@ -126,6 +154,11 @@ async function deliverWebhook(t: ClaimedTrigger, signal: RunAbort, deps: RunDeps
     "webhook-signature": signature,
     "fairway-attempt": String(t.attempt),
   };
+  // Not signed (the signature covers id, timestamp and body): the receiver's tracing continues here.
+  if (trace) {
+    ours.traceparent = trace.traceparent;
+    if (trace.tracestate) ours.tracestate = trace.tracestate;
+  }
   if (body && !own.contentType) ours["content-type"] = body.contentType;
   const headers = target.headers ? { ...own.headers, ...ours } : ours;
   const request = recordRequest(method, target, headers, body?.recorded ?? null, values);
@@ -215,6 +248,7 @@ function answer(
     request: null,
     responseHeaders: null,
     responseTruncated: false,
+    logs: null,
   };
 }
 

@@ -117,11 +117,12 @@ export function decideSettlement(
     error: r.error,
     responseBody: r.responseBody,
     detail:
-      r.request || r.responseHeaders
+      r.request || r.responseHeaders || r.logs
         ? {
             request: r.request ?? null,
             responseHeaders: r.responseHeaders ?? null,
             responseTruncated: r.responseTruncated ?? false,
+            ...(r.logs ? { logs: r.logs } : {}),
           }
         : null,
     pauseJob: false,

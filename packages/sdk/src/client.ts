@@ -1,5 +1,6 @@
 // createClient (tenant key) and createAdminClient (admin token): typed wrappers over the HTTP API.
 import { paginate, qs, requester, type HttpOptions, type Requester } from "./http.ts";
+import { activeTraceHeaders } from "./trace.ts";
 import type {
   Backfill,
   BackfillInput,
@@ -124,17 +125,32 @@ export function createClient(opts: ClientOptions) {
     );
   return {
     jobs: {
-      create: <P>(input: CreateJobInput<P>, o: { idempotencyKey?: string } = {}) =>
-        req<Job<P>>(
-          "POST",
-          "/v1/jobs",
-          normalise(input),
-          o.idempotencyKey ? { "idempotency-key": o.idempotencyKey } : {},
-        ),
+      /** `traceparent` (and `tracestate`): the W3C trace the job's runs continue; without one, the
+       *  active OpenTelemetry context's when the app has registered one (activeTraceHeaders). */
+      create: <P>(
+        input: CreateJobInput<P>,
+        o: { idempotencyKey?: string; traceparent?: string; tracestate?: string } = {},
+      ) =>
+        req<Job<P>>("POST", "/v1/jobs", normalise(input), {
+          ...(o.idempotencyKey ? { "idempotency-key": o.idempotencyKey } : {}),
+          ...(o.traceparent
+            ? { traceparent: o.traceparent, ...(o.tracestate ? { tracestate: o.tracestate } : {}) }
+            : activeTraceHeaders()),
+        }),
       /** Up to 1000 creates in one request (POST /v1/jobs/batch): one result per item, in input order,
        *  a refused item's error in its result (nothing thrown for it); the valid ones written together. */
-      createMany: <P>(items: Array<CreateJobInput<P> & { idempotencyKey?: string }>) =>
-        req<JobBatchResult<P>>("POST", "/v1/jobs/batch", { jobs: items.map((i) => normalise(i)) }),
+      createMany: <P>(
+        items: Array<CreateJobInput<P> & { idempotencyKey?: string }>,
+        o: { traceparent?: string; tracestate?: string } = {},
+      ) =>
+        req<JobBatchResult<P>>(
+          "POST",
+          "/v1/jobs/batch",
+          { jobs: items.map((i) => normalise(i)) },
+          o.traceparent
+            ? { traceparent: o.traceparent, ...(o.tracestate ? { tracestate: o.tracestate } : {}) }
+            : activeTraceHeaders(),
+        ),
       list: listJobs,
       /** Every job, page by page: `for await (const job of client.jobs.all()) …` */
       all: (o: Omit<ListJobsOptions, "cursor"> = {}) => paginate((cursor) => listJobs({ ...o, cursor })),

@@ -203,6 +203,8 @@ export interface Attempt {
   request: AttemptRequest | null;
   /** The response, its body cut at the pool's maxResponseBytes (`truncated`). */
   response: { status: number; headers: Record<string, string>; body: string; truncated: boolean } | null;
+  /** A handler's ctx.log lines, at most 64 KiB per attempt (`truncated`: the rest was cut); null: none. */
+  logs: { lines: string[]; truncated: boolean } | null;
 }
 
 export interface Trigger {

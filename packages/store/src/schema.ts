@@ -229,6 +229,11 @@ export const jobs = pgTable(
     // The tenant's labels, { name: value } (at most 10; the API checks the shape): GET /v1/jobs?tag=
     // filters on them (jobs_tags_idx), and the delivery envelope carries them. NULL: none.
     tags: jsonb("tags"),
+    // The W3C trace context of the create request (docs/observability.md): a one-time job's triggers
+    // join this trace, a cron job's fires start their own linked to it. Validated at the API (core
+    // trace-context.ts); NULL: the create carried none.
+    traceparent: text("traceparent"),
+    tracestate: text("tracestate"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },

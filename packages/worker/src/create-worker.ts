@@ -2,7 +2,7 @@
 // the same fair claim, tenant caps, leases, retries, dead letters and graceful stop as the server's.
 // It claims only its handlers' types; the server's executor leaves those pools to it (the worker
 // stamps them as handler pools on start and on every heartbeat, store handler-pools.ts).
-import { createLogger, type Logger } from "@fairway/core";
+import { createLogger, parseTraceparent, type Logger } from "@fairway/core";
 import { Executor, type Handler } from "@fairway/executor";
 import { createUndiciTransport } from "@fairway/executor/node";
 import { connectPostgres, HANDLER_HEARTBEAT_MS, touchHandlerPools } from "@fairway/store";
@@ -11,7 +11,7 @@ import type { Worker, WorkerOptions } from "./types.ts";
 /** Each handler's attempt ends when its signal aborts (its timeout, or stop() out of grace), even if
  *  the handler ignores the signal: otherwise a stuck handler would hold its slot and its renewed lease
  *  forever. The handler's own promise is left to settle on its own. */
-function boundByTimeout(handlers: Record<string, Handler>): Record<string, Handler> {
+function boundByTimeout(handlers: Record<string, Handler>, otel: OtelApi | null): Record<string, Handler> {
   const bound: Record<string, Handler> = {};
   for (const [type, handler] of Object.entries(handlers)) {
     bound[type] = (ctx) => {
@@ -21,13 +21,44 @@ function boundByTimeout(handlers: Record<string, Handler>): Record<string, Handl
         const onAbort = () => reject(new Error("aborted: the attempt timed out or the worker stopped"));
         signal.addEventListener("abort", onAbort, { once: true });
         Promise.resolve()
-          .then(() => handler(ctx))
+          .then(() => inTraceContext(otel, ctx.traceparent, ctx.tracestate, () => handler(ctx)))
           .then(resolve, reject)
           .finally(() => signal.removeEventListener("abort", onAbort));
       });
     };
   }
   return bound;
+}
+
+type OtelApi = typeof import("@opentelemetry/api");
+
+/** @opentelemetry/api when the app has it (an optional peer dependency); null otherwise. */
+async function loadOtelApi(): Promise<OtelApi | null> {
+  try {
+    return await import("@opentelemetry/api");
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `fn` with the attempt's span as the active context, so the handler's own spans (its HTTP
+ *  calls, its database queries) join the job's trace. */
+function inTraceContext<T>(
+  otel: OtelApi | null,
+  traceparent: string | null,
+  tracestate: string | null,
+  fn: () => T,
+): T {
+  const p = otel && traceparent ? parseTraceparent(traceparent) : null;
+  if (!otel || !p) return fn();
+  const ctx = otel.trace.setSpanContext(otel.context.active(), {
+    traceId: p.traceId,
+    spanId: p.spanId,
+    traceFlags: p.sampled ? 1 : 0,
+    isRemote: true,
+    traceState: tracestate ? otel.createTraceState(tracestate) : undefined,
+  });
+  return otel.context.with(ctx, fn);
 }
 
 const TYPE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
@@ -74,7 +105,7 @@ export function createWorker<P extends Record<string, unknown> = Record<string, 
       executor = new Executor({
         db,
         transport,
-        handlers: boundByTimeout(opts.handlers as unknown as Record<string, Handler>),
+        handlers: boundByTimeout(opts.handlers as unknown as Record<string, Handler>, await loadOtelApi()),
         types,
         pollMs: opts.pollMs,
         allowPrivateTargets: opts.allowPrivateTargets ?? false,

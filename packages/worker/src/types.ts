@@ -15,6 +15,13 @@ export interface JobContext<P = unknown> {
   payload: P;
   /** Aborted at the attempt's timeout, or when stop() runs out of grace. */
   signal: AbortSignal;
+  /** The attempt's W3C trace context: the handler runs inside it when @opentelemetry/api is installed,
+   *  so its own spans are children of the attempt's. Null: none (tracing off and no create context). */
+  traceparent: string | null;
+  tracestate: string | null;
+  /** A line for this attempt's record, returned by GET /v1/triggers/{id} and shown on the dashboard:
+   *  arguments joined by spaces, objects as JSON; at most 64 KiB per attempt, the cut said. */
+  log(...args: unknown[]): void;
 }
 
 /** Resolve = success; throw = a failed attempt (retried with backoff, then a dead letter). */

@@ -13,6 +13,7 @@ import {
   type TenantRow,
 } from "@fairway/store";
 import { announceWork } from "../announce.ts";
+import type { JobTraceContext } from "../env.ts";
 import { ApiError, fromZod } from "../errors.ts";
 import { createJobBody } from "../schemas.ts";
 import { jobJson } from "../serialize.ts";
@@ -34,6 +35,7 @@ export async function createJobBatch(
   { deps, log }: CommandContext,
   tenant: TenantRow,
   items: unknown[],
+  trace: JobTraceContext | null = null,
 ): Promise<{ results: ItemResult[] }> {
   const now = new Date(deps.now());
   const results: Array<ItemResult | undefined> = new Array(items.length);
@@ -47,18 +49,33 @@ export async function createJobBatch(
       results[index] = failed(index, e);
     }
   }
-  const written = await createJobs(
-    deps.db,
-    valid.map((v) => ({
-      job: v.job,
-      opts: {
-        maxJobs: tenant.maxJobs,
-        poolKnown: v.known,
-        idempotencyKey: v.idempotencyKey,
-        requestHash: v.requestHash,
-      },
-    })),
-  );
+  // As a single create's (jobs.ts): the batch's producer span with tracing on, else the caller's context.
+  const span = deps.tracing?.jobCreate({ tenantId: tenant.id, type: "batch", key: null }) ?? null;
+  const kept = span ?? trace;
+  if (kept)
+    for (const v of valid) {
+      v.job.traceparent = kept.traceparent;
+      v.job.tracestate = kept.tracestate;
+    }
+  let written: Awaited<ReturnType<typeof createJobs>>;
+  try {
+    written = await createJobs(
+      deps.db,
+      valid.map((v) => ({
+        job: v.job,
+        opts: {
+          maxJobs: tenant.maxJobs,
+          poolKnown: v.known,
+          idempotencyKey: v.idempotencyKey,
+          requestHash: v.requestHash,
+        },
+      })),
+    );
+    span?.end(null);
+  } catch (err) {
+    span?.end(null, "internal_error");
+    throw err;
+  }
   const types = new Set<string>();
   let refused = false;
   for (const [i, r] of written.entries()) {

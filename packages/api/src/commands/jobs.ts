@@ -18,12 +18,13 @@ import {
   type Db,
   type DebounceResult,
   type JobRow,
+  type NewJob,
   type PoolConfig,
   type TenantRow,
 } from "@fairway/store";
 import type { z } from "zod";
 import { announceWork } from "../announce.ts";
-import type { ResolvedDeps } from "../env.ts";
+import type { JobTraceContext, ResolvedDeps } from "../env.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { handlerTypesFor } from "../handler-types.ts";
 import {
@@ -106,9 +107,37 @@ export async function createJob(
   tenant: TenantRow,
   body: z.infer<typeof createJobBody>,
   idempotencyKey?: string,
+  trace: JobTraceContext | null = null,
 ): Promise<{ job: JobRow; replayed: boolean; debounced?: Debounced }> {
   const now = new Date(deps.now());
   const { job, pool } = await prepareJob(deps, tenant, body, now);
+  // With tracing on, the job keeps its producer span's context (a child of the request's); without,
+  // the caller's as it came, so the deliveries still continue the caller's trace.
+  const span = deps.tracing?.jobCreate({ tenantId: tenant.id, type: job.type, key: job.key ?? null }) ?? null;
+  const kept = span ?? trace;
+  if (kept) {
+    job.traceparent = kept.traceparent;
+    job.tracestate = kept.tracestate;
+  }
+  try {
+    const created = await createPrepared({ deps, log }, tenant, body, job, pool, now, idempotencyKey);
+    span?.end(created.job.id);
+    return created;
+  } catch (err) {
+    span?.end(null, err instanceof ApiError ? err.code : "internal_error");
+    throw err;
+  }
+}
+
+async function createPrepared(
+  { deps, log }: CommandContext,
+  tenant: TenantRow,
+  body: z.infer<typeof createJobBody>,
+  job: NewJob,
+  pool: { known: boolean },
+  now: Date,
+  idempotencyKey: string | undefined,
+): Promise<{ job: JobRow; replayed: boolean; debounced?: Debounced }> {
   if (body.debounce) return createDebouncedJob({ deps, log }, tenant, job, body.debounce, pool.known, idempotencyKey);
   const result = await insertJob(deps.db, job, {
     maxJobs: tenant.maxJobs,

@@ -9,6 +9,7 @@ import { route } from "../route.ts";
 import { createJobBody, jobListQuery, triggerListQuery } from "../schemas.ts";
 import { jobJson, page, triggerJson } from "../serialize.ts";
 import { tagFilter } from "../tag-filter.ts";
+import { traceContextOf } from "../trace-context.ts";
 import { jsonBody, queryOf } from "../validate.ts";
 
 const JOB_ID = { id: "The job id" };
@@ -25,7 +26,16 @@ export const jobRoutes = [
     method: "post",
     path: "/v1/jobs",
     summary: "Create a job (honours Idempotency-Key)",
-    headers: { "idempotency-key": z.string().min(1).max(200) },
+    headers: {
+      "idempotency-key": z.string().min(1).max(200),
+      traceparent: z
+        .string()
+        .max(55)
+        .describe(
+          "W3C trace context: the job's triggers continue this trace (a cron job's fires link to it); a malformed one is ignored, as the W3C spec says",
+        ),
+      tracestate: z.string().max(512).describe("W3C tracestate, kept and forwarded with traceparent"),
+    },
     body: {
       name: "CreateJob",
       example: {
@@ -55,7 +65,13 @@ export const jobRoutes = [
       if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200)) {
         throw new ApiError(400, "validation_error", "Idempotency-Key must be 1-200 characters");
       }
-      const { job, replayed, debounced } = await createJob(c.var, c.var.tenant, body, idempotencyKey);
+      const { job, replayed, debounced } = await createJob(
+        c.var,
+        c.var.tenant,
+        body,
+        idempotencyKey,
+        traceContextOf(c.req.header("traceparent"), c.req.header("tracestate")),
+      );
       // A replay answers exactly like the original (same status, same body), as Stripe does: a client that
       // retried after a lost response cannot tell, and need not care; the header says it was a replay.
       if (replayed) c.header("idempotent-replayed", "true");

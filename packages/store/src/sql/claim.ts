@@ -79,6 +79,9 @@ export interface ClaimedTrigger {
   /** Its fairness key (jobs.key), or null. atCap is also set when this claim took its key to the key's
    *  cap: its settle frees the slot the key waits for. */
   key: string | null;
+  /** Its job's create-time trace context (jobs.traceparent, tracestate), or null; `join`: a one-time
+   *  job, whose attempts join that trace (a cron job's fires only link to it). */
+  trace: { parent: string; state: string | null; join: boolean } | null;
 }
 
 /** Tenants with queued work in the pool, each with its earliest queued trigger's due time, found by a
@@ -459,7 +462,9 @@ export function claimResult(keyed = false, tenantId?: string): SQL {
               FROM claimed c) AS triggers,
            (SELECT json_object_agg(j.id, json_build_array(j.name, j.target, j.payload, j.timeout_ms,
                                                           j.initial_delay_ms, j.max_delay_ms, j.backoff, j.jitter, j.delivery,
-                                                          j.failure_streak > 0, j.tags))
+                                                          j.failure_streak > 0, j.tags,
+                                                          CASE WHEN j.traceparent IS NOT NULL
+                                                               THEN json_build_array(j.traceparent, j.tracestate, j.cron IS NULL) END))
               FROM jobs j WHERE j.id IN (SELECT job_id FROM claimed) ${at("j")}) AS jobs,
            (SELECT json_object_agg(tn.id, array_remove(ARRAY[tn.signing_secret,
                      CASE WHEN tn.previous_secret_expires_at > now() THEN tn.previous_signing_secret END], NULL))
@@ -488,6 +493,7 @@ type JobTuple = [
   ClaimedTrigger["delivery"],
   boolean,
   Record<string, string> | null,
+  [parent: string, state: string | null, join: boolean] | null,
 ];
 interface ClaimResult {
   triggers: string | null;
@@ -561,6 +567,7 @@ export function decodeClaim(
         vt: 0, // fairOrder()
         vclock: null,
         key: keys[id] ?? null,
+        trace: j[11] ? { parent: j[11][0], state: j[11][1], join: j[11][2] } : null,
       };
     },
   );

@@ -235,6 +235,8 @@ function inputRows(batch: Pending[]) {
     debounce: job.debounce ?? null,
     on_busy: job.onBusy ?? "queue",
     tags: job.tags ?? null,
+    traceparent: job.traceparent ?? null,
+    tracestate: job.tracestate ?? null,
     idempotency_key: opts.idempotencyKey ?? null,
     idempotency_hash: opts.requestHash ?? null,
     trigger_id: job.runAt ? newId("trg") : null,
@@ -246,7 +248,7 @@ const INPUT_COLUMNS = sql`
         ord int, dup boolean, id text, name text, type text, cron text, timezone text, spread_ms int, run_at timestamptz,
         next_fire_at timestamptz, target jsonb, payload jsonb, max_attempts int, initial_delay_ms int,
         max_delay_ms int, backoff text, jitter text, timeout_ms int, priority int, overlap text, misfire text, delivery text, catchup_window_ms int,
-        status text, notify jsonb, key text, debounce jsonb, on_busy text, tags jsonb, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean`;
+        status text, notify jsonb, key text, debounce jsonb, on_busy text, tags jsonb, traceparent text, tracestate text, idempotency_key text, idempotency_hash text, trigger_id text, new_pool boolean`;
 
 /** The columns of jobs a create writes from the input, besides id and tenant_id. */
 const JOB_FIELDS = [
@@ -276,6 +278,8 @@ const JOB_FIELDS = [
   "debounce",
   "on_busy",
   "tags",
+  "traceparent",
+  "tracestate",
   "idempotency_key",
   "idempotency_hash",
 ];

@@ -53,6 +53,8 @@ export interface AttemptDetail {
   request: AttemptRequest | null;
   responseHeaders: Record<string, string> | null;
   responseTruncated: boolean;
+  /** A handler's ctx.log lines (executor trace.ts, AttemptLog), when it wrote any. */
+  logs?: { lines: string[]; truncated: boolean };
 }
 
 export interface Settled {

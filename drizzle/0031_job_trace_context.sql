@@ -1,0 +1,2 @@
+ALTER TABLE "jobs" ADD COLUMN "traceparent" text;--> statement-breakpoint
+ALTER TABLE "jobs" ADD COLUMN "tracestate" text;
