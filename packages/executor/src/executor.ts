@@ -559,14 +559,16 @@ export class Executor {
     };
     const leases = list.map((h) => h.t);
     // On a Citus cluster each tenant's at its tenant (per-tenant.ts).
-    const n = await isDistributed(this.opts.db).then(async (layout) => {
-      if (!layout) return releaseLeases(this.opts.db, leases);
-      const outcomes = await eachTenant(
-        byTenant(leases, (l) => l.tenantId),
-        (tenantId, group) => releaseLeases(this.opts.db, group, tenantId),
-      );
-      return outcomes.reduce((sum, o) => sum + (o.status === "fulfilled" ? o.value : failed(o.reason)), 0);
-    }).catch(failed);
+    const n = await isDistributed(this.opts.db)
+      .then(async (layout) => {
+        if (!layout) return releaseLeases(this.opts.db, leases);
+        const outcomes = await eachTenant(
+          byTenant(leases, (l) => l.tenantId),
+          (tenantId, group) => releaseLeases(this.opts.db, group, tenantId),
+        );
+        return outcomes.reduce((sum, o) => sum + (o.status === "fulfilled" ? o.value : failed(o.reason)), 0);
+      })
+      .catch(failed);
     this.stats.released += n;
     await this.ready?.mark(list.map((h) => ({ type: h.t.type, tenantId: h.t.tenantId, dueAtMs: this.now() })));
     this.loop.wake();
