@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import fc from "fast-check";
 import {
+  ALL_TENANTS,
   cancelJob,
   claim,
   pauseJob,
@@ -157,8 +158,8 @@ class StaleWrite implements Cmd {
     const s = pick(m.stale, this.i);
     const late: Settlement = { ...s, status: "succeeded", startedAt: new Date(), durationMs: 1, outcome: "success" };
     expect(await settle(db.store.db, [late])).toEqual([]);
-    expect((await renewLeases(db.store.db, [s], 60_000)).size).toBe(0);
-    expect(await releaseLeases(db.store.db, [s])).toBe(0);
+    expect((await renewLeases(db.store.db, [s], 60_000, ALL_TENANTS)).size).toBe(0);
+    expect(await releaseLeases(db.store.db, [s], ALL_TENANTS)).toBe(0);
   }
   toString = () => `stale(${this.i})`;
 }
@@ -167,7 +168,7 @@ class Renew implements Cmd {
   check = () => true;
   async run(m: Model) {
     const held = running(m).map(([id, t]) => ({ id, leaseToken: t.token! }));
-    expect((await renewLeases(db.store.db, held, 60_000)).size).toBe(held.length);
+    expect((await renewLeases(db.store.db, held, 60_000, ALL_TENANTS)).size).toBe(held.length);
   }
   toString = () => "renew()";
 }
@@ -178,7 +179,7 @@ class Release implements Cmd {
   check = (m: Readonly<Model>) => running(m as Model).length > 0;
   async run(m: Model) {
     const [id, t] = pick(running(m), this.i);
-    expect(await releaseLeases(db.store.db, [{ id, leaseToken: t.token! }])).toBe(1);
+    expect(await releaseLeases(db.store.db, [{ id, leaseToken: t.token! }], ALL_TENANTS)).toBe(1);
     m.stale.push({ id, leaseToken: t.token!, attempt: t.attempts });
     Object.assign(t, { status: "pending", token: null, attempts: t.attempts - 1 });
   }

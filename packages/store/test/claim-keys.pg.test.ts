@@ -2,6 +2,7 @@
 // each key within its cap and rate; counts stay exact through claim, settle, release and cancel.
 import { expect, it } from "vitest";
 import {
+  ALL_TENANTS,
   claim,
   putKeyOverride,
   query,
@@ -48,7 +49,7 @@ it("a key's cap is never passed and a freed key slot is claimed again; other key
   const a = first.filter((c) => c.key === "a");
   await settle(pg.db, [succeeded(a[0])]);
   const b = first.filter((c) => c.key === "b");
-  expect(await releaseLeases(pg.db, [{ id: b[0].id, leaseToken: b[0].leaseToken }])).toBe(1);
+  expect(await releaseLeases(pg.db, [{ id: b[0].id, leaseToken: b[0].leaseToken }], ALL_TENANTS)).toBe(1);
   const again = await claimOf("kc", 50);
   expect(count(again)).toEqual({ a: 1, b: 1 });
   expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);

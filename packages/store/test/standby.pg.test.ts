@@ -4,7 +4,16 @@
 // is never counted; the reaper and release uncount only what was counted. After each step the count
 // equals the running triggers not on standby (queueDrift).
 import { expect, it } from "vitest";
-import { claim, query, releaseLeases, settle, sql, standbyClaim, type ClaimedTrigger } from "@fairway/store";
+import {
+  ALL_TENANTS,
+  claim,
+  query,
+  releaseLeases,
+  settle,
+  sql,
+  standbyClaim,
+  type ClaimedTrigger,
+} from "@fairway/store";
 import { useTestDb } from "../../../test/support/use-db.ts";
 import { NO_DRIFT, queueDrift } from "../../../test/support/queue.ts";
 import { seedDue, seedPool, seedTenant } from "../../../test/support/seed.ts";
@@ -104,7 +113,7 @@ it("releasing standby triggers gives them back without uncounting the runs", asy
     leaseMs: 60_000,
     want: [{ tenantId: "sb_c", n: CAP }],
   });
-  expect(await releaseLeases(pg.db, standby)).toBe(CAP);
+  expect(await releaseLeases(pg.db, standby, ALL_TENANTS)).toBe(CAP);
   expect(await running("sb_c")).toBe(CAP);
   expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
 });

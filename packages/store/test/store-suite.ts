@@ -1,6 +1,7 @@
 // The store's behaviour suite, on real Postgres: the only engine Fairway runs on.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  ALL_TENANTS,
   cancelJob,
   claim,
   findExpiredLeases,
@@ -60,7 +61,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       await seedDue(db, "s2", 1, { type: "s2pool" });
       const [c] = await claim(db, { type: "s2pool", budget: 1, owner: "a", leaseMs: 30_000 });
       expect(await settle(db, [succeeded(c, { leaseToken: "not-the-token" })])).toHaveLength(0);
-      expect((await renewLeases(db, [{ id: c.id, leaseToken: "nope" }], 1000)).size).toBe(0);
+      expect((await renewLeases(db, [{ id: c.id, leaseToken: "nope" }], 1000, ALL_TENANTS)).size).toBe(0);
       expect(await settle(db, [succeeded(c)])).toHaveLength(1);
       // Settling twice (a duplicate flush) changes nothing and adds no attempt.
       expect(await settle(db, [succeeded(c)])).toHaveLength(0);
@@ -178,7 +179,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       await new Promise((r) => setTimeout(r, 20));
       // One lease expires and is reaped back to pending, then claimed again: a new claim, a new token.
       const [lost, kept] = first;
-      await renewLeases(db, [kept], 30_000);
+      await renewLeases(db, [kept], 30_000, ALL_TENANTS);
       expect(
         await settle(db, [
           succeeded(lost, { status: "pending", outcome: "lease_expired", reap: true, nextAttemptAt: new Date(0) }),
@@ -188,7 +189,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       expect(again.id).toBe(lost.id);
       expect(again.leaseToken).not.toBe(lost.leaseToken);
       // The first claim's token (and its attempt number) no longer settles or renews the re-claimed trigger …
-      expect((await renewLeases(db, [lost], 30_000)).size).toBe(0);
+      expect((await renewLeases(db, [lost], 30_000, ALL_TENANTS)).size).toBe(0);
       expect(await settle(db, [succeeded(lost), succeeded({ ...again, leaseToken: lost.leaseToken })])).toHaveLength(0);
       // … while the trigger it still holds, and the new claim, settle normally.
       expect((await settle(db, [succeeded(kept), succeeded(again)])).map((r) => r.id).sort()).toEqual(
@@ -272,7 +273,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
       const expired = await findExpiredLeases(db);
       expect(expired.map((e) => e.id).sort()).toEqual(got.map((g) => g.id).sort());
       // Renewing one brings it back to life; the reaper's fenced write then skips it.
-      await renewLeases(db, [got[0]], 30_000);
+      await renewLeases(db, [got[0]], 30_000, ALL_TENANTS);
       const reaped = await settle(
         db,
         got.map((g) =>
@@ -409,7 +410,7 @@ export function storeSuite(name: string, harness: StoreHarness) {
               got.filter((_, i) => i % 3 === 1),
               got.filter((_, i) => i % 3 === 2),
             ];
-            await releaseLeases(s.db, back);
+            await releaseLeases(s.db, back, ALL_TENANTS);
             await settle(s.db, [
               ...retry.map((g) =>
                 succeeded(g, { status: "pending", outcome: "http_error", httpStatus: 500, nextAttemptAt: new Date() }),

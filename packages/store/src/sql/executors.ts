@@ -5,8 +5,8 @@
 // lease having expired, so an executor that was only stalled and renews or settles first keeps its
 // trigger, and a late settle of a reaped trigger changes nothing.
 import { sql } from "drizzle-orm";
-import { isDistributed } from "../citus.ts";
 import { jsonColumn, query, withDates, type Db } from "../db.ts";
+import { layoutOf } from "../layout/index.ts";
 
 export interface ExecutorPoolLoad {
   concurrency: number;
@@ -56,7 +56,11 @@ export async function markExecutorStopped(db: Db, id: string): Promise<void> {
  *  of every executor lost in the last `recentMs` (a claim that committed after the mark included) to
  *  now. Returns how many running triggers' leases it cut: the reaper should run. */
 export async function expireLostExecutors(db: Db, recentMs = 600_000): Promise<{ lost: string[]; cut: number }> {
-  if (await isDistributed(db)) return expireLostOnCluster(db, recentMs);
+  return (await layoutOf(db)).expireLostExecutors(db, recentMs);
+}
+
+/** expireLostExecutors() on one PostgreSQL: one statement. */
+export async function expireLostAcross(db: Db, recentMs: number): Promise<{ lost: string[]; cut: number }> {
   const rows = await query<{ lost: string[] | null; cut: number }>(
     db,
     sql`
@@ -83,7 +87,7 @@ export async function expireLostExecutors(db: Db, recentMs = 600_000): Promise<{
  *  shard, by owner, once per heartbeat), then each tenant's triggers and lease rows cut in one statement
  *  on its shard. The triggers first: a pass that fails part way leaves lease rows uncut, and the next
  *  beat finds them again. */
-async function expireLostOnCluster(db: Db, recentMs: number): Promise<{ lost: string[]; cut: number }> {
+export async function expireLostOnCluster(db: Db, recentMs: number): Promise<{ lost: string[]; cut: number }> {
   const [marked] = await query<{ newly: string[] | null; lost: string[] | null }>(
     db,
     sql`

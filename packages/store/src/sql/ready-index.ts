@@ -2,6 +2,7 @@
 // trigger in a pool. Served by trigger_queue_type_idx (type, tenant_id, next_attempt_at).
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
+import { layoutOf } from "../layout/index.ts";
 
 export interface TenantDue {
   tenantId: string;
@@ -9,14 +10,21 @@ export interface TenantDue {
   dueAtMs: number | null;
 }
 
-/** Earliest pending trigger per tenant in `type`: for the given tenants, or for every tenant (rebuild).
- *  `perTenant`: the given tenants' read a query each, on the tenant's shard alone on a Citus cluster,
- *  which takes no subquery correlated with a list (docs/scaling.md). */
-export async function pendingByTenant(
+/** Earliest pending trigger per tenant in `type`: for the given tenants (as the layout reads them), or
+ *  for every tenant (rebuild). */
+export async function pendingByTenant(db: Db, type: string, tenantIds?: string[]): Promise<TenantDue[]> {
+  if (tenantIds) return (await layoutOf(db)).pendingByTenant(db, type, tenantIds);
+  return pendingOfTenants(db, type, undefined, false);
+}
+
+/** pendingByTenant() as a layout reads it. `perTenant`: the given tenants' read a query each, on the
+ *  tenant's shard alone on a Citus cluster, which takes no subquery correlated with a list
+ *  (docs/scaling.md). */
+export async function pendingOfTenants(
   db: Db,
   type: string,
-  tenantIds?: string[],
-  perTenant = false,
+  tenantIds: string[] | undefined,
+  perTenant: boolean,
 ): Promise<TenantDue[]> {
   if (tenantIds && perTenant)
     return Promise.all(

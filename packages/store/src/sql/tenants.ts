@@ -1,7 +1,7 @@
 // Tenants, API keys and signing secrets (admin API). Keys are stored only as sha256 hashes.
 import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
-import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
+import { layoutOf } from "../layout/index.ts";
 import { apiKeys, tenants } from "../schema.ts";
 import { rowShape } from "./columns.ts";
 
@@ -108,7 +108,24 @@ const tenantShape = rowShape<TenantRow>(tenants, "t");
  *  tenant. Recording last use writes the reference table on every node; with one down that write
  *  fails, and the request goes on without it. */
 export async function authenticateKey(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
-  const distributed = await isDistributed(db);
+  return (await layoutOf(db)).authenticateKey(db, hash);
+}
+
+/** authenticateKey() on one PostgreSQL: the key and its tenant in one join. */
+export function authenticateJoined(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
+  return authenticate(db, hash, false);
+}
+
+/** authenticateKey() on the per-tenant layout: the key, then its tenant on its shard. */
+export function authenticateThenTenant(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
+  return authenticate(db, hash, true);
+}
+
+async function authenticate(
+  db: Db,
+  hash: string,
+  distributed: boolean,
+): Promise<{ keyId: string; tenant: TenantRow } | null> {
   const [row] = await query<
     Record<string, unknown> & { keyId: string; keyLastUsedAt: string | Date | null; keyTenantId: string }
   >(
