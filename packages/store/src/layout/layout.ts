@@ -90,6 +90,11 @@ export interface Layout {
    *  no claim was made (no tenant due, or every one set aside). Candidates, when given, are not empty. */
   claimPool(db: Db, request: PoolClaimRequest, shares: TenantShares): Promise<PoolClaim | null>;
 
+  /** One caller's claim over the candidate tenants (or every due tenant): one statement that splits the
+   *  budget by weighted fair share; or, per tenant, a claim of each in turn for what budget is left
+   *  (no fair split: the executor's pool claim is claimPool). */
+  claim(db: Db, input: ClaimInput): Promise<ClaimReport>;
+
   /** What a settle's hand-off claims got, for the shares (per-tenant layout) or nothing. */
   handedOff(type: string, report: ClaimReport, shares: TenantShares, now: number): void;
 

@@ -8,8 +8,8 @@
 // Its statements are plain SQL: forced at connect (connectPostgres `layout: "per-tenant"`), plain
 // PostgreSQL runs them too, which is how the conformance suite runs both layouts in every CI run.
 import type { Db } from "../db.ts";
-import type { ClaimedTrigger } from "../sql/claim.ts";
-import { dueTenants } from "../sql/claim.ts";
+import type { ClaimedTrigger, ClaimReport } from "../sql/claim.ts";
+import { claimReport, dueTenants } from "../sql/claim.ts";
 import { clusterNodes } from "../sql/cluster-reads.ts";
 import { insertJobs } from "../sql/create-job.ts";
 import { expireLostOnCluster } from "../sql/executors.ts";
@@ -106,6 +106,26 @@ export function perTenant(cluster: boolean): Layout {
         budget: portions.reduce((a, [, n]) => a + n, 0),
         failed,
       };
+    },
+    async claim(db, input) {
+      if (input.tenantId !== undefined) return claimReport(db, input);
+      const tenants = input.candidates ?? (await dueTenants(db, input.type, Math.max(64, 4 * input.budget)));
+      const out: ClaimReport = { claimed: [], busy: [] };
+      // An even share each (the first tenants due one more), then what is left to those that used
+      // theirs, in turn: every slot is offered while a tenant has due work.
+      const even = Math.floor(input.budget / Math.max(1, tenants.length));
+      let extra = input.budget - even * tenants.length;
+      const full: string[] = [];
+      const one = async (tenantId: string, budget: number) => {
+        if (budget <= 0) return;
+        const r = await claimReport(db, { ...input, budget, tenantId, candidates: undefined });
+        out.claimed.push(...r.claimed);
+        out.busy.push(...r.busy);
+        if (r.claimed.length === budget) full.push(tenantId);
+      };
+      for (const tenantId of tenants) await one(tenantId, even + (extra-- > 0 ? 1 : 0));
+      for (const tenantId of full) await one(tenantId, input.budget - out.claimed.length);
+      return out;
     },
     handedOff(type, report, shares, now) {
       if (report.claimed.length === 0) return;

@@ -2,6 +2,7 @@
 // in one statement that splits the budget by weighted fair share and moves the pool clock itself; a
 // batch of settles, releases or renewals is one transaction for every tenant.
 import type { Db } from "../db.ts";
+import { claimReport } from "../sql/claim.ts";
 import { insertJobs } from "../sql/create-job.ts";
 import { expireLostAcross } from "../sql/executors.ts";
 import { materialize } from "../sql/materialize.ts";
@@ -33,6 +34,7 @@ export const single: Layout = {
     });
     return { claimed, busy, asked: r.candidates, budget: r.budget, failed: new Map() };
   },
+  claim: (db, input) => claimReport(db, input),
   handedOff() {},
   standby: (input) => [input],
   settle: (db, items) => settleIn(db, items, ALL_TENANTS),

@@ -16,6 +16,7 @@
 // Fairness keys, the second level: a tenant with keyed work queued fills its slots by key (claim-keys.ts).
 import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, pipelineTx, query, type Db } from "../db.ts";
+import { layoutOf } from "../layout/index.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { boundedRate, boundedWeight } from "./columns.ts";
 import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult, scopeOf } from "./claim-keys.ts";
@@ -587,9 +588,10 @@ export async function advancePoolClock(db: Db, type: string, v: number): Promise
   await query(db, sql`UPDATE pools SET vclock = ${v} WHERE type = ${type} AND vclock < ${v}`);
 }
 
-/** Lock candidates, then claim each one's fair share: one transaction, one round trip on postgres.js. */
+/** A claim as the layout of `db` makes one (Layout.claim): on one PostgreSQL, lock candidates, then
+ *  claim each one's fair share: one transaction, one round trip on postgres.js. */
 export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]> {
-  return (await claimReport(db, input)).claimed;
+  return (await (await layoutOf(db)).claim(db, input)).claimed;
 }
 
 export interface ClaimReport {
