@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@fairway/core";
 import { query, sql, type Db, type Settlement, type Store } from "@fairway/store";
-import { dropSpentLeases, findExpiredLeases } from "../../packages/store/src/sql/reap.ts";
-import { cutLeasesStatement, expireLostExecutors, heartbeat } from "../../packages/store/src/sql/executors.ts";
+import { dropSpentLeases, expireLostExecutors, findExpiredLeases } from "../../packages/store/src/layout/ops.ts";
+import { cutLeasesStatement, heartbeat } from "../../packages/store/src/sql/executors.ts";
 import { NOTIFICATION_POOL, notificationJobId } from "../../packages/store/src/sql/notifications.ts";
 import {
   cancelRequested,

@@ -3,10 +3,11 @@
 // writes, renew, release, cancel, pause and crash; after every step Postgres must agree with a tiny
 // model. Invariants: one state per trigger, terminal states are final, attempt rows only grow and are
 // exactly 1..n, a write under a lost lease changes nothing.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
   ALL_TENANTS,
+  LAYOUT_NAMES,
   cancelJob,
   claim,
   pauseJob,
@@ -25,16 +26,6 @@ import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 const MAX_ATTEMPTS = 3;
 const TERMINAL = new Set(["succeeded", "dead", "cancelled"]);
 let db: TestDb;
-
-beforeAll(async () => {
-  db = await createTestDb();
-  await seedTenant(db.store.db, "m", { maxInFlight: 100 });
-  await seedPool(db.store.db, "m", 10, { leaseMs: 60_000, timeoutMs: 30_000 });
-});
-
-afterAll(async () => {
-  await db?.drop();
-});
 
 interface T {
   status: string;
@@ -256,14 +247,30 @@ const commands = [
   fc.tuple(fc.nat(), fc.constantFrom("cancel" as const, "pause" as const)).map(([i, a]) => new JobAction(i, a)),
 ].map((arb) => arb.map(withCheck));
 
-it("trigger state machine: Postgres agrees with the model after every step", { timeout: 60_000 }, async () => {
-  await fc.assert(
-    fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: "max" }), async (cmds) => {
-      await db.store.db.execute(sql`TRUNCATE attempt_log, triggers, trigger_queue, dead_letters, leases, jobs CASCADE`);
-      await db.store.db.execute(sql`UPDATE tenant_pools SET running = 0`);
-      const model: Model = { triggers: new Map(), jobs: new Map(), jobOf: new Map(), stale: [] };
-      await fc.asyncModelRun(() => ({ model, real: { history: new Map() } }), cmds);
-    }),
-    { numRuns: 40, seed: Number(process.env.FAULTS_SEED ?? 8) },
-  );
+// Both layouts, on plain PostgreSQL (packages/store/test/store.pg.test.ts): the commands run
+// against a store connected with each.
+describe.each(LAYOUT_NAMES)("%s layout", (layout) => {
+  beforeAll(async () => {
+    db = await createTestDb({ layout });
+    await seedTenant(db.store.db, "m", { maxInFlight: 100 });
+    await seedPool(db.store.db, "m", 10, { leaseMs: 60_000, timeoutMs: 30_000 });
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it("trigger state machine: Postgres agrees with the model after every step", { timeout: 60_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: "max" }), async (cmds) => {
+        await db.store.db.execute(
+          sql`TRUNCATE attempt_log, triggers, trigger_queue, dead_letters, leases, jobs CASCADE`,
+        );
+        await db.store.db.execute(sql`UPDATE tenant_pools SET running = 0`);
+        const model: Model = { triggers: new Map(), jobs: new Map(), jobOf: new Map(), stale: [] };
+        await fc.asyncModelRun(() => ({ model, real: { history: new Map() } }), cmds);
+      }),
+      { numRuns: 40, seed: Number(process.env.FAULTS_SEED ?? 8) },
+    );
+  });
 });

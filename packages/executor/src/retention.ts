@@ -61,7 +61,7 @@ export class Retention {
     await this.loop.stop();
   }
 
-  /** One full pass; returns what it deleted. On the distributed layout (docs/scaling.md) the triggers,
+  /** One full pass; returns what it deleted. On the per-tenant layout (docs/scaling.md) the triggers,
    *  jobs and keys are deleted tenant by tenant, each batch a statement on the tenant's shard group (a
    *  batch across tenants would lock rows on every node in one transaction): the tenants are listed
    *  page by page, and a tenant with nothing expired costs one short statement of each kind. */

@@ -6,7 +6,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { guardClient, type DatabaseDeadlineError } from "./guarded-client.ts";
-import { useLayout, type LayoutName } from "./layout/index.ts";
+import type { LayoutName } from "./layout/name.ts";
 import * as schema from "./schema.ts";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -205,6 +205,13 @@ export function driverUrl(url: string): string {
   return url.replace(/([?&]target_session_attrs=)read-write(?=&|$)/, "$1primary");
 }
 
+/** Layouts fixed at connect (PostgresOptions.layout), read by layout/detect.ts. */
+const forced = new WeakMap<object, LayoutName>();
+
+export function forcedLayout(db: Db): LayoutName | undefined {
+  return forced.get(db);
+}
+
 export function connectPostgres(url: string, opts: PostgresOptions = {}): Store {
   const make = () =>
     postgres(driverUrl(url), {
@@ -225,7 +232,7 @@ export function connectPostgres(url: string, opts: PostgresOptions = {}): Store 
     });
   const guarded = guardClient(make, { deadlineMs: opts.deadlineMs ?? 30_000, onReplaced: opts.onDeadline });
   const db = drizzlePostgres(guarded.client, { schema }) as Db;
-  if (opts.layout) useLayout(db, opts.layout);
+  if (opts.layout) forced.set(db, opts.layout);
   return {
     kind: "postgres",
     db,

@@ -18,7 +18,7 @@ import type { Db } from "../db.ts";
 import type { Written } from "./fan-out.ts";
 import type { Scope } from "./scope.ts";
 
-export type LayoutName = "single" | "per-tenant";
+import type { LayoutName } from "./name.ts";
 
 /** A pool's claim for one executor pass. */
 interface PoolClaimRequest {

@@ -8,7 +8,8 @@
 import { sql } from "drizzle-orm";
 import { ulid } from "@fairway/core";
 import { query, type Db } from "../db.ts";
-import { layoutOf, scopeTo } from "../layout/index.ts";
+import { readShape } from "../layout/detect.ts";
+import { scopeTo } from "../layout/scope.ts";
 
 interface ActivityBucket {
   /** Epoch ms of the bucket's start. */
@@ -60,10 +61,9 @@ export async function activitySeries(
   const group = opts.tenantId === undefined ? sql`f.tenant_id` : sql`coalesce(f.key, '')`;
   const columns = sql`id, tenant_id, key, kind, status, scheduled_for, ok_started_at, ok_duration_ms, created_at`;
   // On the per-tenant layout a read across tenants cannot push a lateral scan to the shards.
-  const layout = await layoutOf(db);
-  const acrossShards = layout.shape({ single: false, perTenant: opts.tenantId === undefined });
+  const acrossShards = await readShape(db, { single: false, perTenant: opts.tenantId === undefined });
   // One tenant's sample, on the per-tenant layout, is read on its shard alone.
-  const named = layout.shape({ single: sql``, perTenant: scopeTo(opts.tenantId)("triggers") });
+  const named = await readShape(db, { single: sql``, perTenant: scopeTo(opts.tenantId)("triggers") });
   // Each bucket's first triggers. On a Citus cluster one tenant's are sampled on its shard (the whole
   // read goes there); across tenants a lateral scan cannot be pushed to the shards, so each bucket is
   // a read of its own, the first perBucket of every shard merged on the coordinator.

@@ -16,7 +16,6 @@
 // Fairness keys, the second level: a tenant with keyed work queued fills its slots by key (claim-keys.ts).
 import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, pipelineTx, query, type Db } from "../db.ts";
-import { layoutOf } from "../layout/index.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { boundedRate, boundedWeight } from "./columns.ts";
 import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult, scopeOf } from "./claim-keys.ts";
@@ -586,12 +585,6 @@ export async function dueTenants(db: Db, type: string, limit: number): Promise<s
  *  "clock"), for the claims of one tenant, which leave it out (claimLockedSql). */
 export async function advancePoolClock(db: Db, type: string, v: number): Promise<void> {
   await query(db, sql`UPDATE pools SET vclock = ${v} WHERE type = ${type} AND vclock < ${v}`);
-}
-
-/** A claim as the layout of `db` makes one (Layout.claim): on one PostgreSQL, lock candidates, then
- *  claim each one's fair share: one transaction, one round trip on postgres.js. */
-export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]> {
-  return (await (await layoutOf(db)).claim(db, input)).claimed;
 }
 
 export interface ClaimReport {

@@ -4,7 +4,8 @@
 // clusterNodes() is not called (the single layout's nodes() is null).
 import { sql, type SQL } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
-import { layoutOf, scopeTo } from "../layout/index.ts";
+import { readShape } from "../layout/detect.ts";
+import { scopeTo } from "../layout/scope.ts";
 
 /** `AND <alias>.tenant_id = $tenant`, or nothing without a tenant (layout scopeTo): a read of one
  *  tenant names it on each distributed table, so on a Citus cluster it goes to the tenant's shard alone. */
@@ -24,7 +25,7 @@ export async function poolCounts(
   opts: { tenantId?: string; dueCap?: number } = {},
 ): Promise<{ with: SQL; join: SQL; running: SQL; due: SQL; pending: SQL }> {
   const only = (alias: string) => andTenant(alias, opts.tenantId);
-  if ((await layoutOf(db)).shape({ single: false, perTenant: opts.tenantId === undefined })) {
+  if (await readShape(db, { single: false, perTenant: opts.tenantId === undefined })) {
     return {
       with: sql`pool_counts AS (
         SELECT coalesce(r.type, q.type) AS type, coalesce(r.running, 0)::int AS running,

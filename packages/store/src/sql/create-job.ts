@@ -33,7 +33,7 @@
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { DEFAULT_CATCHUP_WINDOW_MS, newId } from "@fairway/core";
 import { pipelineTx, query, type Db } from "../db.ts";
-import { layoutOf, type Layout } from "../layout/index.ts";
+import { readShape } from "../layout/detect.ts";
 import { jobs } from "../schema.ts";
 import { rowShape } from "./columns.ts";
 
@@ -89,14 +89,14 @@ async function drain(db: Db, byTenant: Map<string, Waiting[]>, key: string, queu
     while (queue.length > 0) {
       batch = takeBatch(queue);
       try {
-        const results = await (await layoutOf(db)).createJobs(db, batch);
+        const results = await insertJobs(db, batch, await separatePool(db));
         for (const [i, w] of batch.entries()) w.resolve(results[i]);
       } catch (err) {
         if (batch.length === 1) batch[0].reject(err);
         // One bad job: each alone, so each gets its own outcome.
         else
           for (const w of batch)
-            await (await layoutOf(db)).createJobs(db, [w]).then(
+            await insertJobs(db, [w], await separatePool(db)).then(
               ([r]) => w.resolve(r),
               (e: unknown) => w.reject(e),
             );
@@ -128,9 +128,9 @@ export async function createJobIn(
   tx: Db,
   job: NewJob,
   opts: CreateJobOptions,
-  layout: Layout,
+  separate: boolean,
 ): Promise<CreateJobResult> {
-  const [result] = await layout.createJobs(tx, [{ job, opts }]);
+  const [result] = await insertJobs(tx, [{ job, opts }], separate);
   return result;
 }
 
@@ -144,13 +144,19 @@ export type Pending = Pick<Waiting, "job" | "opts">;
  *  rolls the whole batch back. */
 export async function createJobs(db: Db, batch: Pending[]): Promise<CreateJobResult[]> {
   if (batch.length === 0) return [];
-  const layout = await layoutOf(db);
+  const separate = await separatePool(db);
   return db.transaction(async (tx) => {
     const out: CreateJobResult[] = [];
     for (let i = 0; i < batch.length; i += MAX_BATCH)
-      out.push(...(await layout.createJobs(tx, batch.slice(i, i + MAX_BATCH))));
+      out.push(...(await insertJobs(tx, batch.slice(i, i + MAX_BATCH), separate)));
     return out;
   });
+}
+
+/** Whether creates on `db` write a missing pool row by a statement of its own (insertJobs): the
+ *  per-tenant layout's create. */
+export function separatePool(db: Db): Promise<boolean> {
+  return readShape(db, { single: false, perTenant: true });
 }
 
 /** Jobs of one tenant under one limit, created by one statement (rarely more, see below); the outcome

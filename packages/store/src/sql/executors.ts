@@ -6,7 +6,6 @@
 // trigger, and a late settle of a reaped trigger changes nothing.
 import { sql } from "drizzle-orm";
 import { jsonColumn, query, withDates, type Db } from "../db.ts";
-import { layoutOf } from "../layout/index.ts";
 
 export interface ExecutorPoolLoad {
   concurrency: number;
@@ -50,13 +49,6 @@ export async function heartbeat(db: Db, b: ExecutorBeat): Promise<void> {
 /** A graceful stop: the executor released what it held and is no longer live. */
 export async function markExecutorStopped(db: Db, id: string): Promise<void> {
   await query(db, sql`UPDATE executors SET stopped_at = now(), pools = '{}'::jsonb WHERE id = ${id}`);
-}
-
-/** Marks executors whose heartbeat stopped for longer than their timeout as lost, and cuts the leases
- *  of every executor lost in the last `recentMs` (a claim that committed after the mark included) to
- *  now. Returns how many running triggers' leases it cut: the reaper should run. */
-export async function expireLostExecutors(db: Db, recentMs = 600_000): Promise<{ lost: string[]; cut: number }> {
-  return (await layoutOf(db)).expireLostExecutors(db, recentMs);
 }
 
 /** expireLostExecutors() on one PostgreSQL: one statement. */

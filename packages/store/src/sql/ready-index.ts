@@ -2,19 +2,11 @@
 // trigger in a pool. Served by trigger_queue_type_idx (type, tenant_id, next_attempt_at).
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
-import { layoutOf } from "../layout/index.ts";
 
 export interface TenantDue {
   tenantId: string;
   /** Epoch ms of the earliest pending trigger, or null when the tenant has none in this pool. */
   dueAtMs: number | null;
-}
-
-/** Earliest pending trigger per tenant in `type`: for the given tenants (as the layout reads them), or
- *  for every tenant (rebuild). */
-export async function pendingByTenant(db: Db, type: string, tenantIds?: string[]): Promise<TenantDue[]> {
-  if (tenantIds) return (await layoutOf(db)).pendingByTenant(db, type, tenantIds);
-  return pendingOfTenants(db, type, undefined, false);
 }
 
 /** pendingByTenant() as a layout reads it. `perTenant`: the given tenants' read a query each, on the

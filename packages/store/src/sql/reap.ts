@@ -9,7 +9,6 @@
 // reaper then writes it writes per tenant (executor reaper.ts).
 import { sql } from "drizzle-orm";
 import { query, withDates, type Db } from "../db.ts";
-import { layoutOf } from "../layout/index.ts";
 
 export interface ExpiredLease {
   id: string;
@@ -23,12 +22,6 @@ export interface ExpiredLease {
   maxDelayMs: number;
   /** At-most-once and recorded as sending in this attempt (sending.ts): it may have been delivered. */
   sending: boolean;
-}
-
-/** Running triggers whose lease expired, found through the claims' lease rows (schema.ts, leases):
- *  only claims whose lease ran out are looked into, and each trigger's own lease decides. */
-export async function findExpiredLeases(db: Db, limit = 500): Promise<ExpiredLease[]> {
-  return (await layoutOf(db)).findExpiredLeases(db, limit);
 }
 
 /** findExpiredLeases() as a layout runs it. `colocated` (per-tenant layout): a lease row always names
@@ -52,12 +45,6 @@ export async function findExpired(db: Db, limit: number, colocated: boolean): Pr
      LIMIT ${limit}`,
   );
   return withDates(rows, "leaseExpiresAt");
-}
-
-/** Deletes the lease rows of claims whose lease ran out and which have no trigger left running under
- *  their token: every trigger settled, released or reaped. Returns how many went. */
-export async function dropSpentLeases(db: Db, limit = 100): Promise<number> {
-  return (await layoutOf(db)).dropSpentLeases(db, limit);
 }
 
 /** dropSpentLeases() as a layout runs it. */

@@ -7,7 +7,7 @@
 import { sql } from "drizzle-orm";
 import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
 import { pipelineTx, query, type Db } from "../db.ts";
-import { layoutOf, type Scope } from "../layout/index.ts";
+import type { Scope } from "../layout/scope.ts";
 import { boundedKeyWeight, boundedWeight } from "./columns.ts";
 import { decayedWork } from "./keys.ts";
 import { coldItems, decodeNotified, notifyStatements } from "./notification-fanout.ts";
@@ -73,12 +73,6 @@ export interface Settled {
  *  (test/faults/nul-body.test.ts). Such characters are stored as U+FFFD (core, text.ts). */
 function storable(text: string | null | undefined): string | null {
   return text == null ? null : storableText(text);
-}
-
-/** Settle `items` as the layout of `db` does: one transaction, or one per tenant. */
-export async function settle(db: Db, items: Settlement[]): Promise<Settled[]> {
-  if (items.length === 0) return [];
-  return (await layoutOf(db)).settle(db, items);
 }
 
 /** Settle `items` in one transaction; one tenant's scope: every item is that tenant's (settleStatements). */
