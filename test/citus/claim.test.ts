@@ -3,7 +3,7 @@
 // claim exactly what they claim on one PostgreSQL: caps held across connections, the lease recorded
 // with its tenant, the queue in step with the triggers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectPostgres, query, sql, type Store } from "@fairway/store";
+import { oneTenant, connectPostgres, query, sql, type Store } from "@fairway/store";
 import { migrate } from "../../packages/store/src/node.ts";
 import {
   claimReport,
@@ -160,7 +160,7 @@ describe("the claim within a tenant on a Citus cluster", () => {
   });
 
   it("reads a tenant's earliest queued trigger for the ready index on its shard alone", async () => {
-    const due = await pendingByTenant(store.db, "work", ["ten_rated", "ten_none"], true);
+    const due = await pendingByTenant(store.db, "work", ["ten_rated", "ten_none"]);
     expect(due.map((d) => [d.tenantId, d.dueAtMs === null])).toEqual([
       ["ten_rated", false],
       ["ten_none", true],
@@ -185,7 +185,7 @@ describe("the claim within a tenant on a Citus cluster", () => {
         expect(await running("ten_race")).toBe(held.length);
         // Free two slots, as a stop would (release.ts, on the tenant's shard too): the next round may
         // refill them, never overfill.
-        await releaseLeases(store.db, held.splice(0, 2), "ten_race");
+        await releaseLeases(store.db, held.splice(0, 2), oneTenant("ten_race"));
       }
       expect(claimed).toBeGreaterThan(7);
       expect(await queueDrift(store.db)).toEqual(NO_DRIFT);

@@ -3,7 +3,7 @@
 // per-tenant table distributed by tenant and colocated, the shared ones reference tables, shards on
 // both workers, the step idempotent — with a tenant's reads routed to one shard.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectPostgres, query, sql, type Store } from "@fairway/store";
+import { oneTenant, connectPostgres, query, sql, type Store } from "@fairway/store";
 import { DISTRIBUTED_TABLES, REFERENCE_TABLES } from "../../packages/store/src/citus.ts";
 import { migrate } from "../../packages/store/src/node.ts";
 import { releaseLeases, releaseStatement } from "../../packages/store/src/sql/release.ts";
@@ -169,7 +169,7 @@ describe("the distributed layout", () => {
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
     const plan = await explain(releaseStatement(leases, "acme"));
     expect(plan, plan).toMatch(/Task Count: 1\b/);
-    expect(await releaseLeases(store.db, leases, "acme")).toBe(2);
+    expect(await releaseLeases(store.db, leases, oneTenant("acme"))).toBe(2);
     expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
   });
 

@@ -51,7 +51,7 @@ function recordingDb(url: string) {
     conn,
     /** The statements `read` sends (EXPLAINs and the layout check left out). */
     async statementsOf(read: () => Promise<unknown>) {
-      await store.isDistributed(db);
+      await store.layoutOf(db);
       sent.length = 0;
       await read();
       return sent.filter((s) => !/^\s*EXPLAIN/i.test(s.text));
@@ -141,7 +141,7 @@ describe("the reads on the distributed layout", () => {
   const urlOf = (name: string) => `postgres://postgres@127.0.0.1:${cluster.coordinator.port}/${name}`;
 
   it("reads a tenant's jobs, triggers, attempts, dead letters and usage", async () => {
-    expect(await store.isDistributed(db)).toBe(true);
+    expect((await store.layoutOf(db)).name).toBe("per-tenant");
     expect(await store.getJob(db, "acme", acme.keyedJob)).toMatchObject({ id: acme.keyedJob, key: "k1" });
     expect(await store.getJob(db, "globex", acme.keyedJob)).toBeNull();
     const jobs = await store.listJobs(db, "acme", { after: null, limit: 10 });

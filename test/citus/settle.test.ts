@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@fairway/core";
 import { query, sql, type Db, type Settlement, type Store } from "@fairway/store";
-import { dropSpentLeases, findExpiredLeases } from "../../packages/store/src/sql/reap.ts";
-import { cutLeasesStatement, expireLostExecutors, heartbeat } from "../../packages/store/src/sql/executors.ts";
+import { dropSpentLeases, expireLostExecutors, findExpiredLeases } from "../../packages/store/src/layout/ops.ts";
+import { cutLeasesStatement, heartbeat } from "../../packages/store/src/sql/executors.ts";
 import { NOTIFICATION_POOL, notificationJobId } from "../../packages/store/src/sql/notifications.ts";
 import {
   cancelRequested,
@@ -19,13 +19,17 @@ import {
 import { releaseLeases, releaseStatement } from "../../packages/store/src/sql/release.ts";
 import { renewLeases, renewStatement } from "../../packages/store/src/sql/renew.ts";
 import { markSending, sendingStatement } from "../../packages/store/src/sql/sending.ts";
-import { settle, settleStatements } from "../../packages/store/src/sql/settle.ts";
+import { settleIn, settleStatements } from "../../packages/store/src/sql/settle.ts";
+import { oneTenant } from "../../packages/store/src/layout/scope.ts";
 import { reapExpired } from "../../packages/executor/src/reaper.ts";
 import { Settler } from "../../packages/executor/src/settler.ts";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { seedDue, seedPool, seedTenant, succeeded } from "../support/seed.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
 import { distributedStore, expectSingleShard, planOf } from "./support/router.ts";
+
+/** One tenant's settle, as the per-tenant layout writes it. */
+const settle = (db: Db, items: Settlement[], tenantId: string) => settleIn(db, items, oneTenant(tenantId));
 
 let cluster: CitusCluster;
 let store: Store;
@@ -287,12 +291,14 @@ describe("on the cluster", () => {
     const { triggerIds } = await seedDue(db, "globex", 1);
     const [held] = await claimFor("globex", triggerIds);
     expect(await settle(db, [succeeded({ ...held!, leaseToken: "lse_stale" })], "globex")).toEqual([]);
-    expect(await renewLeases(db, [{ id: held!.id, leaseToken: "lse_stale" }], 30_000, "globex")).toEqual(new Set());
+    expect(await renewLeases(db, [{ id: held!.id, leaseToken: "lse_stale" }], 30_000, oneTenant("globex"))).toEqual(
+      new Set(),
+    );
     expect(await markSending(db, { ...held!, leaseToken: "lse_stale" }, "globex")).toBe(false);
     expect(await status("globex", held!.id)).toMatchObject({ status: "running", token: held!.leaseToken });
     expect(await attempts("globex", held!.id)).toEqual([]);
     expect(await queueDrift(db)).toEqual(NO_DRIFT);
-    expect(await releaseLeases(db, [held!], "globex")).toBe(1);
+    expect(await releaseLeases(db, [held!], oneTenant("globex"))).toBe(1);
     expect(await status("globex", held!.id)).toMatchObject({ status: "pending", attempt: 0 });
     expect(await queueDrift(db)).toEqual(NO_DRIFT);
   });
@@ -327,7 +333,7 @@ describe("on the cluster", () => {
   it("renews a tenant's leases and their lease row, and marks an at-most-once run sending", async () => {
     const { triggerIds } = await seedDue(db, "acme", 2, { delivery: "at_most_once" });
     const held = await claimFor("acme", triggerIds, { leaseMs: 1_000 });
-    expect(await renewLeases(db, held, 120_000, "acme")).toEqual(new Set(triggerIds));
+    expect(await renewLeases(db, held, 120_000, oneTenant("acme"))).toEqual(new Set(triggerIds));
     const [lease] = await query<{ left: number }>(
       db,
       sql`SELECT extract(epoch FROM expires_at - now())::float8 AS left FROM leases
@@ -349,11 +355,11 @@ describe("on the cluster", () => {
     const { triggerIds } = await seedDue(db, "acme", 1, { key: "user-9" });
     const [held] = await claimFor("acme", triggerIds, { key: "user-9" });
     await db.execute(sql`UPDATE triggers SET cancel_requested = true WHERE tenant_id = 'acme' AND id = ${held!.id}`);
-    expect(await cancelRequested(db, [held!.id], "acme")).toEqual([held!.id]);
-    expect(await settleCancelled(db, held!, new Date(), 5, "cancelled", "acme")).toBe(true);
+    expect(await cancelRequested(db, [held!.id], oneTenant("acme"))).toEqual([held!.id]);
+    expect(await settleCancelled(db, held!, new Date(), 5, "cancelled", oneTenant("acme"))).toBe(true);
     expect(await status("acme", held!.id)).toMatchObject({ status: "cancelled" });
     expect(await attempts("acme", held!.id)).toMatchObject([{ attempt: 1, outcome: "cancelled" }]);
-    expect(await settleCancelled(db, held!, new Date(), 5, "cancelled", "acme")).toBe(false);
+    expect(await settleCancelled(db, held!, new Date(), 5, "cancelled", oneTenant("acme"))).toBe(false);
     expect(await queueDrift(db)).toEqual(NO_DRIFT);
   });
 

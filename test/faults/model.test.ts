@@ -3,9 +3,11 @@
 // writes, renew, release, cancel, pause and crash; after every step Postgres must agree with a tiny
 // model. Invariants: one state per trigger, terminal states are final, attempt rows only grow and are
 // exactly 1..n, a write under a lost lease changes nothing.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
+  ALL_TENANTS,
+  LAYOUT_NAMES,
   cancelJob,
   claim,
   pauseJob,
@@ -24,16 +26,6 @@ import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 const MAX_ATTEMPTS = 3;
 const TERMINAL = new Set(["succeeded", "dead", "cancelled"]);
 let db: TestDb;
-
-beforeAll(async () => {
-  db = await createTestDb();
-  await seedTenant(db.store.db, "m", { maxInFlight: 100 });
-  await seedPool(db.store.db, "m", 10, { leaseMs: 60_000, timeoutMs: 30_000 });
-});
-
-afterAll(async () => {
-  await db?.drop();
-});
 
 interface T {
   status: string;
@@ -157,8 +149,8 @@ class StaleWrite implements Cmd {
     const s = pick(m.stale, this.i);
     const late: Settlement = { ...s, status: "succeeded", startedAt: new Date(), durationMs: 1, outcome: "success" };
     expect(await settle(db.store.db, [late])).toEqual([]);
-    expect((await renewLeases(db.store.db, [s], 60_000)).size).toBe(0);
-    expect(await releaseLeases(db.store.db, [s])).toBe(0);
+    expect((await renewLeases(db.store.db, [s], 60_000, ALL_TENANTS)).size).toBe(0);
+    expect(await releaseLeases(db.store.db, [s], ALL_TENANTS)).toBe(0);
   }
   toString = () => `stale(${this.i})`;
 }
@@ -167,7 +159,7 @@ class Renew implements Cmd {
   check = () => true;
   async run(m: Model) {
     const held = running(m).map(([id, t]) => ({ id, leaseToken: t.token! }));
-    expect((await renewLeases(db.store.db, held, 60_000)).size).toBe(held.length);
+    expect((await renewLeases(db.store.db, held, 60_000, ALL_TENANTS)).size).toBe(held.length);
   }
   toString = () => "renew()";
 }
@@ -178,7 +170,7 @@ class Release implements Cmd {
   check = (m: Readonly<Model>) => running(m as Model).length > 0;
   async run(m: Model) {
     const [id, t] = pick(running(m), this.i);
-    expect(await releaseLeases(db.store.db, [{ id, leaseToken: t.token! }])).toBe(1);
+    expect(await releaseLeases(db.store.db, [{ id, leaseToken: t.token! }], ALL_TENANTS)).toBe(1);
     m.stale.push({ id, leaseToken: t.token!, attempt: t.attempts });
     Object.assign(t, { status: "pending", token: null, attempts: t.attempts - 1 });
   }
@@ -255,14 +247,30 @@ const commands = [
   fc.tuple(fc.nat(), fc.constantFrom("cancel" as const, "pause" as const)).map(([i, a]) => new JobAction(i, a)),
 ].map((arb) => arb.map(withCheck));
 
-it("trigger state machine: Postgres agrees with the model after every step", { timeout: 60_000 }, async () => {
-  await fc.assert(
-    fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: "max" }), async (cmds) => {
-      await db.store.db.execute(sql`TRUNCATE attempt_log, triggers, trigger_queue, dead_letters, leases, jobs CASCADE`);
-      await db.store.db.execute(sql`UPDATE tenant_pools SET running = 0`);
-      const model: Model = { triggers: new Map(), jobs: new Map(), jobOf: new Map(), stale: [] };
-      await fc.asyncModelRun(() => ({ model, real: { history: new Map() } }), cmds);
-    }),
-    { numRuns: 40, seed: Number(process.env.FAULTS_SEED ?? 8) },
-  );
+// Both layouts, on plain PostgreSQL (packages/store/test/store.pg.test.ts): the commands run
+// against a store connected with each.
+describe.each(LAYOUT_NAMES)("%s layout", (layout) => {
+  beforeAll(async () => {
+    db = await createTestDb({ layout });
+    await seedTenant(db.store.db, "m", { maxInFlight: 100 });
+    await seedPool(db.store.db, "m", 10, { leaseMs: 60_000, timeoutMs: 30_000 });
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it("trigger state machine: Postgres agrees with the model after every step", { timeout: 60_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: "max" }), async (cmds) => {
+        await db.store.db.execute(
+          sql`TRUNCATE attempt_log, triggers, trigger_queue, dead_letters, leases, jobs CASCADE`,
+        );
+        await db.store.db.execute(sql`UPDATE tenant_pools SET running = 0`);
+        const model: Model = { triggers: new Map(), jobs: new Map(), jobOf: new Map(), stale: [] };
+        await fc.asyncModelRun(() => ({ model, real: { history: new Map() } }), cmds);
+      }),
+      { numRuns: 40, seed: Number(process.env.FAULTS_SEED ?? 8) },
+    );
+  });
 });

@@ -2,7 +2,7 @@
 // triggers, then resume it (SIGCONT). Everything the stalled one writes afterwards — renewals and
 // settles — is fenced by its stale lease tokens and changes 0 rows; no attempt is counted twice.
 import { expect, it } from "vitest";
-import { query, releaseLeases, renewLeases, settle, sql } from "@fairway/store";
+import { ALL_TENANTS, query, releaseLeases, renewLeases, settle, sql } from "@fairway/store";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startExecutorChild } from "./support/children.ts";
 import { attemptAnomalies, statusCounts, until } from "./support/ledger.ts";
@@ -73,8 +73,8 @@ it("a stalled executor resumes after losing its leases: its renew/settle writes 
   expect(await snapshot()).toEqual(before);
 
   // The same stale tokens written directly: every fenced statement changes 0 rows.
-  expect((await renewLeases(db.store.db, stale, 60_000)).size).toBe(0);
-  expect(await releaseLeases(db.store.db, stale)).toBe(0);
+  expect((await renewLeases(db.store.db, stale, 60_000, ALL_TENANTS)).size).toBe(0);
+  expect(await releaseLeases(db.store.db, stale, ALL_TENANTS)).toBe(0);
   const late = stale.map((s) => ({
     ...s,
     attempt: 1,

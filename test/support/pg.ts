@@ -5,7 +5,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
-import { connectPostgres, type Store } from "@fairway/store";
+import { connectPostgres, type LayoutName, type Store } from "@fairway/store";
 import { migrationsFolder, plannerDefaultsFor } from "@fairway/store/node";
 
 export const PG_BASE_URL = process.env.FAIRWAY_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -42,8 +42,9 @@ export interface TestDb {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database of its own; drop() closes and removes it. */
-export async function createTestDb(opts: { max?: number } = {}): Promise<TestDb> {
+/** A fresh, migrated database of its own; drop() closes and removes it. `layout`: its store's layout
+ *  fixed (the conformance suite runs the per-tenant layout's statements on plain PostgreSQL). */
+export async function createTestDb(opts: { max?: number; layout?: LayoutName } = {}): Promise<TestDb> {
   const name = `fairway_t_${randomBytes(6).toString("hex")}`;
   await withAdmin(async (sql) => {
     await sql.unsafe(`CREATE DATABASE ${name} TEMPLATE ${templateName()}`);
@@ -51,7 +52,7 @@ export async function createTestDb(opts: { max?: number } = {}): Promise<TestDb>
     for (const s of plannerDefaultsFor(name)) await sql.unsafe(s);
   });
   const url = urlFor(name);
-  const store = connectPostgres(url, { max: opts.max ?? 5 });
+  const store = connectPostgres(url, { max: opts.max ?? 5, ...(opts.layout ? { layout: opts.layout } : {}) });
   return {
     name,
     url,

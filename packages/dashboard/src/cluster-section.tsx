@@ -2,11 +2,11 @@
 // The overview's Cluster section, on a Citus cluster's distributed layout only (docs/scaling.md,
 // "Operations"): each worker node, whether the coordinator reaches it, and the shard groups, tenants
 // and work it holds. A node down stalls its tenants alone; this is where an operator sees which.
-import { clusterNodes, isDistributed, type ClusterNode, type Db } from "@fairway/store";
+import { layoutOf, type ClusterNode, type Db } from "@fairway/store";
 
-/** The worker nodes, or null on one PostgreSQL (nothing is queried there but the cached layout check). */
+/** The worker nodes, or null on one PostgreSQL (nothing is queried there: the layout is cached). */
 export async function clusterOf(db: Db): Promise<ClusterNode[] | null> {
-  return (await isDistributed(db)) ? clusterNodes(db) : null;
+  return (await layoutOf(db)).nodes(db);
 }
 
 const count = (v: number | null) => (v === null ? "—" : v.toLocaleString("en"));

@@ -6,8 +6,7 @@
 // `cancelled`. So a run stops within a poll of its cancel. A poll, not LISTEN/NOTIFY: it works the same
 // through a transaction pooler, on Hyperdrive and after a reconnect.
 import type { Logger } from "@fairway/core";
-import { cancelRequested, isDistributed, type Db } from "@fairway/store";
-import { byTenant, eachTenant } from "./per-tenant.ts";
+import { cancelRequested, layoutOf, type Db } from "@fairway/store";
 import type { Held } from "./standby-slots.ts";
 
 const CANCEL_POLL_MS = 500;
@@ -36,7 +35,7 @@ export class CancelWatch {
   }
 
   /** Every trigger held, started or waiting for its slot; with none, no statement. On a Citus cluster,
-   *  a statement per tenant, on its shard alone (per-tenant.ts). */
+   *  a statement per tenant, on its shard alone (the layout's fanOut). */
   async poll(): Promise<void> {
     const runs: Held[] = [];
     for (const h of this.held.values()) if (!h.abort.aborted) runs.push(h);
@@ -46,25 +45,19 @@ export class CancelWatch {
       for (const id of ids) this.held.get(id)?.abort.abort("cancel");
     };
     try {
-      if (!(await isDistributed(this.db)))
-        return stop(
-          await cancelRequested(
-            this.db,
-            runs.map((h) => h.t.id),
-          ),
-        );
-      const outcomes = await eachTenant(
-        byTenant(runs, (h) => h.t.tenantId),
-        (tenantId, group) =>
+      const written = await (await layoutOf(this.db)).fanOut(
+        runs,
+        (h) => h.t.tenantId,
+        (scope, group) =>
           cancelRequested(
             this.db,
             group.map((h) => h.t.id),
-            tenantId,
+            scope,
           ),
       );
-      for (const o of outcomes) {
-        if (o.status === "fulfilled") stop(o.value);
-        else failed(o.reason);
+      for (const w of written) {
+        if (w.outcome.status === "fulfilled") stop(w.outcome.value);
+        else failed(w.outcome.reason);
       }
     } catch (err) {
       failed(err);

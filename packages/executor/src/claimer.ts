@@ -7,29 +7,26 @@
 // it in the same transaction, as many as it freed, if the pool has room (handOff(), store hand-off.ts).
 // A claim that takes a tenant to its cap has its next triggers claimed on standby at once (reachedCap).
 //
-// On a Citus cluster (docs/scaling.md) a claim is for one tenant, on its shard alone: the claimer picks
-// the tenants (the ready index, else one read of the queue), splits the pool's budget over them by
-// weighted fair share, claims for each (a few at once, each its own one-round-trip transaction) and
-// moves the pool clock on itself (advanceClocks). Caps stay exact: each claim locks its tenant and
-// reads its running count after the lock, as the claim across tenants does. Shares come out right
-// because the pool starts what it holds in the order of each trigger's WFQ slot (vt), which every
-// per-tenant claim returns.
-import { allocate, DEFAULT_COST_MS, type Logger } from "@fairway/core";
+// How a pool's claim meets the tables is the layout's (store layout/): one statement over every
+// candidate on one PostgreSQL; on a Citus cluster a claim per tenant for the share TenantShares gives
+// it (tenant-shares.ts). Caps stay exact either way: each claim locks its tenants and reads their
+// running counts after the lock.
+import type { Logger } from "@fairway/core";
 import {
-  advancePoolClock,
   claimReport,
-  dueTenants,
-  isDistributed,
+  layoutOf,
   type ClaimedTrigger,
   type ClaimInput,
   type ClaimReport,
   type Db,
+  type Layout,
+  type StandbyInput,
 } from "@fairway/store";
 import type { InDoubtClaims } from "./in-doubt.ts";
 import type { ExecutorObserver } from "./observe.ts";
 import { startKey, type Pool } from "./pool.ts";
-import { eachTenant } from "./per-tenant.ts";
 import type { ReadyIndex } from "./ready-index.ts";
+import { TenantShares } from "./tenant-shares.ts";
 
 export interface ClaimerDeps {
   db: Db;
@@ -44,39 +41,25 @@ export interface ClaimerDeps {
   inDoubt: Pick<InDoubtClaims, "send">;
   /** Metrics: each claim's duration and size. */
   observer?: Pick<ExecutorObserver, "claimed">;
-  /** Tenants a claim took to their in-flight cap (their next triggers can go on standby); `perTenant`
-   *  on a Citus cluster: the standby claims are to be made per tenant (StandbySlots.afterClaim). */
-  reachedCap?(type: string, tenantIds: string[], perTenant?: boolean): void;
-}
-
-/** How often at most the claimer writes a pool's clock (a write on every node of a cluster). */
-const CLOCK_WRITE_MS = 1000;
-/** How long a tenant whose claim got nothing (at its cap, out of rate tokens) is left out of the split,
- *  as the ready index sets it aside (ReadyIndex.snoozeMs). A settle that frees its slot claims for it
- *  in the settle's transaction meanwhile. */
-const EMPTY_SNOOZE_MS = 250;
-/** How long a tenant whose claim failed (its node down, say) is left out: the other tenants' claims go
- *  on meanwhile, and it is tried again after. */
-const FAILED_SNOOZE_MS = 1000;
-
-/** What the claimer has learned of a tenant's WFQ slots in a pool from its claims: where its next slot
- *  starts and the step between its slots (cost ÷ weight). */
-interface TenantSlots {
-  next: number;
-  step: number;
+  /** Tenants a claim took to their in-flight cap (their next triggers can go on standby). */
+  reachedCap?(type: string, tenantIds: string[]): void;
 }
 
 export class Claimer {
-  /** Per pool, its tenants' slots as their last claims left them (splitBudget). */
-  private readonly slots = new Map<string, Map<string, TenantSlots>>();
-  /** Per pool, tenants set aside until the time given (EMPTY_SNOOZE_MS). */
-  private readonly snoozed = new Map<string, Map<string, number>>();
-  /** Per pool, the clock its per-tenant claims started at (the least vstart of a pass's claims, the
-   *  greatest over passes), what was last written, and when. */
-  private readonly clocks = new Map<string, { v: number; written: number; at: number }>();
-  private distributed = false;
+  /** The per-tenant layout's budget split over a pool's tenants (unused by the single-node layout). */
+  readonly shares: TenantShares;
+  /** The layout, once the first pass has read it. */
+  private layout: Layout | null = null;
 
-  constructor(private readonly deps: ClaimerDeps) {}
+  constructor(private readonly deps: ClaimerDeps) {
+    this.shares = new TenantShares(deps.db, deps.log);
+  }
+
+  /** A standby claim after a claim of this claimer's, as the layout sends it. */
+  standbyInputs(input: StandbyInput): StandbyInput[] {
+    if (!this.layout) throw new Error("standby claims follow a claim: the layout is read by then");
+    return this.layout.standby(input);
+  }
 
   /** The claims a settle makes for the at-cap tenants it frees: per pool with room, as many as were
    *  freed (at most its room), among exactly those tenants. A slot freed by a keyed trigger at its cap
@@ -112,15 +95,13 @@ export class Claimer {
   /** What a hand-off claim got: dispatched like any claim's. Returns whether another claim held one
    *  of its tenants: that claim may have read the tenant's running count before this settle committed
    *  and left the freed slot unclaimed, so the caller should claim again now. */
-  handedOff(input: ClaimInput, report: ClaimReport): boolean {
+  handedOff(input: ClaimInput, report: ClaimReport, now: number): boolean {
     const pool = this.deps.pools.get(input.type);
     if (pool && report.claimed.length > 0) {
       this.deps.stats.claimed += report.claimed.length;
       this.dispatchAll(pool, report.claimed);
-      if (this.distributed) {
-        this.learn(input.type, report.claimed);
-        this.noteClock(input.type, report.claimed);
-      }
+      // A hand-off follows a claim, so the layout is known by now.
+      this.layout?.handedOff(input.type, report, this.shares, now);
     }
     return report.busy.length > 0;
   }
@@ -129,43 +110,67 @@ export class Claimer {
    *  at once while slots are free: a claim looks at a bounded part of each tenant's backlog, so a
    *  short claim does not mean the backlog is empty). */
   async pass(now: number): Promise<number> {
+    const layout = (this.layout ??= await layoutOf(this.deps.db));
     let work = 0;
-    this.distributed = await isDistributed(this.deps.db);
     for (const [type, pool] of this.deps.pools) {
       if (!pool.wantsClaim) continue;
       const budget = pool.claimable;
-      const { claimed, busy } = this.distributed
-        ? await this.claimPerTenant(type, pool, now, budget)
-        : await this.claimFor(type, pool, now, budget);
+      const { claimed, busy } = await this.claimFor(layout, type, pool, now, budget);
       // Also when it came short because another claim held tenants it would have served: that claim
       // is about to commit, and this one takes its share then rather than after an idle poll.
       if (claimed.length > 0 || (busy.length > 0 && claimed.length < budget)) work++;
     }
-    if (this.distributed) this.advanceClocks(now);
     return work;
   }
 
-  /** Claim up to `budget` for `pool` and dispatch what was claimed. */
+  /** Claim up to `budget` for `pool` as the layout claims, and dispatch what was claimed. */
   private async claimFor(
+    layout: Layout,
     type: string,
     pool: Pool,
     now: number,
     budget: number,
   ): Promise<{ claimed: ClaimedTrigger[]; busy: string[] }> {
-    const { ready } = this.deps;
+    const { ready, log } = this.deps;
     const candidates = ready ? await ready.candidates(type, now, budget) : undefined;
     if (candidates && candidates.length === 0) return { claimed: [], busy: [] }; // nothing due: no query at all
     const claimStarted = performance.now();
-    const { claimed, busy } = await this.claim({
+    const got = await layout.claimPool(
+      this.deps.db,
+      {
+        type,
+        budget,
+        owner: this.deps.owner,
+        leaseMs: pool.config.leaseMs,
+        now,
+        candidates,
+        send: (input) => this.claim(input),
+        onSweepFailed: ready
+          ? (err) => log.warn("the sweep's read of the queue failed; claims go on from the ready index", { err })
+          : undefined,
+      },
+      this.shares,
+    );
+    if (!got) return { claimed: [], busy: [] };
+    const { claimed, busy } = got;
+    await this.afterClaims({
       type,
-      budget,
-      owner: this.deps.owner,
-      leaseMs: pool.config.leaseMs,
-      candidates: candidates?.map((c) => c.tenantId),
+      pool,
+      now,
+      started: claimStarted,
+      candidates: got.asked,
+      claimed,
+      budget: got.budget,
+      busy,
     });
-    await this.afterClaims({ type, pool, now, started: claimStarted, candidates, claimed, budget, busy });
     this.dispatchAll(pool, claimed);
-    this.toStandby(type, claimed, false);
+    this.toStandby(type, claimed);
+    if (got.failed.size > 0) {
+      // One tenant's failure (its node down) must not hold the others back: it is logged and the
+      // tenant set aside a moment (TenantShares.failed).
+      const [err] = got.failed.values();
+      log.warn("claims failed for some tenants; the others' went on", { err, tenants: got.failed.size });
+    }
     return { claimed, busy };
   }
 
@@ -192,186 +197,14 @@ export class Claimer {
 
   /** Standby is for tenants at their own cap; a key at its cap is refilled by its settle's hand-off
    *  claim (store standby.ts). */
-  private toStandby(type: string, claimed: ClaimedTrigger[], perTenant: boolean): void {
+  private toStandby(type: string, claimed: ClaimedTrigger[]): void {
     const atCap = new Set(claimed.filter((c) => c.atCap && c.key === null).map((c) => c.tenantId));
-    if (atCap.size > 0) this.deps.reachedCap?.(type, [...atCap], perTenant);
-  }
-
-  /** claimFor() on a Citus cluster: a claim per tenant, for its share of the budget (splitBudget). */
-  private async claimPerTenant(
-    type: string,
-    pool: Pool,
-    now: number,
-    budget: number,
-  ): Promise<{ claimed: ClaimedTrigger[]; busy: string[] }> {
-    const { db, ready } = this.deps;
-    const indexed = ready ? await ready.candidates(type, now, budget) : undefined;
-    // Without a ready index (or on its periodic sweep), one read of the queue: it reads every shard of
-    // the cluster, once per pass and pool, never once per tenant. The ready index costs no Postgres
-    // query at all: prefer it on a cluster.
-    let candidates = indexed;
-    if (!candidates) {
-      try {
-        candidates = (await dueTenants(db, type, Math.max(64, 4 * budget))).map((tenantId) => ({
-          tenantId,
-          dueAtMs: now,
-        }));
-      } catch (err) {
-        // A node down fails every read of all shards. With a ready index this was its periodic sweep:
-        // the index goes on choosing the tenants, so the other nodes' tenants go on.
-        if (!ready) throw err;
-        this.deps.log.warn("the sweep's read of the queue failed; claims go on from the ready index", { err });
-        return { claimed: [], busy: [] };
-      }
-    }
-    if (candidates.length === 0) return { claimed: [], busy: [] };
-    const shares = [
-      ...this.splitBudget(
-        type,
-        budget,
-        now,
-        candidates.map((c) => c.tenantId),
-      ),
-    ].filter(([, n]) => n > 0);
-    const claimStarted = performance.now();
-    const claimed: ClaimedTrigger[] = [];
-    const busy: string[] = [];
-    const failed = new Map<string, unknown>();
-    await eachTenant(new Map(shares.map(([tenantId, n]) => [tenantId, [n]])), async (tenantId, [n]) => {
-      try {
-        const r = await this.claim({
-          type,
-          budget: n!,
-          owner: this.deps.owner,
-          leaseMs: pool.config.leaseMs,
-          tenantId,
-        });
-        claimed.push(...r.claimed);
-        busy.push(...r.busy);
-        this.learn(type, r.claimed);
-        if (r.claimed.length === 0 && r.busy.length === 0) this.snooze(type, tenantId!, now);
-        this.dispatchAll(pool, r.claimed);
-      } catch (err) {
-        failed.set(tenantId!, err);
-        this.snooze(type, tenantId!, now, FAILED_SNOOZE_MS);
-      }
-    });
-    this.noteClock(type, claimed);
-    const asked = new Set(shares.map(([tenantId]) => tenantId));
-    await this.afterClaims({
-      type,
-      pool,
-      now,
-      started: claimStarted,
-      // Told of the tenants claimed for, and of the budget they were given.
-      // A tenant whose claim failed stays in the index as it was.
-      candidates: indexed?.filter((c) => asked.has(c.tenantId) && !failed.has(c.tenantId)),
-      claimed,
-      budget: shares.reduce((a, [, n]) => a + n, 0),
-      busy,
-    });
-    this.toStandby(type, claimed, true);
-    // One tenant's failure (its node down) must not hold the others back: it is logged and the tenant
-    // set aside a moment. Only when every claim failed (the coordinator, or Postgres, away) is the
-    // error the loop's, which backs off.
-    const [firstError] = failed.values();
-    if (failed.size > 0 && failed.size === shares.length) throw firstError;
-    if (failed.size > 0)
-      this.deps.log.warn("claims failed for some tenants; the others' went on", {
-        err: firstError,
-        tenants: failed.size,
-      });
-    return { claimed, busy };
+    if (atCap.size > 0) this.deps.reachedCap?.(type, [...atCap]);
   }
 
   /** A claim under a token of its own; one that failed is noted in doubt (it may have committed). */
   private claim(input: ClaimInput): Promise<ClaimReport> {
     return this.deps.inDoubt.send(input, (sent) => claimReport(this.deps.db, sent));
-  }
-
-  /** The budget over the candidate tenants by weighted fair share (core allocate()), from what their
-   *  claims returned: a tenant's next slot starts where its last claim's slots ended, and steps by
-   *  cost ÷ weight; one not seen yet starts at the pool clock, stepping as the median tenant. Each
-   *  tenant's room is unknown here (its cap and backlog are read by its claim): a share it cannot use
-   *  is claimed on the next pass, which runs at once (pass() reports work). Tenants whose last claim
-   *  got nothing are left out a moment (EMPTY_SNOOZE_MS). */
-  splitBudget(type: string, budget: number, now: number, tenantIds: string[]): Map<string, number> {
-    const known = this.slots.get(type);
-    const snoozed = this.snoozed.get(type);
-    const ids = tenantIds.filter((id) => (snoozed?.get(id) ?? 0) <= now);
-    if (ids.length === 0) return new Map();
-    const clock = this.clocks.get(type)?.v ?? 0;
-    // A step of 0 is one not known yet (a tenant's claims so far took one trigger each).
-    const steps = [...(known?.values() ?? [])]
-      .map((s) => s.step)
-      .filter((x) => x > 0)
-      .sort((a, b) => a - b);
-    const step = steps.length > 0 ? steps[steps.length >> 1] : DEFAULT_COST_MS;
-    return allocate(
-      budget,
-      ids.map((id) => {
-        const s = known?.get(id);
-        return { id, weight: 1, costMs: s?.step || step, vtime: Math.max(s?.next ?? clock, clock), room: budget };
-      }),
-    );
-  }
-
-  /** A tenant's slots after a claim: its last slot and the step (from two slots, or as before). */
-  private learn(type: string, claimed: ClaimedTrigger[]): void {
-    if (claimed.length === 0) return;
-    let known = this.slots.get(type);
-    if (!known) this.slots.set(type, (known = new Map()));
-    const byTenant = new Map<string, number[]>();
-    for (const c of claimed) {
-      const vts = byTenant.get(c.tenantId) ?? [];
-      vts.push(c.vt);
-      byTenant.set(c.tenantId, vts);
-    }
-    for (const [tenantId, vts] of byTenant) {
-      vts.sort((a, b) => a - b);
-      const step = vts.length > 1 ? vts[1] - vts[0] : (known.get(tenantId)?.step ?? 0);
-      known.delete(tenantId); // re-inserted last: the oldest are dropped first
-      known.set(tenantId, { next: vts[vts.length - 1] + step, step });
-    }
-    // Bounded: a tenant forgotten starts at the clock, as one back from idle does in the claim.
-    for (const id of known.keys()) {
-      if (known.size <= 10_000) break;
-      known.delete(id);
-    }
-  }
-
-  private snooze(type: string, tenantId: string, now: number, ms = EMPTY_SNOOZE_MS): void {
-    let m = this.snoozed.get(type);
-    if (!m) this.snoozed.set(type, (m = new Map()));
-    m.set(tenantId, now + ms);
-    if (m.size > 1000) for (const [id, until] of m) if (until <= now) m.delete(id);
-  }
-
-  /** The least slot a pass's per-tenant claims started at: where the claim across tenants moves the
-   *  pool clock to (claim.ts, CTE "clock"). */
-  private noteClock(type: string, claimed: ClaimedTrigger[]): void {
-    if (claimed.length === 0) return;
-    const v = Math.min(...claimed.map((c) => c.vt));
-    const c = this.clocks.get(type);
-    if (!c) this.clocks.set(type, { v, written: -Infinity, at: -Infinity });
-    else if (v > c.v) c.v = v;
-  }
-
-  /** The pool clocks written, out of any claim's transaction and at most every CLOCK_WRITE_MS per
-   *  pool: pools is a reference table on a cluster, and a write to it is a transaction on every node,
-   *  which a claim must not wait for nor fail with. A failed write (a node down) is retried on the
-   *  next pass after that; meanwhile the clock lags, and a tenant back from idle starts from an older
-   *  clock, with credit it should not have — fairness degrades for those, caps do not. */
-  private advanceClocks(now: number): void {
-    for (const [type, c] of this.clocks) {
-      if (c.v <= c.written || now - c.at < CLOCK_WRITE_MS) continue;
-      c.at = now;
-      const v = c.v;
-      advancePoolClock(this.deps.db, type, v).then(
-        () => void (c.written = Math.max(c.written, v)),
-        (err) => this.deps.log.debug("pool clock not advanced", { err, type }),
-      );
-    }
   }
 
   private dispatchAll(pool: Pool, claimed: ClaimedTrigger[]): void {

@@ -6,7 +6,7 @@
 import { newId, silentLogger, type Logger, type SecretsKeyring } from "@fairway/core";
 import {
   handlerPoolTypes,
-  isDistributed,
+  layoutOf,
   listPools,
   markSending,
   NOTIFICATION_POOL,
@@ -17,6 +17,8 @@ import {
   rerunOverride,
   type ClaimedTrigger,
   type Db,
+  type Layout,
+  type Scope,
 } from "@fairway/store";
 import { atMostOnce } from "./at-most-once.ts";
 import { notificationHandler, type Mailer } from "./notify.ts";
@@ -28,7 +30,6 @@ import { CancelWatch } from "./cancel-watch.ts";
 import { Claimer } from "./claimer.ts";
 import { InDoubtClaims } from "./in-doubt.ts";
 import { Materializer } from "./materializer.ts";
-import { byTenant, eachTenant } from "./per-tenant.ts";
 import { Pool, startKey } from "./pool.ts";
 import { ReadyIndex, type ReadyIndexCoordinator } from "./ready-index.ts";
 import { reapExpired } from "./reaper.ts";
@@ -195,6 +196,7 @@ export class Executor {
       log: this.log,
       pool: (type) => this.pools.get(type),
       claim: (input) => this.inDoubt.send(input, (sent) => standbyClaim(opts.db, sent)),
+      split: (input) => this.claimer.standbyInputs(input),
       hold: (h) => {
         if (!this.inDoubt.has(h.t.leaseToken)) this.held.set(h.t.id, h);
       },
@@ -233,7 +235,7 @@ export class Executor {
             },
       onInDoubt: (claims) => this.inDoubt.note(claims),
       onHandedOff: (input, report) => {
-        if (this.claimer.handedOff(input, report)) this.loop.wake();
+        if (this.claimer.handedOff(input, report, this.now())) this.loop.wake();
       },
       onStandby: (_input, claimed) => this.slots.hold(claimed),
     });
@@ -247,8 +249,8 @@ export class Executor {
       dispatch: (pool, t, key) => this.dispatch(pool, t, key),
       stats: this.stats,
       observer: opts.observer,
-      reachedCap: (type, tenantIds, perTenant) => {
-        if (!this.stopping) this.slots.afterClaim(type, tenantIds, perTenant);
+      reachedCap: (type, tenantIds) => {
+        if (!this.stopping) this.slots.afterClaim(type, tenantIds);
       },
     });
     this.materializer = new Materializer({
@@ -373,8 +375,8 @@ export class Executor {
       } catch (err) {
         // On a Citus cluster one worker down fails the reaper's read of every shard: the claims of the
         // other nodes' tenants go on, and the reaper tries again next interval. On one PostgreSQL the
-        // failure is the loop's (the claim would fail too).
-        if (!(await isDistributed(this.opts.db))) throw err;
+        // failure is the loop's (the claim would fail too): readFailed() throws it.
+        (await layoutOf(this.opts.db)).readFailed(err);
         this.log.error("reap pass failed; retried next interval", { err });
       }
       this.last.reap = now;
@@ -538,11 +540,18 @@ export class Executor {
    *  slot is free once recorded; the claim loop is woken for the trigger that waits for it. If the write
    *  fails, the lease expires, and the materializer pass cancels the reaped trigger. */
   private async cancelled(t: ClaimedTrigger, startedAt: Date, durationMs: number, error: string | null): Promise<void> {
-    // On a Citus cluster at its tenant (its shard alone); elsewhere the one statement it always was.
-    await isDistributed(this.opts.db)
+    // At its tenant: on a Citus cluster its shard alone.
+    await layoutOf(this.opts.db)
       .then((layout) =>
-        settleCancelled(this.opts.db, t, startedAt, durationMs, error ?? "cancelled", layout ? t.tenantId : undefined),
+        layout.fanOut(
+          [t],
+          (x) => x.tenantId,
+          (scope) => settleCancelled(this.opts.db, t, startedAt, durationMs, error ?? "cancelled", scope),
+        ),
       )
+      .then((written) => {
+        for (const w of written) if (w.outcome.status === "rejected") throw w.outcome.reason;
+      })
       .catch((err: unknown) =>
         this.log.error("recording a cancelled run failed; its lease will expire and be reaped", { err }),
       );
@@ -558,15 +567,18 @@ export class Executor {
       return 0;
     };
     const leases = list.map((h) => h.t);
-    // On a Citus cluster each tenant's at its tenant (per-tenant.ts).
-    const n = await isDistributed(this.opts.db)
+    // As the layout writes: on a Citus cluster each tenant's at its tenant.
+    const n = await layoutOf(this.opts.db)
       .then(async (layout) => {
-        if (!layout) return releaseLeases(this.opts.db, leases);
-        const outcomes = await eachTenant(
-          byTenant(leases, (l) => l.tenantId),
-          (tenantId, group) => releaseLeases(this.opts.db, group, tenantId),
+        const written = await layout.fanOut(
+          leases,
+          (l) => l.tenantId,
+          (scope, group) => releaseLeases(this.opts.db, group, scope),
         );
-        return outcomes.reduce((sum, o) => sum + (o.status === "fulfilled" ? o.value : failed(o.reason)), 0);
+        return written.reduce(
+          (sum, w) => sum + (w.outcome.status === "fulfilled" ? w.outcome.value : failed(w.outcome.reason)),
+          0,
+        );
       })
       .catch(failed);
     this.stats.released += n;
@@ -613,26 +625,31 @@ export class Executor {
       byLease.set(h.pool.config.leaseMs, list);
     }
     if (byLease.size === 0) return;
-    // On a Citus cluster each tenant's leases at its tenant, a few tenants at once (per-tenant.ts).
-    const layout = await isDistributed(this.opts.db).catch(() => false);
-    for (const [leaseMs, all] of byLease) {
-      if (!layout) await this.renewGroup(all, leaseMs);
-      else
-        await eachTenant(
-          byTenant(all, (l) => l.tenantId),
-          (tenantId, group) => this.renewGroup(group, leaseMs, tenantId),
-        );
+    // As the layout writes: on a Citus cluster each tenant's leases at its tenant, a few at once.
+    let layout: Layout;
+    try {
+      layout = await layoutOf(this.opts.db);
+    } catch (err) {
+      // The layout not read yet and Postgres away: nothing can be renewed now; the next beat tries.
+      this.log.warn("lease renewal could not read the database's layout; retried", { err });
+      return;
     }
+    for (const [leaseMs, all] of byLease)
+      await layout.fanOut(
+        all,
+        (l) => l.tenantId,
+        (scope, group) => this.renewGroup(group, leaseMs, scope),
+      );
   }
 
   /** Renew `leases`; forget the ones lost. Never throws (a failure is logged and counted). */
   private async renewGroup(
     leases: Array<{ id: string; leaseToken: string }>,
     leaseMs: number,
-    tenantId?: string,
+    scope: Scope,
   ): Promise<void> {
     try {
-      const kept = await renewLeases(this.opts.db, leases, leaseMs, tenantId);
+      const kept = await renewLeases(this.opts.db, leases, leaseMs, scope);
       for (const l of leases) {
         const h = this.held.get(l.id);
         if (kept.has(l.id) || !h) continue;

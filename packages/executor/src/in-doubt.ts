@@ -7,8 +7,7 @@
 // triggers go back to the queue with no attempt counted (store release.ts, releaseClaims). A token
 // noted is never run here, even if its answer comes late (has()).
 import { BoundedMap, type Logger } from "@fairway/core";
-import { isDistributed, releaseClaims, type Db } from "@fairway/store";
-import { byTenant, eachTenant } from "./per-tenant.ts";
+import { layoutOf, releaseClaims, type Db, type Layout } from "@fairway/store";
 
 /** A claim as sent: its token, and its tenant where it claimed for one. */
 export interface SentClaim {
@@ -62,27 +61,30 @@ export class InDoubtClaims {
   async release(): Promise<number> {
     if (this.pending.size === 0) return 0;
     const claims = [...this.pending].map(([leaseToken, note]) => ({ leaseToken, note, tenantId: note.tenantId }));
-    let distributed: boolean;
+    let layout: Layout;
     try {
-      distributed = await isDistributed(this.db);
+      layout = await layoutOf(this.db);
     } catch {
       return 0; // Postgres still away: the next call tries again
     }
-    // On a Citus cluster each tenant's at its tenant (per-tenant.ts); elsewhere one round trip.
-    const groups = distributed ? byTenant(claims, (c) => c.tenantId) : new Map([[undefined, claims]]);
+    // On a Citus cluster each tenant's at its tenant; elsewhere one round trip.
     let released = 0;
-    const outcomes = await eachTenant(groups, async (tenantId, group) => {
-      const n = await releaseClaims(
-        this.db,
-        group.map((c) => c.leaseToken),
-        tenantId,
-      );
-      for (const c of group) if (this.pending.get(c.leaseToken) === c.note) this.pending.delete(c.leaseToken);
-      released += n;
-    });
-    for (const o of outcomes)
-      if (o.status === "rejected")
-        this.log.warn("releasing claims whose answer was lost failed; retried", { err: o.reason });
+    const written = await layout.fanOut(
+      claims,
+      (c) => c.tenantId,
+      async (scope, group) => {
+        const n = await releaseClaims(
+          this.db,
+          group.map((c) => c.leaseToken),
+          scope,
+        );
+        for (const c of group) if (this.pending.get(c.leaseToken) === c.note) this.pending.delete(c.leaseToken);
+        released += n;
+      },
+    );
+    for (const w of written)
+      if (w.outcome.status === "rejected")
+        this.log.warn("releasing claims whose answer was lost failed; retried", { err: w.outcome.reason });
     if (released > 0) this.log.info("claims whose answer was lost released", { triggers: released });
     return released;
   }

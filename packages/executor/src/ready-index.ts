@@ -8,7 +8,7 @@
 // that is wrong can delay work by at most that long — never lose it.
 import type { Coordinator } from "@fairway/coord";
 import type { Logger } from "@fairway/core";
-import { isDistributed, pendingByTenant, type ClaimedTrigger, type Db } from "@fairway/store";
+import { pendingByTenant, type ClaimedTrigger, type Db } from "@fairway/store";
 
 export type ReadyIndexCoordinator = Pick<
   Coordinator,
@@ -71,9 +71,8 @@ export class ReadyIndex {
           await pendingByTenant(
             this.db,
             type,
+            // On a Citus cluster a read per tenant, each on its shard (the layout's).
             idle.map((c) => c.tenantId),
-            // On a Citus cluster a read per tenant, each on its shard.
-            await isDistributed(this.db),
           )
         ).map((d) => [d.tenantId, d.dueAtMs]),
       );

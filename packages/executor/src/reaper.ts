@@ -3,14 +3,13 @@
 import {
   dropSpentLeases,
   findExpiredLeases,
-  isDistributed,
-  settle,
+  layoutOf,
+  settleIn,
   type Db,
   type ExpiredLease,
   type Settled,
   type Settlement,
 } from "@fairway/store";
-import { byTenant, eachTenant } from "./per-tenant.ts";
 import { decideSettlement } from "./settler.ts";
 
 /** Returns the triggers it changed (a lease renewed or settled meanwhile is left alone). `onError`: a
@@ -43,7 +42,7 @@ export async function reapExpired(db: Db, now: number, onError?: (err: unknown) 
   return settled;
 }
 
-/** One settle, or on a Citus cluster one per tenant (per-tenant.ts). A tenant's failed settle is
+/** As the layout writes: one settle, or on a Citus cluster one per tenant. A tenant's failed settle is
  *  reported and the others' rows returned: its triggers are found again next pass (their leases are
  *  still expired), and the reaper's settle is fenced like any. */
 async function settleReaped(
@@ -54,13 +53,13 @@ async function settleReaped(
   },
 ): Promise<Settled[]> {
   if (settlements.length === 0) return [];
-  if (!(await isDistributed(db))) return settle(db, settlements);
-  const outcomes = await eachTenant(
-    byTenant(settlements, (s) => s.tenantId),
-    (tenantId, items) => settle(db, items, tenantId),
+  const written = await (await layoutOf(db)).fanOut(
+    settlements,
+    (s) => s.tenantId,
+    (scope, items) => settleIn(db, items, scope),
   );
-  for (const o of outcomes) if (o.status === "rejected") onError(o.reason);
-  return outcomes.flatMap((o) => (o.status === "fulfilled" ? o.value : []));
+  for (const w of written) if (w.outcome.status === "rejected") onError(w.outcome.reason);
+  return written.flatMap((w) => (w.outcome.status === "fulfilled" ? w.outcome.value : []));
 }
 
 /** An at-most-once trigger whose lease was lost after it was recorded as sending: it may have been

@@ -10,8 +10,7 @@ import {
   deleteExpiredTriggers,
   deleteIdleKeys,
   deleteStaleFolds,
-  isDistributed,
-  listTenants,
+  layoutOf,
   type Db,
   type FoldCursor,
   type RetentionBatch,
@@ -32,9 +31,6 @@ export interface RetentionOptions {
    *  history can wait. 1: back to back. */
   share?: number;
 }
-
-/** Tenants listed per read on the distributed layout. */
-const TENANT_PAGE = 500;
 
 export class Retention {
   /** stop() ends a pass before its next batch of any kind, and wakes a pause between two (loop.ts). */
@@ -65,33 +61,26 @@ export class Retention {
     await this.loop.stop();
   }
 
-  /** One full pass; returns what it deleted. On the distributed layout (docs/scaling.md) the triggers,
+  /** One full pass; returns what it deleted. On the per-tenant layout (docs/scaling.md) the triggers,
    *  jobs and keys are deleted tenant by tenant, each batch a statement on the tenant's shard group (a
    *  batch across tenants would lock rows on every node in one transaction): the tenants are listed
    *  page by page, and a tenant with nothing expired costs one short statement of each kind. */
   async pass(): Promise<{ triggers: number; jobs: number; folds: number; keys: number }> {
     const out = { triggers: 0, jobs: 0, folds: 0, keys: 0 };
-    if (await isDistributed(this.deps.db)) {
-      for (let after: string | null = null; !this.loop.stopping; ) {
-        const page = await listTenants(this.deps.db, after, TENANT_PAGE);
-        for (const t of page) {
-          if (this.loop.stopping) break;
-          // A tenant whose statements fail (its node down) waits for the next pass; the others go on.
-          const d = await this.tenantPass(t.id).catch((err: unknown) => {
-            this.deps.log.error("retention failed for a tenant", { tenantId: t.id, err });
-            return { triggers: 0, jobs: 0, keys: 0, folds: 0 };
-          });
-          out.triggers += d.triggers;
-          out.jobs += d.jobs;
-          out.keys += d.keys;
-          out.folds += d.folds;
-        }
-        if (page.length < TENANT_PAGE) break;
-        after = page[page.length - 1].id;
-      }
-    } else {
-      Object.assign(out, await this.tenantPass(undefined));
-    }
+    const add = (d: { triggers: number; jobs: number; keys: number; folds: number }) => {
+      out.triggers += d.triggers;
+      out.jobs += d.jobs;
+      out.keys += d.keys;
+      out.folds += d.folds;
+    };
+    // Every tenant at once, or (on a Citus cluster) each tenant in turn; a tenant whose statements fail
+    // (its node down) waits for the next pass, and the others go on.
+    await (await layoutOf(this.deps.db)).eachScope(
+      this.deps.db,
+      async (scope) => add(await this.tenantPass(scope.tenantId)),
+      () => this.loop.stopping,
+      (err, scope) => this.deps.log.error("retention failed for a tenant", { tenantId: scope.tenantId, err }),
+    );
     return out;
   }
 

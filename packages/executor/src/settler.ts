@@ -6,20 +6,21 @@
 // claims their next triggers on standby (store standby.ts; docs/decisions/0024-standby-hand-over.md).
 import { decideRetry, type DeliveryResult } from "@fairway/core";
 import {
-  isDistributed,
-  settle,
+  layoutOf,
+  settleIn,
   settleAndClaim,
   withDeadline,
   type ClaimedTrigger,
   type ClaimInput,
   type ClaimReport,
   type Db,
+  type Layout,
+  type Scope,
   type StandbyInput,
   type Settled,
   type Settlement,
 } from "@fairway/store";
 import type { SentClaim } from "./in-doubt.ts";
-import { byTenant, eachTenant } from "./per-tenant.ts";
 
 export interface SettlerOptions {
   db: Db;
@@ -204,9 +205,10 @@ export class Settler {
     await this.flushing;
   }
 
-  /** Settle a batch (`tenantId`: all of it that tenant's); with at-cap results in it, claim for their
-   *  tenants in the same transaction. */
-  private async settle(batch: Pending[], tenantId?: string): Promise<Settled[]> {
+  /** Settle a batch (`scope` one tenant: all of it that tenant's); with at-cap results in it, claim for
+   *  their tenants in the same transaction. */
+  private async settle(batch: Pending[], scope: Scope): Promise<Settled[]> {
+    const { tenantId } = scope;
     const atCap = batch.flatMap((p) => (p.atCap && p.by ? [p.by] : []));
     const freed = batch.flatMap((p) => (p.atCap && p.by && !p.s.successor ? [p.by] : []));
     const { claims, standby } =
@@ -214,10 +216,10 @@ export class Settler {
     const ms = this.opts.writeTimeoutMs ?? 10_000;
     if (claims.length === 0 && standby.length === 0)
       return withDeadline(
-        settle(
+        settleIn(
           this.opts.db,
           batch.map((p) => p.s),
-          tenantId,
+          scope,
         ),
         ms,
         "a settle",
@@ -227,7 +229,7 @@ export class Settler {
       batch.map((p) => p.s),
       claims,
       standby,
-      tenantId,
+      scope,
     );
     let r: Awaited<typeof written>;
     try {
@@ -284,31 +286,32 @@ export class Settler {
     }
   }
 
-  /** Writes a batch: one transaction, or on a Citus cluster one per tenant (per-tenant.ts), each on its
-   *  tenant's node. Returns what was not written (a failed write's rows, in their order), for a retry:
-   *  settles are fenced, so one retried after it did commit changes nothing. */
+  /** Writes a batch as the layout writes: one transaction, or on a Citus cluster one per tenant, each
+   *  on its tenant's node. Returns what was not written (a failed write's rows, in their order), for a
+   *  retry: settles are fenced, so one retried after it did commit changes nothing. */
   private async writeBatch(batch: Pending[]): Promise<Pending[]> {
-    let groups: Map<string | undefined, Pending[]>;
+    let layout: Layout;
     try {
-      groups = (await isDistributed(this.opts.db))
-        ? byTenant(batch, (p) => p.s.tenantId ?? p.by?.tenantId)
-        : new Map([[undefined, batch]]);
+      layout = await layoutOf(this.opts.db);
     } catch (err) {
       this.opts.onError?.(err);
       return batch;
     }
-    const outcomes = await eachTenant(groups, async (tenantId, group) => {
-      const rows = await this.settle(group, tenantId);
-      const atCap = new Set(group.filter((p) => p.atCap && !p.s.successor).map((p) => p.s.id));
-      this.opts.onSettled?.(rows, atCap.size === 0 ? [] : rows.filter((r) => atCap.has(r.id)));
-    });
+    const written = await layout.fanOut(
+      batch,
+      (p) => p.s.tenantId ?? p.by?.tenantId,
+      async (scope, group) => {
+        const rows = await this.settle(group, scope);
+        const atCap = new Set(group.filter((p) => p.atCap && !p.s.successor).map((p) => p.s.id));
+        this.opts.onSettled?.(rows, atCap.size === 0 ? [] : rows.filter((r) => atCap.has(r.id)));
+      },
+    );
     const failed: Pending[] = [];
-    [...groups.values()].forEach((group, i) => {
-      const o = outcomes[i]!;
-      if (o.status === "fulfilled") return;
-      this.opts.onError?.(o.reason);
-      failed.push(...group);
-    });
+    for (const w of written) {
+      if (w.outcome.status === "fulfilled") continue;
+      this.opts.onError?.(w.outcome.reason);
+      failed.push(...w.items);
+    }
     return failed;
   }
 }

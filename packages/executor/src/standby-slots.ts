@@ -30,6 +30,8 @@ export interface StandbyHost {
   pool(type: string): Pool | undefined;
   /** Claim on standby (store standbyClaim). */
   claim(input: StandbyInput): Promise<ClaimedTrigger[]>;
+  /** A standby claim as the layout sends it (store Layout.standby). */
+  split(input: StandbyInput): StandbyInput[];
   /** Hold a trigger kept on standby: its lease renewed, released on stop. */
   hold(h: Held): void;
   /** Give triggers back (pending again); they are no longer held. */
@@ -114,14 +116,14 @@ export class StandbySlots {
   }
 
   /** A claim took these tenants to their cap: their next triggers go on standby now, so that even
-   *  their first runs here are refilled without a round trip. `perTenant` (a Citus cluster): a standby
-   *  claim per tenant, each on its tenant's shard (perTenant()). */
-  afterClaim(type: string, tenantIds: string[], perTenant = false): void {
+   *  their first runs here are refilled without a round trip. As the layout sends them: one, or (a
+   *  Citus cluster) one per tenant, each on its tenant's shard. */
+  afterClaim(type: string, tenantIds: string[]): void {
     const inputs = this.wanted(
       [],
       tenantIds.map((tenantId) => ({ type, tenantId })),
     );
-    for (const input of perTenant ? inputs.flatMap(perTenantInputs) : inputs) {
+    for (const input of inputs.flatMap((i) => this.host.split(i))) {
       const p = this.host.claim(input).then(
         (claimed) => this.hold(claimed),
         (err) => this.host.log.warn("standby claim failed", { err }),
@@ -165,9 +167,4 @@ export class StandbySlots {
     if (list.length > 0) this.standby.set(k, list);
     else this.standby.delete(k);
   }
-}
-
-/** One standby claim per tenant of `input`, each naming its tenant (StandbyInput.tenantId). */
-function perTenantInputs(input: StandbyInput): StandbyInput[] {
-  return input.want.map((w) => ({ ...input, want: [w], tenantId: w.tenantId }));
 }

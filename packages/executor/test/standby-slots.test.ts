@@ -4,7 +4,7 @@
 // kill9-handoff) cover the same paths end to end.
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "@fairway/core";
-import { DEFAULT_POOL, type ClaimedTrigger, type StandbyInput } from "@fairway/store";
+import { DEFAULT_POOL, layoutNamed, type ClaimedTrigger, type LayoutName, type StandbyInput } from "@fairway/store";
 import { Pool } from "../src/pool.ts";
 import { StandbySlots, type Held } from "../src/standby-slots.ts";
 
@@ -21,7 +21,7 @@ const trigger = (tenantId: string, type = "work"): ClaimedTrigger =>
     vclock: null,
   }) as ClaimedTrigger;
 
-function setup(opts: { claim?: (input: StandbyInput) => Promise<ClaimedTrigger[]> } = {}) {
+function setup(opts: { claim?: (input: StandbyInput) => Promise<ClaimedTrigger[]>; layout?: LayoutName } = {}) {
   const pools = new Map([["work", new Pool({ ...DEFAULT_POOL, type: "work", concurrency: 10, leaseMs: 30_000 })]]);
   const held = new Map<string, Held>();
   const released: string[] = [];
@@ -35,6 +35,7 @@ function setup(opts: { claim?: (input: StandbyInput) => Promise<ClaimedTrigger[]
       claims.push(input);
       return opts.claim ? opts.claim(input) : [];
     },
+    split: (input) => layoutNamed(opts.layout ?? "single").standby(input),
     hold: (h) => void held.set(h.t.id, h),
     release: (list) => {
       for (const h of list) {
@@ -165,11 +166,11 @@ describe("standby slots", () => {
   });
 
   it("on a Citus cluster claims on standby per tenant, each naming its tenant", () => {
-    const { slots, claims } = setup();
+    const { slots, claims } = setup({ layout: "per-tenant" });
     slots.count(trigger("a"));
     slots.count(trigger("b"));
     slots.count(trigger("b"));
-    slots.afterClaim("work", ["a", "b"], true);
+    slots.afterClaim("work", ["a", "b"]);
     expect(claims).toEqual([
       { type: "work", owner: "exe_1", leaseMs: 30_000, want: [{ tenantId: "a", n: 1 }], tenantId: "a" },
       { type: "work", owner: "exe_1", leaseMs: 30_000, want: [{ tenantId: "b", n: 2 }], tenantId: "b" },

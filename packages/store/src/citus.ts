@@ -8,9 +8,7 @@
 // trigger's job) becomes (tenant_id, job_id). None of this runs on plain PostgreSQL: there the schema is
 // exactly what the migrations make. Each step checks what is there first, so it runs again after every
 // migration and does only what is left.
-import { sql } from "drizzle-orm";
 import type postgres from "postgres";
-import { query, type Db } from "./db.ts";
 
 type Session = postgres.ReservedSql | postgres.Sql;
 
@@ -148,29 +146,6 @@ BEGIN
   RETURN NULL;
 END $$`,
 ];
-
-const layouts = new WeakMap<object, Promise<boolean>>();
-
-/** Whether `db` is the coordinator of the distributed layout (its `triggers` distributed by tenant):
- *  then the hot statements are run per tenant, each on its tenant's shard (docs/scaling.md). Read once
- *  per connection pool. */
-export function isDistributed(db: Db): Promise<boolean> {
-  let known = layouts.get(db);
-  if (!known) {
-    known = (async () => {
-      const [c] = await query<{ c: boolean }>(db, sql`SELECT to_regclass('pg_dist_partition') IS NOT NULL AS c`);
-      if (!c?.c) return false;
-      const [d] = await query<{ d: boolean }>(
-        db,
-        sql`SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid::text = 'triggers') AS d`,
-      );
-      return d?.d === true;
-    })();
-    layouts.set(db, known);
-    known.catch(() => layouts.delete(db));
-  }
-  return known;
-}
 
 /** Whether this session's database already has the distributed layout. */
 export async function hasDistributedLayout(session: Session): Promise<boolean> {

@@ -6,6 +6,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { guardClient, type DatabaseDeadlineError } from "./guarded-client.ts";
+import type { LayoutName } from "./layout/name.ts";
 import * as schema from "./schema.ts";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -192,6 +193,9 @@ export interface PostgresOptions {
   deadlineMs?: number;
   /** Told when that happens (the server logs it). */
   onDeadline?: (err: DatabaseDeadlineError) => void;
+  /** The layout, fixed instead of read from the catalog on first use (layout/index.ts): tests run
+   *  the per-tenant layout's statements on plain PostgreSQL. Default: read. */
+  layout?: LayoutName;
 }
 
 /** The URL as postgres.js must be given it. Its `target_session_attrs=read-write` check reads only
@@ -199,6 +203,13 @@ export interface PostgresOptions {
  *  of a failover pair; `primary` checks `in_hot_standby`, which is what read-write means there. */
 export function driverUrl(url: string): string {
   return url.replace(/([?&]target_session_attrs=)read-write(?=&|$)/, "$1primary");
+}
+
+/** Layouts fixed at connect (PostgresOptions.layout), read by layout/detect.ts. */
+const forced = new WeakMap<object, LayoutName>();
+
+export function forcedLayout(db: Db): LayoutName | undefined {
+  return forced.get(db);
 }
 
 export function connectPostgres(url: string, opts: PostgresOptions = {}): Store {
@@ -221,6 +232,7 @@ export function connectPostgres(url: string, opts: PostgresOptions = {}): Store 
     });
   const guarded = guardClient(make, { deadlineMs: opts.deadlineMs ?? 30_000, onReplaced: opts.onDeadline });
   const db = drizzlePostgres(guarded.client, { schema }) as Db;
+  if (opts.layout) forced.set(db, opts.layout);
   return {
     kind: "postgres",
     db,

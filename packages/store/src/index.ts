@@ -2,22 +2,39 @@
 // the migrator lives in "@fairway/store/node".
 export { connectPostgres, query, sql, type Db, type Store } from "./db.ts";
 export { withDeadline } from "./guarded-client.ts";
-export { isDistributed } from "./citus.ts";
-export { clusterNodes, type ClusterNode } from "./sql/cluster-reads.ts";
+export {
+  ALL_TENANTS,
+  LAYOUT_NAMES,
+  layoutNamed,
+  layoutOf,
+  oneTenant,
+  type Layout,
+  type LayoutName,
+  type Scope,
+  type TenantShares,
+} from "./layout/index.ts";
+export {
+  authenticateKey,
+  claim,
+  dropSpentLeases,
+  expireLostExecutors,
+  findExpiredLeases,
+  pendingByTenant,
+  settle,
+} from "./layout/ops.ts";
+export type { ClusterNode } from "./sql/cluster-reads.ts";
 export {
   advancePoolClock,
-  claim,
   claimReport,
-  dueTenants,
   type ClaimedTrigger,
   type ClaimInput,
   type ClaimReport,
 } from "./sql/claim.ts";
-export { settle, type AttemptDetail, type Settled, type Settlement } from "./sql/settle.ts";
+export { settleIn, type AttemptDetail, type Settled, type Settlement } from "./sql/settle.ts";
 export { renewLeases } from "./sql/renew.ts";
 export { releaseClaims, releaseLeases } from "./sql/release.ts";
-export { dropSpentLeases, findExpiredLeases, type ExpiredLease } from "./sql/reap.ts";
-export { dueCronTenants, materialize, type MaterializeResult } from "./sql/materialize.ts";
+export type { ExpiredLease } from "./sql/reap.ts";
+export { dueCronTenants, materialize } from "./sql/materialize.ts";
 export { busyPolicyTenants, cancelRequested, decideBusy, settleCancelled } from "./sql/on-busy.ts";
 export { createJob, createJobs, type CreateJobResult, type JobRow, type NewJob } from "./sql/create-job.ts";
 export { cancelJob, pauseJob, resumeJob, runJobNow, updateJob, type JobPatch } from "./sql/job-lifecycle.ts";
@@ -44,7 +61,6 @@ export {
   type KeyPolicy,
 } from "./sql/keys.ts";
 export {
-  authenticateKey,
   createApiKey,
   createTenant,
   getTenant,
@@ -80,7 +96,6 @@ export {
   type AttemptRow,
   type TriggerRow,
 } from "./sql/reads.ts";
-export { pendingByTenant } from "./sql/ready-index.ts";
 export {
   deleteSecret,
   listSecrets,
@@ -94,7 +109,6 @@ export {
 export { poolStats, setPoolPaused } from "./sql/pool-pause.ts";
 export {
   dropOldExecutors,
-  expireLostExecutors,
   heartbeat,
   listExecutors,
   markExecutorStopped,

@@ -3,7 +3,7 @@
 // one candidate — the same triggers in the same slots, the same ledger afterwards — except that it
 // leaves the pool clock to its claimer and records the lease with its tenant.
 import { expect, it } from "vitest";
-import { claimReport, query, sql, type ClaimedTrigger, type ClaimInput } from "@fairway/store";
+import { oneTenant, claimReport, query, sql, type ClaimedTrigger, type ClaimInput } from "@fairway/store";
 import { settleAndClaim } from "../src/sql/hand-off.ts";
 import { standbyClaim } from "../src/sql/standby.ts";
 import { useTestDb } from "../../../test/support/use-db.ts";
@@ -117,7 +117,7 @@ it("hands off for one tenant in the settle's transaction", async () => {
     [succeeded(first)],
     [{ ...input("ph", 1), candidates: ["handed"] }],
     [{ type: "ph", owner: "exec_t", leaseMs: 60_000, want: [{ tenantId: "handed", n: 1 }] }],
-    "handed",
+    oneTenant("handed"),
   );
   expect(r.settled.map((s) => s.id)).toEqual([first.id]);
   expect(r.claims[0]!.claimed).toHaveLength(1);

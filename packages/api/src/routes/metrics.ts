@@ -3,7 +3,7 @@
 // process's own histograms and counters where the runtime has them (the Node server's prom-client
 // registry, AppDeps.metricsText).
 import type { MiddlewareHandler } from "hono";
-import { clusterNodes, isDistributed, metricsSnapshot, topKeys, type Db } from "@fairway/store";
+import { layoutOf, metricsSnapshot, topKeys, type Db } from "@fairway/store";
 import type { AppEnv } from "../env.ts";
 import { route } from "../route.ts";
 import { failedCredential, safeEqual } from "../auth.ts";
@@ -46,7 +46,7 @@ export const fleetMetricsRoutes = [
       const { db, metricsTopTenants, metricsText, admission } = c.var.deps;
       // On a Citus cluster the fleet's gauges read every node: with one down they are left out, and
       // the per-node series (read node by node) say which is down.
-      const nodes = (await isDistributed(db)) ? await clusterNodes(db) : null;
+      const nodes = await (await layoutOf(db)).nodes(db);
       let text = "";
       try {
         const snapshot = await metricsSnapshot(db, { topTenants: metricsTopTenants });

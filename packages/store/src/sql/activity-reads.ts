@@ -7,8 +7,9 @@
 // come from the sample. Figures belong to the bucket their trigger was created in (about its fire).
 import { sql } from "drizzle-orm";
 import { ulid } from "@fairway/core";
-import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
+import { readShape } from "../layout/detect.ts";
+import { scopeTo } from "../layout/scope.ts";
 
 interface ActivityBucket {
   /** Epoch ms of the bucket's start. */
@@ -59,36 +60,37 @@ export async function activitySeries(
   const key = opts.key === undefined ? sql`` : sql`AND s.key = ${opts.key}`;
   const group = opts.tenantId === undefined ? sql`f.tenant_id` : sql`coalesce(f.key, '')`;
   const columns = sql`id, tenant_id, key, kind, status, scheduled_for, ok_started_at, ok_duration_ms, created_at`;
-  const distributed = await isDistributed(db);
+  // On the per-tenant layout a read across tenants cannot push a lateral scan to the shards.
+  const acrossShards = await readShape(db, { single: false, perTenant: opts.tenantId === undefined });
+  // One tenant's sample, on the per-tenant layout, is read on its shard alone.
+  const named = await readShape(db, { single: sql``, perTenant: scopeTo(opts.tenantId)("triggers") });
   // Each bucket's first triggers. On a Citus cluster one tenant's are sampled on its shard (the whole
   // read goes there); across tenants a lateral scan cannot be pushed to the shards, so each bucket is
   // a read of its own, the first perBucket of every shard merged on the coordinator.
-  const sample =
-    !distributed || opts.tenantId !== undefined
-      ? sql`SELECT b.i, b.start, t.* FROM b CROSS JOIN LATERAL (
+  const sample = !acrossShards
+    ? sql`SELECT b.i, b.start, t.* FROM b CROSS JOIN LATERAL (
           SELECT ${columns} FROM triggers
-           WHERE id >= b.lo AND id < b.hi ${distributed ? sql`AND tenant_id = ${opts.tenantId}` : sql``}
+           WHERE id >= b.lo AND id < b.hi ${named}
            ORDER BY id LIMIT ${opts.perBucket}) t`
-      : sql.join(
-          starts.map(
-            (start, k) =>
-              sql`(SELECT ${k + 1}::int AS i, ${start}::float8 AS start, ${columns} FROM triggers
+    : sql.join(
+        starts.map(
+          (start, k) =>
+            sql`(SELECT ${k + 1}::int AS i, ${start}::float8 AS start, ${columns} FROM triggers
                     WHERE id >= ${lowId(start)} AND id < ${lowId(start + opts.bucketMs)}
                     ORDER BY id LIMIT ${opts.perBucket})`,
-          ),
-          sql` UNION ALL `,
-        );
+        ),
+        sql` UNION ALL `,
+      );
   const logTenant = opts.tenantId === undefined ? sql`` : sql`AND l.tenant_id = ${opts.tenantId}`;
   // A full bucket's size, counted on the primary key up to COUNT_FACTOR samples: the scale is then
   // size ÷ sample, right for a burst (a backfill's 1,000 triggers in one second) where the time its
   // first triggers span is not. Past the cap, or across a cluster's shards, the time span scales.
   const cap = opts.perBucket * COUNT_FACTOR;
-  const sizes =
-    !distributed || opts.tenantId !== undefined
-      ? sql`SELECT b.i, (SELECT count(*) FROM (SELECT 1 FROM triggers
-               WHERE id >= b.lo AND id < b.hi ${distributed ? sql`AND tenant_id = ${opts.tenantId}` : sql``}
+  const sizes = !acrossShards
+    ? sql`SELECT b.i, (SELECT count(*) FROM (SELECT 1 FROM triggers
+               WHERE id >= b.lo AND id < b.hi ${named}
                LIMIT ${cap}) c)::float8 AS size FROM b WHERE b.i IN (SELECT i FROM s GROUP BY i HAVING count(*) >= ${opts.perBucket})`
-      : sql`SELECT NULL::int AS i, NULL::float8 AS size WHERE false`;
+    : sql`SELECT NULL::int AS i, NULL::float8 AS size WHERE false`;
   const rows = await query<{
     i: number | null;
     name: string | null;

@@ -594,11 +594,6 @@ export async function advancePoolClock(db: Db, type: string, v: number): Promise
   await query(db, sql`UPDATE pools SET vclock = ${v} WHERE type = ${type} AND vclock < ${v}`);
 }
 
-/** Lock candidates, then claim each one's fair share: one transaction, one round trip on postgres.js. */
-export async function claim(db: Db, input: ClaimInput): Promise<ClaimedTrigger[]> {
-  return (await claimReport(db, input)).claimed;
-}
-
 export interface ClaimReport {
   claimed: ClaimedTrigger[];
   /** Candidates that were due and under their cap but locked by another claim (at most as many as a

@@ -1,16 +1,16 @@
 // Reads that see the cluster on the distributed layout (docs/scaling.md, "Operations"): the per-pool
 // figures across every shard, and each worker node with what it holds. On plain PostgreSQL none of
 // this is queried: the per-pool figures keep their correlated subqueries (index probes per type), and
-// clusterNodes() is not called (callers ask isDistributed() first).
+// clusterNodes() is not called (the single layout's nodes() is null).
 import { sql, type SQL } from "drizzle-orm";
-import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
+import { readShape } from "../layout/detect.ts";
+import { scopeTo } from "../layout/scope.ts";
 
-/** `AND <alias>.tenant_id = $tenant`, or nothing without a tenant: a read of one tenant names it on
- *  each distributed table, so on a Citus cluster it goes to the tenant's shard alone (Citus prunes
- *  by the constant, not through joins). */
+/** `AND <alias>.tenant_id = $tenant`, or nothing without a tenant (layout scopeTo): a read of one
+ *  tenant names it on each distributed table, so on a Citus cluster it goes to the tenant's shard alone. */
 export function andTenant(alias: string, tenantId: string | undefined): SQL {
-  return tenantId === undefined ? sql`` : sql`AND ${sql.raw(alias)}.tenant_id = ${tenantId}`;
+  return scopeTo(tenantId)(alias);
 }
 
 /** The parts of a per-pool read (a row per type, `ty.type`) that count its running and queued work:
@@ -25,7 +25,7 @@ export async function poolCounts(
   opts: { tenantId?: string; dueCap?: number } = {},
 ): Promise<{ with: SQL; join: SQL; running: SQL; due: SQL; pending: SQL }> {
   const only = (alias: string) => andTenant(alias, opts.tenantId);
-  if (opts.tenantId === undefined && (await isDistributed(db))) {
+  if (await readShape(db, { single: false, perTenant: opts.tenantId === undefined })) {
     return {
       with: sql`pool_counts AS (
         SELECT coalesce(r.type, q.type) AS type, coalesce(r.running, 0)::int AS running,

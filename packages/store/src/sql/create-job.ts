@@ -32,8 +32,8 @@
 // statements on the tenant's shard group, sent in one round trip (shardStatements).
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { DEFAULT_CATCHUP_WINDOW_MS, newId } from "@fairway/core";
-import { isDistributed } from "../citus.ts";
 import { pipelineTx, query, type Db } from "../db.ts";
+import { readShape } from "../layout/detect.ts";
 import { jobs } from "../schema.ts";
 import { rowShape } from "./columns.ts";
 
@@ -89,14 +89,14 @@ async function drain(db: Db, byTenant: Map<string, Waiting[]>, key: string, queu
     while (queue.length > 0) {
       batch = takeBatch(queue);
       try {
-        const results = await insertJobs(db, batch);
+        const results = await insertJobs(db, batch, await separatePool(db));
         for (const [i, w] of batch.entries()) w.resolve(results[i]);
       } catch (err) {
         if (batch.length === 1) batch[0].reject(err);
         // One bad job: each alone, so each gets its own outcome.
         else
           for (const w of batch)
-            await insertJobs(db, [w]).then(
+            await insertJobs(db, [w], await separatePool(db)).then(
               ([r]) => w.resolve(r),
               (e: unknown) => w.reject(e),
             );
@@ -128,9 +128,9 @@ export async function createJobIn(
   tx: Db,
   job: NewJob,
   opts: CreateJobOptions,
-  distributed: boolean,
+  separate: boolean,
 ): Promise<CreateJobResult> {
-  const [result] = await insertJobs(tx, [{ job, opts }], distributed);
+  const [result] = await insertJobs(tx, [{ job, opts }], separate);
   return result;
 }
 
@@ -144,18 +144,24 @@ export type Pending = Pick<Waiting, "job" | "opts">;
  *  rolls the whole batch back. */
 export async function createJobs(db: Db, batch: Pending[]): Promise<CreateJobResult[]> {
   if (batch.length === 0) return [];
-  const distributed = await isDistributed(db);
+  const separate = await separatePool(db);
   return db.transaction(async (tx) => {
     const out: CreateJobResult[] = [];
     for (let i = 0; i < batch.length; i += MAX_BATCH)
-      out.push(...(await insertJobs(tx, batch.slice(i, i + MAX_BATCH), distributed)));
+      out.push(...(await insertJobs(tx, batch.slice(i, i + MAX_BATCH), separate)));
     return out;
   });
 }
 
+/** Whether creates on `db` write a missing pool row by a statement of its own (insertJobs): the
+ *  per-tenant layout's create. */
+export function separatePool(db: Db): Promise<boolean> {
+  return readShape(db, { single: false, perTenant: true });
+}
+
 /** Jobs of one tenant under one limit, created by one statement (rarely more, see below); the outcome
- *  of each. */
-async function insertJobs(db: Db, batch: Pending[], distributed?: boolean): Promise<CreateJobResult[]> {
+ *  of each. `separatePool`: the per-tenant layout's create (insertOnShard). */
+export async function insertJobs(db: Db, batch: Pending[], separatePool: boolean): Promise<CreateJobResult[]> {
   const { tenantId } = batch[0].job;
   const { maxJobs } = batch[0].opts;
   const created = new Map<string, JobRow>();
@@ -163,7 +169,6 @@ async function insertJobs(db: Db, batch: Pending[], distributed?: boolean): Prom
   // node: the statement stays on the tenant's shard, and a type without a pool row (rare: pools are
   // never deleted, and the caller says when it knows the row) gets it first, by a statement of its own.
   // A create refused there may leave that row: a pool with the defaults, as its first job would make it.
-  const separatePool = distributed ?? (await isDistributed(db));
   if (separatePool) await ensurePools(db, batch);
   // Again, for the jobs not created, after a statement that found no counter row (once per tenant) or
   // left room unused: it gave a slot to a key a concurrent create committed after its snapshot (ON

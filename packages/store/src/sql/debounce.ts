@@ -18,11 +18,17 @@
 // names the tenant, so that on a Citus cluster the transaction runs on its shard group alone
 // (docs/scaling.md).
 import { sql } from "drizzle-orm";
-import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
 import { jobs } from "../schema.ts";
 import { rowShape } from "./columns.ts";
-import { createJobIn, type CreateJobOptions, type CreateJobResult, type JobRow, type NewJob } from "./create-job.ts";
+import {
+  createJobIn,
+  separatePool,
+  type CreateJobOptions,
+  type CreateJobResult,
+  type JobRow,
+  type NewJob,
+} from "./create-job.ts";
 
 const jobShape = rowShape<JobRow>(jobs);
 
@@ -76,7 +82,7 @@ export async function createDebounced(
 ): Promise<DebounceResult> {
   // Leading fires at the create's own time; trailing no sooner than a quiet period after it.
   const want = d.mode === "leading" ? d.at.getTime() : Math.max(d.at.getTime(), d.now.getTime() + d.periodMs);
-  const distributed = await isDistributed(db);
+  const separate = await separatePool(db);
   try {
     return await db.transaction(async (tx) => {
       for (;;) {
@@ -89,7 +95,7 @@ export async function createDebounced(
             ? foldLeading(tx, job, row.job_id, d.now)
             : fold(tx, job, row.job_id, want, d.now));
           if (folded) return folded;
-          const made = await createFirst(tx, job, opts, d, want, distributed);
+          const made = await createFirst(tx, job, opts, d, want, separate);
           await query(
             tx,
             sql`UPDATE debounces SET job_id = ${made.job.id}, updated_at = now()
@@ -104,7 +110,7 @@ export async function createDebounced(
           sql`INSERT INTO debounces (tenant_id, key, job_id) VALUES (${job.tenantId}, ${d.key}, ${job.id})
               ON CONFLICT DO NOTHING RETURNING job_id`,
         );
-        if (inserted.length > 0) return createFirst(tx, job, opts, d, want, distributed);
+        if (inserted.length > 0) return createFirst(tx, job, opts, d, want, separate);
       }
     });
   } catch (err) {
@@ -120,7 +126,7 @@ async function createFirst(
   opts: CreateJobOptions,
   d: DebounceRequest,
   want: number,
-  distributed: boolean,
+  separate: boolean,
 ): Promise<{ kind: "created"; job: JobRow }> {
   const deadline = d.maxWaitMs === null ? null : d.now.getTime() + d.maxWaitMs;
   const state: DebounceState = {
@@ -133,7 +139,7 @@ async function createFirst(
   };
   // A leading job's deadline ends its quiet period, not its fire time.
   const runAt = new Date(deadline === null || d.mode === "leading" ? want : Math.min(want, deadline));
-  const result = await createJobIn(tx, { ...job, runAt, nextFireAt: null, debounce: state }, opts, distributed);
+  const result = await createJobIn(tx, { ...job, runAt, nextFireAt: null, debounce: state }, opts, separate);
   if (result.kind !== "created") throw new Refused(result as DebounceResult);
   return result;
 }

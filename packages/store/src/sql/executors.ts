@@ -5,7 +5,6 @@
 // lease having expired, so an executor that was only stalled and renews or settles first keeps its
 // trigger, and a late settle of a reaped trigger changes nothing.
 import { sql } from "drizzle-orm";
-import { isDistributed } from "../citus.ts";
 import { jsonColumn, query, withDates, type Db } from "../db.ts";
 
 export interface ExecutorPoolLoad {
@@ -52,11 +51,8 @@ export async function markExecutorStopped(db: Db, id: string): Promise<void> {
   await query(db, sql`UPDATE executors SET stopped_at = now(), pools = '{}'::jsonb WHERE id = ${id}`);
 }
 
-/** Marks executors whose heartbeat stopped for longer than their timeout as lost, and cuts the leases
- *  of every executor lost in the last `recentMs` (a claim that committed after the mark included) to
- *  now. Returns how many running triggers' leases it cut: the reaper should run. */
-export async function expireLostExecutors(db: Db, recentMs = 600_000): Promise<{ lost: string[]; cut: number }> {
-  if (await isDistributed(db)) return expireLostOnCluster(db, recentMs);
+/** expireLostExecutors() on one PostgreSQL: one statement. */
+export async function expireLostAcross(db: Db, recentMs: number): Promise<{ lost: string[]; cut: number }> {
   const rows = await query<{ lost: string[] | null; cut: number }>(
     db,
     sql`
@@ -83,7 +79,7 @@ export async function expireLostExecutors(db: Db, recentMs = 600_000): Promise<{
  *  shard, by owner, once per heartbeat), then each tenant's triggers and lease rows cut in one statement
  *  on its shard. The triggers first: a pass that fails part way leaves lease rows uncut, and the next
  *  beat finds them again. */
-async function expireLostOnCluster(db: Db, recentMs: number): Promise<{ lost: string[]; cut: number }> {
+export async function expireLostOnCluster(db: Db, recentMs: number): Promise<{ lost: string[]; cut: number }> {
   const [marked] = await query<{ newly: string[] | null; lost: string[] | null }>(
     db,
     sql`

@@ -12,6 +12,7 @@
 // one round trip (pipelineTxs). A claim whose transaction fails is reported as failed, by its token,
 // for the in-doubt release (executor in-doubt.ts); a failed settle fails the call, and is retried.
 import { pipelineTxs, type Db } from "../db.ts";
+import type { Scope } from "../layout/scope.ts";
 import { claimStatements, type ClaimedTrigger, type ClaimInput, type ClaimReport } from "./claim.ts";
 import { settleStatements, type Settled, type Settlement } from "./settle.ts";
 import { standbyStatement, type StandbyInput } from "./standby.ts";
@@ -31,10 +32,12 @@ export async function settleAndClaim(
   db: Db,
   items: Settlement[],
   claims: ClaimInput[],
-  standby: StandbyInput[] = [],
-  /** Every item, claim and standby claim is this tenant's (a Citus cluster settles per tenant). */
-  tenantId?: string,
+  standby: StandbyInput[],
+  /** One tenant: every item, claim and standby claim is this tenant's (a Citus cluster settles per
+   *  tenant). */
+  scope: Scope,
 ): Promise<HandOff> {
+  const { tenantId } = scope;
   // A claim over all due tenants would lock ledger rows out of order (above).
   const named = (c: ClaimInput) =>
     tenantId !== undefined || c.tenantId !== undefined || (c.candidates?.length ?? 0) > 0;

@@ -8,7 +8,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
 import { NOTIFICATION_POOL, notificationJobId } from "./notifications.ts";
-import { atTenant } from "./tenant-scope.ts";
+import { scopeTo } from "../layout/scope.ts";
 
 /** What the fan-out reads of a settle's item (settle.ts, Settlement). */
 export interface SettledItem {
@@ -38,7 +38,7 @@ const NEW_ID = sql.raw(
  *  fold row is updated under its lock (ON CONFLICT), so two transactions folding the same event cannot
  *  both send. `fold: false` (a channel test) sends whatever the window says. Returns the new triggers. */
 function fanOut(events: SQL, fold = true, tenantId?: string): SQL {
-  const at = atTenant(tenantId);
+  const at = scopeTo(tenantId);
   // The fold row's last notification is inside its channel's window. The time is the event's (`at`:
   // this transaction's now(), as the statement that made the event read it; on a Citus cluster a read
   // in a step of its own is a worker's), and a difference of times (immutable), not a time less an
@@ -126,7 +126,7 @@ export function notifyStatements(items: SettledItem[], tenantId?: string): SQL[]
 }
 
 function notifyStatement(cold: unknown[][], tenantId?: string): SQL {
-  const at = atTenant(tenantId);
+  const at = scopeTo(tenantId);
   // The rows this transaction's settle changed: finished at its now(), at the item's attempt. On a Citus
   // cluster this statement runs in steps (its inserts), and a read in a step of its own runs on the
   // tenant's node, where now() is when that node's part of the transaction began, not the coordinator's
@@ -211,7 +211,7 @@ function notifyStatement(cold: unknown[][], tenantId?: string): SQL {
  *  its schedule goes back to the first of them not yet due, so a resume plans them again, as after a
  *  pause by its owner (job-lifecycle.ts, cancelAndRewind). Reads only the job's triggers ahead of now. */
 function rewindStatement(cold: unknown[][], tenantId?: string): SQL {
-  const at = atTenant(tenantId);
+  const at = scopeTo(tenantId);
   return sql`
     UPDATE jobs j
        SET next_fire_at = LEAST(j.next_fire_at, (

@@ -15,7 +15,7 @@
 // ends: completed when skipped, cancelled when replaced, and stops counting against maxJobs.
 import { sql, type SQL } from "drizzle-orm";
 import { pipelineTx, query, type Db } from "../db.ts";
-import { atTenant } from "./tenant-scope.ts";
+import { scopeTo, type Scope } from "../layout/scope.ts";
 
 export interface BusyDecisions {
   skipped: number;
@@ -116,15 +116,15 @@ export function busyStatement(now: Date, tenantId?: string) {
 /** Of these held triggers, the ones asked to stop: by a newer trigger of their key (cancel_running,
  *  still running) or by their user (already cancelled, trigger-verbs.ts). `tenantId`: every one is
  *  that tenant's (a Citus cluster polls per tenant: its shard alone). */
-export async function cancelRequested(db: Db, ids: string[], tenantId?: string): Promise<string[]> {
+export async function cancelRequested(db: Db, ids: string[], scope: Scope): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await query<{ id: string }>(db, cancelRequestedStatement(ids, tenantId));
+  const rows = await query<{ id: string }>(db, cancelRequestedStatement(ids, scope.tenantId));
   return rows.map((r) => r.id);
 }
 
 export function cancelRequestedStatement(ids: string[], tenantId?: string) {
   return sql`SELECT id FROM triggers WHERE id = ANY (${`{${ids.join(",")}}`}::text[]) AND cancel_requested
-               AND status IN ('running', 'cancelled') ${atTenant(tenantId)("triggers")}`;
+               AND status IN ('running', 'cancelled') ${scopeTo(tenantId)("triggers")}`;
 }
 
 /** A run aborted for cancel_running, recorded under its lease: the trigger `cancelled` (reason
@@ -139,9 +139,9 @@ export async function settleCancelled(
   startedAt: Date,
   durationMs: number,
   error: string,
-  tenantId?: string,
+  scope: Scope,
 ): Promise<boolean> {
-  const statements = settleCancelledStatements(t, startedAt, durationMs, error, tenantId);
+  const statements = settleCancelledStatements(t, startedAt, durationMs, error, scope.tenantId);
   const [rows] = (
     statements.length === 1 ? [await query(db, statements[0]!)] : await pipelineTx(db, statements)
   ) as Array<Array<{ n: number }>>;
@@ -155,7 +155,7 @@ export function settleCancelledStatements(
   error: string,
   tenantId?: string,
 ) {
-  const at = atTenant(tenantId);
+  const at = scopeTo(tenantId);
   const split = tenantId !== undefined;
   // On a cluster the key also holds tenant_id (store citus.ts): no conflict target there.
   const attempt = (from: SQL) => sql`

@@ -9,14 +9,14 @@ export interface TenantDue {
   dueAtMs: number | null;
 }
 
-/** Earliest pending trigger per tenant in `type`: for the given tenants, or for every tenant (rebuild).
- *  `perTenant`: the given tenants' read a query each, on the tenant's shard alone on a Citus cluster,
- *  which takes no subquery correlated with a list (docs/scaling.md). */
-export async function pendingByTenant(
+/** pendingByTenant() as a layout reads it. `perTenant`: the given tenants' read a query each, on the
+ *  tenant's shard alone on a Citus cluster, which takes no subquery correlated with a list
+ *  (docs/scaling.md). */
+export async function pendingOfTenants(
   db: Db,
   type: string,
-  tenantIds?: string[],
-  perTenant = false,
+  tenantIds: string[] | undefined,
+  perTenant: boolean,
 ): Promise<TenantDue[]> {
   if (tenantIds && perTenant)
     return Promise.all(

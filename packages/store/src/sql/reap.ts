@@ -8,7 +8,6 @@
 // data moved between nodes). That is a statement per reap interval, not per claim or settle; what the
 // reaper then writes it writes per tenant (executor reaper.ts).
 import { sql } from "drizzle-orm";
-import { isDistributed } from "../citus.ts";
 import { query, withDates, type Db } from "../db.ts";
 
 export interface ExpiredLease {
@@ -25,11 +24,10 @@ export interface ExpiredLease {
   sending: boolean;
 }
 
-/** Running triggers whose lease expired, found through the claims' lease rows (schema.ts, leases):
- *  only claims whose lease ran out are looked into, and each trigger's own lease decides. */
-export async function findExpiredLeases(db: Db, limit = 500): Promise<ExpiredLease[]> {
-  // On the layout a lease row always names its tenant; on one PostgreSQL a claim across tenants' has none.
-  const colocated = (await isDistributed(db))
+/** findExpiredLeases() as a layout runs it. `colocated` (per-tenant layout): a lease row always names
+ *  its tenant, and the joins name it too; on one PostgreSQL a claim across tenants' has none. */
+export async function findExpired(db: Db, limit: number, colocated: boolean): Promise<ExpiredLease[]> {
+  const on = colocated
     ? { t: sql`t.tenant_id = l.tenant_id AND`, j: sql`j.tenant_id = t.tenant_id AND` }
     : { t: sql``, j: sql`` };
   const rows = await query<ExpiredLease>(
@@ -40,8 +38,8 @@ export async function findExpiredLeases(db: Db, limit = 500): Promise<ExpiredLea
            t.max_attempts AS "maxAttempts", j.initial_delay_ms AS "initialDelayMs",
            j.max_delay_ms AS "maxDelayMs", coalesce(t.sending_attempt = t.attempt_count, false) AS sending
       FROM leases l
-      JOIN triggers t ON ${colocated.t} t.id = ANY (l.trigger_ids) AND t.lease_token = l.token
-      JOIN jobs j ON ${colocated.j} j.id = t.job_id
+      JOIN triggers t ON ${on.t} t.id = ANY (l.trigger_ids) AND t.lease_token = l.token
+      JOIN jobs j ON ${on.j} j.id = t.job_id
      WHERE l.expires_at <= now() AND t.status = 'running' AND t.lease_expires_at <= now()
      ORDER BY t.lease_expires_at
      LIMIT ${limit}`,
@@ -49,10 +47,9 @@ export async function findExpiredLeases(db: Db, limit = 500): Promise<ExpiredLea
   return withDates(rows, "leaseExpiresAt");
 }
 
-/** Deletes the lease rows of claims whose lease ran out and which have no trigger left running under
- *  their token: every trigger settled, released or reaped. Returns how many went. */
-export async function dropSpentLeases(db: Db, limit = 100): Promise<number> {
-  const rows = await query<{ token: string }>(db, dropSpentStatement(await isDistributed(db), limit));
+/** dropSpentLeases() as a layout runs it. */
+export async function dropSpent(db: Db, limit: number, colocated: boolean): Promise<number> {
+  const rows = await query<{ token: string }>(db, dropSpentStatement(colocated, limit));
   return rows.length;
 }
 

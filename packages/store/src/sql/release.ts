@@ -2,17 +2,17 @@
 // number given back, no attempt row (nothing ran). Fenced like settle.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
-import { atTenant } from "./tenant-scope.ts";
+import { scopeTo, type Scope } from "../layout/scope.ts";
 
-/** `tenantId`: every lease is that tenant's, and each table is read at it, so that on a Citus cluster
- *  the statement goes to the tenant's shard alone (docs/scaling.md); without it, any tenants'. */
+/** `scope` one tenant: every lease is that tenant's, and each table is read at it, so that on a Citus
+ *  cluster the statement goes to the tenant's shard alone (docs/scaling.md); all tenants: any tenants'. */
 export async function releaseLeases(
   db: Db,
   leases: Array<{ id: string; leaseToken: string }>,
-  tenantId?: string,
+  scope: Scope,
 ): Promise<number> {
   if (leases.length === 0) return 0;
-  const rows = await query<{ id: string }>(db, releaseStatement(leases, tenantId));
+  const rows = await query<{ id: string }>(db, releaseStatement(leases, scope.tenantId));
   return rows.length;
 }
 
@@ -20,11 +20,11 @@ export async function releaseLeases(
  *  connection cut at COMMIT, a failover, a timed-out settle) may have committed, leasing triggers to an
  *  executor that never received them. Their lease rows name the triggers; each is released as above,
  *  fenced by its token, so a trigger settled or reaped meanwhile is left alone, and a claim that did
- *  not commit releases nothing. `tenantId`: every token's claim was that tenant's (a Citus cluster). */
-export async function releaseClaims(db: Db, tokens: string[], tenantId?: string): Promise<number> {
+ *  not commit releases nothing. `scope` one tenant: every token's claim was that tenant's. */
+export async function releaseClaims(db: Db, tokens: string[], scope: Scope): Promise<number> {
   // Tokens are UUIDs (ClaimInput.leaseToken): safe in an array literal as they are.
   if (tokens.length === 0) return 0;
-  const at = atTenant(tenantId);
+  const at = scopeTo(scope);
   const leases = await query<{ token: string; triggerIds: string[] }>(
     db,
     sql`SELECT l.token, l.trigger_ids AS "triggerIds" FROM leases l
@@ -33,12 +33,12 @@ export async function releaseClaims(db: Db, tokens: string[], tenantId?: string)
   return releaseLeases(
     db,
     leases.flatMap((l) => l.triggerIds.map((id) => ({ id, leaseToken: l.token }))),
-    tenantId,
+    scope,
   );
 }
 
 export function releaseStatement(leases: Array<{ id: string; leaseToken: string }>, tenantId?: string) {
-  const at = atTenant(tenantId);
+  const at = scopeTo(tenantId);
   const input = JSON.stringify(leases.map((l) => ({ id: l.id, token: l.leaseToken })));
   // Back into the queue through the sync trigger (migration 0009); the pools' running counts, in the
   // key order claim and settle lock them in.

@@ -2,23 +2,23 @@
 // Returns the ids still held; a trigger missing from the answer was lost (reaped) and must not be settled.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
-import { atTenant } from "./tenant-scope.ts";
+import { scopeTo, type Scope } from "../layout/scope.ts";
 
-/** `tenantId`: every lease is that tenant's, and each table is read at it, so that on a Citus cluster
- *  the statement goes to the tenant's shard alone (docs/scaling.md); without it, any tenants'. */
+/** `scope` one tenant: every lease is that tenant's, and each table is read at it, so that on a Citus
+ *  cluster the statement goes to the tenant's shard alone (docs/scaling.md); all tenants: any tenants'. */
 export async function renewLeases(
   db: Db,
   leases: Array<{ id: string; leaseToken: string }>,
   leaseMs: number,
-  tenantId?: string,
+  scope: Scope,
 ): Promise<Set<string>> {
   if (leases.length === 0) return new Set();
-  const rows = await query<{ id: string }>(db, renewStatement(leases, leaseMs, tenantId));
+  const rows = await query<{ id: string }>(db, renewStatement(leases, leaseMs, scope.tenantId));
   return new Set(rows.map((r) => r.id));
 }
 
 export function renewStatement(leases: Array<{ id: string; leaseToken: string }>, leaseMs: number, tenantId?: string) {
-  const at = atTenant(tenantId);
+  const at = scopeTo(tenantId);
   const input = JSON.stringify(leases.map((l) => ({ id: l.id, token: l.leaseToken })));
   // The claims' lease rows move on too, so that the reaper does not look through them meanwhile.
   return sql`

@@ -8,14 +8,15 @@
 // being a HOT update (schema.ts, triggerQueue); see docs/decisions/0040-retention.md.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
+import { scopeTo } from "../layout/scope.ts";
 
 const FINISHED = sql`('succeeded', 'skipped', 'cancelled', 'unknown')`;
 
-/** `AND <alias>.<column> = tenantId`, or nothing without a tenant. On the distributed layout
- *  (docs/scaling.md) the executor runs each batch for one tenant, with every table read at it, so that
- *  the statement (its SKIP LOCKED locks included) runs on the tenant's shard group alone. */
+/** On the per-tenant layout the executor runs each batch for one tenant, with every table read at it
+ *  (scopeTo), so that the statement (its SKIP LOCKED locks included) runs on the tenant's shard group
+ *  alone. */
 const tenantIs = (alias: string, tenantId: string | undefined, column = "tenant_id") =>
-  tenantId === undefined ? sql`` : sql`AND ${sql.raw(`${alias}.${column}`)} = ${tenantId}`;
+  scopeTo(tenantId)(alias, column);
 
 /** Where a pass has got to: triggers are walked in (job id, scheduled time) order, jobs in id order. */
 export interface RetentionCursor {

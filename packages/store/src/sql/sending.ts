@@ -4,7 +4,7 @@
 // graceful stop that aborts it ends it the same way (release.ts). Phase two is the ordinary settle.
 import { sql } from "drizzle-orm";
 import { query, type Db } from "../db.ts";
-import { atTenant } from "./tenant-scope.ts";
+import { scopeTo } from "../layout/scope.ts";
 
 /** True when recorded; false when the lease is no longer held (then nothing may be sent). `tenantId`:
  *  the trigger's, named so that on a Citus cluster the update goes to its shard alone. */
@@ -20,6 +20,6 @@ export async function markSending(
 export function sendingStatement(t: { id: string; leaseToken: string; attempt: number }, tenantId?: string) {
   return sql`UPDATE triggers SET sending_attempt = attempt_count
          WHERE id = ${t.id} AND lease_token = ${t.leaseToken} AND status = 'running'
-           AND attempt_count = ${t.attempt} AND lease_expires_at > now() ${atTenant(tenantId)("triggers")}
+           AND attempt_count = ${t.attempt} AND lease_expires_at > now() ${scopeTo(tenantId)("triggers")}
         RETURNING id`;
 }

@@ -7,11 +7,12 @@
 import { sql } from "drizzle-orm";
 import { COST_EWMA_ALPHA, storableText, type AttemptRequest } from "@fairway/core";
 import { pipelineTx, query, type Db } from "../db.ts";
+import type { Scope } from "../layout/scope.ts";
 import { boundedKeyWeight, boundedWeight } from "./columns.ts";
 import { decayedWork } from "./keys.ts";
 import { coldItems, decodeNotified, notifyStatements } from "./notification-fanout.ts";
 import { packRows, unpackRows } from "./packed.ts";
-import { atTenant } from "./tenant-scope.ts";
+import { scopeTo } from "../layout/scope.ts";
 
 // The run-time estimate's EWMA, written into the statement's text (not bound) so it stays one plan.
 const COST_TAKE = sql.raw(String(COST_EWMA_ALPHA));
@@ -76,10 +77,10 @@ function storable(text: string | null | undefined): string | null {
   return text == null ? null : storableText(text);
 }
 
-/** `tenantId`: every item is that tenant's (settleStatements). */
-export async function settle(db: Db, items: Settlement[], tenantId?: string): Promise<Settled[]> {
+/** Settle `items` in one transaction; one tenant's scope: every item is that tenant's (settleStatements). */
+export async function settleIn(db: Db, items: Settlement[], scope: Scope): Promise<Settled[]> {
   if (items.length === 0) return [];
-  const s = settleStatements(items, tenantId);
+  const s = settleStatements(items, scope.tenantId);
   if (s.statements.length === 1) return s.decode([await query(db, s.statements[0])]);
   return s.decode(await pipelineTx(db, s.statements));
 }
@@ -201,7 +202,7 @@ function attemptStatements(items: Settlement[], tenantId: string) {
 /** With `split`, the attempt records are left to attemptStatements() and the input is read in place
  *  (no CTE of its own): the statement is single-shard on a Citus cluster. */
 function settleSql(items: Settlement[], tenantId: string | undefined, split: boolean, cold: string[]) {
-  const at = atTenant(tenantId);
+  const at = scopeTo(tenantId);
   const inputRows = inputOf(items);
   const successors = JSON.stringify(
     items.flatMap((i) => (i.successor ? [[i.successor.id, i.successor.leaseToken, i.successor.attempt]] : [])),

@@ -1,6 +1,5 @@
 // Tenants, API keys and signing secrets (admin API). Keys are stored only as sha256 hashes.
 import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
-import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
 import { apiKeys, tenants } from "../schema.ts";
 import { rowShape } from "./columns.ts";
@@ -120,16 +119,21 @@ export async function revokeApiKey(db: Db, tenantId: string, keyId: string): Pro
 
 const tenantShape = rowShape<TenantRow>(tenants, "t");
 
-/** Look a key up by its hash; revoked keys never match. Records last use at most once a minute. Runs on
- *  every tenant request, so it is one prepared statement (a drizzle builder is parsed and planned each
- *  time); nothing is cached, so a revoked key is refused on its next request in every process.
- *
- *  On a Citus cluster the key (a reference table, read on the coordinator) is found first and then its
- *  tenant on its own shard: a join would read every shard, and one worker down would refuse every
- *  tenant. Recording last use writes the reference table on every node; with one down that write
- *  fails, and the request goes on without it. */
-export async function authenticateKey(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
-  const distributed = await isDistributed(db);
+/** authenticateKey() on one PostgreSQL: the key and its tenant in one join. */
+export function authenticateJoined(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
+  return authenticate(db, hash, false);
+}
+
+/** authenticateKey() on the per-tenant layout: the key, then its tenant on its shard. */
+export function authenticateThenTenant(db: Db, hash: string): Promise<{ keyId: string; tenant: TenantRow } | null> {
+  return authenticate(db, hash, true);
+}
+
+async function authenticate(
+  db: Db,
+  hash: string,
+  distributed: boolean,
+): Promise<{ keyId: string; tenant: TenantRow } | null> {
   const [row] = await query<
     Record<string, unknown> & { keyId: string; keyLastUsedAt: string | Date | null; keyTenantId: string }
   >(
