@@ -46,7 +46,7 @@ import {
 import type { ApiTracing } from "@fairway/api";
 import type { AttemptSpan, AttemptTracer } from "@fairway/executor";
 import type { ClaimedTrigger, Settled, Settlement } from "@fairway/store";
-import type { TracingSettings } from "./tracing.ts";
+import type { ServerTracing, TracingSettings } from "./tracing.ts";
 
 // Messaging semantic conventions (incubating names, written out: the package exports them only from
 // its incubating entry point).
@@ -59,13 +59,6 @@ const MESSAGING_MESSAGE_ID = "messaging.message.id";
 /** Settle spans waiting for their settle to land: a settle refused by its fence never does, and the
  *  oldest are ended (fairway.settle.landed false) past this many. */
 const PENDING_SETTLES_MAX = 10_000;
-
-export interface ServerTracing {
-  api: ApiTracing;
-  executor: AttemptTracer;
-  /** Ends what is open, exports what is buffered. */
-  shutdown(): Promise<void>;
-}
 
 export async function startOtel(s: TracingSettings): Promise<ServerTracing> {
   const exporter: SpanExporter =
