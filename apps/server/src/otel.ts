@@ -46,7 +46,7 @@ import {
 import type { ApiTracing } from "@fairway/api";
 import type { AttemptSpan, AttemptTracer } from "@fairway/executor";
 import type { ClaimedTrigger, Settled, Settlement } from "@fairway/store";
-import type { ServerTracing, TracingSettings } from "./tracing.ts";
+import type { ServerTracing, TracingSettings } from "./tracing-types.ts";
 
 // Messaging semantic conventions (incubating names, written out: the package exports them only from
 // its incubating entry point).

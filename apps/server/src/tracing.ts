@@ -2,18 +2,7 @@
 // OTLP endpoint is set: then otel.ts, and through it the SDK, is imported; otherwise nothing of
 // OpenTelemetry is loaded and the hot path pays nothing (docs/bench.md, "Tracing").
 import type { Config } from "./config.ts";
-import type { ApiTracing } from "@fairway/api";
-import type { AttemptTracer } from "@fairway/executor";
-
-export interface TracingSettings {
-  /** The traces URL (…/v1/traces). */
-  url: string;
-  protocol: "http/protobuf" | "http/json";
-  headers: Record<string, string>;
-  serviceName: string;
-  /** How long spans wait to share an export. */
-  exportDelayMs: number;
-}
+import type { ServerTracing, TracingSettings } from "./tracing-types.ts";
 
 /** Null: tracing is off. */
 function tracingSettings(cfg: Config): TracingSettings | null {
@@ -47,14 +36,6 @@ function otlpHeaders(raw: string | undefined): Record<string, string> {
     }
   }
   return out;
-}
-
-/** What the server hands its API and executor when tracing is on. */
-export interface ServerTracing {
-  api: ApiTracing;
-  executor: AttemptTracer;
-  /** Ends what is open, exports what is buffered. */
-  shutdown(): Promise<void>;
 }
 
 export async function startTracing(cfg: Config): Promise<ServerTracing | null> {
