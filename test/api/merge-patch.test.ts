@@ -136,7 +136,7 @@ describe("jobs", () => {
 });
 
 describe("tenants", () => {
-  it("absent fields keep their value; null clears the rate limit; required fields cannot be cleared", async () => {
+  it("absent fields keep their value; null hands a quota back (no rate limit, the default cap); required fields cannot be cleared", async () => {
     await h.call(ADMIN, "POST", "/v1/admin/tenants", {
       id: "t2",
       name: "Two",
@@ -149,10 +149,13 @@ describe("tenants", () => {
     expect(r.json).toMatchObject({ name: "Two", maxInFlight: 7, ratePerSecond: 5, burst: 10, weight: 3 });
     const cleared = await h.call(ADMIN, "PATCH", "/v1/admin/tenants/t2", { ratePerSecond: null, burst: null });
     expect(cleared.json).toMatchObject({ ratePerSecond: null, burst: null, maxInFlight: 7, weight: 3 });
-    const bad = await h.call(ADMIN, "PATCH", "/v1/admin/tenants/t2", { maxInFlight: null });
+    const bad = await h.call(ADMIN, "PATCH", "/v1/admin/tenants/t2", { name: null, maxInFlight: null });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toMatch(/^maxInFlight: required/);
+    expect(bad.json.error.message).toMatch(/^name: /);
     expect((await h.call(ADMIN, "GET", "/v1/admin/tenants/t2")).json.maxInFlight).toBe(7);
+    // Without a plan, a quota's null is its default.
+    const back = await h.call(ADMIN, "PATCH", "/v1/admin/tenants/t2", { maxInFlight: null });
+    expect([back.status, back.json.maxInFlight, back.json.overrides]).toEqual([200, 10, { weight: 3 }]);
   });
 });
 

@@ -15,10 +15,12 @@ import {
   cancelTrigger,
   createJob,
   createJobs,
+  createPlan,
   createTenant,
   DEFAULT_POOL,
   decideBusy,
   deleteKeyOverride,
+  deletePlan,
   deleteSecret,
   dueCronTenants,
   getKeyInfo,
@@ -41,6 +43,7 @@ import {
   setPoolPaused,
   sql,
   updateJob,
+  updatePlan,
   updateTenant,
   type NewJob,
   type Store,
@@ -803,5 +806,48 @@ describe("the API end to end on the layout", () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+describe("quota plans on the cluster", () => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await distributedStore(cluster, "plans");
+  }, 120_000);
+  afterAll(() => store?.close());
+
+  it("plans is a reference table; a plan's change moves its tenants on every shard in one transaction; a plan in use stays", async () => {
+    const [kind] = await rows<{ kind: string }>(
+      store,
+      sql`SELECT citus_table_type AS kind FROM citus_tables WHERE table_name = 'plans'::regclass`,
+    );
+    expect(kind?.kind).toBe("reference");
+    const db = store.db;
+    expect(await createPlan(db, { id: "pro", maxInFlight: 40, keyWeight: 3 })).not.toBeNull();
+    // Enough tenants that both workers hold some.
+    const ids = Array.from({ length: 8 }, (_, i) => `plan-t${i}`);
+    for (const id of ids) {
+      const own = id === "plan-t0" ? { maxInFlight: 2 } : {};
+      const t = await createTenant(db, { id, name: id, planId: "pro", signingSecret: generateSigningSecret(), ...own });
+      expect(t && t !== "unknown_plan" ? t.maxInFlight : null).toBe(id === "plan-t0" ? 2 : 40);
+    }
+    const nodes = await rows<{ n: number }>(
+      store,
+      sql`SELECT count(DISTINCT nodeport)::int AS n FROM citus_shards WHERE table_name = 'tenants'::regclass
+           AND shardid IN (SELECT get_shard_id_for_distribution_column('tenants', id) FROM tenants WHERE plan_id = 'pro')`,
+    );
+    expect(nodes[0]?.n).toBe(2);
+    const out = await updatePlan(db, "pro", () => ({ maxInFlight: 9, keyWeight: null }));
+    expect(out?.tenants).toBe(ids.length);
+    const after = await rows<{ id: string; m: number; kw: number }>(
+      store,
+      sql`SELECT id, max_in_flight AS m, key_weight AS kw FROM tenants WHERE plan_id = 'pro' ORDER BY id`,
+    );
+    expect(after.map((r) => [r.id, r.m, r.kw])).toEqual(ids.map((id) => [id, id === "plan-t0" ? 2 : 9, 1]));
+    expect(await updateTenant(db, "plan-t1", { planId: "nope" })).toBe("unknown_plan");
+    expect(await deletePlan(db, "pro")).toEqual({ inUse: ids.length });
+    for (const id of ids) await updateTenant(db, id, { planId: null });
+    expect(await deletePlan(db, "pro")).toBe("deleted");
+    expect((await rows(store, sql`SELECT max_in_flight AS m FROM tenants WHERE id = 'plan-t1'`))[0]).toEqual({ m: 10 });
   });
 });

@@ -231,6 +231,33 @@ describe("fairway CLI", () => {
     expect((await json(["keys", "defaults"], key)).weight).toBe(1);
   }, 120_000);
 
+  it("plans create|list|get|update|delete|assign, tenants create --plan; a plan in use is not deleted", async () => {
+    const admin = server.adminToken;
+    expect(
+      await json(["plans", "create", "team", "--name", "Team", "--max-in-flight", "20", "--key-weight", "2"], admin),
+    ).toMatchObject({
+      id: "team",
+      maxInFlight: 20,
+      keyDefaults: { weight: 2 },
+    });
+    const t = await json(["tenants", "create", "Planned", "--id", "planned", "--plan", "team", "--weight", "5"], admin);
+    expect(t).toMatchObject({ plan: "team", maxInFlight: 20, weight: 5, overrides: { weight: 5 } });
+    expect((await json(["plans", "update", "team", "--max-in-flight", "30"], admin)).tenants).toBe(1);
+    expect((await json(["plans", "get", "team"], admin)).maxInFlight).toBe(30);
+    expect((await json(["plans", "list"], admin)).map((p: { id: string }) => p.id)).toContain("team");
+    const inUse = await fairway(["plans", "delete", "team"], admin);
+    expect(inUse.code).not.toBe(0);
+    expect(inUse.stderr).toContain("plan_in_use");
+    expect(await json(["plans", "assign", "planned", "none"], admin)).toMatchObject({
+      plan: null,
+      maxInFlight: 10,
+      weight: 5,
+    });
+    expect(await json(["plans", "delete", "team"], admin)).toEqual({ id: "team", deleted: true });
+    const bad = await fairway(["plans", "create", "x", "--max-in-flight", "0"], admin);
+    expect([bad.code !== 0, bad.stderr]).toEqual([true, expect.stringMatching(/max-in-flight/)]);
+  }, 120_000);
+
   it("debounce flags on jobs create; backfills create|list|get|cancel", async () => {
     await json(["tenants", "create", "Flow", "--id", "flow"], server.adminToken);
     const { key } = await json(["keys", "create", "flow"], server.adminToken);
@@ -339,6 +366,12 @@ describe("fairway CLI", () => {
       ["triggers", "get"],
       ["triggers", "cancel"],
       ["triggers", "rerun"],
+      ["plans", "create"],
+      ["plans", "list"],
+      ["plans", "get"],
+      ["plans", "update"],
+      ["plans", "delete"],
+      ["plans", "assign"],
       ["backfills", "create"],
       ["backfills", "list"],
       ["backfills", "get"],

@@ -92,6 +92,17 @@ describe("OpenAPI contract", () => {
     await admin.tenants.get("acme");
     await fails(admin.tenants.get("nope"));
     await admin.tenants.update("acme", { maxInFlight: 20 });
+    // Quota plans: made, listed, changed, refused while in use, deleted.
+    await admin.plans.create({ id: "pro", maxInFlight: 30, keyDefaults: { weight: 2 } });
+    expect((await fails(admin.plans.create({ id: "pro" })))?.code).toBe("plan_exists");
+    await admin.plans.list();
+    await admin.plans.get("pro");
+    await fails(admin.plans.get("nope"));
+    await admin.tenants.update("acme", { plan: "pro" });
+    await admin.plans.update("pro", { weight: 2, keyDefaults: null });
+    expect((await fails(admin.plans.delete("pro")))?.code).toBe("plan_in_use");
+    await admin.tenants.update("acme", { plan: null });
+    await admin.plans.delete("pro");
     const key = await admin.tenants.createKey("acme");
     const spare = await admin.tenants.createKey("acme");
     await admin.tenants.revokeKey("acme", spare.id);

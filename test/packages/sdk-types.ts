@@ -26,6 +26,8 @@ import type {
   Stats,
   Tenant,
   TenantQuotas,
+  Plan,
+  CreatePlanInput,
   Trigger,
 } from "@fairway/sdk";
 
@@ -48,6 +50,7 @@ export type Checks = [
   Expect<Mutual<Tenant, z.output<typeof responses.tenantResponse>>>,
   Expect<Mutual<Tenant & { signingSecret: string }, z.output<typeof responses.createdTenantResponse>>>,
   Expect<Mutual<ApiKey, z.output<typeof responses.apiKeyResponse>>>,
+  Expect<Mutual<Plan, z.output<typeof responses.planResponse>>>,
   Expect<Mutual<Quota, z.output<typeof responses.quotaResponse>>>,
   Expect<Mutual<PoolConfig, z.output<typeof responses.poolResponse>>>,
   Expect<Mutual<Page<Job>, z.output<ReturnType<typeof responses.pageOf<typeof responses.jobResponse>>>>>,
@@ -64,7 +67,8 @@ export type Checks = [
   // union of three shapes is checked one way. PATCH bodies are merge patches, validated after merging.
   Expect<Sendable<Wire<CreateJobInput>, z.input<typeof schemas.createJobBody>>>,
   Expect<Sendable<RerunInput, z.input<typeof schemas.rerunTriggerBody>>>,
-  Expect<Mutual<{ id?: string; name: string } & TenantQuotas, z.input<typeof schemas.createTenantBody>>>,
+  Expect<Mutual<{ id?: string; name: string; plan?: string } & TenantQuotas, z.input<typeof schemas.createTenantBody>>>,
+  Expect<Mutual<CreatePlanInput, z.input<typeof schemas.planState>>>,
   Expect<Mutual<CreateChannelInput, z.input<typeof schemas.createChannelBody>>>,
   Expect<Mutual<KeyOverride, z.input<typeof schemas.putKeyBody>>>,
   Expect<Mutual<KeyDefaultsPatch, z.input<typeof schemas.patchKeyDefaultsBody>>>,

@@ -30,14 +30,79 @@ const quotaFields = {
   consecutiveFailureLimit: z.number().int(),
 };
 
+const keyDefaultsFields = {
+  maxInFlight: z.number().int().nullable(),
+  ratePerSecond: z.number().nullable(),
+  weight: z.number(),
+};
+
+/** The quota a plan governs, as it is in force for a tenant: its own value, else its plan's, else the
+ *  default. */
+const effectiveResponse = z.strictObject({
+  maxInFlight: z.number().int(),
+  weight: z.number(),
+  ratePerSecond: z.number().nullable(),
+  burst: z.number().int().nullable(),
+  maxJobs: z.number().int(),
+  maxPayloadBytes: z.number().int(),
+  historyRetentionDays: z.number().int(),
+  keyDefaults: z.strictObject(keyDefaultsFields),
+});
+
+/** The values set on the tenant itself (they win over its plan's); only the fields it sets. */
+const overridesResponse = z.strictObject({
+  maxInFlight: z.number().int().optional(),
+  weight: z.number().optional(),
+  ratePerSecond: z.number().optional(),
+  burst: z.number().int().optional(),
+  maxJobs: z.number().int().optional(),
+  maxPayloadBytes: z.number().int().optional(),
+  historyRetentionDays: z.number().int().optional(),
+  keyDefaults: z
+    .strictObject({
+      maxInFlight: z.number().int().optional(),
+      ratePerSecond: z.number().optional(),
+      weight: z.number().optional(),
+    })
+    .optional(),
+});
+
+/** A tenant: the quota fields at the top are the effective ones (what the claim applies), as is
+ *  `effective`; `overrides` are the tenant's own values, `plan` its plan's id (null: none). */
 export const tenantResponse = z.strictObject({
   id,
   name: z.string(),
   status: z.enum(["active", "suspended"]),
+  plan: z.string().nullable(),
   ...quotaFields,
+  effective: effectiveResponse,
+  overrides: overridesResponse,
   createdAt: iso,
   updatedAt: iso,
 });
+
+/** A quota plan: null where it sets nothing (its tenants take the default). */
+export const planResponse = z.strictObject({
+  id,
+  name: z.string().nullable(),
+  maxInFlight: z.number().int().nullable(),
+  weight: z.number().nullable(),
+  ratePerSecond: z.number().nullable(),
+  burst: z.number().int().nullable(),
+  maxJobs: z.number().int().nullable(),
+  maxPayloadBytes: z.number().int().nullable(),
+  historyDays: z.number().int().nullable(),
+  keyDefaults: z.strictObject({
+    maxInFlight: z.number().int().nullable(),
+    ratePerSecond: z.number().nullable(),
+    weight: z.number().nullable(),
+  }),
+  /** How many tenants are on the plan. */
+  tenants: z.number().int(),
+  createdAt: iso,
+  updatedAt: iso,
+});
+export const deletedPlanResponse = z.strictObject({ id, deleted: z.literal(true) });
 export const createdTenantResponse = tenantResponse.extend({ signingSecret: z.string() });
 
 export const apiKeyResponse = z.strictObject({ id, key: z.string(), prefix: z.string(), createdAt: iso });

@@ -13,6 +13,7 @@ import { keyAdminRoutes, keyRoutes } from "./routes/keys.ts";
 import { fleetMetricsRoutes, tenantMetricsRoutes } from "./routes/metrics.ts";
 import { notificationRoutes } from "./routes/notifications.ts";
 import { operationsRoutes } from "./routes/operations.ts";
+import { planRoutes } from "./routes/plans.ts";
 import { portalLinkRoutes } from "./routes/portal-link.ts";
 import { secretAdminRoutes, secretRoutes } from "./routes/secrets.ts";
 import { triggerRoutes } from "./routes/triggers.ts";
@@ -82,6 +83,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...portalLinkRoutes,
   ...secretAdminRoutes,
   ...adminRoutes,
+  ...planRoutes,
   ...operationsRoutes,
   ...keyAdminRoutes,
   ...tenantMetricsRoutes,

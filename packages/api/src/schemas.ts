@@ -306,28 +306,53 @@ const quota = {
 
 const optionalQuotas = z.object(quota).partial().shape;
 
+/** A plan's id, as a tenant names it (POST /v1/admin/plans made it). */
+const planRef = slug;
+
+/** The quota values a tenant sets itself win over its plan's; the others take the plan's, else the
+ *  default (docs/plans.md). */
 export const createTenantBody = strict({
   id: slug.optional(),
   name: text("a tenant name string").min(1, "must not be empty").max(200),
+  plan: planRef.optional(),
   ...optionalQuotas,
 });
+
+/** The fields a tenant may leave to its plan: null in a PATCH removes the tenant's own value. */
+const PLANNED = [
+  "maxInFlight",
+  "weight",
+  "ratePerSecond",
+  "burst",
+  "maxJobs",
+  "maxPayloadBytes",
+  "historyRetentionDays",
+] as const;
+const nullablePlanned = Object.fromEntries(PLANNED.map((f) => [f, quota[f].nullable()])) as {
+  [K in (typeof PLANNED)[number]]: z.ZodNullable<(typeof quota)[K]>;
+};
 
 /** PATCH /v1/admin/tenants/:id, for the OpenAPI document (a merge patch; see tenantState). */
 export const updateTenantBody = z
   .object({
     name: z.string().min(1).max(200),
     status: z.enum(["active", "suspended"]),
+    plan: planRef.nullable(),
     ...quota,
+    ...nullablePlanned,
   })
   .partial();
 
-/** A whole tenant as PATCH sees it after merging: every field present, nullable ones may be null. */
+/** A whole tenant as PATCH sees it after merging: its own quota values (absent: its plan's or the
+ *  default applies) and the fields that cannot be cleared. */
 export const tenantState = strict({
   name: text("a tenant name string (it cannot be cleared)").min(1, "must not be empty").max(200),
   status: z.enum(["active", "suspended"], { error: "must be active or suspended" }),
+  plan: planRef.optional(),
   ...quota,
-  ratePerSecond: quota.ratePerSecond.optional(),
-  burst: quota.burst.optional(),
+  ...z
+    .object(Object.fromEntries(PLANNED.map((f) => [f, quota[f]])) as Pick<typeof quota, (typeof PLANNED)[number]>)
+    .partial().shape,
 });
 
 export const putPoolBody = strict({
@@ -498,3 +523,48 @@ export const keyListQuery = strict({
   ...page,
   cursor: z.string().max(600).optional(),
 });
+
+/** A quota plan's fields (docs/plans.md): each optional, a tenant on the plan takes the default for one
+ *  the plan leaves out. The bounds are a tenant's. */
+const planFields = {
+  name: text("a plan name string").min(1, "must not be empty").max(200),
+  maxInFlight: quota.maxInFlight,
+  weight: quota.weight,
+  ratePerSecond: quota.ratePerSecond,
+  burst: quota.burst,
+  maxJobs: quota.maxJobs,
+  maxPayloadBytes: quota.maxPayloadBytes,
+  historyDays: quota.historyRetentionDays,
+  keyDefaults: strict(
+    { maxInFlight: keyCap.optional(), ratePerSecond: keyRate.optional(), weight: keyWeight.optional() },
+    'an object of key defaults, e.g. {"maxInFlight": 2, "weight": 1}',
+  ),
+};
+
+/** POST /v1/admin/plans, and a whole plan as PATCH sees it after merging. */
+export const planState = strict({
+  id: text('a plan id, e.g. "pro"').regex(
+    /^[a-z0-9][a-z0-9_-]{0,62}$/,
+    "must be 1-63 characters: a-z, 0-9, _ or -, starting with a letter or digit",
+  ),
+  ...z.object(planFields).partial().shape,
+});
+
+/** PATCH /v1/admin/plans/:id, for the OpenAPI document (a merge patch; see planState): null removes a
+ *  value, and the plan's tenants take the default there. */
+export const updatePlanBody = z
+  .object({
+    name: planFields.name.nullable(),
+    maxInFlight: planFields.maxInFlight.nullable(),
+    weight: planFields.weight.nullable(),
+    ratePerSecond: planFields.ratePerSecond,
+    burst: planFields.burst,
+    maxJobs: planFields.maxJobs.nullable(),
+    maxPayloadBytes: planFields.maxPayloadBytes.nullable(),
+    historyDays: planFields.historyDays.nullable(),
+    keyDefaults: z
+      .object({ maxInFlight: keyCap.nullable(), ratePerSecond: keyRate.nullable(), weight: keyWeight.nullable() })
+      .partial()
+      .nullable(),
+  })
+  .partial();

@@ -1,6 +1,6 @@
 // Rows → the API's camelCase JSON. Secrets are never part of these shapes.
 import { formatSpread, nextShiftedFires, spreadOffsetMs } from "@fairway/core";
-import { notificationStatus, shownChannelTarget } from "@fairway/store";
+import { notificationStatus, OWN_FIELDS, shownChannelTarget, type OwnField, type OwnValues } from "@fairway/store";
 import type {
   AttemptDetail,
   BackfillInfo,
@@ -10,6 +10,7 @@ import type {
   JobRow,
   LastRun,
   NotificationRow,
+  PlanRow,
   PoolConfig,
   TenantRow,
   TriggerRow,
@@ -30,8 +31,67 @@ export function quotaJson(t: TenantRow) {
   };
 }
 
+/** The quota a plan governs as it is in force for the tenant (its own, else its plan's, else the default). */
+function effectiveJson(t: TenantRow) {
+  return {
+    maxInFlight: t.maxInFlight,
+    weight: t.weight,
+    ratePerSecond: t.ratePerSecond,
+    burst: t.burst,
+    maxJobs: t.maxJobs,
+    maxPayloadBytes: t.maxPayloadBytes,
+    historyRetentionDays: t.historyRetentionDays,
+    keyDefaults: { maxInFlight: t.keyMaxInFlight, ratePerSecond: t.keyRatePerSecond, weight: t.keyWeight },
+  };
+}
+
+/** The values set on the tenant itself, in the API's shape: only the fields it sets. */
+export function overridesJson(t: TenantRow) {
+  const own = (typeof t.own === "string" ? JSON.parse(t.own) : (t.own ?? {})) as OwnValues;
+  const out: Record<string, unknown> = {};
+  const keys: Record<string, number> = {};
+  for (const [f, v] of Object.entries(own) as Array<[OwnField, number]>) {
+    if (!(f in OWN_FIELDS)) continue;
+    if (f === "keyMaxInFlight") keys.maxInFlight = v;
+    else if (f === "keyRatePerSecond") keys.ratePerSecond = v;
+    else if (f === "keyWeight") keys.weight = v;
+    else out[f] = v;
+  }
+  if (Object.keys(keys).length > 0) out.keyDefaults = keys;
+  return out;
+}
+
 export function tenantJson(t: TenantRow) {
-  return { id: t.id, name: t.name, status: t.status, ...quotaJson(t), createdAt: t.createdAt, updatedAt: t.updatedAt };
+  return {
+    id: t.id,
+    name: t.name,
+    status: t.status,
+    plan: t.planId,
+    ...quotaJson(t),
+    effective: effectiveJson(t),
+    overrides: overridesJson(t),
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+  };
+}
+
+/** A quota plan; `tenants`: how many are on it. */
+export function planJson(p: PlanRow, tenants: number) {
+  return {
+    id: p.id,
+    name: p.name,
+    maxInFlight: p.maxInFlight,
+    weight: p.weight,
+    ratePerSecond: p.ratePerSecond,
+    burst: p.burst,
+    maxJobs: p.maxJobs,
+    maxPayloadBytes: p.maxPayloadBytes,
+    historyDays: p.historyDays,
+    keyDefaults: { maxInFlight: p.keyMaxInFlight, ratePerSecond: p.keyRatePerSecond, weight: p.keyWeight },
+    tenants,
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+  };
 }
 
 /** A job's retry policy, as the create body takes it and the job's JSON shows it. */

@@ -4,6 +4,7 @@
 // server itself. Every command has --help; --json prints machine-readable output.
 import { Command } from "commander";
 import { adminCommands } from "./commands/admin.ts";
+import { planCommands } from "./commands/plans.ts";
 import { backfillCommands } from "./commands/backfills.ts";
 import { jobCommands } from "./commands/jobs.ts";
 import { fairnessKeyCommands } from "./commands/keys.ts";
@@ -23,6 +24,7 @@ const program = new Command("fairway")
 const globals = () => program.opts<GlobalOptions>();
 serverCommands(program);
 adminCommands(program, globals);
+planCommands(program, globals);
 fairnessKeyCommands(program, globals);
 jobCommands(program, globals);
 backfillCommands(program, globals);

@@ -10,6 +10,8 @@ import {
   deadLettersByType,
   getTenant,
   deadLetterGroups,
+  listPlans,
+  type PlanRow,
   listDeadLetterSummaries,
   tenantOverview,
   type TenantOverview,
@@ -25,10 +27,12 @@ import { When } from "./time.tsx";
 import { PAGE_SIZE, quotaPatch, statusForm } from "./forms.ts";
 import { adminNav, Page, Pager, PostForm, StatusChip } from "./layout.tsx";
 import { opsPages } from "./ops-pages.tsx";
+import { plansPage } from "./plans-page.tsx";
 
 export const adminPages = new Hono<DashEnv>();
 adminPages.route("/", opsPages);
 adminPages.route("/", activityPage);
+adminPages.route("/", plansPage);
 
 /** The window of the worker-time share. */
 const SHARE_WINDOW_MIN = 10;
@@ -161,6 +165,7 @@ function TenantTable(props: { rows: TenantOverview[]; after: string | null }) {
             <tr>
               <th scope="col">Tenant</th>
               <th scope="col">Status</th>
+              <th scope="col">Plan</th>
               <th scope="col" class="num">
                 Running / cap
               </th>
@@ -187,6 +192,9 @@ function TenantTable(props: { rows: TenantOverview[]; after: string | null }) {
                 </td>
                 <td data-label="Status">
                   <StatusChip status={t.status} />
+                </td>
+                <td data-label="Plan" class="mono">
+                  {t.planId ?? "none"}
                 </td>
                 <td data-label="Running / cap" class="num">
                   {t.running} / {t.maxInFlight}
@@ -217,18 +225,23 @@ adminPages.get("/tenants/:id", async (c) => {
   const d = c.var.dash;
   const [t] = await tenantOverview(d.db, { after: null, limit: 1, ids: [c.req.param("id")] });
   if (!t) throw notFound("tenant");
-  return c.html(<TenantDetail c={c} t={t} flash={flashOf(c)} />);
+  return c.html(<TenantDetail c={c} t={t} plans={await planChoices(c)} flash={flashOf(c)} />);
 });
+
+/** The plans a tenant can be put on (plans are tiers: a handful; the first 200 by id). */
+const planChoices = (c: Context<DashEnv>) => listPlans(c.var.dash.db, null, 200);
 
 function TenantDetail(props: {
   c: Context<DashEnv>;
   t: TenantOverview;
+  plans: PlanRow[];
   flash?: { kind: "ok" | "err"; text: string } | null;
   link?: { url: string; expiresAt: string };
 }) {
   const { c, t } = props;
   const csrf = c.var.csrf;
   const base = `/dashboard/admin/tenants/${encodeURIComponent(t.id)}`;
+  const own = t.own as Partial<Record<string, number>>;
   return (
     <Page title={t.name} scope={c.var.scope} nav={adminNav()} current="/dashboard/admin" flash={props.flash}>
       <h1>
@@ -281,6 +294,14 @@ function TenantDetail(props: {
         <section class="card" aria-labelledby="usage-h">
           <h2 id="usage-h">Now</h2>
           <dl class="kv">
+            <dt>Plan</dt>
+            <dd>
+              {t.planId === null ? (
+                "none"
+              ) : (
+                <a href={`/dashboard/admin/plans/${encodeURIComponent(t.planId)}`}>{t.planId}</a>
+              )}
+            </dd>
             <dt>Running / cap</dt>
             <dd>
               {t.running} / {t.maxInFlight}
@@ -295,35 +316,61 @@ function TenantDetail(props: {
         </section>
         <section class="card" aria-labelledby="quota-h">
           <h2 id="quota-h">Quotas</h2>
+          <p class="hint">
+            A value here is the tenant's own and wins over its plan's. Empty: the plan's value (or the default); the
+            placeholder is the value in force now.
+          </p>
           <PostForm action={`${base}/quota`} csrf={csrf} label="Quotas">
+            <div class="field">
+              <label for="f-plan">Plan</label>
+              <select id="f-plan" name="plan">
+                <option value="" selected={t.planId === null}>
+                  No plan
+                </option>
+                {props.plans.map((p) => (
+                  <option value={p.id} selected={p.id === t.planId}>
+                    {p.name ? `${p.name} (${p.id})` : p.id}
+                  </option>
+                ))}
+              </select>
+            </div>
             <NumberField
               name="maxInFlight"
               label="In-flight cap"
-              value={t.maxInFlight}
+              value={own.maxInFlight}
+              now={t.maxInFlight}
               hint="Most triggers running at once, across all executors."
             />
             <NumberField
               name="weight"
               label="Weight"
-              value={t.weight}
+              value={own.weight}
+              now={t.weight}
               step="any"
               hint={`Share of each pool's worker time relative to other tenants (${TENANT_BOUNDS.weight.min}-${TENANT_BOUNDS.weight.max}).`}
             />
             <NumberField
               name="ratePerSecond"
               label="Rate per second"
-              value={t.ratePerSecond}
+              value={own.ratePerSecond}
+              now={t.ratePerSecond}
               step="any"
-              hint={`${TENANT_BOUNDS.ratePerSecond.min}-${TENANT_BOUNDS.ratePerSecond.max} a second. Empty: unlimited.`}
+              hint={`${TENANT_BOUNDS.ratePerSecond.min}-${TENANT_BOUNDS.ratePerSecond.max} a second. Empty without a plan: unlimited.`}
             />
             <NumberField
               name="burst"
               label="Burst"
-              value={t.burst}
-              hint="Token bucket size. Empty: the rate, at least 1."
+              value={own.burst}
+              now={t.burst}
+              hint="Token bucket size. Empty without a plan: the rate, at least 1."
             />
-            <NumberField name="maxJobs" label="Max live jobs" value={t.maxJobs} />
-            <NumberField name="maxPayloadBytes" label="Max payload bytes" value={t.maxPayloadBytes} />
+            <NumberField name="maxJobs" label="Max live jobs" value={own.maxJobs} now={t.maxJobs} />
+            <NumberField
+              name="maxPayloadBytes"
+              label="Max payload bytes"
+              value={own.maxPayloadBytes}
+              now={t.maxPayloadBytes}
+            />
             <button type="submit">Save quotas</button>
           </PostForm>
         </section>
@@ -332,7 +379,15 @@ function TenantDetail(props: {
   );
 }
 
-function NumberField(props: { name: string; label: string; value: number | null; hint?: string; step?: string }) {
+function NumberField(props: {
+  name: string;
+  label: string;
+  value: number | null | undefined;
+  /** The value in force now, shown as the placeholder of an empty field. */
+  now?: number | null;
+  hint?: string;
+  step?: string;
+}) {
   const id = `f-${props.name}`;
   return (
     <div class="field">
@@ -344,6 +399,7 @@ function NumberField(props: { name: string; label: string; value: number | null;
         inputmode="decimal"
         step={props.step ?? "1"}
         value={props.value == null ? "" : String(props.value)}
+        placeholder={props.now === undefined ? undefined : props.now === null ? "none" : String(props.now)}
         aria-describedby={props.hint ? `${id}-hint` : undefined}
       />
       {props.hint && (
@@ -367,7 +423,15 @@ adminPages.post("/tenants/:id/quota", async (c) => {
     if (r?.status !== 400) throw err;
     const [t] = await tenantOverview(d.db, { after: null, limit: 1, ids: [id] });
     if (!t) throw notFound("tenant");
-    return c.html(<TenantDetail c={c} t={t} flash={{ kind: "err", text: `Not saved. ${r.message}` }} />, 400);
+    return c.html(
+      <TenantDetail
+        c={c}
+        t={t}
+        plans={await planChoices(c)}
+        flash={{ kind: "err", text: `Not saved. ${r.message}` }}
+      />,
+      400,
+    );
   }
   return c.redirect(`/dashboard/admin/tenants/${encodeURIComponent(id)}?done=quota`, 303);
 });
@@ -393,7 +457,7 @@ adminPages.post("/tenants/:id/portal-link", async (c) => {
     ttlSeconds: PORTAL_LINK_DEFAULT_TTL_S,
     nowMs: d.now(),
   });
-  return c.html(<TenantDetail c={c} t={t} link={link} />);
+  return c.html(<TenantDetail c={c} t={t} plans={await planChoices(c)} link={link} />);
 });
 
 adminPages.post("/tenants/:id/portal-sessions/revoke", async (c) => {

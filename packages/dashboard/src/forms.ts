@@ -3,21 +3,46 @@
 import { z } from "zod";
 
 const QUOTA_FIELDS = ["maxInFlight", "weight", "ratePerSecond", "burst", "maxJobs", "maxPayloadBytes"] as const;
-const CLEARABLE: ReadonlySet<string> = new Set(["ratePerSecond", "burst"]);
+const PLAN_FIELDS = [...QUOTA_FIELDS, "historyDays"] as const;
+const KEY_FIELDS = { keyMaxInFlight: "maxInFlight", keyRatePerSecond: "ratePerSecond", keyWeight: "weight" } as const;
 
-/** The quota form's text as a merge patch for the tenant command: a number where the text is one, an
- *  empty rate or burst as null (no limit); anything else is passed as typed, for the command to refuse
- *  with the admin API's message. */
+/** A form field's text as the API's value: a number where the text is one, empty as null, anything
+ *  else as typed (for the command to refuse with the admin API's message). */
+function fieldValue(raw: unknown): unknown {
+  const v = typeof raw === "string" ? raw.trim() : raw;
+  if (v === "") return null;
+  return typeof v === "string" && Number.isFinite(Number(v)) ? Number(v) : v;
+}
+
+/** The quota form's text as a merge patch for the tenant command: an empty field removes the tenant's
+ *  own value (its plan's, else the default, applies: without a plan, an empty rate is no limit); the
+ *  plan select's empty choice is no plan. */
 export function quotaPatch(form: Record<string, unknown>): Record<string, unknown> {
   const patch: Record<string, unknown> = {};
-  for (const k of QUOTA_FIELDS) {
-    if (!(k in form)) continue;
-    const v = typeof form[k] === "string" ? (form[k] as string).trim() : form[k];
-    if (v === "" && CLEARABLE.has(k)) patch[k] = null;
-    else if (typeof v === "string" && v !== "" && Number.isFinite(Number(v))) patch[k] = Number(v);
-    else patch[k] = v;
-  }
+  for (const k of QUOTA_FIELDS) if (k in form) patch[k] = fieldValue(form[k]);
+  if ("plan" in form) patch.plan = typeof form.plan === "string" && form.plan !== "" ? form.plan : null;
   return patch;
+}
+
+/** The plan form's text as the plan API's body: an empty field is one the plan leaves to the default
+ *  (left out on create, null in a merge patch). */
+export function planBody(form: Record<string, unknown>, mode: "create" | "patch"): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const put = (target: Record<string, unknown>, k: string, raw: unknown) => {
+    const v = fieldValue(raw);
+    if (v !== null || mode === "patch") target[k] = v;
+  };
+  if (mode === "create") out.id = typeof form.id === "string" ? form.id.trim() : form.id;
+  if (typeof form.name === "string") {
+    const name = form.name.trim();
+    if (name !== "") out.name = name;
+    else if (mode === "patch") out.name = null;
+  }
+  for (const k of PLAN_FIELDS) if (k in form) put(out, k, form[k]);
+  const keys: Record<string, unknown> = {};
+  for (const [k, f] of Object.entries(KEY_FIELDS)) if (k in form) put(keys, f, form[k]);
+  if (Object.keys(keys).length > 0) out.keyDefaults = keys;
+  return out;
 }
 
 export const statusForm = z.object({ status: z.enum(["active", "suspended"]) });

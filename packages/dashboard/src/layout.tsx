@@ -14,6 +14,7 @@ export interface NavItem {
 export function adminNav(): NavItem[] {
   return [
     { href: "/dashboard/admin", label: "Tenants" },
+    { href: "/dashboard/admin/plans", label: "Plans" },
     { href: "/dashboard/admin/pools", label: "Pools" },
     { href: "/dashboard/admin/executors", label: "Executors" },
     { href: "/dashboard/admin/dead-letters", label: "Dead letters" },

@@ -24,6 +24,9 @@ import type {
   Stats,
   Tenant,
   TenantQuotas,
+  Plan,
+  CreatePlanInput,
+  PlanPatch,
   JobBatchResult,
   RerunInput,
   Trigger,
@@ -213,16 +216,26 @@ export function createAdminClient(opts: AdminClientOptions) {
   const req = requester(http(opts, opts.adminToken));
   const listTenants = (o: PageOptions = {}) =>
     req<Page<Tenant>>("GET", `/v1/admin/tenants${qs({ limit: o.limit, cursor: o.cursor })}`);
+  const listPlans = (o: PageOptions = {}) =>
+    req<Page<Plan>>("GET", `/v1/admin/plans${qs({ limit: o.limit, cursor: o.cursor })}`);
   return {
     tenants: {
-      create: (input: { id?: string; name: string } & TenantQuotas) =>
+      /** `plan`: the quota plan whose values the tenant takes where it sets none of its own. */
+      create: (input: { id?: string; name: string; plan?: string } & TenantQuotas) =>
         req<Tenant & { signingSecret: string }>("POST", "/v1/admin/tenants", input),
       list: listTenants,
       all: (o: Omit<PageOptions, "cursor"> = {}) => paginate((cursor) => listTenants({ ...o, cursor })),
       get: (id: string) => req<Tenant>("GET", `/v1/admin/tenants/${enc(id)}`),
-      /** JSON Merge Patch: only the fields given change; null clears ratePerSecond or burst. */
-      update: (id: string, patch: TenantQuotas & { name?: string; status?: "active" | "suspended" }) =>
-        req<Tenant>("PATCH", `/v1/admin/tenants/${enc(id)}`, patch),
+      /** JSON Merge Patch: only the fields given change; a quota field's null removes the tenant's own
+       *  value (its plan's, else the default, applies); `plan` moves it to another plan (null: none). */
+      update: (
+        id: string,
+        patch: { [K in keyof TenantQuotas]?: TenantQuotas[K] | null } & {
+          name?: string;
+          status?: "active" | "suspended";
+          plan?: string | null;
+        },
+      ) => req<Tenant>("PATCH", `/v1/admin/tenants/${enc(id)}`, patch),
       createKey: (id: string) => req<ApiKey>("POST", `/v1/admin/tenants/${enc(id)}/keys`),
       revokeKey: (id: string, keyId: string) =>
         req<{ id: string; revoked: true }>("DELETE", `/v1/admin/tenants/${enc(id)}/keys/${enc(keyId)}`),
@@ -246,6 +259,16 @@ export function createAdminClient(opts: AdminClientOptions) {
       /** Ends every portal link and session of the tenant now. */
       revokePortalSessions: (id: string) =>
         req<{ tenantId: string; revokedAt: string }>("POST", `/v1/admin/tenants/${enc(id)}/portal-sessions/revoke`),
+    },
+    /** Quota plans: a change applies to every tenant on the plan from its next claim. */
+    plans: {
+      create: (input: CreatePlanInput) => req<Plan>("POST", "/v1/admin/plans", input),
+      list: listPlans,
+      all: (o: Omit<PageOptions, "cursor"> = {}) => paginate((cursor) => listPlans({ ...o, cursor })),
+      get: (id: string) => req<Plan>("GET", `/v1/admin/plans/${enc(id)}`),
+      update: (id: string, patch: PlanPatch) => req<Plan>("PATCH", `/v1/admin/plans/${enc(id)}`, patch),
+      /** 409 plan_in_use while a tenant is on it. */
+      delete: (id: string) => req<{ id: string; deleted: true }>("DELETE", `/v1/admin/plans/${enc(id)}`),
     },
     pools: {
       list: () => req<{ data: PoolConfig[] }>("GET", "/v1/admin/pools"),

@@ -308,13 +308,81 @@ export interface TenantQuotas {
   consecutiveFailureLimit?: number;
 }
 
+/** The quota a plan governs, as in force for a tenant: its own value, else its plan's, else the default. */
+export interface EffectiveQuota {
+  maxInFlight: number;
+  weight: number;
+  ratePerSecond: number | null;
+  burst: number | null;
+  maxJobs: number;
+  maxPayloadBytes: number;
+  historyRetentionDays: number;
+  keyDefaults: { maxInFlight: number | null; ratePerSecond: number | null; weight: number };
+}
+
+/** The values set on a tenant itself (they win over its plan's): only the fields it sets. */
+export interface TenantOverrides {
+  maxInFlight?: number;
+  weight?: number;
+  ratePerSecond?: number;
+  burst?: number;
+  maxJobs?: number;
+  maxPayloadBytes?: number;
+  historyRetentionDays?: number;
+  keyDefaults?: { maxInFlight?: number; ratePerSecond?: number; weight?: number };
+}
+
+/** The quota fields at the top are the effective ones, as in `effective`. */
 export interface Tenant extends Required<TenantQuotas> {
   id: string;
   name: string;
   status: TenantStatus;
+  /** The tenant's quota plan (null: none). */
+  plan: string | null;
+  effective: EffectiveQuota;
+  overrides: TenantOverrides;
   createdAt: string;
   updatedAt: string;
 }
+
+/** A quota plan: its tenants take these values where they set none of their own; null: the plan sets
+ *  nothing there (the default applies). */
+export interface Plan {
+  id: string;
+  name: string | null;
+  maxInFlight: number | null;
+  weight: number | null;
+  ratePerSecond: number | null;
+  burst: number | null;
+  maxJobs: number | null;
+  maxPayloadBytes: number | null;
+  /** Days finished history is kept (a tenant's historyRetentionDays). */
+  historyDays: number | null;
+  keyDefaults: { maxInFlight: number | null; ratePerSecond: number | null; weight: number | null };
+  /** How many tenants are on the plan. */
+  tenants: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** POST /v1/admin/plans: every field but the id optional. */
+export interface CreatePlanInput {
+  id: string;
+  name?: string;
+  maxInFlight?: number;
+  weight?: number;
+  ratePerSecond?: number | null;
+  burst?: number | null;
+  maxJobs?: number;
+  maxPayloadBytes?: number;
+  historyDays?: number;
+  keyDefaults?: { maxInFlight?: number; ratePerSecond?: number; weight?: number };
+}
+
+/** PATCH /v1/admin/plans/{id} (JSON Merge Patch): null removes a value (the default applies). */
+export type PlanPatch = {
+  [K in Exclude<keyof CreatePlanInput, "id" | "keyDefaults">]?: CreatePlanInput[K] | null;
+} & { keyDefaults?: { maxInFlight?: number | null; ratePerSecond?: number | null; weight?: number | null } | null };
 
 export interface PoolConfig {
   type: string;

@@ -34,12 +34,13 @@ export const DISTRIBUTED_TABLES = [
   "notification_folds",
 ] as const;
 
-/** Small shared tables, copied to every node: pools (read by every claim, written by operators) and
- *  api_keys (looked up by hash before the tenant is known). A write to one is a transaction on every
- *  node, so nothing on the hot path writes them. `executors` (a heartbeat every
+/** Small shared tables, copied to every node: pools (read by every claim, written by operators),
+ *  api_keys (looked up by hash before the tenant is known) and plans (quota tiers, read and locked by
+ *  tenant and plan writes, never by the claim). A write to one is a transaction on every node, so
+ *  nothing on the hot path writes them. `executors` (a heartbeat every
  *  few seconds from every executor) stays a plain table of the coordinator: as a reference table, one
  *  worker down would stop every heartbeat. */
-export const REFERENCE_TABLES = ["pools", "api_keys"] as const;
+export const REFERENCE_TABLES = ["pools", "api_keys", "plans"] as const;
 
 /** Keys on an id alone that gain the tenant: [table, constraint, columns, storage options]. */
 const TENANT_KEYS: ReadonlyArray<readonly [string, string, string, string]> = [

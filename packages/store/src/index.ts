@@ -55,6 +55,19 @@ export {
   updateTenant,
   type TenantRow,
 } from "./sql/tenants.ts";
+export {
+  createPlan,
+  deletePlan,
+  getPlan,
+  listPlans,
+  OWN_FIELDS,
+  planTenantCounts,
+  updatePlan,
+  type OwnField,
+  type OwnValues,
+  type PlanInsert,
+  type PlanRow,
+} from "./sql/plans.ts";
 export { DEFAULT_POOL, findPool, getPool, listPools, putPool, type PoolConfig } from "./sql/pools.ts";
 export {
   allTenantUsage,

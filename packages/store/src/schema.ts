@@ -37,12 +37,43 @@ const key = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' })
  *  nothing else, but a row written past the API must not be able to break that either. */
 const printable = (name: string, column: AnyPgColumn) => check(name, sql`${column} !~ '[[:cntrl:]]'`);
 
+/** A quota plan (a tier: free, pro, …): values its tenants take where they set none of their own.
+ *  null: the plan sets nothing there, and its tenants take the default. The claim never reads this
+ *  table: a plan's values reach its tenants' own rows (the effective columns below) in the same
+ *  transaction as the plan's change (sql/plans.ts). */
+export const plans = pgTable(
+  "plans",
+  {
+    id: key("id").primaryKey(),
+    name: text("name"),
+    maxInFlight: integer("max_in_flight"),
+    weight: doublePrecision("weight"),
+    ratePerSecond: doublePrecision("rate_per_second"),
+    burst: integer("burst"),
+    maxJobs: integer("max_jobs"),
+    maxPayloadBytes: integer("max_payload_bytes"),
+    historyDays: integer("history_days"),
+    keyMaxInFlight: integer("key_max_in_flight"),
+    keyRatePerSecond: doublePrecision("key_rate_per_second"),
+    keyWeight: doublePrecision("key_weight"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [printable("plans_id_printable", t.id)],
+);
+
 export const tenants = pgTable(
   "tenants",
   {
     id: key("id").primaryKey(),
     name: text("name").notNull(),
     status: text("status").notNull().default("active"), // active | suspended
+    // The tenant's plan (plans.id; no foreign key: the plan commands lock the plan row instead) and the
+    // quota values set on the tenant itself, { maxInFlight: 5, keyWeight: 2, … } (sql/plans.ts,
+    // OWN_FIELDS). The quota columns below are the effective values (own, else the plan's, else the
+    // default), written with either in one transaction: they are what the claim reads.
+    planId: key("plan_id"),
+    own: jsonb("own").notNull().default({}),
     maxInFlight: integer("max_in_flight").notNull().default(10),
     weight: doublePrecision("weight").notNull().default(1),
     ratePerSecond: doublePrecision("rate_per_second"), // null = unlimited
@@ -72,7 +103,7 @@ export const tenants = pgTable(
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
-  (t) => [printable("tenants_id_printable", t.id)],
+  (t) => [printable("tenants_id_printable", t.id), index("tenants_plan_idx").on(t.planId)],
 );
 
 export const apiKeys = pgTable(

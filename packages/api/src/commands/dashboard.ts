@@ -11,6 +11,7 @@ import { cancelJob, createJob, pauseJob, resumeJob, runJob, updateJob, type Comm
 import { parseMerged } from "../merge-patch.ts";
 import { backfillBody, createJobBody } from "../schemas.ts";
 import { setPoolPausedCommand } from "./pools.ts";
+import { createPlan, deletePlan, updatePlan } from "./plans.ts";
 import { revokePortalSessions, updateTenant } from "./tenants.ts";
 import { cancelTrigger, rerunTrigger } from "./trigger-verbs.ts";
 import { replayJobDeadLetters, replayTrigger } from "./triggers.ts";
@@ -34,6 +35,10 @@ export interface DashboardCommands {
   deleteChannel(tenantId: string, id: string): Promise<void>;
   testChannel(tenantId: string, id: string): Promise<unknown>;
   updateTenant(tenantId: string, patch: Record<string, unknown>): Promise<{ id: string }>;
+  /** POST /v1/admin/plans, PATCH and DELETE /v1/admin/plans/{id}, from API-shaped bodies. */
+  createPlan(body: unknown): Promise<{ id: string }>;
+  updatePlan(id: string, patch: Record<string, unknown>): Promise<{ plan: { id: string }; tenants: number }>;
+  deletePlan(id: string): Promise<{ id: string }>;
   setPoolPaused(type: string, paused: boolean): Promise<{ type: string }>;
   /** Ends every portal link and session of the tenant. */
   revokePortalSessions(tenantId: string): Promise<{ tenantId: string }>;
@@ -80,6 +85,9 @@ export function dashboardCommands(deps: ResolvedDeps): DashboardCommands {
     deleteChannel: (tenantId, id) => deleteChannel(ctx, tenantId, id),
     testChannel: (tenantId, id) => testChannel(ctx, tenantId, id),
     updateTenant: (tenantId, patch) => updateTenant(ctx, tenantId, patch),
+    createPlan: (body) => createPlan(ctx, body),
+    updatePlan: (id, patch) => updatePlan(ctx, id, patch),
+    deletePlan: (id) => deletePlan(ctx, id),
     setPoolPaused: (type, paused) => setPoolPausedCommand(ctx, type, paused),
     revokePortalSessions: (tenantId) => revokePortalSessions(ctx, tenantId),
     putKeyPolicy: (tenantId, key, body) => putKeyPolicy(deps.db, tenantId, key, body),

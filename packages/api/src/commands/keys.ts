@@ -3,7 +3,7 @@
 // and writes nothing.
 import {
   deleteKeyOverride,
-  getKeyDefaults,
+  getTenant,
   putKeyOverride,
   setKeyDefaults,
   type Db,
@@ -14,6 +14,7 @@ import {
 import { ApiError, fromZod } from "../errors.ts";
 import { applyMergePatch, parseMerged, type Patch } from "../merge-patch.ts";
 import { fairnessKey, keyDefaultsState, putKeyBody } from "../schemas.ts";
+import { overridesJson } from "../serialize.ts";
 
 /** A key from the path (Hono has decoded it), checked like a job's key: a bad one is a 400 that says
  *  how to send it, before anything is read or written. */
@@ -51,14 +52,16 @@ export async function deleteKeyPolicy(db: Db, tenantId: string, key: string): Pr
   return deleteKeyOverride(db, tenantId, keyParam(key));
 }
 
-/** Applies a merge patch to the tenant's key defaults; the merged whole is checked, null returns a
- *  field to its default (no cap, no rate, weight 1). A refusal writes nothing. */
+/** Applies a merge patch to the tenant's own key defaults; the merged whole is checked, null removes a
+ *  field of the tenant's own (its plan's value, else no cap, no rate, weight 1, applies). A refusal
+ *  writes nothing. Returns the defaults in force. */
 export async function patchKeyDefaults(db: Db, tenantId: string, patch: Patch): Promise<KeyPolicy> {
-  const current = await getKeyDefaults(db, tenantId);
-  const merged = parseMerged(keyDefaultsState, applyMergePatch(keyPolicyJson(current), patch));
+  const t = await getTenant(db, tenantId);
+  const own = (t ? overridesJson(t).keyDefaults : undefined) ?? {};
+  const merged = parseMerged(keyDefaultsState, applyMergePatch(own, patch));
   return setKeyDefaults(db, tenantId, {
     maxInFlight: merged.maxInFlight ?? null,
     ratePerSecond: merged.ratePerSecond ?? null,
-    weight: merged.weight ?? 1,
+    weight: merged.weight ?? null,
   });
 }

@@ -22,16 +22,22 @@ export function adminCommands(program: Command, globals: () => GlobalOptions): v
       between(TENANT_BOUNDS.weight.min, TENANT_BOUNDS.weight.max),
     )
     .option("--max-jobs <n>", "live job limit", int)
-    .action(async (name: string, o: { id?: string; maxInFlight?: number; weight?: number; maxJobs?: number }) => {
-      const g = globals();
-      const t = await adminClient(g).tenants.create({ name, ...o });
-      print(
-        g,
-        t,
-        (t) =>
-          `tenant ${t.id} created\nsigning secret: ${t.signingSecret}\n(read it again with GET /v1/admin/tenants/${t.id}/signing-secret)`,
-      );
-    });
+    .option("--plan <id>", "quota plan: the tenant takes its values where it sets none of its own")
+    .action(
+      async (
+        name: string,
+        o: { id?: string; maxInFlight?: number; weight?: number; maxJobs?: number; plan?: string },
+      ) => {
+        const g = globals();
+        const t = await adminClient(g).tenants.create({ name, ...o });
+        print(
+          g,
+          t,
+          (t) =>
+            `tenant ${t.id} created\nsigning secret: ${t.signingSecret}\n(read it again with GET /v1/admin/tenants/${t.id}/signing-secret)`,
+        );
+      },
+    );
   tenants
     .command("list")
     .description("list tenants")
@@ -43,7 +49,7 @@ export function adminCommands(program: Command, globals: () => GlobalOptions): v
         rows.push(t);
         if (o.limit && rows.length >= o.limit) break;
       }
-      print(g, rows, (r) => table(r as never, ["id", "name", "status", "maxInFlight", "weight", "maxJobs"]));
+      print(g, rows, (r) => table(r as never, ["id", "name", "status", "plan", "maxInFlight", "weight", "maxJobs"]));
     });
 
   tenants

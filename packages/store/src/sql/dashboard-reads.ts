@@ -5,7 +5,7 @@
 // index on started_at or finished_at would make every claim and settle a non-HOT update (schema.ts).
 import { sql } from "drizzle-orm";
 import { ulid } from "@fairway/core";
-import { query, withDates, type Db } from "../db.ts";
+import { jsonColumn, query, withDates, type Db } from "../db.ts";
 import { poolCounts } from "./cluster-reads.ts";
 import { HANDLER_STALE_MS } from "./handler-pools.ts";
 
@@ -25,6 +25,9 @@ export interface TenantOverview {
   burst: number | null;
   maxJobs: number;
   maxPayloadBytes: number;
+  /** The tenant's quota plan (null: none) and the quota values set on it itself (sql/plans.ts). */
+  planId: string | null;
+  own: Record<string, number>;
   running: number;
   /** Capped at COUNT_CAP. */
   due: number;
@@ -49,11 +52,11 @@ export async function tenantOverview(
       : sql``;
   // One tenant's figures name it in each subquery: on a Citus cluster the read goes to its shard alone.
   const tenant = opts.ids?.length === 1 ? sql`${opts.ids[0]}` : sql`t.id`;
-  return query<TenantOverview>(
+  const rows = await query<TenantOverview>(
     db,
     sql`
     SELECT t.id, t.name, t.status, t.max_in_flight AS "maxInFlight", t.weight, t.rate_per_second AS "ratePerSecond",
-      t.burst, t.max_jobs AS "maxJobs", t.max_payload_bytes AS "maxPayloadBytes",
+      t.burst, t.max_jobs AS "maxJobs", t.max_payload_bytes AS "maxPayloadBytes", t.plan_id AS "planId", t.own,
       (SELECT coalesce(sum(r.running), 0)::int FROM tenant_pools r WHERE r.tenant_id = ${tenant}) AS running,
       (SELECT count(*)::int FROM (SELECT 1 FROM trigger_queue d
           WHERE d.tenant_id = ${tenant} AND d.next_attempt_at <= now() LIMIT ${COUNT_CAP}) d) AS due,
@@ -64,6 +67,8 @@ export async function tenantOverview(
     ORDER BY t.id
     LIMIT ${opts.limit}`,
   );
+  for (const r of rows) r.own = jsonColumn(r.own ?? {});
+  return rows;
 }
 
 export interface PoolOverview {

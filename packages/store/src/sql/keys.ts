@@ -3,6 +3,7 @@
 // columns (claim-keys.ts, keyedIds); these are the reads and writes behind the API.
 import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, query, type Db } from "../db.ts";
+import { writeTenantOwn, type OwnField, type OwnValues } from "./plans.ts";
 
 export type KeyPolicy = { maxInFlight: number | null; ratePerSecond: number | null; weight: number };
 /** A field absent = the tenant's default applies. */
@@ -37,15 +38,23 @@ export async function getKeyDefaults(db: Db, tenantId: string): Promise<KeyPolic
   return row ? policyOf(row) : { ...DEFAULTS };
 }
 
-export async function setKeyDefaults(db: Db, tenantId: string, policy: KeyPolicy): Promise<KeyPolicy> {
-  const [row] = await query<PolicyRow>(
-    db,
-    sql`UPDATE tenants SET key_max_in_flight = ${policy.maxInFlight}, key_rate_per_second = ${policy.ratePerSecond},
-               key_weight = ${policy.weight}, updated_at = now()
-         WHERE id = ${tenantId}
-     RETURNING key_max_in_flight AS m, key_rate_per_second AS r, key_weight AS w`,
-  );
-  return row ? policyOf(row) : { ...policy };
+/** Sets the tenant's own key defaults: a number is its own value, null removes it (its plan's value,
+ *  else no cap, no rate, weight 1, applies). Returns the defaults in force. */
+export async function setKeyDefaults(
+  db: Db,
+  tenantId: string,
+  policy: { maxInFlight: number | null; ratePerSecond: number | null; weight: number | null },
+): Promise<KeyPolicy> {
+  const fields = { maxInFlight: "keyMaxInFlight", ratePerSecond: "keyRatePerSecond", weight: "keyWeight" } as const;
+  const set: OwnValues = {};
+  const remove: OwnField[] = [];
+  for (const [f, own] of Object.entries(fields) as Array<[keyof typeof fields, OwnField]>) {
+    const v = policy[f];
+    if (v === null) remove.push(own);
+    else set[own] = v;
+  }
+  await writeTenantOwn(db, tenantId, { set, remove });
+  return getKeyDefaults(db, tenantId);
 }
 
 export async function putKeyOverride(db: Db, tenantId: string, key: string, override: KeyOverride): Promise<KeyInfo> {

@@ -4,6 +4,7 @@ import { isDistributed } from "../citus.ts";
 import { query, type Db } from "../db.ts";
 import { apiKeys, tenants } from "../schema.ts";
 import { rowShape } from "./columns.ts";
+import { insertTenantWithPlan, OWN_FIELDS, writeTenantOwn, type OwnField, type OwnValues } from "./plans.ts";
 
 export type TenantRow = typeof tenants.$inferSelect;
 export type TenantInsert = typeof tenants.$inferInsert;
@@ -24,10 +25,27 @@ export type TenantPatch = Partial<
   >
 >;
 
-/** Insert a tenant; null when the id is taken. */
-export async function createTenant(db: Db, t: TenantInsert): Promise<TenantRow | null> {
-  const [row] = await db.insert(tenants).values(t).onConflictDoNothing().returning();
-  return row ?? null;
+/** Splits a row's quota fields (the tenant's own values) from its other columns. */
+function splitOwn<T extends Record<string, unknown>>(
+  t: T,
+): { own: OwnValues; remove: OwnField[]; rest: Record<string, unknown> } {
+  const own: OwnValues = {};
+  const remove: OwnField[] = [];
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(t)) {
+    if (v === undefined) continue;
+    if (!(k in OWN_FIELDS)) rest[k] = v;
+    else if (v === null) remove.push(k as OwnField);
+    else own[k as OwnField] = v as number;
+  }
+  return { own, remove, rest };
+}
+
+/** Insert a tenant; its quota fields are its own values (docs/plans.md), its plan is `planId`. null
+ *  when the id is taken, "unknown_plan" (nothing written) when there is no such plan. */
+export async function createTenant(db: Db, t: TenantInsert): Promise<TenantRow | "unknown_plan" | null> {
+  const { own, rest } = splitOwn(t);
+  return insertTenantWithPlan(db, rest as TenantInsert, own);
 }
 
 export async function getTenant(db: Db, id: string): Promise<TenantRow | null> {
@@ -44,17 +62,20 @@ export async function listTenants(db: Db, after: string | null, limit: number): 
     .limit(limit);
 }
 
-export async function updateTenant(db: Db, id: string, patch: TenantPatch): Promise<TenantRow | null> {
-  // A changed rate resets the bucket so the new quota applies from the next claim.
-  const rateReset = "ratePerSecond" in patch || "burst" in patch ? { rateTokens: null, rateUpdatedAt: null } : {};
-  // A suspension ends every portal session for good: reactivating does not revive them.
-  const endPortal = patch.status === "suspended" ? { portalEpoch: sql`${tenants.portalEpoch} + 1` } : {};
-  const [row] = await db
-    .update(tenants)
-    .set({ ...patch, ...rateReset, ...endPortal, updatedAt: new Date() })
-    .where(eq(tenants.id, id))
-    .returning();
-  return row ?? null;
+/** Writes the patch's fields: a quota field's number becomes the tenant's own value, its null removes
+ *  it (the plan's value, else the default, applies: for ratePerSecond and burst without a plan, no rate
+ *  limit); `planId` moves the tenant to another plan (null: none). The effective quota is rewritten in
+ *  the same transaction, and a changed rate resets the bucket so it applies from the next claim. A
+ *  suspension ends every portal session for good. null when there is no tenant, "unknown_plan"
+ *  (nothing written) when there is no such plan. */
+export async function updateTenant(
+  db: Db,
+  id: string,
+  patch: TenantPatch & { planId?: string | null },
+): Promise<TenantRow | "unknown_plan" | null> {
+  const { planId, ...fields } = patch;
+  const { own, remove, rest } = splitOwn(fields);
+  return writeTenantOwn(db, id, { set: own, remove, columns: rest, ...(planId !== undefined ? { planId } : {}) });
 }
 
 /** Rotate: the new secret signs from now on; the old one also signs until `overlapMs` has passed. */
