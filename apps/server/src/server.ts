@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { hostname } from "node:os";
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { serve, type ServerType } from "@hono/node-server";
+import { createAdaptorServer, type ServerType } from "@hono/node-server";
 import { createCoordinatorFromEnv, type Coordinator } from "@fairway/coord";
 import { createLogger, generateSecretsKey, loadSecretsKeyring, randomToken, type Logger } from "@fairway/core";
 import { Executor, type Handler } from "@fairway/executor";
@@ -23,6 +23,8 @@ import { mailerFor } from "./mailer.ts";
 import { createServerMetrics } from "./metrics.ts";
 import { executorReadiness } from "./readiness.ts";
 
+/** The listening socket's accept queue (see the listen below). */
+const LISTEN_BACKLOG = 4096;
 export interface Server {
   url: string | null;
   adminToken: string;
@@ -163,8 +165,16 @@ async function build(
     closeDeadline = deadline.close;
     undo.push(() => deadline.close());
     const listening = await new Promise<{ port: number }>((done, fail) => {
-      http = serve({ fetch: deadline.fetch, port: cfg.PORT, hostname: cfg.HOST }, (info) => done(info));
-      http.once("error", (err: NodeJS.ErrnoException) => fail(listenError(err, cfg)));
+      const server = createAdaptorServer({ fetch: deadline.fetch, hostname: cfg.HOST });
+      http = server;
+      server.once("error", (err: NodeJS.ErrnoException) => fail(listenError(err, cfg)));
+      // A burst of new connections (a client opening one per request) waits in the kernel's accept
+      // queue until the event loop takes it: past the queue a SYN is dropped and that client, or any
+      // other connecting at that moment, retries after 1 s, 3 s, 7 s. Node's default queue is 511; the
+      // kernel caps this at net.core.somaxconn.
+      server.listen({ port: cfg.PORT, host: cfg.HOST, backlog: LISTEN_BACKLOG }, () =>
+        done(server.address() as { port: number }),
+      );
     });
     url = `http://${cfg.HOST}:${listening.port}`;
   }

@@ -7,6 +7,7 @@ import { capUtilisation } from "./cap-utilisation.ts";
 import { caps } from "./caps.ts";
 import { cron, cronSpread } from "./cron.ts";
 import { dashboard } from "./dashboard.ts";
+import { frontDoor } from "./front-door.ts";
 import { keyFairness } from "./key-fairness.ts";
 import { noisy } from "./noisy.ts";
 import { pooler } from "./pooler.ts";
@@ -31,6 +32,7 @@ export const scenarios: Scenario[] = [
   retentionUnderLoad,
   webhooks,
   api,
+  frontDoor,
   dashboard,
   pooler,
   citus,

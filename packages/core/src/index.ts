@@ -21,7 +21,13 @@ export { checkTargetUrl, isForbiddenAddress, isPrivateHost } from "./ssrf.ts";
 export { isStorableText, storableText } from "./text.ts";
 export { newId, randomToken, sha256Hex, ulid } from "./ids.ts";
 export { createLogger, silentLogger, type Logger, type LogLevel } from "./log.ts";
-export { EXCLUSIVE_LOOKAHEAD_MS, planFires, type CronJobState } from "./schedule.ts";
+export {
+  backlogSupersede,
+  EXCLUSIVE_LOOKAHEAD_MS,
+  MISFIRE_GRACE_MS,
+  planFires,
+  type CronJobState,
+} from "./schedule.ts";
 export { formatSpread, maxSpreadMs, nextShiftedFires, parseSpread, spreadOffsetMs } from "./spread.ts";
 export {
   SECRET_NAME,

@@ -29,7 +29,7 @@ export interface FirePlan {
 
 /** The first due fire later than this means the scheduler was down (a misfire), not ordinary lag.
  *  Then every overdue fire, however late, is handled by the job's misfire policy. */
-const MISFIRE_GRACE_MS = 60_000;
+export const MISFIRE_GRACE_MS = 60_000;
 /** Bound the work of one pass; the rest is picked up by the next pass from the persisted nextFireAt. */
 export const MAX_FIRES_PER_PASS = 1000;
 /** Jobs with an exclusive overlap policy (skip, buffer_one) are planned at most this far ahead, whatever
@@ -116,4 +116,45 @@ export function planFires(job: CronJobState, now: Date, lookaheadMs: number): Fi
   }
   plan.skipped.sort((a, b) => a.at.getTime() - b.at.getTime());
   return plan;
+}
+
+/** A fire written on time that is still waiting, never attempted, past the grace (what its tenant's
+ *  rate quota or caps let run is less than what its cron fires): the job's pending fires are decided by
+ *  its misfire policy, as after an outage, so that they stay bounded (docs/schedules.md, "Fires over
+ *  the quota"). `stalePendingAt`: the job's latest scheduled fire before `staleBefore(job, now)`, when
+ *  that fire is still pending and never attempted (the materializer reads it); null when there is none.
+ *  The skip covers fires from `after` on: the scan stays within the fires of the last minutes, and
+ *  includes the stale one however long ago it was. */
+export interface BacklogSupersede {
+  after: Date;
+  before: Date;
+  reason: "misfire" | "misfire_outside_window";
+  /** fire_once: the latest fire at or before `before` stays pending (the one catch-up). */
+  keepLatest: boolean;
+}
+
+/** Fires older than this, still pending, are a backlog: the grace, or fire_all's catch-up window. */
+export function staleBefore(job: Pick<CronJobState, "misfire" | "catchupWindowMs">, now: Date): Date {
+  const ms = job.misfire === "fire_all" ? Math.max(job.catchupWindowMs, MISFIRE_GRACE_MS) : MISFIRE_GRACE_MS;
+  return new Date(now.getTime() - ms);
+}
+
+export function backlogSupersede(
+  job: Pick<CronJobState, "misfire" | "overlap" | "catchupWindowMs">,
+  now: Date,
+  lookaheadMs: number,
+  stalePendingAt: Date | null,
+): BacklogSupersede | null {
+  // Exclusive overlap policies keep at most one fire waiting already.
+  if (stalePendingAt === null || job.overlap !== "allow") return null;
+  const floor = staleBefore(job, now).getTime() - MISFIRE_GRACE_MS - lookaheadMs;
+  const after = new Date(Math.min(floor, stalePendingAt.getTime()));
+  if (job.misfire === "fire_all")
+    return {
+      after,
+      before: new Date(now.getTime() - job.catchupWindowMs - 1),
+      reason: "misfire_outside_window",
+      keepLatest: false,
+    };
+  return { after, before: now, reason: "misfire", keepLatest: job.misfire === "fire_once" };
 }

@@ -11,7 +11,15 @@ import { query, withDates, type Db } from "../db.ts";
 import { pauseUncomputable } from "./notification-fanout.ts";
 import { NOTIFICATION_POOL } from "./notifications.ts";
 import { jobInstantConflict, SCHEDULED_KEY } from "../schema.ts";
-import { EXCLUSIVE_LOOKAHEAD_MS, newId, planFires, spreadOffsetMs, type CronJobState } from "@fairway/core";
+import {
+  backlogSupersede,
+  EXCLUSIVE_LOOKAHEAD_MS,
+  MISFIRE_GRACE_MS,
+  newId,
+  planFires,
+  spreadOffsetMs,
+  type CronJobState,
+} from "@fairway/core";
 
 interface DueJob extends CronJobState {
   id: string;
@@ -21,6 +29,8 @@ interface DueJob extends CronJobState {
   priority: number;
   maxAttempts: number;
   key: string | null;
+  /** The job's latest fire before its staleness threshold, when still pending and never attempted. */
+  stalePendingAt: Date | null;
 }
 
 export interface MaterializeResult {
@@ -69,7 +79,11 @@ export async function materialize(
   tenantId?: string,
 ): Promise<MaterializeResult> {
   return db.transaction(async (tx) => {
-    const jobs = withDates(await query<DueJob>(tx, dueJobsStatement(now, lookaheadMs, limit, tenantId)), "nextFireAt");
+    const jobs = withDates(
+      await query<DueJob>(tx, dueJobsStatement(now, lookaheadMs, limit, tenantId)),
+      "nextFireAt",
+      "stalePendingAt",
+    );
     const result: MaterializeResult = { jobs: jobs.length, fired: 0, skipped: 0, ready: [], failed: [] };
     if (jobs.length === 0) return result;
 
@@ -101,8 +115,25 @@ export async function materialize(
       result.fired += plan.fire.length;
       result.skipped += plan.skipped.length;
       next.push({ id: job.id, next_fire_at: plan.nextFireAt?.toISOString() ?? null });
+      // An outage's supersede covers every older fire; otherwise a backlog past the grace (fires the
+      // tenant's quota or caps do not let run) is decided by the same policy.
+      const backlog = plan.supersede ? null : backlogSupersede(job, now, lookaheadMs, job.stalePendingAt);
       if (plan.supersede)
-        superseded.push({ job_id: job.id, before: plan.supersede.before.toISOString(), reason: plan.supersede.reason });
+        superseded.push({
+          job_id: job.id,
+          after: null,
+          before: plan.supersede.before.toISOString(),
+          reason: plan.supersede.reason,
+          keep_latest: false,
+        });
+      else if (backlog)
+        superseded.push({
+          job_id: job.id,
+          after: backlog.after.toISOString(),
+          before: backlog.before.toISOString(),
+          reason: backlog.reason,
+          keep_latest: backlog.keepLatest,
+        });
     }
 
     if (broken.length > 0) {
@@ -121,11 +152,23 @@ export async function materialize(
   });
 }
 
-/** The due cron jobs a pass plans, locked (SKIP LOCKED: a racing executor takes the others). */
+/** The due cron jobs a pass plans, locked (SKIP LOCKED: a racing executor takes the others). With each
+ *  job whose fires may pile up (overlap allow), its latest scheduled fire before the staleness threshold
+ *  (core staleBefore: the grace, or fire_all's window) when that fire still waits, never attempted: one
+ *  backward step on the (job, instant) index, whatever the job's history. */
 export function dueJobsStatement(now: Date, lookaheadMs: number, limit: number, tenantId?: string) {
   return sql`
       SELECT id, tenant_id AS "tenantId", type, cron, timezone, spread_ms AS "spreadMs", next_fire_at AS "nextFireAt", misfire,
-             overlap, catchup_window_ms AS "catchupWindowMs", priority, max_attempts AS "maxAttempts", key
+             overlap, catchup_window_ms AS "catchupWindowMs", priority, max_attempts AS "maxAttempts", key,
+             CASE WHEN overlap = 'allow' THEN (
+               SELECT CASE WHEN o.status = 'pending' AND o.attempt_count = 0 THEN o.scheduled_for END
+                 FROM triggers o
+                WHERE o.job_id = jobs.id AND o.kind = 'scheduled' ${at("o", tenantId)}
+                  AND o.scheduled_for < ${now.toISOString()}::timestamptz
+                      - greatest(${MISFIRE_GRACE_MS}, CASE WHEN jobs.misfire = 'fire_all' THEN jobs.catchup_window_ms ELSE 0 END)
+                        * interval '1 millisecond'
+                ORDER BY o.scheduled_for DESC
+                LIMIT 1) END AS "stalePendingAt"
         FROM jobs
        WHERE ${dueCron(now, lookaheadMs)} ${tenantId === undefined ? sql`` : sql`AND tenant_id = ${tenantId}`}
        ORDER BY next_fire_at
@@ -249,16 +292,24 @@ const lockKeys = (keys: KeyRef[], tenantId?: string) => sql`
 
 /** After a misfire, the fires written ahead before the outage (pending, never attempted, now overdue) are
  *  decided by this plan too: skipped with the misfire reason, so fire_once runs one catch-up and skip
- *  runs none, not also whatever the last pass had written ahead. A fire another transaction holds (a
+ *  runs none, not also whatever the last pass had written ahead. A backlog past the grace is decided
+ *  the same way, over the fires from `after` on (a bounded range of the job's index), fire_once keeping
+ *  the latest of them pending (`keep_latest`). A fire another transaction holds (a
  *  claim taking it this moment) is left to it (SKIP LOCKED): this pass holds its key rows, and waiting
  *  for a trigger row while holding them is what a deadlock is made of. */
 const staleUpdate = (superseded: object[], tenantId?: string) => sql`
         UPDATE triggers t SET status = 'skipped', reason = x.reason, finished_at = now(), updated_at = now()
           FROM (SELECT t0.id, s.reason FROM triggers t0
-                  JOIN jsonb_to_recordset(${JSON.stringify(superseded)}::jsonb) AS s(job_id text, before timestamptz, reason text)
+                  JOIN jsonb_to_recordset(${JSON.stringify(superseded)}::jsonb)
+                         AS s(job_id text, after timestamptz, before timestamptz, reason text, keep_latest boolean)
                     ON t0.job_id = s.job_id
                  WHERE t0.status = 'pending' AND t0.kind = 'scheduled' AND t0.attempt_count = 0
-                   AND t0.scheduled_for <= s.before AND (SELECT count(*) FROM klock) >= 0 ${at("t0", tenantId)}
+                   AND t0.scheduled_for <= s.before AND (s.after IS NULL OR t0.scheduled_for >= s.after)
+                   AND (s.keep_latest IS NOT TRUE OR t0.scheduled_for < (
+                         SELECT max(t1.scheduled_for) FROM triggers t1
+                          WHERE t1.job_id = s.job_id AND t1.status = 'pending' AND t1.kind = 'scheduled'
+                            AND t1.scheduled_for >= s.after AND t1.scheduled_for <= s.before ${at("t1", tenantId)}))
+                   AND (SELECT count(*) FROM klock) >= 0 ${at("t0", tenantId)}
                  ORDER BY t0.id
                    FOR UPDATE OF t0 SKIP LOCKED) x
          WHERE t.id = x.id ${at("t", tenantId)}`;
