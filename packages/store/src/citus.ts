@@ -11,6 +11,7 @@
 import { sql } from "drizzle-orm";
 import type postgres from "postgres";
 import { query, type Db } from "./db.ts";
+import { delegatedFunctions } from "./sql/delegated.ts";
 
 type Session = postgres.ReservedSql | postgres.Sql;
 
@@ -282,6 +283,18 @@ export async function distributeTables(session: Session): Promise<boolean> {
   }
   // After every migration: one that redefines the plain functions is followed by these again.
   for (const f of QUEUE_FUNCTIONS) await run(f);
+  // A tenant's claim and settle as one call (sql/delegated.ts), sent whole to the tenant's node: each
+  // is distributed by its tenant argument, colocated with `tenants`.
+  for (const f of delegatedFunctions()) {
+    const known = await session.unsafe(
+      `SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass AND objid = '${f.signature}'::regprocedure`,
+    );
+    if (known.length === 0) {
+      await run(
+        `SELECT create_distributed_function('${f.signature}', distribution_arg_name => 'p_tenant', colocate_with => 'tenants')`,
+      );
+    }
+  }
   await run(`RESET citus.enable_unsafe_triggers`);
   return true;
 }

@@ -18,6 +18,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, pipelineTx, query, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { boundedRate, boundedWeight } from "./columns.ts";
+import { claimAtTenant } from "./delegated.ts";
 import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult, scopeOf } from "./claim-keys.ts";
 
 export interface ClaimInput {
@@ -196,7 +197,8 @@ const runningOf = (tenantId: ReturnType<typeof sql>) =>
  *  made for the call's own values saves more than planning costs (docs/decisions/0023). */
 const GENERIC_PLAN_MAX_BUDGET = 1000;
 function planMode(budget: number): string {
-  return budget <= GENERIC_PLAN_MAX_BUDGET ? "force_generic_plan" : "force_custom_plan";
+  // In a function's body (delegated.ts) the budget is an argument, not a number: its plans are kept.
+  return typeof budget !== "number" || budget <= GENERIC_PLAN_MAX_BUDGET ? "force_generic_plan" : "force_custom_plan";
 }
 
 /** How many of one tenant's due triggers a claim looks at: twice its weighted share of the budget (at
@@ -602,6 +604,8 @@ export interface ClaimReport {
 /** claim(), and which of the given candidates another claim held. */
 export async function claimReport(db: Db, input: ClaimInput): Promise<ClaimReport> {
   if (input.budget <= 0) return { claimed: [], busy: [] };
+  // One tenant's claim: one call of its function (delegated.ts).
+  if (input.tenantId !== undefined) return claimAtTenant(db, { ...input, tenantId: input.tenantId });
   const c = claimStatements(input);
   return c.decode(await pipelineTx(db, c.statements));
 }
