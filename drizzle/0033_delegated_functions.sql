@@ -21,7 +21,7 @@ BEGIN
     )
     SELECT set_config('fairway.claim_tenants', coalesce(jsonb_agg(id), '[]'::jsonb)::text, true) AS ids,
            (SELECT coalesce(jsonb_agg(e.id), '[]'::jsonb) FROM eligible e WHERE e.id NOT IN (SELECT id FROM locked)) AS busy,
-           set_config('plan_cache_mode', 'force_generic_plan', true) AS plan
+           set_config('plan_cache_mode', 'auto', true) AS plan
       FROM locked
   INTO v_lock;
 INSERT INTO leases (token, tenant_id, owner, expires_at, trigger_ids)

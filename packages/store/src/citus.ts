@@ -284,10 +284,13 @@ export async function distributeTables(session: Session): Promise<boolean> {
   // After every migration: one that redefines the plain functions is followed by these again.
   for (const f of QUEUE_FUNCTIONS) await run(f);
   // A tenant's claim and settle as one call (sql/delegated.ts), sent whole to the tenant's node: each
-  // is distributed by its tenant argument, colocated with `tenants`.
+  // is distributed by its tenant argument, colocated with `tenants`. (Citus records every function
+  // made on the coordinator as an object it copies to the workers; distributed by an argument is what
+  // makes it send the call itself.)
   for (const f of delegatedFunctions()) {
     const known = await session.unsafe(
-      `SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass AND objid = '${f.signature}'::regprocedure`,
+      `SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass AND objid = '${f.signature}'::regprocedure
+          AND distribution_argument_index IS NOT NULL`,
     );
     if (known.length === 0) {
       await run(

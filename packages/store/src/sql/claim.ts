@@ -197,8 +197,11 @@ const runningOf = (tenantId: ReturnType<typeof sql>) =>
  *  made for the call's own values saves more than planning costs (docs/decisions/0023). */
 const GENERIC_PLAN_MAX_BUDGET = 1000;
 function planMode(budget: number): string {
-  // In a function's body (delegated.ts) the budget is an argument, not a number: its plans are kept.
-  return typeof budget !== "number" || budget <= GENERIC_PLAN_MAX_BUDGET ? "force_generic_plan" : "force_custom_plan";
+  // In a function's body (delegated.ts) the budget is an argument, not a number, and the choice is
+  // left to PostgreSQL: on a Citus node a generic plan of a statement that names its shard by an
+  // argument cannot be made ("could not create distributed plan"), and Citus asks for custom plans.
+  if (typeof budget !== "number") return "auto";
+  return budget <= GENERIC_PLAN_MAX_BUDGET ? "force_generic_plan" : "force_custom_plan";
 }
 
 /** How many of one tenant's due triggers a claim looks at: twice its weighted share of the budget (at

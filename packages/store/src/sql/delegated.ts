@@ -121,26 +121,35 @@ export function delegatedFunctions(): PlpgsqlFunction[] {
   return made;
 }
 
+/** The call of a tenant's claim (claimAtTenant). */
+export function claimCall(input: ClaimInput & { tenantId: string }, leaseToken: string): SQL {
+  return sql`SELECT fairway_claim(${input.tenantId}, ${input.type}, ${input.budget}::int, ${input.owner},
+                                  ${input.leaseMs}::float8, ${leaseToken}) AS r`;
+}
+
+/** The call of a tenant's settle (settleAtTenant), and the decoding of its value. */
+export function settleCall(items: Settlement[], tenantId: string) {
+  const s = settleBound({ tenantId, items });
+  const v = s.values;
+  return {
+    statement: sql`SELECT fairway_settle(${tenantId}, ${v.input}::jsonb, ${v.ids}::text[], ${v.successors}::jsonb,
+                                         ${v.log}, ${v.detail}) AS r`,
+    decode: s.decodeSettled,
+  };
+}
+
 /** claimReport() for one tenant, as one call. */
 export async function claimAtTenant(db: Db, input: ClaimInput & { tenantId: string }): Promise<ClaimReport> {
   const leaseToken = input.leaseToken ?? crypto.randomUUID();
   const c = claimStatements({ ...input, leaseToken });
-  const [row] = await query<{ r: { busy: unknown; claim: unknown } | string }>(
-    db,
-    sql`SELECT fairway_claim(${input.tenantId}, ${input.type}, ${input.budget}::int, ${input.owner},
-                             ${input.leaseMs}::float8, ${leaseToken}) AS r`,
-  );
+  const [row] = await query<{ r: { busy: unknown; claim: unknown } | string }>(db, claimCall(input, leaseToken));
   const r = jsonColumn(row!.r);
   return c.decode([[{ busy: r.busy }], [r.claim]]);
 }
 
 /** settle() for one tenant's batch without notifications, as one call. */
 export async function settleAtTenant(db: Db, items: Settlement[], tenantId: string): Promise<Settled[]> {
-  const s = settleBound({ tenantId, items });
-  const [row] = await query<{ r: string | null }>(
-    db,
-    sql`SELECT fairway_settle(${tenantId}, ${s.values.input}::jsonb, ${s.values.ids}::text[],
-                              ${s.values.successors}::jsonb, ${s.values.log}, ${s.values.detail}) AS r`,
-  );
-  return s.decodeSettled(row?.r ?? null);
+  const c = settleCall(items, tenantId);
+  const [row] = await query<{ r: string | null }>(db, c.statement);
+  return c.decode(row?.r ?? null);
 }
