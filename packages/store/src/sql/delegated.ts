@@ -138,18 +138,36 @@ export function settleCall(items: Settlement[], tenantId: string) {
   };
 }
 
-/** claimReport() for one tenant, as one call. */
-export async function claimAtTenant(db: Db, input: ClaimInput & { tenantId: string }): Promise<ClaimReport> {
+/** A tenant's claim as one call, shaped as claimStatements() is (store hand-off.ts). */
+export function claimCallStatements(input: ClaimInput & { tenantId: string }) {
   const leaseToken = input.leaseToken ?? crypto.randomUUID();
   const c = claimStatements({ ...input, leaseToken });
-  const [row] = await query<{ r: { busy: unknown; claim: unknown } | string }>(db, claimCall(input, leaseToken));
-  const r = jsonColumn(row!.r);
-  return c.decode([[{ busy: r.busy }], [r.claim]]);
+  return {
+    statements: [claimCall(input, leaseToken)],
+    decode(results: unknown[][]): ClaimReport {
+      const r = jsonColumn((results[0] as Array<{ r: { busy: unknown; claim: unknown } | string }>)[0]!.r);
+      return c.decode([[{ busy: r.busy }], [r.claim]]);
+    },
+  };
+}
+
+/** A tenant's settle as one call, shaped as settleStatements() is (store hand-off.ts). */
+export function settleCallStatements(items: Settlement[], tenantId: string) {
+  const c = settleCall(items, tenantId);
+  return {
+    statements: [c.statement],
+    decode: (results: unknown[][]): Settled[] => c.decode((results[0] as Array<{ r: string | null }>)[0]?.r ?? null),
+  };
+}
+
+/** claimReport() for one tenant, as one call. */
+export async function claimAtTenant(db: Db, input: ClaimInput & { tenantId: string }): Promise<ClaimReport> {
+  const c = claimCallStatements(input);
+  return c.decode([await query(db, c.statements[0]!)]);
 }
 
 /** settle() for one tenant's batch without notifications, as one call. */
 export async function settleAtTenant(db: Db, items: Settlement[], tenantId: string): Promise<Settled[]> {
-  const c = settleCall(items, tenantId);
-  const [row] = await query<{ r: string | null }>(db, c.statement);
-  return c.decode(row?.r ?? null);
+  const c = settleCallStatements(items, tenantId);
+  return c.decode([await query(db, c.statements[0]!)]);
 }
