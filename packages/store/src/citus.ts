@@ -58,7 +58,7 @@ const TENANT_KEYS: ReadonlyArray<readonly [string, string, string, string]> = [
  *  into a value first. And every write names its tenant, so it goes to the colocated shard (on the
  *  same node) rather than to every shard. Same effects as the plain functions of the migrations
  *  (tenant_key_enqueue as 0025 left it, the queue's functions as 0021 did); the cluster test checks the queue against the trigger rows. */
-const QUEUE_FUNCTIONS = [
+export const QUEUE_FUNCTIONS = [
   // Citus takes no subquery inside an INSERT, nor now() in its DO UPDATE: the least backlogged vtime is
   // read first, and the time comes in through excluded.
   `CREATE OR REPLACE FUNCTION tenant_key_enqueue(p_tenant text, p_key text, p_n integer) RETURNS void
