@@ -24,7 +24,7 @@ const arg = (name: string) => `${MARK}${name}${MARK}`;
 
 /** The statement's text with each placeholder parameter replaced by its argument's name and every
  *  other parameter written as a literal: static SQL for a plpgsql body. */
-export function renderStatic(statement: SQL): string {
+function renderStatic(statement: SQL): string {
   const q = dialect.sqlToQuery(statement);
   return q.sql.replace(/\$(\d+)/g, (_, n: string) => literal(q.params[Number(n) - 1]));
 }
