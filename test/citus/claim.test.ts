@@ -25,7 +25,8 @@ import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { until } from "../support/until.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
-import { expectSingleShard } from "./support/router.ts";
+import { expectDelegated, expectSingleShard } from "./support/router.ts";
+import { claimCall } from "../../packages/store/src/sql/delegated.ts";
 
 let cluster: CitusCluster;
 let store: Store;
@@ -77,6 +78,20 @@ describe("the claim within a tenant on a Citus cluster", () => {
       expect(statements).toHaveLength(4);
       for (const s of statements) await expectSingleShard(store.db, s);
     }
+  });
+
+  it("sends the claim to the tenant's node as one call of its function", async () => {
+    await seedTenant(store.db, "ten_call", { maxInFlight: 5 });
+    await seedDue(store.db, "ten_call", 2);
+    const [row] = (await expectDelegated(
+      store.db,
+      url,
+      claimCall({ ...input("ten_call"), budget: 1, owner: "exec_call", tenantId: "ten_call" }, "lse_delegated"),
+    )) as Array<{ r: { claim: { triggers: string } } }>;
+    const claimed = row!.r.claim.triggers.split("\u001e");
+    expect(claimed).toHaveLength(1);
+    await releaseLeases(store.db, [{ id: claimed[0]!.split("\u001f")[0]!, leaseToken: "lse_delegated" }], oneTenant("ten_call"));
+    expect(await running("ten_call")).toBe(0);
   });
 
   it("claims on standby on the tenant's shard alone", async () => {

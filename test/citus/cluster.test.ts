@@ -4,7 +4,8 @@
 // both workers, the step idempotent — with a tenant's reads routed to one shard.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oneTenant, connectPostgres, query, sql, type Store } from "@fairway/store";
-import { DISTRIBUTED_TABLES, REFERENCE_TABLES } from "../../packages/store/src/citus.ts";
+import { DISTRIBUTED_TABLES, QUEUE_FUNCTIONS, REFERENCE_TABLES } from "../../packages/store/src/citus.ts";
+import { delegatedFunctions } from "../../packages/store/src/sql/delegated.ts";
 import { migrate } from "../../packages/store/src/node.ts";
 import { releaseLeases, releaseStatement } from "../../packages/store/src/sql/release.ts";
 import { verticalSlice } from "../e2e/vertical-slice.ts";
@@ -82,6 +83,46 @@ describe("the distributed layout", () => {
     const before = await tables();
     await migrate(store, { distribute: true });
     expect(await tables()).toEqual(before);
+  });
+
+  it("holds on every node each function as its one source writes it, the delegated ones distributed by tenant", async () => {
+    const texts = [...QUEUE_FUNCTIONS, ...delegatedFunctions().map((f) => f.text)];
+    await store.db.execute(sql`CREATE SCHEMA fn_expect`);
+    for (const text of texts) {
+      const name = /FUNCTION (\w+)\(/.exec(text)![1]!;
+      await store.db.execute(sql.raw(text.replace(`FUNCTION ${name}(`, `FUNCTION fn_expect.${name}(`)));
+      const [expected] = await query<{ def: string }>(
+        store.db,
+        sql`SELECT pg_get_functiondef(${`fn_expect.${name}`}::regproc) AS def`,
+      );
+      const def = expected!.def.replace(`fn_expect.${name}(`, `public.${name}(`);
+      const [here] = await query<{ def: string }>(
+        store.db,
+        sql`SELECT pg_get_functiondef(${`public.${name}`}::regproc) AS def`,
+      );
+      expect(here!.def, name).toBe(def);
+      const there = await query<{ success: boolean; result: string }>(
+        store.db,
+        sql`SELECT success, result FROM run_command_on_workers(${`SELECT pg_get_functiondef('public.${name}'::regproc)`})`,
+      );
+      expect(
+        there.map((w) => [w.success, w.result]),
+        name,
+      ).toEqual(cluster.workers.map(() => [true, def]));
+    }
+    await store.db.execute(sql`DROP SCHEMA fn_expect CASCADE`);
+    const delegated = await query<{ fn: string; arg: number; colocated: boolean }>(
+      store.db,
+      sql`SELECT objid::regprocedure::text AS fn, distribution_argument_index AS arg,
+                 colocationid = (SELECT colocation_id FROM citus_tables WHERE table_name = 'tenants'::regclass) AS colocated
+            FROM pg_dist_object WHERE classid = 'pg_proc'::regclass AND distribution_argument_index IS NOT NULL
+           ORDER BY 1`,
+    );
+    expect(delegated).toEqual(
+      delegatedFunctions()
+        .map((f) => ({ fn: f.signature.replaceAll(", ", ","), arg: 0, colocated: true }))
+        .sort((a, b) => (a.fn < b.fn ? -1 : 1)),
+    );
   });
 
   it("routes a tenant's reads of its jobs and queue to one shard", async () => {

@@ -25,8 +25,9 @@ import { reapExpired } from "../../packages/executor/src/reaper.ts";
 import { Settler } from "../../packages/executor/src/settler.ts";
 import { NO_DRIFT, queueDrift } from "../support/queue.ts";
 import { seedDue, seedPool, seedTenant, succeeded } from "../support/seed.ts";
+import { settleCall } from "../../packages/store/src/sql/delegated.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
-import { distributedStore, expectSingleShard, planOf } from "./support/router.ts";
+import { distributedStore, expectDelegated, expectSingleShard, planOf } from "./support/router.ts";
 
 /** One tenant's settle, as the per-tenant layout writes it. */
 const settle = (db: Db, items: Settlement[], tenantId: string) => settleIn(db, items, oneTenant(tenantId));
@@ -314,6 +315,25 @@ describe("on the cluster", () => {
     );
     expect(key).toMatchObject({ running: 0 });
     expect(key!.workMs).toBeGreaterThan(0);
+    expect(await queueDrift(db)).toEqual(NO_DRIFT);
+  });
+
+  it("sends a tenant's settle to its node as one call of its function", async () => {
+    const { triggerIds } = await seedDue(db, "globex", 2);
+    const held = await claimFor("globex", triggerIds);
+    const call = settleCall([succeeded(held[0]!), failed(held[1]!, { nextAttemptAt: new Date() })], "globex");
+    const [row] = (await expectDelegated(
+      db,
+      `postgres://postgres@127.0.0.1:${cluster.coordinator.port}/settle`,
+      call.statement,
+    )) as Array<{ r: string }>;
+    expect(
+      call
+        .decode(row!.r)
+        .map((r) => r.status)
+        .sort(),
+    ).toEqual(["pending", "succeeded"]);
+    expect(await attempts("globex", held[1]!.id)).toMatchObject([{ attempt: 1, outcome: "http_error" }]);
     expect(await queueDrift(db)).toEqual(NO_DRIFT);
   });
 

@@ -9,6 +9,7 @@
 // exactly what the migrations make. Each step checks what is there first, so it runs again after every
 // migration and does only what is left.
 import type postgres from "postgres";
+import { delegatedFunctions } from "./sql/delegated.ts";
 
 type Session = postgres.ReservedSql | postgres.Sql;
 
@@ -56,7 +57,7 @@ const TENANT_KEYS: ReadonlyArray<readonly [string, string, string, string]> = [
  *  into a value first. And every write names its tenant, so it goes to the colocated shard (on the
  *  same node) rather than to every shard. Same effects as the plain functions of the migrations
  *  (tenant_key_enqueue as 0025 left it, the queue's functions as 0021 did); the cluster test checks the queue against the trigger rows. */
-const QUEUE_FUNCTIONS = [
+export const QUEUE_FUNCTIONS = [
   // Citus takes no subquery inside an INSERT, nor now() in its DO UPDATE: the least backlogged vtime is
   // read first, and the time comes in through excluded.
   `CREATE OR REPLACE FUNCTION tenant_key_enqueue(p_tenant text, p_key text, p_n integer) RETURNS void
@@ -258,6 +259,21 @@ export async function distributeTables(session: Session): Promise<boolean> {
   }
   // After every migration: one that redefines the plain functions is followed by these again.
   for (const f of QUEUE_FUNCTIONS) await run(f);
+  // A tenant's claim and settle as one call (sql/delegated.ts), sent whole to the tenant's node: each
+  // is distributed by its tenant argument, colocated with `tenants`. (Citus records every function
+  // made on the coordinator as an object it copies to the workers; distributed by an argument is what
+  // makes it send the call itself.)
+  for (const f of delegatedFunctions()) {
+    const known = await session.unsafe(
+      `SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass AND objid = '${f.signature}'::regprocedure
+          AND distribution_argument_index IS NOT NULL`,
+    );
+    if (known.length === 0) {
+      await run(
+        `SELECT create_distributed_function('${f.signature}', distribution_arg_name => 'p_tenant', colocate_with => 'tenants')`,
+      );
+    }
+  }
   await run(`RESET citus.enable_unsafe_triggers`);
   return true;
 }

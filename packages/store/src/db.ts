@@ -113,11 +113,18 @@ async function pipelineReserved(
   };
   // Every statement offers the hook: postgres.js calls it only for a statement it could write at once
   // (not one behind a full socket buffer), and one is enough.
-  const sent = groups.map((queries) => [
-    conn.unsafe("begin", [], { prepare: false, onexecute }),
-    ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true, onexecute })),
-    conn.unsafe("commit", [], { prepare: false, onexecute }),
-  ]);
+  // A group of one statement is sent alone: it is its own transaction, and a call of a function
+  // distributed by its tenant (sql/delegated.ts) is sent whole to its node only outside a transaction
+  // block.
+  const sent = groups.map((queries) =>
+    queries.length === 1
+      ? [conn.unsafe(queries[0]!.sql, queries[0]!.params, { prepare: true, onexecute })]
+      : [
+          conn.unsafe("begin", [], { prepare: false, onexecute }),
+          ...queries.map((q) => conn.unsafe(q.sql, q.params, { prepare: true, onexecute })),
+          conn.unsafe("commit", [], { prepare: false, onexecute }),
+        ],
+  );
   // postgres.js queries are lazy: started here, in order, so they are written in order.
   for (const q of sent.flat()) (q as unknown as { execute(): unknown }).execute();
   try {
@@ -127,7 +134,9 @@ async function pipelineReserved(
           const out = await Promise.allSettled(pending);
           const failed = out.find((r) => r.status === "rejected");
           if (failed) return failed as PromiseRejectedResult;
-          const value = out.slice(1, -1).map((r) => (r as PromiseFulfilledResult<unknown[]>).value);
+          const value = (out.length === 1 ? out : out.slice(1, -1)).map(
+            (r) => (r as PromiseFulfilledResult<unknown[]>).value,
+          );
           return { status: "fulfilled" as const, value };
         }),
       ),

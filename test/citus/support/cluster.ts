@@ -3,7 +3,7 @@
 // added to the coordinator's metadata. One per test file; stop() ends the servers and removes the
 // directory. Citus must be installed for PostgreSQL 15 (citus.so and its extension files): without it
 // the suite fails with a message saying so, it never skips.
-import { appendFileSync, existsSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { freePort, ownedTempDir, pgTool } from "../../production/support/processes.ts";
@@ -42,7 +42,25 @@ export interface CitusCluster {
   /** A new worker node, started and added to the metadata of every database (it holds no shards until
    *  a rebalance). */
   addWorker(): Promise<CitusNode>;
+  /** Lines of the nodes' server logs that report a deadlock (PostgreSQL's `deadlock detected`, Citus's
+   *  `distributed deadlock`), with the node's name. */
+  deadlocks(): string[];
+  /** Ends the servers and removes the directory; then fails if any node logged a deadlock (unless
+   *  started with `allowDeadlocks`): the drills hold no lock cycle (docs/guarantees.md, "Lock order"). */
   stop(): Promise<void>;
+}
+
+const DEADLOCK = /deadlock detected|distributed deadlock/i;
+
+/** The deadlock lines of the log files `names` (as startNode writes them) in `dir`. */
+function deadlockLines(dir: string, names: string[]): string[] {
+  const out: string[] = [];
+  for (const name of names) {
+    const log = join(dir, `${name}.log`);
+    if (!existsSync(log)) continue;
+    for (const line of readFileSync(log, "utf8").split("\n")) if (DEADLOCK.test(line)) out.push(`${name}: ${line}`);
+  }
+  return out;
 }
 
 const NODE_CONF = [
@@ -103,10 +121,14 @@ async function onNode<T extends object = Record<string, unknown>>(
 /** A coordinator and `workers` workers (default 2; `durable`: fsync and synchronous commit on, as
  *  the machine's PostgreSQL), the coordinator registered by its loopback address
  *  (workers reach it, as they do each other, for distributed transactions' recovery). */
-export async function startCitusCluster(workers = 2, opts: { durable?: boolean } = {}): Promise<CitusCluster> {
+export async function startCitusCluster(
+  workers = 2,
+  opts: { durable?: boolean; allowDeadlocks?: boolean } = {},
+): Promise<CitusCluster> {
   requireCitus();
   const dir = ownedTempDir("fairway-citus-");
   const nodes: CitusNode[] = [];
+  const names = () => ["coordinator", ...nodes.slice(1).map((_, i) => `worker${i + 1}`)];
   const stopAll = () => {
     for (const n of nodes.reverse()) n.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -153,8 +175,12 @@ export async function startCitusCluster(workers = 2, opts: { durable?: boolean }
         ws.push(w);
         return w;
       },
+      deadlocks: () => deadlockLines(dir, names()),
       async stop() {
+        const found = deadlockLines(dir, names());
         stopAll();
+        if (found.length > 0 && !opts.allowDeadlocks)
+          throw new Error(`the cluster's nodes logged ${found.length} deadlock(s):\n${found.join("\n")}`);
       },
     };
   } catch (err) {

@@ -18,6 +18,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, pipelineTx, query, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { boundedRate, boundedWeight } from "./columns.ts";
+import { claimAtTenant } from "./delegated.ts";
 import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult, scopeOf } from "./claim-keys.ts";
 
 export interface ClaimInput {
@@ -199,6 +200,10 @@ const runningOf = (tenantId: ReturnType<typeof sql>) =>
  *  made for the call's own values saves more than planning costs (docs/decisions/0023). */
 const GENERIC_PLAN_MAX_BUDGET = 1000;
 function planMode(budget: number): string {
+  // In a function's body (delegated.ts) the budget is an argument, not a number, and the choice is
+  // left to PostgreSQL: on a Citus node a generic plan of a statement that names its shard by an
+  // argument cannot be made ("could not create distributed plan"), and Citus asks for custom plans.
+  if (typeof budget !== "number") return "auto";
   return budget <= GENERIC_PLAN_MAX_BUDGET ? "force_generic_plan" : "force_custom_plan";
 }
 
@@ -604,6 +609,8 @@ export interface ClaimReport {
 /** claim(), and which of the given candidates another claim held. */
 export async function claimReport(db: Db, input: ClaimInput): Promise<ClaimReport> {
   if (input.budget <= 0) return { claimed: [], busy: [] };
+  // One tenant's claim: one call of its function (delegated.ts).
+  if (input.tenantId !== undefined) return claimAtTenant(db, { ...input, tenantId: input.tenantId });
   const c = claimStatements(input);
   return c.decode(await pipelineTx(db, c.statements));
 }

@@ -16,6 +16,8 @@ import type { Scope } from "../layout/scope.ts";
 import { claimStatements, type ClaimedTrigger, type ClaimInput, type ClaimReport } from "./claim.ts";
 import { settleStatements, type Settled, type Settlement } from "./settle.ts";
 import { standbyStatement, type StandbyInput } from "./standby.ts";
+import { claimCallStatements, settleCallStatements } from "./delegated.ts";
+import { coldItems } from "./notification-fanout.ts";
 
 export interface HandOff {
   settled: Settled[];
@@ -44,8 +46,14 @@ export async function settleAndClaim(
   if (claims.some((c) => !named(c) || c.budget <= 0)) {
     throw new Error("settleAndClaim: each claim must name its candidate tenants and a budget above 0");
   }
-  const parts = claims.map((c) => claimStatements(tenantId === undefined ? c : { ...c, tenantId }));
-  const settled = settleStatements(items, tenantId);
+  // One tenant's settle (without notifications) and claims: each one call of its function (delegated.ts).
+  const parts = claims.map((c) =>
+    tenantId === undefined ? claimStatements(c) : claimCallStatements({ ...c, tenantId }),
+  );
+  const settled =
+    tenantId !== undefined && coldItems(items).length === 0
+      ? settleCallStatements(items, tenantId)
+      : settleStatements(items, tenantId);
   const stand = standby.map((s) => standbyStatement(tenantId === undefined ? s : { ...s, tenantId }));
   const [done, ...rest] = await pipelineTxs(db, [
     settled.statements,

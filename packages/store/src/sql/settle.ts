@@ -13,6 +13,7 @@ import { decayedWork } from "./keys.ts";
 import { coldItems, decodeNotified, notifyStatements } from "./notification-fanout.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { scopeTo } from "../layout/scope.ts";
+import { settleAtTenant } from "./delegated.ts";
 
 // The run-time estimate's EWMA, written into the statement's text (not bound) so it stays one plan.
 const COST_TAKE = sql.raw(String(COST_EWMA_ALPHA));
@@ -80,6 +81,8 @@ function storable(text: string | null | undefined): string | null {
 /** Settle `items` in one transaction; one tenant's scope: every item is that tenant's (settleStatements). */
 export async function settleIn(db: Db, items: Settlement[], scope: Scope): Promise<Settled[]> {
   if (items.length === 0) return [];
+  // One tenant's batch without notifications: one call of its function (delegated.ts).
+  if (scope.tenantId !== undefined && coldItems(items).length === 0) return settleAtTenant(db, items, scope.tenantId);
   const s = settleStatements(items, scope.tenantId);
   if (s.statements.length === 1) return s.decode([await query(db, s.statements[0])]);
   return s.decode(await pipelineTx(db, s.statements));
@@ -96,7 +99,15 @@ export function settleStatements(items: Settlement[], tenantId?: string) {
   // The jobs the notifications will update (a failure streak, a 410 pause, a recovery): locked by the
   // settle itself, before its ledger rows (lock order, docs/guarantees.md).
   const cold = coldItems(items).map((c) => c[0] as string);
-  const first = [settleSql(items, tenantId, split, cold), ...(split ? attemptStatements(items, tenantId) : [])];
+  const b = boundOf(items);
+  const parts = {
+    tenantId,
+    input: b.input,
+    ids: b.ids,
+    successors: b.successors,
+    cold: cold.length === 0 ? null : JSON.stringify(cold),
+  };
+  const first = [settleSql(parts, split), ...(split ? attemptStatements(items, parts) : [])];
   const notify = notifyStatements(items, tenantId) ?? [];
   return {
     statements: [...first, ...notify],
@@ -112,7 +123,11 @@ interface SettleResult {
 }
 
 function decodeSettled(rows: SettleResult[]): Settled[] {
-  return unpackRows(rows[0]?.settled ?? null, 6).map(([id, tenantId, jobId, type, status, durationMs]) => ({
+  return unpackSettled(rows[0]?.settled ?? null);
+}
+
+function unpackSettled(packed: string | null): Settled[] {
+  return unpackRows(packed, 6).map(([id, tenantId, jobId, type, status, durationMs]) => ({
     id,
     tenantId,
     jobId,
@@ -122,12 +137,61 @@ function decodeSettled(rows: SettleResult[]): Settled[] {
   }));
 }
 
+/** A batch's values as the statements bind them: the input (inputJson), the ids (a text[] literal:
+ *  ids are [A-Za-z0-9_-]) and the successors, each a text value. */
+function boundOf(items: Settlement[]) {
+  return {
+    input: inputJson(items),
+    ids: `{${items.map((i) => i.id).join(",")}}`,
+    successors: JSON.stringify(
+      items.flatMap((i) => (i.successor ? [[i.successor.id, i.successor.leaseToken, i.successor.attempt]] : [])),
+    ),
+  };
+}
+
+/** What settleSql() and attemptStatements() are built from: the tenant (or none), the bound values
+ *  (boundOf) and the jobs to lock, as JSON (null: none). Values or, for a function's body
+ *  (delegated.ts), the names of its arguments. */
+interface SettleParts {
+  tenantId: string | undefined;
+  input: string;
+  ids: string;
+  successors: string;
+  cold: string | null;
+}
+
+/** The one-tenant settle as delegated.ts's function holds it (no jobs to lock: a batch with
+ *  notifications is not delegated), with the values of `items` or the function's argument names. */
+export function settleBound(
+  b: { tenantId: string; items: Settlement[] } | { tenantId: string; input: string; ids: string; successors: string },
+) {
+  const bound = "items" in b ? boundOf(b.items) : b;
+  const parts: SettleParts = {
+    tenantId: b.tenantId,
+    input: bound.input,
+    ids: bound.ids,
+    successors: bound.successors,
+    cold: null,
+  };
+  const items = "items" in b ? b.items : [];
+  return {
+    settle: settleSql(parts, true),
+    ...attemptSqlOf(parts),
+    values: {
+      ...bound,
+      log: items.some((i) => needsLog(i)),
+      detail: items.some((i) => i.detail != null),
+    },
+    decodeSettled: unpackSettled,
+  };
+}
+
 /** The settle's input, positional (settleSql): what a settlement's row holds and its first attempt's
  *  success is recorded in the trigger's row (`ok`). */
-function inputOf(items: Settlement[]) {
+function inputJson(items: Settlement[]): string {
   // Positional arrays, times as epoch ms, and a success stops after its outcome: a third of the bytes
   // of named fields with ISO times, and less for Node to build (a missing index reads as NULL).
-  const input = JSON.stringify(
+  return JSON.stringify(
     items.map((i) => {
       const row: unknown[] = [i.id, i.leaseToken, i.attempt, i.status, i.startedAt.getTime(), i.durationMs, i.outcome];
       if (
@@ -156,6 +220,9 @@ function inputOf(items: Settlement[]) {
       return row;
     }),
   );
+}
+
+function inputOf(input: string) {
   return sql`
       SELECT x->>0 AS id, x->>1 AS token, (x->>2)::int AS attempt, x->>3 AS status,
              to_timestamp((x->>4)::float8 / 1000) AS started_at, (x->>5)::float8 AS duration_ms,
@@ -169,48 +236,53 @@ function inputOf(items: Settlement[]) {
         FROM jsonb_array_elements(${input}::jsonb) AS x`;
 }
 
-/** `{id,...}`: the ids as a text[] literal (ids are [A-Za-z0-9_-]). */
-const idArray = (items: Settlement[]) => `{${items.map((i) => i.id).join(",")}}`;
-
 /** The attempt records of a split settle (settleStatements), after its settle in its transaction: the
  *  rows that settle changed are the items' triggers as it left them — updated at this transaction's
  *  now(), at the item's status and attempt, no lease — and a row fenced out of it was changed by
  *  someone else, at another time (and a record twice is refused by the key anyway). Only the
  *  statements a batch needs: a first attempt's plain success has no record outside its row (inputOf). */
-function attemptStatements(items: Settlement[], tenantId: string) {
-  const settled = sql`
-        FROM triggers t JOIN (${inputOf(items)}) i ON t.id = i.id
-       WHERE t.tenant_id = ${tenantId} AND t.id = ANY (${idArray(items)}::text[]) AND t.updated_at = now()
-         AND t.status = i.status AND t.attempt_count = i.attempt AND t.lease_token IS NULL`;
+function attemptStatements(items: Settlement[], parts: SettleParts) {
+  const { log, detail } = attemptSqlOf(parts);
   const out = [];
-  if (items.some((i) => !(i.status === "succeeded" && i.attempt === 1 && i.outcome === "success" && i.error == null)))
-    out.push(sql`
+  if (items.some(needsLog)) out.push(log);
+  if (items.some((i) => i.detail)) out.push(detail);
+  return out;
+}
+
+/** An item whose attempt is recorded in attempt_log: any but a first attempt's plain success (inputOf's `ok`). */
+const needsLog = (i: Settlement) =>
+  !(i.status === "succeeded" && i.attempt === 1 && i.outcome === "success" && i.error == null);
+
+function attemptSqlOf(parts: SettleParts) {
+  const settled = sql`
+        FROM triggers t JOIN (${inputOf(parts.input)}) i ON t.id = i.id
+       WHERE t.tenant_id = ${parts.tenantId} AND t.id = ANY (${parts.ids}::text[]) AND t.updated_at = now()
+         AND t.status = i.status AND t.attempt_count = i.attempt AND t.lease_token IS NULL`;
+  return {
+    log: sql`
       INSERT INTO attempt_log (trigger_id, tenant_id, attempt, started_at, duration_ms, outcome,
                                http_status, error, response_body, detail)
       SELECT t.id, t.tenant_id, i.attempt, i.started_at, round(i.duration_ms)::int, i.outcome,
              i.http_status, i.error, i.response_body, i.detail::jsonb
         ${settled} AND NOT i.ok
-      ON CONFLICT DO NOTHING`);
-  if (items.some((i) => i.detail))
-    out.push(sql`
+      ON CONFLICT DO NOTHING`,
+    detail: sql`
       INSERT INTO success_detail (trigger_id, tenant_id, detail)
       SELECT t.id, t.tenant_id, i.detail ${settled} AND i.ok AND i.detail IS NOT NULL
-      ON CONFLICT DO NOTHING`);
-  return out;
+      ON CONFLICT DO NOTHING`,
+  };
 }
 
 /** With `split`, the attempt records are left to attemptStatements() and the input is read in place
  *  (no CTE of its own): the statement is single-shard on a Citus cluster. */
-function settleSql(items: Settlement[], tenantId: string | undefined, split: boolean, cold: string[]) {
+function settleSql(parts: SettleParts, split: boolean) {
+  const { tenantId, successors, cold } = parts;
   const at = scopeTo(tenantId);
-  const inputRows = inputOf(items);
-  const successors = JSON.stringify(
-    items.flatMap((i) => (i.successor ? [[i.successor.id, i.successor.leaseToken, i.successor.attempt]] : [])),
-  );
+  const inputRows = inputOf(parts.input);
   // Split, the input is read in place, in the update's FROM, and the ids come as an array of their own:
   // Citus plans a CTE of no table that is read more than once as a subplan of its own (a round trip
   // first), and the whole statement then in steps.
-  const ids = split ? idArray(items) : "";
+  const ids = split ? parts.ids : "";
   const inputCte = split ? sql`` : sql`input AS (${inputRows}),`;
   const inputFrom = split ? sql`(${inputRows})` : sql`input`;
   const settledIds = split ? sql`${ids}::text[]` : sql`ARRAY(SELECT id FROM input)`;
@@ -284,11 +356,11 @@ function settleSql(items: Settlement[], tenantId: string | undefined, split: boo
     ),
 ${split ? sql`` : recorded}
     ${
-      cold.length === 0
+      cold === null
         ? sql``
         : sql`jlock AS MATERIALIZED (
       SELECT j.id FROM jobs j
-       WHERE j.id IN (SELECT d.job_id FROM done d WHERE d.id IN (SELECT jsonb_array_elements_text(${JSON.stringify(cold)}::jsonb))) ${at("j")}
+       WHERE j.id IN (SELECT d.job_id FROM done d WHERE d.id IN (SELECT jsonb_array_elements_text(${cold}::jsonb))) ${at("j")}
        ORDER BY j.id
          FOR NO KEY UPDATE OF j
     ),`
@@ -306,7 +378,7 @@ ${split ? sql`` : recorded}
                WHERE d.pause_job OR (d.kind = 'scheduled' AND d.status IN ('succeeded', 'dead', 'unknown'))
                GROUP BY d.job_id) e
        WHERE j.id = e.job_id AND j.status = 'active' AND (e.pause_job OR j.cron IS NULL)
-         ${cold.length === 0 ? sql`` : sql`AND (SELECT count(*) FROM jlock) >= 0`} ${at("j")}
+         ${cold === null ? sql`` : sql`AND (SELECT count(*) FROM jlock) >= 0`} ${at("j")}
       RETURNING j.tenant_id, j.status
     ),
     uncount AS (

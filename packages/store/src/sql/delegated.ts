@@ -1,0 +1,173 @@
+// Per-tenant work as one call (docs/scaling.md, "Delegated functions"): a tenant's claim and settle are
+// plpgsql functions taking the tenant as an argument. On a Citus cluster each is distributed with its
+// tenant (citus.ts), so the coordinator sends the call whole to the tenant's node, where its statements
+// run on local shards with the plans plpgsql keeps per connection, instead of the coordinator planning
+// and sending each statement. On one PostgreSQL they are the same transaction as the statements they
+// hold, in one statement.
+//
+// The functions' statements are the per-tenant statements of claim.ts and settle.ts, built by the same
+// code with the call's values replaced by the function's arguments: what runs is the same SQL either
+// way, and a change to a statement changes its function (the migration's text is checked against this
+// module: test/store/functions.pg.test.ts).
+import { sql, type SQL } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
+import { jsonColumn, query, type Db } from "../db.ts";
+import { claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
+import { settleBound, type Settled, type Settlement } from "./settle.ts";
+
+const dialect = new PgDialect();
+
+/** A placeholder standing for a function argument in a statement built by the TS builders: a string
+ *  no value holds (control characters are refused in every id: schema.ts `printable`). */
+const MARK = "\u0002";
+const arg = (name: string) => `${MARK}${name}${MARK}`;
+
+/** The statement's text with each placeholder parameter replaced by its argument's name and every
+ *  other parameter written as a literal: static SQL for a plpgsql body. */
+function renderStatic(statement: SQL): string {
+  const q = dialect.sqlToQuery(statement);
+  return q.sql.replace(/\$(\d+)/g, (_, n: string) => literal(q.params[Number(n) - 1]));
+}
+
+function literal(v: unknown): string {
+  if (typeof v === "string") {
+    if (v.startsWith(MARK) && v.endsWith(MARK) && /^\w+$/.test(v.slice(1, -1))) return v.slice(1, -1);
+    if (v.includes(MARK)) throw new Error("a placeholder inside a value: build the statement around it");
+    return `'${v.replaceAll("'", "''")}'`;
+  }
+  if (typeof v === "number" && Number.isFinite(v)) return `(${v})`;
+  if (typeof v === "boolean") return String(v);
+  if (v === null) return "NULL";
+  throw new Error(`no literal for a parameter of type ${typeof v}`);
+}
+
+/** One plpgsql function: its name and argument types (its identity), and its full text. */
+export interface PlpgsqlFunction {
+  name: string;
+  /** The regprocedure, e.g. `fairway_claim(text, text, integer, text, double precision, text)`. */
+  signature: string;
+  text: string;
+}
+
+/** The claim of one tenant (claim.ts, ClaimInput.tenantId): its four statements in order. Returns
+ *  `{busy, claim}`: statement 1's `busy` and statement 4's row, as claimStatements().decode reads them. */
+function claimFunction(): PlpgsqlFunction {
+  const input = {
+    tenantId: arg("p_tenant"),
+    type: arg("p_type"),
+    budget: arg("p_budget") as unknown as number,
+    owner: arg("p_owner"),
+    leaseMs: arg("p_lease_ms") as unknown as number,
+    leaseToken: arg("p_token"),
+  };
+  const [lock, lease, ledger, claimed] = claimStatements(input).statements.map(renderStatic);
+  return {
+    name: "fairway_claim",
+    signature: "fairway_claim(text, text, integer, text, double precision, text)",
+    text: `CREATE OR REPLACE FUNCTION fairway_claim(p_tenant text, p_type text, p_budget integer, p_owner text,
+  p_lease_ms double precision, p_token text) RETURNS json
+ LANGUAGE plpgsql AS $fn$
+DECLARE v_lock record; v_claim record;
+BEGIN
+${lock}
+  INTO v_lock;
+${lease};
+${ledger};
+${claimed}
+  INTO v_claim;
+  RETURN json_build_object('busy', v_lock.busy, 'claim', to_json(v_claim));
+END $fn$`,
+  };
+}
+
+/** The settle of one tenant's batch (settle.ts, settleStatements with a tenant) without notifications:
+ *  the settle, then its attempt records where the batch has any (`p_log`, `p_detail`). Returns the
+ *  settle's packed rows. */
+function settleFunction(): PlpgsqlFunction {
+  const s = settleBound({
+    tenantId: arg("p_tenant"),
+    input: arg("p_input"),
+    ids: arg("p_ids"),
+    successors: arg("p_successors"),
+  });
+  const [settled, log, detail] = [s.settle, s.log, s.detail].map(renderStatic);
+  return {
+    name: "fairway_settle",
+    signature: "fairway_settle(text, jsonb, text[], jsonb, boolean, boolean)",
+    text: `CREATE OR REPLACE FUNCTION fairway_settle(p_tenant text, p_input jsonb, p_ids text[], p_successors jsonb,
+  p_log boolean, p_detail boolean) RETURNS text
+ LANGUAGE plpgsql AS $fn$
+DECLARE v_settled text;
+BEGIN
+${settled}
+  INTO v_settled;
+  IF p_log THEN
+${log};
+  END IF;
+  IF p_detail THEN
+${detail};
+  END IF;
+  RETURN v_settled;
+END $fn$`,
+  };
+}
+
+let made: PlpgsqlFunction[] | undefined;
+
+/** The delegated functions, each distributed on a cluster by its first argument, `p_tenant`. Built on
+ *  first use (the builders live in modules that import this one). */
+export function delegatedFunctions(): PlpgsqlFunction[] {
+  made ??= [claimFunction(), settleFunction()];
+  return made;
+}
+
+/** The call of a tenant's claim (claimAtTenant). */
+export function claimCall(input: ClaimInput & { tenantId: string }, leaseToken: string): SQL {
+  return sql`SELECT fairway_claim(${input.tenantId}, ${input.type}, ${input.budget}::int, ${input.owner},
+                                  ${input.leaseMs}::float8, ${leaseToken}) AS r`;
+}
+
+/** The call of a tenant's settle (settleAtTenant), and the decoding of its value. */
+export function settleCall(items: Settlement[], tenantId: string) {
+  const s = settleBound({ tenantId, items });
+  const v = s.values;
+  return {
+    statement: sql`SELECT fairway_settle(${tenantId}, ${v.input}::jsonb, ${v.ids}::text[], ${v.successors}::jsonb,
+                                         ${v.log}, ${v.detail}) AS r`,
+    decode: s.decodeSettled,
+  };
+}
+
+/** A tenant's claim as one call, shaped as claimStatements() is (store hand-off.ts). */
+export function claimCallStatements(input: ClaimInput & { tenantId: string }) {
+  const leaseToken = input.leaseToken ?? crypto.randomUUID();
+  const c = claimStatements({ ...input, leaseToken });
+  return {
+    statements: [claimCall(input, leaseToken)],
+    decode(results: unknown[][]): ClaimReport {
+      const r = jsonColumn((results[0] as Array<{ r: { busy: unknown; claim: unknown } | string }>)[0]!.r);
+      return c.decode([[{ busy: r.busy }], [r.claim]]);
+    },
+  };
+}
+
+/** A tenant's settle as one call, shaped as settleStatements() is (store hand-off.ts). */
+export function settleCallStatements(items: Settlement[], tenantId: string) {
+  const c = settleCall(items, tenantId);
+  return {
+    statements: [c.statement],
+    decode: (results: unknown[][]): Settled[] => c.decode((results[0] as Array<{ r: string | null }>)[0]?.r ?? null),
+  };
+}
+
+/** claimReport() for one tenant, as one call. */
+export async function claimAtTenant(db: Db, input: ClaimInput & { tenantId: string }): Promise<ClaimReport> {
+  const c = claimCallStatements(input);
+  return c.decode([await query(db, c.statements[0]!)]);
+}
+
+/** settle() for one tenant's batch without notifications, as one call. */
+export async function settleAtTenant(db: Db, items: Settlement[], tenantId: string): Promise<Settled[]> {
+  const c = settleCallStatements(items, tenantId);
+  return c.decode([await query(db, c.statements[0]!)]);
+}
