@@ -90,7 +90,11 @@ describe("the claim within a tenant on a Citus cluster", () => {
     )) as Array<{ r: { claim: { triggers: string } } }>;
     const claimed = row!.r.claim.triggers.split("\u001e");
     expect(claimed).toHaveLength(1);
-    await releaseLeases(store.db, [{ id: claimed[0]!.split("\u001f")[0]!, leaseToken: "lse_delegated" }], oneTenant("ten_call"));
+    await releaseLeases(
+      store.db,
+      [{ id: claimed[0]!.split("\u001f")[0]!, leaseToken: "lse_delegated" }],
+      oneTenant("ten_call"),
+    );
     expect(await running("ten_call")).toBe(0);
   });
 

@@ -106,7 +106,9 @@ it("settles one tenant's batch as one call, as the settle across tenants does", 
       ].sort(),
     );
     // Settled again (a late duplicate): fenced, nothing changes.
-    expect(await settleIn(pg.db, batch(got.claimed), tenantId === "fn_alone" ? oneTenant(tenantId) : ALL_TENANTS)).toEqual([]);
+    expect(
+      await settleIn(pg.db, batch(got.claimed), tenantId === "fn_alone" ? oneTenant(tenantId) : ALL_TENANTS),
+    ).toEqual([]);
     left.push(await leftOf(tenantId));
   }
   expect(left[1]).toEqual(left[0]);
