@@ -5,12 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oneTenant, connectPostgres, query, sql, type Store } from "@fairway/store";
 import { migrate } from "../../packages/store/src/node.ts";
-import {
-  claimReport,
-  claimStatements,
-  type ClaimInput,
-  type ClaimedTrigger,
-} from "../../packages/store/src/sql/claim.ts";
+import { claimStatements, type ClaimInput, type ClaimedTrigger } from "../../packages/store/src/sql/claim.ts";
 import { releaseLeases } from "../../packages/store/src/sql/release.ts";
 import { standbyClaim, standbyStatement } from "../../packages/store/src/sql/standby.ts";
 import { silentLogger } from "@fairway/core";
@@ -26,7 +21,7 @@ import { until } from "../support/until.ts";
 import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
 import { expectDelegated, expectSingleShard } from "./support/router.ts";
-import { claimCall } from "../../packages/store/src/sql/delegated.ts";
+import { claimCall, claimReport } from "../../packages/store/src/sql/delegated.ts";
 
 let cluster: CitusCluster;
 let store: Store;

@@ -19,7 +19,8 @@ import {
 import { releaseLeases, releaseStatement } from "../../packages/store/src/sql/release.ts";
 import { renewLeases, renewStatement } from "../../packages/store/src/sql/renew.ts";
 import { markSending, sendingStatement } from "../../packages/store/src/sql/sending.ts";
-import { settleIn, settleStatements } from "../../packages/store/src/sql/settle.ts";
+import { settleIn } from "../../packages/store/src/sql/delegated.ts";
+import { settleStatements } from "../../packages/store/src/sql/settle.ts";
 import { oneTenant } from "../../packages/store/src/layout/scope.ts";
 import { reapExpired } from "../../packages/executor/src/reaper.ts";
 import { Settler } from "../../packages/executor/src/settler.ts";

@@ -23,14 +23,14 @@ export {
   settle,
 } from "./layout/ops.ts";
 export type { ClusterNode } from "./sql/cluster-reads.ts";
+export { claimReport, settleIn } from "./sql/delegated.ts";
 export {
   advancePoolClock,
-  claimReport,
   type ClaimedTrigger,
   type ClaimInput,
   type ClaimReport,
 } from "./sql/claim.ts";
-export { settleIn, type AttemptDetail, type Settled, type Settlement } from "./sql/settle.ts";
+export type { AttemptDetail, Settled, Settlement } from "./sql/settle.ts";
 export { renewLeases } from "./sql/renew.ts";
 export { releaseClaims, releaseLeases } from "./sql/release.ts";
 export type { ExpiredLease } from "./sql/reap.ts";

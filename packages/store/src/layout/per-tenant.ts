@@ -9,7 +9,8 @@
 // PostgreSQL runs them too, which is how the conformance suite runs both layouts in every CI run.
 import type { Db } from "../db.ts";
 import type { ClaimedTrigger, ClaimReport } from "../sql/claim.ts";
-import { claimReport, dueTenants } from "../sql/claim.ts";
+import { dueTenants } from "../sql/claim.ts";
+import { claimReport, settleIn } from "../sql/delegated.ts";
 import { clusterNodes } from "../sql/cluster-reads.ts";
 import { insertJobs } from "../sql/create-job.ts";
 import { expireLostOnCluster } from "../sql/executors.ts";
@@ -17,7 +18,6 @@ import { dueCronTenants, materialize, type MaterializeResult } from "../sql/mate
 import { busyPolicyTenants, decideBusy } from "../sql/on-busy.ts";
 import { pendingOfTenants } from "../sql/ready-index.ts";
 import { dropSpent, findExpired } from "../sql/reap.ts";
-import { settleIn } from "../sql/settle.ts";
 import { authenticateThenTenant, listTenants } from "../sql/tenants.ts";
 import { fanOutPerTenant, TENANTS_AT_ONCE } from "./fan-out.ts";
 import type { Layout, PoolClaim } from "./layout.ts";

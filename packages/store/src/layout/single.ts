@@ -2,14 +2,13 @@
 // in one statement that splits the budget by weighted fair share and moves the pool clock itself; a
 // batch of settles, releases or renewals is one transaction for every tenant.
 import type { Db } from "../db.ts";
-import { claimReport } from "../sql/claim.ts";
+import { claimReport, settleIn } from "../sql/delegated.ts";
 import { insertJobs } from "../sql/create-job.ts";
 import { expireLostAcross } from "../sql/executors.ts";
 import { materialize } from "../sql/materialize.ts";
 import { decideBusy } from "../sql/on-busy.ts";
 import { pendingOfTenants } from "../sql/ready-index.ts";
 import { dropSpent, findExpired } from "../sql/reap.ts";
-import { settleIn } from "../sql/settle.ts";
 import { authenticateJoined } from "../sql/tenants.ts";
 import { fanOutOnce } from "./fan-out.ts";
 import type { Layout } from "./layout.ts";

@@ -18,7 +18,6 @@ import { sql, type SQL } from "drizzle-orm";
 import { jsonColumn, pipelineTx, query, type Db } from "../db.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { boundedRate, boundedWeight } from "./columns.ts";
-import { claimAtTenant } from "./delegated.ts";
 import { capsFirst, exclusiveFree, keyCharge, keyedIds, keyResult, scopeOf } from "./claim-keys.ts";
 
 export interface ClaimInput {
@@ -606,11 +605,10 @@ export interface ClaimReport {
   busy: string[];
 }
 
-/** claim(), and which of the given candidates another claim held. */
-export async function claimReport(db: Db, input: ClaimInput): Promise<ClaimReport> {
+/** claim() as its statements, and which of the given candidates another claim held. Callers go
+ *  through claimReport() (delegated.ts), which sends one tenant's claim as one call instead. */
+export async function claimByStatements(db: Db, input: ClaimInput): Promise<ClaimReport> {
   if (input.budget <= 0) return { claimed: [], busy: [] };
-  // One tenant's claim: one call of its function (delegated.ts).
-  if (input.tenantId !== undefined) return claimAtTenant(db, { ...input, tenantId: input.tenantId });
   const c = claimStatements(input);
   return c.decode(await pipelineTx(db, c.statements));
 }

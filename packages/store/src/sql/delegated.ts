@@ -12,8 +12,10 @@
 import { sql, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { jsonColumn, query, type Db } from "../db.ts";
-import { claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
-import { settleBound, type Settled, type Settlement } from "./settle.ts";
+import type { Scope } from "../layout/scope.ts";
+import { claimByStatements, claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
+import { coldItems } from "./notification-fanout.ts";
+import { settleBound, settleByStatements, type Settled, type Settlement } from "./settle.ts";
 
 const dialect = new PgDialect();
 
@@ -161,13 +163,29 @@ export function settleCallStatements(items: Settlement[], tenantId: string) {
 }
 
 /** claimReport() for one tenant, as one call. */
-export async function claimAtTenant(db: Db, input: ClaimInput & { tenantId: string }): Promise<ClaimReport> {
+async function claimAtTenant(db: Db, input: ClaimInput & { tenantId: string }): Promise<ClaimReport> {
   const c = claimCallStatements(input);
   return c.decode([await query(db, c.statements[0]!)]);
 }
 
 /** settle() for one tenant's batch without notifications, as one call. */
-export async function settleAtTenant(db: Db, items: Settlement[], tenantId: string): Promise<Settled[]> {
+async function settleAtTenant(db: Db, items: Settlement[], tenantId: string): Promise<Settled[]> {
   const c = settleCallStatements(items, tenantId);
   return c.decode([await query(db, c.statements[0]!)]);
+}
+
+/** A claim, and which of the given candidates another claim held: one tenant's as one call of its
+ *  function, any other as its statements (claim.ts). */
+export async function claimReport(db: Db, input: ClaimInput): Promise<ClaimReport> {
+  if (input.budget <= 0) return { claimed: [], busy: [] };
+  if (input.tenantId !== undefined) return claimAtTenant(db, { ...input, tenantId: input.tenantId });
+  return claimByStatements(db, input);
+}
+
+/** Settle `items` in one transaction: one tenant's batch without notifications as one call of its
+ *  function, any other as statements (settle.ts). */
+export async function settleIn(db: Db, items: Settlement[], scope: Scope): Promise<Settled[]> {
+  if (items.length === 0) return [];
+  if (scope.tenantId !== undefined && coldItems(items).length === 0) return settleAtTenant(db, items, scope.tenantId);
+  return settleByStatements(db, items, scope);
 }

@@ -13,7 +13,6 @@ import { decayedWork } from "./keys.ts";
 import { coldItems, decodeNotified, notifyStatements } from "./notification-fanout.ts";
 import { packRows, unpackRows } from "./packed.ts";
 import { scopeTo } from "../layout/scope.ts";
-import { settleAtTenant } from "./delegated.ts";
 
 // The run-time estimate's EWMA, written into the statement's text (not bound) so it stays one plan.
 const COST_TAKE = sql.raw(String(COST_EWMA_ALPHA));
@@ -78,11 +77,11 @@ function storable(text: string | null | undefined): string | null {
   return text == null ? null : storableText(text);
 }
 
-/** Settle `items` in one transaction; one tenant's scope: every item is that tenant's (settleStatements). */
-export async function settleIn(db: Db, items: Settlement[], scope: Scope): Promise<Settled[]> {
+/** Settle `items` in one transaction of statements; one tenant's scope: every item is that tenant's
+ *  (settleStatements). Callers go through settleIn() (delegated.ts), which sends one tenant's batch
+ *  without notifications as one call instead. */
+export async function settleByStatements(db: Db, items: Settlement[], scope: Scope): Promise<Settled[]> {
   if (items.length === 0) return [];
-  // One tenant's batch without notifications: one call of its function (delegated.ts).
-  if (scope.tenantId !== undefined && coldItems(items).length === 0) return settleAtTenant(db, items, scope.tenantId);
   const s = settleStatements(items, scope.tenantId);
   if (s.statements.length === 1) return s.decode([await query(db, s.statements[0])]);
   return s.decode(await pipelineTx(db, s.statements));
