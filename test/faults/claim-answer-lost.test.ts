@@ -83,10 +83,13 @@ it("a settle whose hand-off claims commit and whose answer is lost: the claimed 
     // the same round trip: store hand-off.ts), which writes a lease.
     // Cut once the first claim written after the latest settle has passed its COMMIT (standby claims
     // may follow it in the same round trip).
+    // The claim's own transaction: its first statement names its tenants (fairway.claim_tenants), its
+    // second writes the lease, then its COMMIT (a standby claim, one statement, has no COMMIT of its own).
     const afterSettle = (sent: string, before: string) => {
       const all = before + sent;
       const settle = all.lastIndexOf("INSERT INTO success_detail");
-      const lease = settle < 0 ? -1 : all.indexOf("INSERT INTO leases", settle);
+      const claim = settle < 0 ? -1 : all.indexOf("fairway.claim_tenants", settle);
+      const lease = claim < 0 ? -1 : all.indexOf("INSERT INTO leases", claim);
       return lease >= 0 && all.indexOf("commit", lease) >= before.length;
     };
     const executor = startSurvivor({ db: via.store.db });

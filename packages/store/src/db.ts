@@ -93,6 +93,9 @@ export async function pipelineTxs(db: Db, groups: SQL[][]): Promise<Array<Promis
   return out;
 }
 
+/** The text of a delegated function's call (sql/delegated.ts claimCall, settleCall). */
+const DELEGATED_CALL = /^SELECT fairway_(claim|settle)\(/;
+
 async function pipelineReserved(
   conn: ReservedSql,
   groups: Array<Array<{ sql: string; params: unknown[] }>>,
@@ -113,11 +116,11 @@ async function pipelineReserved(
   };
   // Every statement offers the hook: postgres.js calls it only for a statement it could write at once
   // (not one behind a full socket buffer), and one is enough.
-  // A group of one statement is sent alone: it is its own transaction, and a call of a function
-  // distributed by its tenant (sql/delegated.ts) is sent whole to its node only outside a transaction
-  // block.
+  // A call of a function distributed by its tenant (sql/delegated.ts) is sent alone, its own
+  // transaction: Citus sends it whole to the tenant's node only outside a transaction block. Every
+  // other group is written as BEGIN, its statements, COMMIT.
   const sent = groups.map((queries) =>
-    queries.length === 1
+    queries.length === 1 && DELEGATED_CALL.test(queries[0]!.sql)
       ? [conn.unsafe(queries[0]!.sql, queries[0]!.params, { prepare: true, onexecute })]
       : [
           conn.unsafe("begin", [], { prepare: false, onexecute }),
