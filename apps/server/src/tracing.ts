@@ -1,6 +1,6 @@
 // Whether this server traces, from the standard OpenTelemetry variables (config.ts). Off unless an
 // OTLP endpoint is set: then otel.ts, and through it the SDK, is imported; otherwise nothing of
-// OpenTelemetry is loaded and the hot path pays nothing (docs/bench.md, "Tracing").
+// OpenTelemetry is loaded, and an attempt pays one branch.
 import type { Config } from "./config.ts";
 import type { ServerTracing, TracingSettings } from "./tracing-types.ts";
 
