@@ -237,7 +237,7 @@ export class Executor {
       onHandedOff: (input, report) => {
         if (this.claimer.handedOff(input, report, this.now())) this.loop.wake();
       },
-      onStandby: (_input, claimed) => this.slots.hold(claimed),
+      onStandby: (input, claimed) => this.slots.answered(input, claimed),
     });
     this.claimer = new Claimer({
       db: opts.db,

@@ -38,7 +38,8 @@ export interface SettlerOptions {
   /** Claims to make in the settle's own transaction for the at-cap tenants of a batch (store
    *  hand-off.ts): `freed` are the at-cap results whose slot no standby trigger took, `atCap` all of
    *  them. Asked as the batch is written, so that the pools' room is current. What the claims got
-   *  goes to onHandedOff, what the standby claims got to onStandby. */
+   *  goes to onHandedOff; what each standby claim got to onStandby, once per claim (none where it failed or
+   *  its answer was lost). */
   handOff?: (freed: HeldBy[], atCap: HeldBy[]) => { claims: ClaimInput[]; standby: StandbyInput[] };
   onHandedOff?: (input: ClaimInput, report: ClaimReport) => void;
   onStandby?: (input: StandbyInput, claimed: ClaimedTrigger[]) => void;
@@ -241,6 +242,7 @@ export class Settler {
       const inDoubt = () => this.opts.onInDoubt?.(sent);
       inDoubt();
       written.then(inDoubt, inDoubt);
+      for (const c of standby) this.opts.onStandby?.(c, []);
       throw err;
     }
     // A claim whose own transaction failed is released by its token, like one whose answer was lost.
@@ -254,8 +256,7 @@ export class Settler {
       if (report) this.opts.onHandedOff?.(c, report);
     });
     standby.forEach((c, i) => {
-      const got = r.standby[i];
-      if (got) this.opts.onStandby?.(c, got);
+      this.opts.onStandby?.(c, r.standby[i] ?? []);
     });
     return r.settled;
   }

@@ -46,6 +46,10 @@ export class StandbySlots {
    *  triggers are in the pool here (queued or running). */
   private readonly standby = new Map<string, Held[]>();
   private readonly counted = new Map<string, number>();
+  /** Per tenant and pool: standby triggers asked for (wanted) and not yet answered. Counted as held by
+   *  the next ask, so two asks made before either answer (a settle's and a claim's) never cross into
+   *  more standby leases than counted runs here. */
+  private readonly asked = new Map<string, number>();
   /** Standby claims under way outside a settle (afterClaim). */
   private readonly claims = new Set<Promise<void>>();
 
@@ -87,7 +91,7 @@ export class StandbySlots {
 
   /** How many triggers each at-cap tenant of a settle batch should hold on standby here: one for each
    *  of its counted triggers here once the batch's hand-off claims have refilled the freed slots, less
-   *  those already held. */
+   *  those already held or asked for. What it returns is asked for until `answered`. */
   wanted(freed: HeldBy[], atCap: HeldBy[]): StandbyInput[] {
     const byType = new Map<string, Map<string, number>>();
     for (const r of freed) {
@@ -103,8 +107,12 @@ export class StandbySlots {
       if (seen.has(k) || !pool) continue;
       seen.add(k);
       const n =
-        (this.counted.get(k) ?? 0) + (byType.get(r.type)?.get(r.tenantId) ?? 0) - (this.standby.get(k)?.length ?? 0);
+        (this.counted.get(k) ?? 0) +
+        (byType.get(r.type)?.get(r.tenantId) ?? 0) -
+        (this.standby.get(k)?.length ?? 0) -
+        (this.asked.get(k) ?? 0);
       if (n <= 0) continue;
+      this.asked.set(k, (this.asked.get(k) ?? 0) + n);
       let input = inputs.find((i) => i.type === r.type);
       if (!input) {
         input = { type: r.type, owner: this.host.owner, leaseMs: pool.config.leaseMs, want: [] };
@@ -125,8 +133,11 @@ export class StandbySlots {
     );
     for (const input of inputs.flatMap((i) => this.host.split(i))) {
       const p = this.host.claim(input).then(
-        (claimed) => this.hold(claimed),
-        (err) => this.host.log.warn("standby claim failed", { err }),
+        (claimed) => this.answered(input, claimed),
+        (err) => {
+          this.answered(input, []);
+          this.host.log.warn("standby claim failed", { err });
+        },
       );
       this.claims.add(p);
       void p.finally(() => this.claims.delete(p));
@@ -138,9 +149,22 @@ export class StandbySlots {
     await Promise.all([...this.claims]);
   }
 
-  /** Triggers claimed on standby: held until a run of their tenant here ends. Never more per tenant
-   *  than its counted triggers here (two standby claims may have crossed): the rest are released. */
-  hold(claimed: ClaimedTrigger[]): void {
+  /** The answer to an ask (`wanted`): what it claimed on standby, none when it failed or its answer
+   *  was lost (a lost claim is released by its token). Its triggers are held until a run of their
+   *  tenant here ends. */
+  answered(input: StandbyInput, claimed: ClaimedTrigger[]): void {
+    for (const w of input.want) {
+      const k = tenantKey({ type: input.type, tenantId: w.tenantId });
+      const n = (this.asked.get(k) ?? 0) - w.n;
+      if (n > 0) this.asked.set(k, n);
+      else this.asked.delete(k);
+    }
+    this.hold(claimed);
+  }
+
+  /** Never more per tenant than its counted triggers here (its runs may have ended while the claim was
+   *  written): the rest are released. */
+  private hold(claimed: ClaimedTrigger[]): void {
     const orphans: Held[] = [];
     for (const t of claimed) {
       const pool = this.host.pool(t.type);

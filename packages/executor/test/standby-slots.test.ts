@@ -21,6 +21,9 @@ const trigger = (tenantId: string, type = "work"): ClaimedTrigger =>
     vclock: null,
   }) as ClaimedTrigger;
 
+/** An answer to no ask (the ask's own bookkeeping is tested on its own below). */
+const NONE: StandbyInput = { type: "work", owner: "exe_1", leaseMs: 30_000, want: [] };
+
 function setup(opts: { claim?: (input: StandbyInput) => Promise<ClaimedTrigger[]>; layout?: LayoutName } = {}) {
   const pools = new Map([["work", new Pool({ ...DEFAULT_POOL, type: "work", concurrency: 10, leaseMs: 30_000 })]]);
   const held = new Map<string, Held>();
@@ -63,7 +66,8 @@ describe("standby slots", () => {
       { type: "work", tenantId: "c" },
       { type: "other", tenantId: "a" },
     ];
-    expect(slots.wanted(freed, atCap)).toEqual([
+    const [ask] = slots.wanted(freed, atCap);
+    expect([ask]).toEqual([
       {
         type: "work",
         owner: "exe_1",
@@ -74,7 +78,9 @@ describe("standby slots", () => {
         ],
       },
     ]);
-    slots.hold([trigger("a"), trigger("a")]);
+    const [asked] = slots.wanted(freed, atCap);
+    expect(asked).toBeUndefined(); // asked for already, not yet answered
+    slots.answered(ask, [trigger("a"), trigger("a")]);
     expect(slots.wanted([], [{ type: "work", tenantId: "a" }])).toEqual([]); // 2 counted, 2 held
     expect(slots.wanted(freed, [{ type: "work", tenantId: "a" }])[0].want).toEqual([{ tenantId: "a", n: 1 }]);
   });
@@ -84,7 +90,7 @@ describe("standby slots", () => {
     slots.count(trigger("a"));
     slots.count(trigger("a"));
     const got = [trigger("a"), trigger("a"), trigger("a"), trigger("b"), trigger("a", "other")];
-    slots.hold(got);
+    slots.answered(NONE, got);
     expect([...held.keys()]).toEqual([got[0].id, got[1].id]);
     expect(released).toEqual([got[2].id, got[3].id, got[4].id]);
     expect([...held.values()].every((h) => h.standby && !h.started)).toBe(true);
@@ -98,7 +104,7 @@ describe("standby slots", () => {
     slots.count(run);
     slots.count(trigger("a"));
     const [s1, s2] = [trigger("a"), trigger("a")];
-    slots.hold([s1, s2]);
+    slots.answered(NONE, [s1, s2]);
     const next = slots.takeOver(run);
     expect(next?.t.id).toBe(s1.id);
     expect(next?.standby).toBe(false);
@@ -114,7 +120,7 @@ describe("standby slots", () => {
     slots.count(r1);
     slots.count(r2);
     const s = trigger("a");
-    slots.hold([s]);
+    slots.answered(NONE, [s]);
     slots.uncount(r1, false);
     expect(released).toEqual([]); // r2 still runs here: s may take its slot
     slots.uncount(r2, false);
@@ -126,12 +132,12 @@ describe("standby slots", () => {
     const { slots, released } = setup();
     const r = trigger("a");
     slots.count(r);
-    slots.hold([trigger("a")]);
+    slots.answered(NONE, [trigger("a")]);
     const next = slots.takeOver(r)!;
     slots.count(next.t); // the executor runs it: counted before the old run's task returns
     slots.uncount(r, true);
     expect(released).toEqual([]);
-    slots.hold([trigger("a")]);
+    slots.answered(NONE, [trigger("a")]);
     slots.uncount(next.t, false, true);
     expect(released).toEqual([]);
   });
@@ -142,7 +148,7 @@ describe("standby slots", () => {
     slots.count(r);
     slots.count(trigger("a"));
     const [s1, s2] = [trigger("a"), trigger("a")];
-    slots.hold([s1, s2]);
+    slots.answered(NONE, [s1, s2]);
     slots.drop(held.get(s2.id)!);
     expect(slots.wanted([], [{ type: "work", tenantId: "a" }])[0].want).toEqual([{ tenantId: "a", n: 1 }]);
     expect(slots.takeOver(r)?.t.id).toBe(s1.id);
@@ -184,5 +190,31 @@ describe("standby slots", () => {
     await slots.idle();
     expect(held.size).toBe(0);
     expect(warnings).toEqual(["standby claim failed"]);
+  });
+
+  it("never asks twice for the same slots: an ask counts as held until its answer", async () => {
+    let answer: (ts: ClaimedTrigger[]) => void = () => {};
+    const { slots, claims } = setup({ claim: () => new Promise((r) => (answer = r)) });
+    for (let i = 0; i < 5; i++) slots.count(trigger("a"));
+    // A claim took the tenant to its cap and asks for 5; a settle's hand-off then asks before that answer.
+    slots.afterClaim("work", ["a"]);
+    expect(claims.map((c) => c.want)).toEqual([[{ tenantId: "a", n: 5 }]]);
+    expect(slots.wanted([], [{ type: "work", tenantId: "a" }])).toEqual([]);
+    // It got 3 of the 5: the next ask is for the other 2.
+    answer([trigger("a"), trigger("a"), trigger("a")]);
+    await slots.idle();
+    const [next] = slots.wanted([], [{ type: "work", tenantId: "a" }]);
+    expect(next.want).toEqual([{ tenantId: "a", n: 2 }]);
+    // A settle whose hand-off failed answers its ask with nothing: the slots are asked for again.
+    slots.answered(next, []);
+    expect(slots.wanted([], [{ type: "work", tenantId: "a" }])[0].want).toEqual([{ tenantId: "a", n: 2 }]);
+  });
+
+  it("a failed standby claim is asked for again", async () => {
+    const { slots } = setup({ claim: () => Promise.reject(new Error("connection lost")) });
+    slots.count(trigger("a"));
+    slots.afterClaim("work", ["a"]);
+    await slots.idle();
+    expect(slots.wanted([], [{ type: "work", tenantId: "a" }])[0].want).toEqual([{ tenantId: "a", n: 1 }]);
   });
 });
