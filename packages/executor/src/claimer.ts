@@ -42,7 +42,7 @@ export interface ClaimerDeps {
   /** Metrics: each claim's duration and size. */
   observer?: Pick<ExecutorObserver, "claimed">;
   /** Tenants a claim took to their in-flight cap (their next triggers can go on standby). */
-  reachedCap?(type: string, tenantIds: string[]): void;
+  reachedCap?(type: string, reached: Array<{ tenantId: string; key: string | null }>): void;
 }
 
 export class Claimer {
@@ -63,8 +63,8 @@ export class Claimer {
 
   /** The claims a settle makes for the at-cap tenants it frees: per pool with room, as many as were
    *  freed (at most its room), among exactly those tenants. A slot freed by a keyed trigger at its cap
-   *  is claimed even when the pool's queue is full: no standby trigger waits for it (store standby.ts),
-   *  the key has nothing else to refill it, and what the claim gets starts at the front of the queue
+   *  is claimed even when the pool's queue is full: no standby trigger of its key took it (store
+   *  standby.ts), the key has nothing else to refill it, and what the claim gets starts at the front of the queue
    *  (claim-keys.ts, capsFirst). The queue grows by at most the freed key slots. */
   handOff(freed: Array<{ type: string; tenantId: string; key?: string | null }>): ClaimInput[] {
     const byType = new Map<string, Map<string, number>>();
@@ -195,11 +195,13 @@ export class Claimer {
     else await ready?.mark(claimed.map((t) => ({ type, tenantId: t.tenantId, dueAtMs: c.now })));
   }
 
-  /** Standby is for tenants at their own cap; a key at its cap is refilled by its settle's hand-off
-   *  claim (store standby.ts). */
+  /** Tenants, and keys, this claim took to their cap: their next triggers go on standby (store
+   *  standby.ts; a keyed trigger asks for its key, which the statement holds only at the key's cap). */
   private toStandby(type: string, claimed: ClaimedTrigger[]): void {
-    const atCap = new Set(claimed.filter((c) => c.atCap && c.key === null).map((c) => c.tenantId));
-    if (atCap.size > 0) this.deps.reachedCap?.(type, [...atCap]);
+    const reached = new Map<string, { tenantId: string; key: string | null }>();
+    for (const c of claimed)
+      if (c.atCap) reached.set(`${c.tenantId}\u0000${c.key ?? ""}`, { tenantId: c.tenantId, key: c.key });
+    if (reached.size > 0) this.deps.reachedCap?.(type, [...reached.values()]);
   }
 
   /** A claim under a token of its own; one that failed is noted in doubt (it may have committed). */

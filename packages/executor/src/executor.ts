@@ -249,8 +249,8 @@ export class Executor {
       dispatch: (pool, t, key) => this.dispatch(pool, t, key),
       stats: this.stats,
       observer: opts.observer,
-      reachedCap: (type, tenantIds) => {
-        if (!this.stopping) this.slots.afterClaim(type, tenantIds);
+      reachedCap: (type, reached) => {
+        if (!this.stopping) this.slots.afterClaim(type, reached);
       },
     });
     this.materializer = new Materializer({

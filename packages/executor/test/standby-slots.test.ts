@@ -159,7 +159,7 @@ describe("standby slots", () => {
     let answer: (ts: ClaimedTrigger[]) => void = () => {};
     const { slots, held, claims } = setup({ claim: () => new Promise((r) => (answer = r)) });
     slots.count(trigger("a"));
-    slots.afterClaim("work", ["a"]);
+    slots.afterClaim("work", [{ tenantId: "a" }]);
     expect(claims).toEqual([{ type: "work", owner: "exe_1", leaseMs: 30_000, want: [{ tenantId: "a", n: 1 }] }]);
     let idle = false;
     const waiting = slots.idle().then(() => (idle = true));
@@ -176,7 +176,7 @@ describe("standby slots", () => {
     slots.count(trigger("a"));
     slots.count(trigger("b"));
     slots.count(trigger("b"));
-    slots.afterClaim("work", ["a", "b"]);
+    slots.afterClaim("work", [{ tenantId: "a" }, { tenantId: "b" }]);
     expect(claims).toEqual([
       { type: "work", owner: "exe_1", leaseMs: 30_000, want: [{ tenantId: "a", n: 1 }], tenantId: "a" },
       { type: "work", owner: "exe_1", leaseMs: 30_000, want: [{ tenantId: "b", n: 2 }], tenantId: "b" },
@@ -186,7 +186,7 @@ describe("standby slots", () => {
   it("logs a failed standby claim and holds nothing", async () => {
     const { slots, held, warnings } = setup({ claim: () => Promise.reject(new Error("connection lost")) });
     slots.count(trigger("a"));
-    slots.afterClaim("work", ["a"]);
+    slots.afterClaim("work", [{ tenantId: "a" }]);
     await slots.idle();
     expect(held.size).toBe(0);
     expect(warnings).toEqual(["standby claim failed"]);
@@ -197,7 +197,7 @@ describe("standby slots", () => {
     const { slots, claims } = setup({ claim: () => new Promise((r) => (answer = r)) });
     for (let i = 0; i < 5; i++) slots.count(trigger("a"));
     // A claim took the tenant to its cap and asks for 5; a settle's hand-off then asks before that answer.
-    slots.afterClaim("work", ["a"]);
+    slots.afterClaim("work", [{ tenantId: "a" }]);
     expect(claims.map((c) => c.want)).toEqual([[{ tenantId: "a", n: 5 }]]);
     expect(slots.wanted([], [{ type: "work", tenantId: "a" }])).toEqual([]);
     // It got 3 of the 5: the next ask is for the other 2.
@@ -213,8 +213,55 @@ describe("standby slots", () => {
   it("a failed standby claim is asked for again", async () => {
     const { slots } = setup({ claim: () => Promise.reject(new Error("connection lost")) });
     slots.count(trigger("a"));
-    slots.afterClaim("work", ["a"]);
+    slots.afterClaim("work", [{ tenantId: "a" }]);
     await slots.idle();
     expect(slots.wanted([], [{ type: "work", tenantId: "a" }])[0].want).toEqual([{ tenantId: "a", n: 1 }]);
+  });
+
+  it("holds a keyed trigger per key: it asks by key, and takes over only from a run of its own key", async () => {
+    const { slots, held, released, claims } = setup();
+    const keyed = (key: string) => ({ ...trigger("a"), key });
+    const x1 = keyed("x");
+    const y1 = keyed("y");
+    slots.count(x1);
+    slots.count(y1);
+    slots.afterClaim("work", [{ tenantId: "a", key: "x" }]);
+    await slots.idle();
+    expect(claims).toEqual([
+      { type: "work", owner: "exe_1", leaseMs: 30_000, want: [{ tenantId: "a", n: 1, key: "x" }] },
+    ]);
+    // One x on standby (one x counted here); a second x past the count is given back.
+    const x2 = keyed("x");
+    const x3 = keyed("x");
+    slots.answered(NONE, [x2, x3]);
+    expect([...held.keys()]).toEqual([x2.id]);
+    expect(released).toEqual([x3.id]);
+    // y's run ending takes nothing of x's; x's run ending takes x2.
+    expect(slots.takeOver(y1)).toBeUndefined();
+    slots.uncount(y1, false);
+    expect(slots.takeOver(x1)?.t.id).toBe(x2.id);
+    // The key's settle asks for its key: counted + freed − held − asked.
+    const ask = slots.wanted([], [{ type: "work", tenantId: "a", key: "x" }]);
+    expect(ask).toEqual([{ type: "work", owner: "exe_1", leaseMs: 30_000, want: [{ tenantId: "a", n: 1, key: "x" }] }]);
+    expect(slots.wanted([], [{ type: "work", tenantId: "a", key: "x" }])).toEqual([]);
+    slots.answered(ask[0], []);
+    expect(slots.wanted([], [{ type: "work", tenantId: "a", key: "x" }])[0].want).toEqual([
+      { tenantId: "a", n: 1, key: "x" },
+    ]);
+  });
+
+  it("gives a key's standby triggers back when its last run here ends without a hand-over", () => {
+    const { slots, held, released } = setup();
+    const x1 = { ...trigger("a"), key: "x" };
+    const other = trigger("a");
+    slots.count(x1);
+    slots.count(other);
+    const x2 = { ...trigger("a"), key: "x" };
+    slots.answered(NONE, [x2]);
+    expect([...held.keys()]).toEqual([x2.id]);
+    // The tenant still has a run here, the key none: the key's standby goes back.
+    slots.uncount(x1, false);
+    expect(released).toEqual([x2.id]);
+    expect(slots.takeOver(other)).toBeUndefined();
   });
 });

@@ -1,8 +1,9 @@
 // Standby triggers (standby.ts) and the running count (tenant_pools.running, what caps check): a
 // standby claim counts nothing; a settle that names a standby successor moves it into the count as it
 // takes the finished run out; a successor whose lease was lost, or that is settled in the same batch,
-// is never counted; the reaper and release uncount only what was counted. After each step the count
-// equals the running triggers not on standby (queueDrift).
+// is never counted; the reaper and release uncount only what was counted. The same per fairness key
+// (tenant_keys.running) for a key at its own cap. After each step the counts equal the running
+// triggers not on standby (queueDrift).
 import { describe, expect, it } from "vitest";
 import {
   LAYOUT_NAMES,
@@ -10,6 +11,7 @@ import {
   type StandbyInput,
   ALL_TENANTS,
   claim,
+  putKeyOverride,
   query,
   releaseLeases,
   settle,
@@ -129,6 +131,108 @@ describe.each(LAYOUT_NAMES)("%s layout", (layout) => {
     });
     expect(await releaseLeases(pg.db, standby, ALL_TENANTS)).toBe(CAP);
     expect(await running("sb_c")).toBe(CAP);
+    expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
+  });
+
+  const keyRunning = async (tenantId: string, key: string) =>
+    (
+      await query<{ n: number }>(
+        pg.db,
+        sql`SELECT coalesce(sum(running), 0)::int AS n FROM tenant_keys WHERE tenant_id = ${tenantId} AND key = ${key}`,
+      )
+    )[0].n;
+
+  const KCAP = 4;
+  /** Tenant `tenantId` (no cap of its own in reach) with key x capped at KCAP, 8 due of x and 3 of y
+   *  (no cap), y's older: a claim takes x to its cap and all of y. */
+  async function keyAtCap(tenantId: string, type: string) {
+    await seedTenant(pg.db, tenantId, { maxInFlight: 20 });
+    await seedPool(pg.db, type, 20);
+    await putKeyOverride(pg.db, tenantId, "x", { maxInFlight: KCAP });
+    await putKeyOverride(pg.db, tenantId, "z", { maxInFlight: 1, ratePerSecond: 50 });
+    await seedDue(pg.db, tenantId, 3, { type, key: "y" });
+    await seedDue(pg.db, tenantId, 8, { type, key: "x" });
+    await seedDue(pg.db, tenantId, 2, { type, key: "z" });
+    const runs = await claim(pg.db, { type, budget: 20, owner: "x", leaseMs: 60_000 });
+    const of = (key: string) => runs.filter((r) => r.key === key);
+    expect(of("x")).toHaveLength(KCAP);
+    expect(of("y")).toHaveLength(3);
+    expect(of("z")).toHaveLength(1);
+    return of;
+  }
+
+  it("a key at its cap holds its next triggers on standby; the hand-over counts one in its key per finished run", async () => {
+    const of = await keyAtCap("sk_a", "sk_a");
+    const want = (key: string | null, n: number) => ({
+      type: "sk_a",
+      owner: "x",
+      leaseMs: 60_000,
+      want: [{ tenantId: "sk_a", n, key }],
+    });
+    // The tenant, below its own cap with keyed work queued, holds nothing of its own; a key below its
+    // cap, or with a rate quota, holds nothing either.
+    expect(await standbyAs(want(null, 5))).toHaveLength(0);
+    expect(await standbyAs(want("y", 5))).toHaveLength(0);
+    expect(await standbyAs(want("z", 5))).toHaveLength(0);
+    // x at its cap: at most its cap on standby, whatever is asked, all of x, counted nowhere.
+    const standby = await standbyAs(want("x", 5));
+    expect(standby).toHaveLength(KCAP);
+    expect(standby.every((t) => t.key === "x")).toBe(true);
+    expect(await keyRunning("sk_a", "x")).toBe(KCAP);
+    expect(await running("sk_a")).toBe(KCAP + 4);
+    expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
+    // No claim takes any of x: the key is at its cap, standby or not.
+    expect(await claim(pg.db, { type: "sk_a", budget: 20, owner: "y", leaseMs: 60_000 })).toHaveLength(0);
+    // The hand-over: x's count stays at its cap (one out, one in), and so does the tenant's.
+    const [x0, x1] = of("x");
+    await settle(pg.db, [done(x0, standby[0])]);
+    expect(await keyRunning("sk_a", "x")).toBe(KCAP);
+    expect(await running("sk_a")).toBe(KCAP + 4);
+    expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
+    // A successor settled in the batch that names it was never counted; one whose lease was lost is
+    // not moved in.
+    await settle(pg.db, [done(x1, standby[1]), done(standby[1])]);
+    expect(await keyRunning("sk_a", "x")).toBe(KCAP - 1);
+    await pg.db.execute(
+      sql`UPDATE triggers SET lease_expires_at = now() - interval '1 second' WHERE id = ${standby[2].id}`,
+    );
+    await settle(pg.db, [{ ...done(standby[2]), status: "pending", reap: true, outcome: "lease_expired" }]);
+    await settle(pg.db, [done(of("x")[2], standby[2])]);
+    expect(await keyRunning("sk_a", "x")).toBe(KCAP - 2);
+    expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
+    // Released standby triggers go back to the queue without uncounting x's runs.
+    expect(await releaseLeases(pg.db, standby.slice(3), ALL_TENANTS)).toBe(KCAP - 3);
+    expect(await keyRunning("sk_a", "x")).toBe(KCAP - 2);
+    expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
+    // What is left settles to nothing counted.
+    await settle(pg.db, [
+      done(standby[0]),
+      ...of("x")
+        .slice(3)
+        .map((t) => done(t)),
+      ...of("y").map((t) => done(t)),
+      ...of("z").map((t) => done(t)),
+    ]);
+    expect(await keyRunning("sk_a", "x")).toBe(0);
+    expect(await running("sk_a")).toBe(0);
+    expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
+  });
+
+  it("a tenant's own standby claim takes no keyed trigger", async () => {
+    // At its cap with nothing keyed queued: its standby is its own. A keyed trigger queued since is
+    // left in the queue (it would be counted in no key).
+    await atCap("sk_b", "sk_b", 4);
+    await seedDue(pg.db, "sk_b", 3, { type: "sk_b", key: "k", priority: 5 });
+    await pg.db.execute(sql`UPDATE tenant_keys SET queued = 0 WHERE tenant_id = 'sk_b'`);
+    const standby = await standbyAs({
+      type: "sk_b",
+      owner: "x",
+      leaseMs: 60_000,
+      want: [{ tenantId: "sk_b", n: CAP }],
+    });
+    await pg.db.execute(sql`UPDATE tenant_keys SET queued = 3 WHERE tenant_id = 'sk_b'`);
+    expect(standby).toHaveLength(CAP);
+    expect(standby.every((t) => t.key === null)).toBe(true);
     expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
   });
 });

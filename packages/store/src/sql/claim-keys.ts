@@ -20,7 +20,7 @@ export function scopeOf(one?: SQL) {
 
 /** A key's policy in force (its override's fields over its tenant's defaults) and its rate tokens now,
  *  for the tenant_keys row `k` of the tenant whose row (cand or tenants) is `c`. */
-function keyPolicy(k: SQL, c: SQL): SQL {
+export function keyPolicy(k: SQL, c: SQL): SQL {
   return sql`
     SELECT p0.cap, p0.weight, p0.rate,
            CASE WHEN p0.rate IS NULL THEN NULL ELSE
@@ -90,8 +90,10 @@ export function keyedIds(type: string, limit: SQL, one?: SQL): SQL {
  *  vtime charged by what it got (its tenant's estimate ÷ weight, corrected at settle), its rate tokens
  *  spent. The
  *  rows are locked in key order, as settle and the queue's triggers lock them. Defines "klocked". `one`:
- *  as keyedIds'. The time is read once in "klocked", not in a CASE of the update (which Citus refuses). */
-export function keyCharge(one?: SQL): SQL {
+ *  as keyedIds'. The time is read once in "klocked", not in a CASE of the update (which Citus refuses).
+ *  `standby`: a standby claim's (standby.ts), whose triggers are not counted in `running` until their
+ *  hand-over (settle.ts, "moved"). */
+export function keyCharge(one?: SQL, standby = false): SQL {
   const at = scopeOf(one).at("k");
   return sql`
     kdq AS (SELECT tenant_id, key, count(*)::int AS n FROM dequeued WHERE key IS NOT NULL GROUP BY 1, 2),
@@ -111,7 +113,7 @@ export function keyCharge(one?: SQL): SQL {
     ),
     kcharge AS (
       UPDATE tenant_keys k
-         SET queued = k.queued - l.dq, running = k.running + l.n,
+         SET queued = k.queued - l.dq, ${standby ? sql`` : sql`running = k.running + l.n,`}
              vtime = k.vtime + k.vcorr + l.n * l.cost_ms / l.weight, vcorr = 0,
              rate_tokens = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_tokens ELSE l.tokens - l.n END,
              rate_updated_at = CASE WHEN l.tokens IS NULL OR l.n = 0 THEN k.rate_updated_at ELSE l.now END

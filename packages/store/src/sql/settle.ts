@@ -351,7 +351,7 @@ function settleSql(parts: SettleParts, split: boolean) {
        WHERE t.id = ANY (ARRAY(SELECT x->>0 FROM jsonb_array_elements(${successors}::jsonb) AS x)) AND t.id = m.id
          AND t.lease_token = m.token AND t.attempt_count = m.attempt AND t.status = 'running' AND t.standby
          AND ${notSettled} ${at("t")}
-      RETURNING t.tenant_id, t.type
+      RETURNING t.tenant_id, t.type, t.key
     ),
 ${split ? sql`` : recorded}
     ${
@@ -421,10 +421,11 @@ ${split ? sql`` : recorded}
         FROM locked l JOIN tenants t ON t.id = l.tenant_id ${at("t", "id")}
        WHERE tp.tenant_id = l.tenant_id AND tp.type = l.type ${at("tp")}
     ),
-    -- The same per fairness key, for the settled rows that have one (none is ever on standby): its
-    -- correction by real worker time over its weight (the claim charged its tenant's estimate in the
-    -- pool, read here as this statement found it), its running count, and its recent worker time
-    -- (sql/keys.ts). The correction goes to vcorr, not the indexed vtime (schema.ts, tenantKeys): the
+    -- The same per fairness key, for the settled rows that have one: its correction by real worker
+    -- time over its weight (the claim charged its tenant's estimate in the pool, read here as this
+    -- statement found it), its running count (less the settled rows that were counted, plus the
+    -- standby rows of the key moved in: a keyed standby trigger takes over only from its own key's run,
+    -- standby.ts), and its recent worker time (sql/keys.ts). The correction goes to vcorr, not the indexed vtime (schema.ts, tenantKeys): the
     -- update is HOT. Locked in key order, after every tenant_pools row (lock order as above): count(*)
     -- reads all of "locked" first, where EXISTS would stop at its first row and lock the keys between
     -- two tenant_pools rows — a cycle with a claim, which locks them all first.
@@ -434,7 +435,9 @@ ${split ? sql`` : recorded}
                      count(*) * coalesce(min(tp.cost_ms), 100) AS charged,
                      count(*) FILTER (WHERE NOT d.standby) AS uncount
                 FROM done d LEFT JOIN tenant_pools tp ON tp.tenant_id = d.tenant_id AND tp.type = d.type ${at("tp")}
-               WHERE d.key IS NOT NULL GROUP BY d.tenant_id, d.key, d.type) x
+               WHERE d.key IS NOT NULL GROUP BY d.tenant_id, d.key, d.type
+              UNION ALL
+              SELECT m.tenant_id, m.key, 0, 0, -count(*) FROM moved m WHERE m.key IS NOT NULL GROUP BY m.tenant_id, m.key) x
        GROUP BY x.tenant_id, x.key
     ),
     klocked AS MATERIALIZED (
