@@ -218,6 +218,24 @@ describe.each(LAYOUT_NAMES)("%s layout", (layout) => {
     expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
   });
 
+  it("a key's standby takes no trigger of a job with an onBusy policy: it waits for its decision", async () => {
+    await keyAtCap("sk_c", "sk_c");
+    // x's queued triggers: 4 of a plain job (seeded above), then 2 older of a job that skips when busy.
+    const { triggerIds: skipping } = await seedDue(pg.db, "sk_c", 2, { type: "sk_c", key: "x", priority: 5 });
+    await pg.db.execute(
+      sql`UPDATE jobs SET on_busy = 'skip' WHERE id = (SELECT job_id FROM triggers WHERE id = ${skipping[0]})`,
+    );
+    const standby = await standbyAs({
+      type: "sk_c",
+      owner: "x",
+      leaseMs: 60_000,
+      want: [{ tenantId: "sk_c", n: KCAP, key: "x" }],
+    });
+    expect(standby).toHaveLength(KCAP);
+    expect(standby.filter((t) => skipping.includes(t.id))).toEqual([]);
+    expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
+  });
+
   it("a tenant's own standby claim takes no keyed trigger", async () => {
     // At its cap with nothing keyed queued: its standby is its own. A keyed trigger queued since is
     // left in the queue (it would be counted in no key).

@@ -70,12 +70,15 @@ export function standbyStatement(input: StandbyInput) {
     ),
     -- Keys at their own cap, with no rate quota, of active tenants without one: their next due
     -- triggers, in the claim's order within a key (claim-keys.ts, keyedIds), at most the key's cap.
+    -- Not those of jobs with an onBusy policy: while their key is busy they wait in the queue for the
+    -- materializer's decision (on-busy.ts), which a standby lease would take from them.
     kst AS (
       SELECT t.id, ${boundedWeight("t")} AS weight, coalesce(tp.vtime, 0) AS vtime, coalesce(tp.cost_ms, 100) AS cost_ms,
              t.key_max_in_flight, t.key_rate_per_second, t.key_weight,
              ARRAY(SELECT x.id FROM trigger_queue x
                     WHERE x.tenant_id = ${tenant(sql`t.id`)} AND x.type = ${type} AND x.key = w.key AND x.next_attempt_at <= now()
                       AND ${exclusiveFree(sql`x`, bound)}
+                      AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = x.job_id AND j.on_busy <> 'queue' ${at("j")})
                     ORDER BY x.priority DESC NULLS LAST, x.next_attempt_at
                     LIMIT least(w.n, p.cap)) AS due_ids
         FROM want w
