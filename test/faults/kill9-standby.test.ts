@@ -110,19 +110,23 @@ it("kill -9 while a capped key's standby triggers are held: lost 0, only started
   const triggerIds = [...x.triggerIds, ...y.triggerIds];
   receiver.delayMs = 40;
   const victim = await startExecutorChild({ DATABASE_URL: db.url, OWNER: "victim", REAP_MS: "200" });
-  // x's running count in Postgres (what its cap is checked against), and the most of x's triggers one
-  // executor held on standby.
+  // x's running count in Postgres (what its cap is checked against), the most of x's triggers one
+  // executor held on standby, and the most it held leased in all (counted or on standby).
   let mostCounted = 0;
   let mostStandby = 0;
+  let mostLeased = 0;
   const ledger = async () => {
-    const [r] = await query<{ counted: number; standby: number }>(
+    const [r] = await query<{ counted: number; standby: number; leased: number }>(
       db.store.db,
       sql`SELECT (SELECT coalesce(sum(running), 0)::int FROM tenant_keys WHERE key = 'x') AS counted,
                  (SELECT coalesce(max(n), 0)::int FROM (SELECT count(*) AS n FROM triggers
-                   WHERE status = 'running' AND standby AND key = 'x' GROUP BY lease_owner) x) AS standby`,
+                   WHERE status = 'running' AND standby AND key = 'x' GROUP BY lease_owner) x) AS standby,
+                 (SELECT coalesce(max(n), 0)::int FROM (SELECT count(*) AS n FROM triggers
+                   WHERE status = 'running' AND key = 'x' GROUP BY lease_owner) x) AS leased`,
     );
     mostCounted = Math.max(mostCounted, r.counted);
     mostStandby = Math.max(mostStandby, r.standby);
+    mostLeased = Math.max(mostLeased, r.leased);
     return r;
   };
   await until(ledger, (r) => r.standby > 0, 30_000, "standby triggers of the key held");
@@ -143,7 +147,9 @@ it("kill -9 while a capped key's standby triggers are held: lost 0, only started
       "all triggers succeeded",
     );
     const report = deliveryReport(receiver.hits, triggerIds);
-    console.log(JSON.stringify({ drill: "kill9-standby-key", ...report, hitsAtKill, heldAtKill, mostStandby }));
+    console.log(
+      JSON.stringify({ drill: "kill9-standby-key", ...report, hitsAtKill, heldAtKill, mostStandby, mostLeased }),
+    );
     expect(report.lost).toBe(0);
     expect(report.foreign).toBe(0);
     // As above: the victim's runs in flight of x (at most its cap) and those answered whose settle had
@@ -151,8 +157,12 @@ it("kill -9 while a capped key's standby triggers are held: lost 0, only started
     expect(report.duplicates).toBeLessThanOrEqual(2 * CAP + 20);
     expect(receiver.maxOpen.get("x")).toBeLessThanOrEqual(CAP);
     expect(mostCounted).toBeLessThanOrEqual(CAP);
+    // Per executor, at most one standby trigger per counted run of the key there. In Postgres a
+    // hand-over shows late: until the settle of the run it took over from commits, that run is still
+    // leased and its successor still flagged standby. So x's leases per executor are at most its
+    // counted runs (the cap), as many on standby, and the finished runs not yet settled (the cap).
     expect(mostStandby).toBeGreaterThan(0);
-    expect(mostStandby).toBeLessThanOrEqual(CAP);
+    expect(mostLeased).toBeLessThanOrEqual(3 * CAP);
     expect(await attemptAnomalies(db.store.db)).toEqual([]);
     expect(await queueDrift(db.store.db)).toEqual(NO_DRIFT);
     const [{ running, keyed, leased }] = await query<{ running: number; keyed: number; leased: number }>(
