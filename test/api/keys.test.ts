@@ -98,7 +98,12 @@ describe("keyed jobs and /v1/keys", () => {
       for (let i = 0; i < 5; i++) await ex.tick(); // more ticks never run a second k1
       // k1 at its cap holds its next trigger on standby (leased to the executor, not due; store
       // standby.ts): one is left due, and still one running.
-      await until(() => keyOf(capped), (k) => k.due === 1, 20_000, "k1's next trigger on standby");
+      await until(
+        () => keyOf(capped),
+        (k) => k.due === 1,
+        20_000,
+        "k1's next trigger on standby",
+      );
       const a = await keyOf(capped);
       expect(a).toMatchObject({ running: 1, due: 1, override: { maxInFlight: 1 } });
       expect(a.oldestDueLagMs).toBeGreaterThanOrEqual(0);

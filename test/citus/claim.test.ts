@@ -93,15 +93,20 @@ describe("the claim within a tenant on a Citus cluster", () => {
     expect(await running("ten_call")).toBe(0);
   });
 
-  it("claims on standby on the tenant's shard alone", async () => {
-    const s = standbyStatement({
-      type: "work",
-      owner: "exec_test",
-      leaseMs: 30_000,
-      want: [{ tenantId: "ten_plain", n: 2 }],
-      tenantId: "ten_plain",
-    });
-    for (const statement of s.statements) await expectSingleShard(store.db, statement);
+  it("claims on standby on the tenant's shard alone, for the tenant and for a key", async () => {
+    for (const [tenantId, key] of [
+      ["ten_plain", null],
+      ["ten_keyed", "k1"],
+    ] as const) {
+      const s = standbyStatement({
+        type: "work",
+        owner: "exec_test",
+        leaseMs: 30_000,
+        want: [{ tenantId, n: 2, key }],
+        tenantId,
+      });
+      for (const statement of s.statements) await expectSingleShard(store.db, statement);
+    }
   });
 
   it("claims up to each tenant's cap, keys and rate, records the leases with their tenant, and keeps the queue in step", async () => {
