@@ -1,6 +1,6 @@
 // The claims a settle makes in its transaction (claimer.ts, handOff): as many as it freed, within the
-// pool's room, except that a keyed trigger's freed slot is claimed even with the pool's queue full (a
-// key has no standby trigger to refill it). No database: the budget arithmetic only; the kill -9 drills
+// pool's room, except that a keyed trigger's freed slot is claimed even with the pool's queue full (no
+// standby trigger of its key took it). No database: the budget arithmetic only; the kill -9 drills
 // (test/faults/kill9-keys, kill9-handoff) run the same path end to end.
 import { afterEach, expect, it } from "vitest";
 import { DEFAULT_POOL } from "@fairway/store";

@@ -384,11 +384,12 @@ export const triggerQueue = pgTable(
  *  A row is made by the first queued trigger of its key (migration 0020's triggers) or by an override;
  *  retention removes rows of keys idle past it that carry no override (sql/retention.ts).
  *  - `queued`: the key's rows in trigger_queue, over all pools, kept by the queue's triggers and the
- *    claim's dequeue. Only keys with queued work are in `tenant_keys_due_idx`, which the claim walks in
- *    virtual-time order: an idle key costs the claim nothing.
- *  - `running`: the key's running triggers (none is ever on standby), +n by the claim under the tenant
- *    lock, −n by settle, release and the triggers' sync and delete functions; the per-key cap reads it,
- *    as the tenant cap reads tenant_pools.running.
+ *    claim's and the standby claim's dequeue. Only keys with queued work are in `tenant_keys_due_idx`,
+ *    which the claim walks in virtual-time order: an idle key costs the claim nothing.
+ *  - `running`: the key's running triggers not on standby, +n by the claim under the tenant lock, ±0 by
+ *    a settle that hands a finished run's slot to a standby trigger of the key (sql/standby.ts), −n by
+ *    settle, release and the triggers' sync and delete functions; the per-key cap reads it, as the
+ *    tenant cap reads tenant_pools.running.
  *  - `vtime`: worker-ms received ÷ weight, charged by the claim at its tenant's run-time estimate in
  *    the pool (tenant_pools.cost_ms) and corrected by the real duration at settle; a key that becomes
  *    backlogged starts at the tenant's least backlogged vtime. No estimate per key: a key with few runs
