@@ -253,4 +253,56 @@ describe.each(LAYOUT_NAMES)("%s layout", (layout) => {
     expect(standby.every((t) => t.key === null)).toBe(true);
     expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
   });
+
+  it("two claimers racing claims, standby claims and hand-overs never count a key past its cap, and lose nothing", async () => {
+    const [T, type] = ["sk_r", "sk_r"];
+    await seedTenant(pg.db, T, { maxInFlight: 50 });
+    await seedPool(pg.db, type, 50);
+    await putKeyOverride(pg.db, T, "x", { maxInFlight: KCAP });
+    const { triggerIds } = await seedDue(pg.db, T, 40, { type, key: "x" });
+    let most = 0;
+    const sample = async () => void (most = Math.max(most, await keyRunning(T, "x")));
+    const left = async () =>
+      (
+        await query<{ n: number }>(
+          pg.db,
+          sql`SELECT count(*)::int AS n FROM triggers WHERE tenant_id = ${T} AND status <> 'succeeded'`,
+        )
+      )[0].n;
+    // One executor's part: claim, hold one standby trigger per counted run, and end its runs one by
+    // one, each handing its slot to the next standby trigger (as standby-slots.ts does).
+    const worker = async (owner: string) => {
+      const running: ClaimedTrigger[] = [];
+      let standby: ClaimedTrigger[] = [];
+      for (let round = 0; round < 400; round++) {
+        running.push(...(await claim(pg.db, { type, budget: 5, owner, leaseMs: 60_000 })));
+        const n = running.length - standby.length;
+        if (n > 0)
+          standby.push(...(await standbyAs({ type, owner, leaseMs: 60_000, want: [{ tenantId: T, n, key: "x" }] })));
+        await sample();
+        const finished = running.shift();
+        if (!finished) {
+          // No run here to take over from: the standby triggers go back.
+          if (standby.length > 0) await releaseLeases(pg.db, standby, ALL_TENANTS);
+          standby = [];
+          if ((await left()) === 0) return;
+          continue;
+        }
+        const next = standby.shift();
+        await settle(pg.db, [done(finished, next)]);
+        if (next) running.push(next);
+        await sample();
+      }
+    };
+    await Promise.all([worker("a"), worker("b")]);
+    expect(most).toBe(KCAP);
+    expect(await left()).toBe(0);
+    const [{ n }] = await query<{ n: number }>(
+      pg.db,
+      sql`SELECT count(*)::int AS n FROM triggers WHERE id = ANY (${`{${triggerIds.join(",")}}`}::text[]) AND status = 'succeeded'`,
+    );
+    expect(n).toBe(triggerIds.length);
+    expect(await keyRunning(T, "x")).toBe(0);
+    expect(await queueDrift(pg.db)).toEqual(NO_DRIFT);
+  });
 });
