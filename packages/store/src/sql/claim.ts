@@ -442,7 +442,7 @@ function rivalSlots(type: string, budget: number): SQL {
  *  scan per tenant, not one to count and another to pick: each walks over the queue rows claims have
  *  deleted at the front of the tenant's range until a vacuum removes them. Rows held back by overlap
  *  do not count as due: they would take slots the claim then left empty (claim-due.pg.test.ts). */
-export function dueIds(type: string, tenantId: SQL, limit: SQL, one?: SQL): SQL {
+function dueIds(type: string, tenantId: SQL, limit: SQL, one?: SQL): SQL {
   return sql`ARRAY(SELECT x.id FROM trigger_queue x
                     WHERE x.tenant_id = ${tenantId} AND x.type = ${type} AND x.next_attempt_at <= now()
                       AND ${exclusiveFree(sql`x`, one)}
