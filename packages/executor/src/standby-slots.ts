@@ -66,8 +66,12 @@ export class StandbySlots {
 
   /** A counted trigger entered its pool here. */
   count(t: ClaimedTrigger): void {
-    for (const k of [tenantGroup(t), keyGroup(t)])
-      if (k !== undefined) this.counted.set(k, (this.counted.get(k) ?? 0) + 1);
+    this.add(tenantGroup(t));
+    if (t.key != null) this.add(keyGroup(t)!);
+  }
+
+  private add(k: string): void {
+    this.counted.set(k, (this.counted.get(k) ?? 0) + 1);
   }
 
   /** A counted trigger left the pool. Standby triggers start only in the slot of a run of their group
@@ -76,35 +80,36 @@ export class StandbySlots {
    *  stop() releases everything held). A successor is counted (count) before its predecessor leaves,
    *  so a hand-over never empties its own group. */
   uncount(t: ClaimedTrigger, handedOver: boolean, keep = false): void {
-    for (const k of [tenantGroup(t), keyGroup(t)]) {
-      if (k === undefined) continue;
-      const n = (this.counted.get(k) ?? 1) - 1;
-      if (n > 0) {
-        this.counted.set(k, n);
-        continue;
-      }
-      this.counted.delete(k);
-      const left = this.standby.get(k);
-      if (handedOver || keep || !left || left.length === 0) continue;
-      this.standby.delete(k);
-      this.host.release(left);
-    }
+    this.remove(tenantGroup(t), handedOver || keep);
+    if (t.key != null) this.remove(keyGroup(t)!, handedOver || keep);
+  }
+
+  private remove(k: string, keep: boolean): void {
+    const n = (this.counted.get(k) ?? 1) - 1;
+    if (n > 0) return void this.counted.set(k, n);
+    this.counted.delete(k);
+    const left = this.standby.get(k);
+    if (keep || !left || left.length === 0) return;
+    this.standby.delete(k);
+    this.host.release(left);
   }
 
   /** The run of `t` ended: the next trigger held on standby here for its key, else for its tenant,
    *  takes the slot, now counted against its caps (at cap by definition). Undefined when none is held. */
   takeOver(t: ClaimedTrigger): Held | undefined {
-    for (const k of [keyGroup(t), tenantGroup(t)]) {
-      if (k === undefined) continue;
-      const list = this.standby.get(k);
-      const next = list?.shift();
-      if (list?.length === 0) this.standby.delete(k);
-      if (!next) continue;
-      next.standby = false;
-      next.t.atCap = true;
-      return next;
-    }
-    return undefined;
+    const next = (t.key != null ? this.next(keyGroup(t)!) : undefined) ?? this.next(tenantGroup(t));
+    if (!next) return undefined;
+    next.standby = false;
+    next.t.atCap = true;
+    return next;
+  }
+
+  /** The first trigger held on standby in group `k`, out of its list. */
+  private next(k: string): Held | undefined {
+    const list = this.standby.get(k);
+    const next = list?.shift();
+    if (list?.length === 0) this.standby.delete(k);
+    return next;
   }
 
   /** How many triggers each at-cap group of a settle batch should hold on standby here: one for each
