@@ -7,6 +7,7 @@ import type { MiddlewareHandler } from "hono";
 import { BoundedMap, sha256Hex, TENANT_BOUNDS } from "@fairway/core";
 import { tenantKeyOf } from "./auth.ts";
 import type { AppEnv } from "./env.ts";
+import { scopeOf } from "./route.ts";
 
 /** The group of keys the process has not yet seen answered (metrics' tenant label). */
 const UNSEEN_KEYS = "(unseen key)";
@@ -31,7 +32,8 @@ function refusalBody(retryAfterSec: number): string {
 
 export const admitTenant: MiddlewareHandler<AppEnv> = async (c, next) => {
   const admission = c.var.deps.admission;
-  const token = admission ? tenantKeyOf(c) : null;
+  // Registered on /v1/* ahead of the scopes' routes: the open and admin ones never take a slot.
+  const token = admission && scopeOf(c.req.path) === "tenant" ? tenantKeyOf(c) : null;
   if (!admission || !token) return next();
   const hash = await sha256Hex(token);
   const known = keyTenants.get(hash);
