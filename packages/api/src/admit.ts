@@ -41,6 +41,10 @@ export const admitTenant: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!("release" in got)) {
     // Answered here, not thrown: a refusal is the flood's common case, and it costs neither a stack
     // trace nor the error handler (the same envelope errorResponse writes).
+    // The body is let go as it arrives (Node: the request stream resumed, nothing kept), so the
+    // connection is ready for its next request when the 429 is written; a body left unread past the
+    // server's drain timeout would have the socket closed under a busy loop (the client sees a reset).
+    (c.env as { incoming?: { resume?: () => void } } | undefined)?.incoming?.resume?.();
     c.header("retry-after", String(got.retryAfterSec));
     return c.body(refusalBody(got.retryAfterSec), 429, { "content-type": "application/json" });
   }
