@@ -5,25 +5,48 @@ import { Admission, type Refusal, type Ticket } from "../../packages/api/src/adm
 
 const isTicket = (r: unknown): r is Ticket => typeof (r as Ticket).release === "function";
 
-test("a tenant alone may use the whole limit; a second tenant's request goes first when a slot frees", async () => {
-  const a = new Admission({ initialLimit: 4, minLimit: 4, maxLimit: 4, maxWaitMs: 10_000 });
+test("a tenant alone may use the whole limit; another tenant under its share is let in at once", async () => {
+  // maxLimit 6: the adaptive limit tops out at 4, the two slots above it kept for tenants under their share.
+  const a = new Admission({ initialLimit: 4, minLimit: 4, maxLimit: 6, maxWaitMs: 10_000 });
   const held = [0, 1, 2, 3].map(() => a.acquire("flood", 1));
   expect(held.every(isTicket)).toBe(true);
   const floodWaits = a.acquire("flood", 1) as Promise<Ticket | Refusal>;
-  const otherWaits = a.acquire("other", 1) as Promise<Ticket | Refusal>;
   expect(floodWaits).toBeInstanceOf(Promise);
+  // The flooder holds the whole limit; the other tenant's first two requests (its share) run anyway.
+  const other = [a.acquire("other", 1), a.acquire("other", 1)];
+  expect(other.every(isTicket)).toBe(true);
+  // Its third is over its share (2 of 4) and the limit is full: it waits, ahead of the flooder.
+  const otherWaits = a.acquire("other", 1) as Promise<Ticket | Refusal>;
   expect(otherWaits).toBeInstanceOf(Promise);
   const order: string[] = [];
   void floodWaits.then(() => order.push("flood"));
   void otherWaits.then(() => order.push("other"));
+  // Six run (maxLimit). Releases of the flooder's let in nothing while both tenants hold their share
+  // (2 each) and four or more run (the limit).
   (held[0] as Ticket).release();
-  await Promise.resolve();
-  expect(order).toEqual(["other"]);
-  // Two tenants active: the flooder's share is 2 of 4, and it holds 3; nothing more until it is under.
   (held[1] as Ticket).release();
   await Promise.resolve();
+  expect(order).toEqual([]);
+  expect(a.snapshot()).toMatchObject({ inFlight: 4, waiting: 2 });
+  // The other tenant under its share again: its waiting request goes first, ahead of the flooder's.
+  (other[0] as Ticket).release();
+  await Promise.resolve();
+  expect(order).toEqual(["other"]);
+  (held[2] as Ticket).release();
+  await Promise.resolve();
   expect(order).toEqual(["other", "flood"]);
-  expect(a.snapshot().tenants.find((t) => t.tenant === "other")).toMatchObject({ admitted: 1, queued: 1, refused: 0 });
+  expect(a.snapshot().tenants.find((t) => t.tenant === "other")).toMatchObject({ admitted: 3, queued: 1, refused: 0 });
+});
+
+test("tenants under their share run at once up to maxLimit, and never past it", () => {
+  const a = new Admission({ initialLimit: 4, minLimit: 4, maxLimit: 6, maxWaitMs: 10_000 });
+  for (let i = 0; i < 4; i++) expect(isTicket(a.acquire("flood", 1))).toBe(true);
+  expect(isTicket(a.acquire("b", 1))).toBe(true);
+  expect(isTicket(a.acquire("c", 1))).toBe(true);
+  // Three tenants: each share is 2 (the least), and c is under it, but six run: c waits.
+  expect(a.acquire("c", 1)).toBeInstanceOf(Promise);
+  expect(a.acquire("d", 1)).toBeInstanceOf(Promise);
+  expect(a.snapshot()).toMatchObject({ limit: 4, inFlight: 6, waiting: 2 });
 });
 
 test("past four shares of waiting places a tenant is refused at once, and a wait has a bound", async () => {

@@ -1,11 +1,13 @@
 // Fair at the front door (issue 60): a real server process, two tenants, real HTTP on loopback. One
 // tenant floods creates open loop at three times what the server serves it alone, from a client
-// process of its own (bench/src/workers/flood-client.ts); the other keeps creating at a steady pace. The
-// flooder is answered 429 with Retry-After beyond its share, nothing but 201 and 429 is answered,
-// and every create answered 201 is in the database. Bounded: a fixed count of requests over ~6 s,
-// all on loopback. The latency figures (the calm tenant's create p50/p99 and /healthz p99, alone and
-// during) are printed, not bounded: on a shared 2-core machine they move with the machine's load,
-// and the issue's bound (within 2x of alone) is not met there yet (docs/operations.md, "Admission").
+// process of its own (bench/src/workers/flood-client.ts); the other keeps creating at a steady pace.
+// Asserted as structure, not time: the flooder is answered 429 with Retry-After beyond its share, the
+// calm tenant is refused a smaller part of its requests than the flooder, nothing but 201 and 429 is
+// answered, every create answered 201 is in the database, and every tenant request took admission
+// exactly once while /healthz and /metrics took none. Bounded: a fixed count of requests over ~6 s.
+// The latency figures (the calm tenant's create p50/p99 and /healthz p99, alone and during) are
+// printed, not bounded: they move with a shared machine's load; the `front-door` bench scenario
+// measures them.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
@@ -69,6 +71,12 @@ async function create(tenant: string): Promise<Outcome> {
   } catch {
     return { status: 0, ms: performance.now() - t0, retryAfter: null };
   }
+}
+
+/** /metrics as the admin reads it. */
+async function scrape(): Promise<string> {
+  const r = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } });
+  return r.text();
 }
 
 const p = (xs: number[], q: number) => {
@@ -139,10 +147,14 @@ test("a flooding tenant is refused its excess with Retry-After, and nothing ackn
     await create("calm");
     await create("flood");
     let served = 0;
+    let tried = 0;
     const until = performance.now() + 3000;
     await Promise.all(
       Array.from({ length: 16 }, async () => {
-        while (performance.now() < until) if ((await create("flood")).status === 201) served++;
+        while (performance.now() < until) {
+          tried++;
+          if ((await create("flood")).status === 201) served++;
+        }
       }),
     );
     const capacity = served / 3;
@@ -157,12 +169,8 @@ test("a flooding tenant is refused its excess with Retry-After, and nothing ackn
     const n = Math.min(6000, rate * 6);
     const flooding = flood(rate, n);
     // The calm tenant's pace starts once the flood is being refused (it has filled its share).
-    const refusedSoFar = async () => {
-      const text = await (
-        await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })
-      ).text();
-      return Number(/^fairway_api_refused_total\{tenant="flood"\} (\d+)$/m.exec(text)?.[1] ?? 0);
-    };
+    const refusedSoFar = async () =>
+      Number(/^fairway_api_refused_total\{tenant="flood"\} (\d+)$/m.exec(await scrape())?.[1] ?? 0);
     await waitUntil(refusedSoFar, (n) => n > 0, 20_000, "the flood refused its excess");
     const during = await calmAndHealth(calmEveryMs);
     const flooded = await flooding;
@@ -179,6 +187,7 @@ test("a flooding tenant is refused its excess with Retry-After, and nothing ackn
         p50: p(calmMs(during.calm), 0.5),
         p99: p(calmMs(during.calm), 0.99),
         refused: CALM - ok(during.calm).length,
+        queued: Number(/^fairway_api_queued_total\{tenant="calm"\} (\d+)$/m.exec(await scrape())?.[1] ?? 0),
       },
       healthAlone: p(alone.health, 0.99),
       healthDuring: p(during.health, 0.99),
@@ -193,8 +202,11 @@ test("a flooding tenant is refused its excess with Retry-After, and nothing ackn
     expect(Object.keys(flooded.statuses).sort()).toEqual(["201", "429"]);
     const calmStatuses = new Set([...alone.calm, ...during.calm].map((o) => o.status));
     expect([...calmStatuses].every((s) => s === 201 || s === 429)).toBe(true);
-    // Alone, the calm tenant is never refused.
+    // Alone, the calm tenant is never refused; during the flood it is refused (if at all: only while it
+    // holds its own share) for a smaller part of its requests than the flooder, whose excess is refused.
     expect(ok(alone.calm)).toHaveLength(CALM);
+    const floodSent = flooded.statuses["201"] + flooded.statuses["429"];
+    expect((CALM - ok(during.calm).length) / CALM).toBeLessThan(flooded.statuses["429"] / floodSent);
 
     // Nothing acknowledged is lost: every 201 is a job in the database, and nothing else is.
     const sql = postgres(db.url, { max: 1 });
@@ -210,14 +222,22 @@ test("a flooding tenant is refused its excess with Retry-After, and nothing ackn
     }
 
     // Operators see it per tenant on /metrics.
-    const metrics = await (
-      await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })
-    ).text();
+    const metrics = await scrape();
     const refusedFlood = /^fairway_api_refused_total\{tenant="flood"\} (\d+)$/m.exec(metrics);
     expect(Number(refusedFlood?.[1])).toBe(flooded.statuses["429"]);
     expect(metrics).toMatch(/^fairway_api_admitted_total\{tenant="calm"\} \d+$/m);
     const refusedCalm = /^fairway_api_refused_total\{tenant="calm"\} (\d+)$/m.exec(metrics);
     expect(Number(refusedCalm?.[1])).toBe(2 * CALM - ok(alone.calm).length - ok(during.calm).length);
     expect(metrics).toMatch(/^fairway_api_concurrency_limit \d+$/m);
+    // Every tenant request was admitted or refused exactly once (a key's first request is counted under
+    // "(unseen key)"), and nothing else was: the /healthz probes and these scrapes never took a slot.
+    const counted = (name: string) =>
+      [...metrics.matchAll(new RegExp(`^fairway_api_${name}_total\\{tenant="[^"]*"\\} (\\d+)$`, "gm"))].reduce(
+        (n, m) => n + Number(m[1]),
+        0,
+      );
+    const sent = 2 + tried + 2 * CALM + n;
+    expect(counted("admitted") + counted("refused")).toBe(sent);
+    expect(alone.health.length + during.health.length).toBeGreaterThan(0);
   }
 }, 120_000);

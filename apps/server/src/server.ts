@@ -94,6 +94,17 @@ async function build(
   });
   undo.push(() => store.close());
   await reachable(store, dbUrl);
+  // /healthz and /readyz ask on a connection of their own: a probe never waits behind tenants' requests
+  // for one of the pool's.
+  const probeStore =
+    cfg.FAIRWAY_ROLE !== "executor"
+      ? connectPostgres(dbUrl, {
+          max: 1,
+          prepare: cfg.FAIRWAY_DB_PREPARE ?? !pooled,
+          deadlineMs: cfg.FAIRWAY_DB_DEADLINE_MS,
+        })
+      : null;
+  if (probeStore) undo.push(() => probeStore.close());
   const coordinator = createCoordinatorFromEnv(
     cfg as unknown as Record<string, string | undefined>,
     cfg.FAIRWAY_REDIS_PREFIX,
@@ -142,6 +153,7 @@ async function build(
     const app = serverApp(
       {
         db: store.db,
+        probeDb: probeStore?.db,
         coordinator,
         adminToken,
         allowPrivateTargets: cfg.FAIRWAY_ALLOW_PRIVATE_TARGETS,
@@ -211,6 +223,7 @@ async function build(
       await transport.close();
       await coordinator.close();
       await closeDeadline?.();
+      await probeStore?.close();
       await store.close();
       await embedded?.stop();
       lock?.release();
@@ -333,8 +346,8 @@ function adminTokenFor(cfg: Config): { token: string; generated: boolean } {
   return { token, generated: true };
 }
 
-/** Admission's limit within the database pool, less two connections. */
+/** Admission's bound within the database pool, less two connections. */
 function poolSized(pool: number) {
   const max = Math.max(4, pool - 2);
-  return { maxLimit: max, initialLimit: max };
+  return { maxLimit: max, initialLimit: max, minLimit: Math.min(4, max - 2) };
 }

@@ -5,7 +5,7 @@
 // once that the server's executor delivers to a target in this process, and /healthz is probed 10/s.
 // The calm tenant's create and create-to-delivery p99, and /healthz p99, alone and during the flood,
 // the flood's 429s, and this process's event-loop delay (a measuring process that lags would
-// misreport the server). Admission is on and the fixed per-tenant rate off: what refuses the flooder
+// misreport the server). /healthz is probed over a connection of its own. Admission is on and the fixed per-tenant rate off: what refuses the flooder
 // is admission alone. The issue's bound: the calm figures within 2x of alone, /healthz under 100 ms.
 import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
@@ -67,6 +67,9 @@ export const frontDoor: Scenario = {
     const tdb = await benchDb(2);
     const target = await receiver();
     const agent = new Agent({ connections: 16, keepAliveTimeout: 30_000 });
+    // The probe's own connection, as a load balancer's or an orchestrator's: a probe queued behind the
+    // calm tenant's creates in this process would measure this client, not the server.
+    const probeAgent = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
     let server: ServerProcess | null = null;
     const lag = monitorEventLoopDelay({ resolution: 10 });
     try {
@@ -134,7 +137,7 @@ export const frontDoor: Scenario = {
         const probing = (async () => {
           while (!done) {
             const t0 = performance.now();
-            const r = await request(`${base}/healthz`, { dispatcher: agent, headersTimeout: 60_000 });
+            const r = await request(`${base}/healthz`, { dispatcher: probeAgent, headersTimeout: 60_000 });
             await r.body.text();
             healthMs.push(performance.now() - t0);
             await sleep(100);
@@ -236,6 +239,7 @@ export const frontDoor: Scenario = {
     } finally {
       lag.disable();
       await agent.close();
+      await probeAgent.close();
       await server?.stop();
       await new Promise((r) => target.server.close(r));
       await tdb.drop();

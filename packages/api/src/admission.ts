@@ -1,18 +1,21 @@
 // Tenant-fair admission (docs/security.md, "Admission"): the API process shares what it can serve
-// among tenants the way the claimer shares a pool. At most `limit` tenant requests run at once; a
-// tenant may hold at most its weighted share of them while others want some; what waits is let in
-// by start-time fair queuing (each tenant's virtual time advances by 1 ÷ weight per request let in);
-// a tenant whose queue is full, or whose request has waited maxWaitMs, is answered 429 at once.
-// `limit` follows measured latency (a gradient, as in Netflix's concurrency-limits): it shrinks
-// while requests take longer than the long-run baseline and grows while they do not and the limit
-// is in use. Runs the same on Node and Workers (plain timers and maps; one instance per process or
-// isolate).
+// among tenants the way the claimer shares a pool. Each tenant with requests running or waiting has a
+// weighted share of `limit` (at least MIN_SHARE); a request of a tenant under its share is let in at
+// once while fewer than `maxLimit` run, so a calm tenant never waits behind a flooder's requests. A
+// tenant at its share runs more only while fewer than `limit` run in all (it borrows what others leave
+// idle); otherwise it waits in start-time fair order (each tenant's virtual time advances by
+// 1 ÷ weight per request let in), and a tenant whose queue is full, or whose request has waited
+// maxWaitMs, is answered 429 at once. `limit` follows measured latency (a gradient, as in Netflix's
+// concurrency-limits) within [minLimit, maxLimit − MIN_SHARE]: the MIN_SHARE slots above it are
+// kept for tenants under their share, so a low limit slows only what is borrowed. Runs the same on
+// Node and Workers (plain timers and maps; one instance per process or isolate).
 import { BoundedMap } from "@fairway/core";
 
 export interface AdmissionOptions {
   /** Where the limit starts. Default 16. */
   initialLimit?: number;
-  /** The limit's bounds. Default 4 and 64. */
+  /** The limit's bounds. Default 4 and 64. maxLimit is never exceeded; the adaptive limit stays
+   *  MIN_SHARE under it (the room kept for tenants under their share). */
   minLimit?: number;
   maxLimit?: number;
   /** Longest a request waits for a slot before its 429. Default 1000 ms. */
@@ -60,6 +63,9 @@ interface Group {
   vtime: number;
 }
 
+/** The least share of any active tenant: what a tenant may always run at once, whatever the limit
+ *  and the number of tenants (bounded by maxLimit in all). */
+const MIN_SHARE = 2;
 /** A tenant's requests that may wait, in multiples of its share of the limit. */
 const QUEUE_SHARES = 4;
 /** How long a baseline latency is trusted (see observe). */
@@ -92,8 +98,8 @@ export class Admission {
 
   constructor(opts: AdmissionOptions = {}) {
     this.minLimit = opts.minLimit ?? 4;
-    this.maxLimit = Math.max(this.minLimit, opts.maxLimit ?? 64);
-    this.limitValue = Math.min(this.maxLimit, Math.max(this.minLimit, opts.initialLimit ?? 16));
+    this.maxLimit = Math.max(this.minLimit + MIN_SHARE, opts.maxLimit ?? 64);
+    this.limitValue = Math.min(this.topLimit, Math.max(this.minLimit, opts.initialLimit ?? 16));
     this.maxWaitMs = opts.maxWaitMs ?? 1000;
     this.tolerance = opts.tolerance ?? 2;
     this.now = opts.now ?? Date.now;
@@ -103,10 +109,22 @@ export class Admission {
     return Math.floor(this.limitValue);
   }
 
+  /** The adaptive limit's top: MIN_SHARE under maxLimit, the room kept for tenants under their share. */
+  private get topLimit(): number {
+    return this.maxLimit - MIN_SHARE;
+  }
+
+  /** Whether a request of `g` may run now: under its share while fewer than maxLimit run, or (at or
+   *  over its share) while fewer than the limit run. */
+  private mayRun(g: Group): boolean {
+    return this.inFlight < this.limit || (g.inFlight < this.share(g) && this.inFlight < this.maxLimit);
+  }
+
   /** Lets the request in now, queues it, or refuses it. `tenant` groups requests; `weight` > 0. */
   acquire(tenant: string, weight: number): Ticket | Refusal | Promise<Ticket | Refusal> {
     const g = this.group(tenant, weight);
-    if (this.inFlight < this.limit && g.inFlight < this.share(g)) return this.admit(g);
+    // Nothing waits ahead of it in its own queue: a tenant's requests are let in in arrival order.
+    if (g.queue.length === 0 && this.mayRun(g)) return this.admit(g);
     // Waiting is bounded per tenant by QUEUE_SHARES times its share: a tenant past it is refused at
     // once, not queued in front of everyone.
     if (g.queue.length >= QUEUE_SHARES * this.share(g)) return this.refuse(g, "queue_full");
@@ -121,6 +139,8 @@ export class Admission {
           this.waiting--;
           this.settleGroup(g);
           resolve(this.refuse(g, "waited_too_long"));
+          // A tenant that left the shares may leave room for another's waiting request.
+          this.dispatch();
         }, this.maxWaitMs),
       };
       g.queue.push(w);
@@ -152,7 +172,7 @@ export class Admission {
 
   /** The tenant's share of the limit among the tenants with requests running or waiting. */
   private share(g: Group): number {
-    return Math.max(1, Math.floor((this.limit * g.weight) / this.activeWeight));
+    return Math.max(MIN_SHARE, Math.floor((this.limit * g.weight) / this.activeWeight));
   }
 
   private admit(g: Group): Ticket {
@@ -181,10 +201,10 @@ export class Admission {
     return { retryAfterSec: Math.max(1, Math.ceil(this.maxWaitMs / 1000)), reason };
   }
 
-  /** Lets waiting requests in while there is room: the tenant with the least virtual time first,
-   *  among those under their share (any tenant, when none is: the limit is never left idle). */
+  /** Lets waiting requests in while there is room: the tenant with the least virtual time first
+   *  among those under their share, then (while fewer than the limit run) among all of them. */
   private dispatch(): void {
-    while (this.inFlight < this.limit && this.waiting > 0) {
+    while (this.waiting > 0 && this.inFlight < this.maxLimit) {
       let best: Group | null = null;
       let anyBest: Group | null = null;
       for (const g of this.groups.values()) {
@@ -192,7 +212,7 @@ export class Admission {
         if (!anyBest || g.vtime < anyBest.vtime) anyBest = g;
         if (g.inFlight < this.share(g) && (!best || g.vtime < best.vtime)) best = g;
       }
-      const g = best ?? anyBest;
+      const g = best ?? (this.inFlight < this.limit ? anyBest : null);
       if (!g) return;
       const w = g.queue.shift()!;
       this.waiting--;
@@ -229,7 +249,7 @@ export class Admission {
     const inUse = this.inFlight + 1 >= this.limitValue / 2;
     let next = this.limitValue * gradient + (inUse ? Math.sqrt(this.limitValue) : 0);
     if (!inUse) next = Math.min(next, this.limitValue);
-    this.limitValue = Math.min(this.maxLimit, Math.max(this.minLimit, this.limitValue * 0.9 + next * 0.1));
+    this.limitValue = Math.min(this.topLimit, Math.max(this.minLimit, this.limitValue * 0.9 + next * 0.1));
   }
 
   private count(tenant: string): AdmissionCounts {

@@ -66,6 +66,15 @@ export function createApp(input: AppDeps) {
       ...idsInPath(c.req.path),
     });
   });
+  // API answers are never cached by a browser or a proxy: several carry secrets (a new key, a signing
+  // secret, a portal link), and none is worth keeping.
+  app.use("/v1/*", async (c, next) => {
+    await next();
+    c.header("cache-control", "no-store");
+  });
+  // Admission before the body limit: the body limit builds the request's web Request and body stream,
+  // which a refused request never needs (admit.ts skips all but tenant routes).
+  app.use("/v1/*", admitTenant);
   app.use(
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
@@ -86,12 +95,6 @@ export function createApp(input: AppDeps) {
     }),
   );
 
-  // API answers are never cached by a browser or a proxy: several carry secrets (a new key, a signing
-  // secret, a portal link), and none is worth keeping.
-  app.use("/v1/*", async (c, next) => {
-    await next();
-    c.header("cache-control", "no-store");
-  });
   // Registered by scope, in the order the credential checks must run: open routes, the admin check
   // and admin routes, then the tenant check and tenant routes (a middleware runs only for handlers
   // registered after it).
@@ -108,8 +111,7 @@ export function createApp(input: AppDeps) {
   register("open");
   app.use("/v1/admin/*", requireAdmin);
   register("admin");
-  // Tenant routes take an admission slot first (admit.ts), then their key is checked.
-  app.use("/v1/*", admitTenant);
+  // Tenant routes took an admission slot (admit.ts, above); their key is checked here.
   app.use("/v1/*", requireTenant);
   register("tenant");
 

@@ -44,6 +44,9 @@ export interface AppDeps {
   /** This process's executor for /readyz: why it is not ready (its loops made no progress), or null
    *  when it is. Absent where the process runs no executor. */
   executorReadiness?: () => string | null;
+  /** The connection /healthz and /readyz ask the database on, apart from the pool tenants' requests
+   *  hold (the Node server's own; default `db`), so a probe never waits for a tenant's connection. */
+  probeDb?: Db;
   /** Tenant-fair admission of tenant requests (admission.ts; FAIRWAY_API_ADMISSION). Default null:
    *  off. */
   admission?: Admission | null;
@@ -75,6 +78,7 @@ type Optional =
   | "emailUnavailable"
   | "portalBrand"
   | "executorReadiness"
+  | "probeDb"
   | "tracing";
 export type ResolvedDeps = Required<Omit<AppDeps, Optional>> & Pick<AppDeps, Optional>;
 

@@ -183,7 +183,11 @@ export function renderCluster(nodes: ClusterNode[]): string {
  *  the most requests) what was admitted, queued and refused since the process started. */
 export function renderAdmission(a: AdmissionSnapshot, top: number): string {
   const m = new TextMetrics();
-  m.gauge("fairway_api_concurrency_limit", "Tenant requests this process runs at once (adaptive).", [[{}, a.limit]]);
+  m.gauge(
+    "fairway_api_concurrency_limit",
+    "Tenant requests this process runs at once, and up to two more for tenants under their share (adaptive).",
+    [[{}, a.limit]],
+  );
   m.gauge("fairway_api_in_flight", "Tenant requests running now.", [[{}, a.inFlight]]);
   m.gauge("fairway_api_waiting", "Tenant requests waiting for a slot now.", [[{}, a.waiting]]);
   const tenants = [...a.tenants]

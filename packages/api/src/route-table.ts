@@ -31,7 +31,7 @@ const openRoutes = [
     also: [{ status: 503, description: "Database unreachable", json: "Health" }],
     handler: async (c) => {
       try {
-        await c.var.deps.db.execute(sql`select 1`);
+        await (c.var.deps.probeDb ?? c.var.deps.db).execute(sql`select 1`);
         return c.json({ status: "ok" });
       } catch {
         return c.json({ status: "degraded", database: "unreachable" }, 503);
@@ -45,7 +45,8 @@ const openRoutes = [
     ok: { status: 200, description: "Ready", json: "Readiness" },
     also: [{ status: 503, description: "Not ready, with the reason", json: "Readiness" }],
     handler: async (c) => {
-      const database = await withDeadline(c.var.deps.db.execute(sql`select 1`), READY_DB_MS, "the readiness probe")
+      const probeDb = c.var.deps.probeDb ?? c.var.deps.db;
+      const database = await withDeadline(probeDb.execute(sql`select 1`), READY_DB_MS, "the readiness probe")
         .then(() => "ok" as const)
         .catch(() => "unreachable" as const);
       const stalled = c.var.deps.executorReadiness?.() ?? null;
