@@ -76,7 +76,8 @@ export const frontDoor: Scenario = {
       server = await startServerProcess({
         DATABASE_URL: tdb.url,
         FAIRWAY_API_RATE_PER_SECOND: "0",
-        FAIRWAY_API_ADMISSION: "true",
+        // FRONT_DOOR_ADMISSION=false: the same flood with admission off, to compare the two.
+        FAIRWAY_API_ADMISSION: process.env.FRONT_DOOR_ADMISSION ?? "true",
       });
       const base = server.url;
       const admin = { authorization: `Bearer ${server.adminToken}`, "content-type": "application/json" };

@@ -67,10 +67,12 @@ export function createApp(input: AppDeps) {
     });
   });
   // API answers are never cached by a browser or a proxy: several carry secrets (a new key, a signing
-  // secret, a portal link), and none is worth keeping.
+  // secret, a portal link), and none is worth keeping. Set before the answer exists, so that it is made
+  // with it: a header set on a finished answer makes Hono copy it into a new one whose body is a
+  // stream (which the Node adapter then pumps), several times a plain answer's cost.
   app.use("/v1/*", async (c, next) => {
-    await next();
     c.header("cache-control", "no-store");
+    await next();
   });
   // Admission before the body limit: the body limit builds the request's web Request and body stream,
   // which a refused request never needs (admit.ts skips all but tenant routes).
