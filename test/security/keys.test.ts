@@ -1,10 +1,11 @@
 // API keys and scopes: random `fw_` keys, only a hash stored, revocation takes effect on the
-// next request, last use recorded, admin and tenant scopes never mix, and no plaintext key anywhere in
+// next request (within a second in another process), last use recorded, admin and tenant scopes never mix, and no plaintext key anywhere in
 // a dump of the database, in the logs, or in any API response after creation.
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { query, sql } from "@fairway/store";
 import { PG_BASE_URL } from "../support/pg.ts";
+import { until } from "../support/until.ts";
 import { ADMIN_TOKEN, createHarness, type Harness } from "./harness.ts";
 
 let h: Harness;
@@ -47,6 +48,28 @@ describe("API keys", () => {
     expect((await h.call("DELETE", `/v1/admin/tenants/revoke-b/keys/${k2.id}`)).status).toBe(404);
     expect((await h.call("GET", "/v1/jobs", { token: k2.key })).status).toBe(200);
     expect((await h.call("GET", "/v1/jobs", { token: b.key })).status).toBe(200);
+  });
+
+  test("a key revoked or a tenant suspended by another process is refused within a second", async () => {
+    // Another API process of the deployment writes the database; this one read the key a moment ago.
+    const a = await h.tenant("elsewhere-a");
+    const b = await h.tenant("elsewhere-b");
+    expect((await h.call("GET", "/v1/jobs", { token: a.key })).status).toBe(200);
+    expect((await h.call("GET", "/v1/jobs", { token: b.key })).status).toBe(200);
+    await query(h.db, sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${a.keyId}`);
+    await query(h.db, sql`UPDATE tenants SET status = 'suspended' WHERE id = 'elsewhere-b'`);
+    await until(
+      () => h.call("GET", "/v1/jobs", { token: a.key }).then((r) => r.status),
+      (s) => s === 401,
+      5_000,
+      "revoked key refused",
+    );
+    await until(
+      () => h.call("GET", "/v1/jobs", { token: b.key }).then((r) => r.status),
+      (s) => s === 403,
+      5_000,
+      "suspended tenant refused",
+    );
   });
 
   test("last use is recorded", async () => {

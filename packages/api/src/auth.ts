@@ -18,15 +18,35 @@ const KEY_SHAPE = /^fw_[A-Za-z0-9_-]{43}$/;
 const unknownKeys = new BoundedMap<string, number>(10_000);
 const UNKNOWN_KEY_TTL_MS = 5 * 60_000;
 
+type FoundKey = NonNullable<Awaited<ReturnType<typeof authenticateKey>>>;
+
+/** Keys found, with their tenant row, for KNOWN_KEY_TTL_MS: a tenant's burst of requests costs one
+ *  read, not one each. An admin write in this process forgets them all (forgetKnownKeys), so a key
+ *  revoked or a tenant suspended or re-planned here is seen by the next request; another process of
+ *  the same deployment sees it within the TTL. */
+const knownKeys = new BoundedMap<string, { found: FoundKey; until: number }>(10_000);
+const KNOWN_KEY_TTL_MS = 1000;
+
+export function forgetKnownKeys(): void {
+  knownKeys.clear();
+}
+
 async function findKey(c: Context<AppEnv>, token: string) {
   if (!KEY_SHAPE.test(token)) return null;
   const hash = await sha256Hex(token);
   const now = c.var.deps.now();
+  const known = knownKeys.get(hash);
+  if (known && known.until > now) return known.found;
   const until = unknownKeys.get(hash);
   if (until !== undefined && until > now) return null;
   const found = await authenticateKey(c.var.deps.db, hash);
-  if (found) unknownKeys.delete(hash);
-  else unknownKeys.set(hash, now + UNKNOWN_KEY_TTL_MS);
+  if (found) {
+    unknownKeys.delete(hash);
+    knownKeys.set(hash, { found, until: now + KNOWN_KEY_TTL_MS });
+  } else {
+    knownKeys.delete(hash);
+    unknownKeys.set(hash, now + UNKNOWN_KEY_TTL_MS);
+  }
   return found;
 }
 
@@ -78,7 +98,12 @@ const unauthorized = () =>
 export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = bearer(c.req.header("authorization"));
   if (!token) throw unauthorized();
-  if (safeEqual(token, c.var.deps.adminToken)) return next();
+  if (safeEqual(token, c.var.deps.adminToken)) {
+    await next();
+    // A write may have revoked a key, or changed a tenant or the plan its row's values come from.
+    if (c.req.method !== "GET") forgetKnownKeys();
+    return;
+  }
   if (token.startsWith(KEY_PREFIX) && (await findKey(c, token))) {
     throw new ApiError(403, "forbidden", "a tenant API key cannot use admin routes");
   }
