@@ -86,7 +86,7 @@ describe("the distributed layout", () => {
   });
 
   it("holds on every node each function as its one source writes it, the delegated ones distributed by tenant", async () => {
-    const texts = [...QUEUE_FUNCTIONS, ...delegatedFunctions().map((f) => f.text)];
+    const texts = [...QUEUE_FUNCTIONS, ...delegatedFunctions().map((f) => f.clusterText)];
     await store.db.execute(sql`CREATE SCHEMA fn_expect`);
     for (const text of texts) {
       const name = /FUNCTION (\w+)\(/.exec(text)![1]!;

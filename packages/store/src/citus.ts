@@ -9,37 +9,12 @@
 // exactly what the migrations make. Each step checks what is there first, so it runs again after every
 // migration and does only what is left.
 import type postgres from "postgres";
+import { DISTRIBUTED_TABLES, REFERENCE_TABLES } from "./citus-tables.ts";
 import { delegatedFunctions } from "./sql/delegated.ts";
 
 type Session = postgres.ReservedSql | postgres.Sql;
 
-/** Tables distributed by their tenant column, colocated with `tenants` (distributed by its id). */
-export const DISTRIBUTED_TABLES = [
-  "tenant_counters",
-  "tenant_pools",
-  "jobs",
-  "triggers",
-  "trigger_queue",
-  "tenant_keys",
-  "dead_letters",
-  "attempt_log",
-  "secrets",
-  "notification_channels",
-  "notifications",
-  "debounces",
-  "backfills",
-  "leases",
-  "success_detail",
-  "notification_folds",
-] as const;
-
-/** Small shared tables, copied to every node: pools (read by every claim, written by operators),
- *  api_keys (looked up by hash before the tenant is known) and plans (quota tiers, read and locked by
- *  tenant and plan writes, never by the claim). A write to one is a transaction on every node, so
- *  nothing on the hot path writes them. `executors` (a heartbeat every
- *  few seconds from every executor) stays a plain table of the coordinator: as a reference table, one
- *  worker down would stop every heartbeat. */
-export const REFERENCE_TABLES = ["pools", "api_keys", "plans"] as const;
+export { DISTRIBUTED_TABLES, REFERENCE_TABLES };
 
 /** Keys on an id alone that gain the tenant: [table, constraint, columns, storage options]. */
 const TENANT_KEYS: ReadonlyArray<readonly [string, string, string, string]> = [
@@ -262,8 +237,10 @@ export async function distributeTables(session: Session): Promise<boolean> {
   // A tenant's claim and settle as one call (sql/delegated.ts), sent whole to the tenant's node: each
   // is distributed by its tenant argument, colocated with `tenants`. (Citus records every function
   // made on the coordinator as an object it copies to the workers; distributed by an argument is what
-  // makes it send the call itself.)
+  // makes it send the call itself.) The cluster's text runs the statements on the node's own shards
+  // (sql/shard-local.ts); it replaces the migrations' after every migration, as the queue's do.
   for (const f of delegatedFunctions()) {
+    await run(f.clusterText);
     const known = await session.unsafe(
       `SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass AND objid = '${f.signature}'::regprocedure
           AND distribution_argument_index IS NOT NULL`,

@@ -15,6 +15,7 @@ import { jsonColumn, query, type Db } from "../db.ts";
 import type { Scope } from "../layout/scope.ts";
 import { claimByStatements, claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
 import { coldItems } from "./notification-fanout.ts";
+import { clusterText, plainText, type DelegatedParts } from "./shard-local.ts";
 import { settleBound, settleByStatements, type Settled, type Settlement } from "./settle.ts";
 
 const dialect = new PgDialect();
@@ -49,6 +50,18 @@ export interface PlpgsqlFunction {
   /** The regprocedure, e.g. `fairway_claim(text, text, integer, text, double precision, text)`. */
   signature: string;
   text: string;
+  /** The text a Citus cluster holds instead (citus.ts): the same statements on the tenant's shards
+   *  when they are on the node that runs it (shard-local.ts). */
+  clusterText: string;
+}
+
+function plpgsqlFunction(parts: DelegatedParts): PlpgsqlFunction {
+  return {
+    name: parts.name,
+    signature: `${parts.name}(${parts.params.map(([, t]) => t).join(", ")})`,
+    text: plainText(parts),
+    clusterText: clusterText(parts),
+  };
 }
 
 /** The claim of one tenant (claim.ts, ClaimInput.tenantId): its four statements in order. Returns
@@ -62,24 +75,30 @@ function claimFunction(): PlpgsqlFunction {
     leaseMs: arg("p_lease_ms") as unknown as number,
     leaseToken: arg("p_token"),
   };
-  const [lock, lease, ledger, claimed] = claimStatements(input).statements.map(renderStatic);
-  return {
+  return plpgsqlFunction({
     name: "fairway_claim",
-    signature: "fairway_claim(text, text, integer, text, double precision, text)",
-    text: `CREATE OR REPLACE FUNCTION fairway_claim(p_tenant text, p_type text, p_budget integer, p_owner text,
+    head: `CREATE OR REPLACE FUNCTION fairway_claim(p_tenant text, p_type text, p_budget integer, p_owner text,
   p_lease_ms double precision, p_token text) RETURNS json
  LANGUAGE plpgsql AS $fn$
-DECLARE v_lock record; v_claim record;
-BEGIN
-${lock}
+`,
+    params: [
+      ["p_tenant", "text"],
+      ["p_type", "text"],
+      ["p_budget", "integer"],
+      ["p_owner", "text"],
+      ["p_lease_ms", "double precision"],
+      ["p_token", "text"],
+    ],
+    declare: "v_lock record; v_claim record;",
+    statements: claimStatements(input).statements.map(renderStatic),
+    body: (run) => `${run(0)}
   INTO v_lock;
-${lease};
-${ledger};
-${claimed}
+${run(1)};
+${run(2)};
+${run(3)}
   INTO v_claim;
-  RETURN json_build_object('busy', v_lock.busy, 'claim', to_json(v_claim));
-END $fn$`,
-  };
+  RETURN json_build_object('busy', v_lock.busy, 'claim', to_json(v_claim));`,
+  });
 }
 
 /** The settle of one tenant's batch (settle.ts, settleStatements with a tenant) without notifications:
@@ -92,26 +111,32 @@ function settleFunction(): PlpgsqlFunction {
     ids: arg("p_ids"),
     successors: arg("p_successors"),
   });
-  const [settled, log, detail] = [s.settle, s.log, s.detail].map(renderStatic);
-  return {
+  return plpgsqlFunction({
     name: "fairway_settle",
-    signature: "fairway_settle(text, jsonb, text[], jsonb, boolean, boolean)",
-    text: `CREATE OR REPLACE FUNCTION fairway_settle(p_tenant text, p_input jsonb, p_ids text[], p_successors jsonb,
+    head: `CREATE OR REPLACE FUNCTION fairway_settle(p_tenant text, p_input jsonb, p_ids text[], p_successors jsonb,
   p_log boolean, p_detail boolean) RETURNS text
  LANGUAGE plpgsql AS $fn$
-DECLARE v_settled text;
-BEGIN
-${settled}
+`,
+    params: [
+      ["p_tenant", "text"],
+      ["p_input", "jsonb"],
+      ["p_ids", "text[]"],
+      ["p_successors", "jsonb"],
+      ["p_log", "boolean"],
+      ["p_detail", "boolean"],
+    ],
+    declare: "v_settled text;",
+    statements: [s.settle, s.log, s.detail].map(renderStatic),
+    body: (run) => `${run(0)}
   INTO v_settled;
   IF p_log THEN
-${log};
+${run(1)};
   END IF;
   IF p_detail THEN
-${detail};
+${run(2)};
   END IF;
-  RETURN v_settled;
-END $fn$`,
-  };
+  RETURN v_settled;`,
+  });
 }
 
 let made: PlpgsqlFunction[] | undefined;
