@@ -14,6 +14,7 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import { jsonColumn, query, type Db } from "../db.ts";
 import type { Scope } from "../layout/scope.ts";
 import { claimByStatements, claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
+import { shardStatementsOf } from "./create-job.ts";
 import { coldItems } from "./notification-fanout.ts";
 import { clusterText, plainText, type DelegatedParts } from "./shard-local.ts";
 import { settleBound, settleByStatements, type Settled, type Settlement } from "./settle.ts";
@@ -139,12 +140,49 @@ ${run(2)};
   });
 }
 
+/** The create of one tenant's batch (create-job.ts, shardStatements): the counter's lock, the jobs,
+ *  their triggers, the count. Returns `{lock: {live, held}, jobs}`: `live` NULL when the tenant has no
+ *  counter row yet, and the inserted jobs' rows. */
+function createFunction(): PlpgsqlFunction {
+  const s = shardStatementsOf({
+    tenantId: arg("p_tenant"),
+    input: arg("p_input"),
+    keys: arg("p_keys"),
+    ids: arg("p_ids"),
+    maxJobs: arg("p_max_jobs") as unknown as number,
+  });
+  const jobs = sql`WITH ins AS (${s.jobs}) SELECT coalesce(json_agg(ins), '[]'::json) AS jobs FROM ins`;
+  return plpgsqlFunction({
+    name: "fairway_create",
+    head: `CREATE OR REPLACE FUNCTION fairway_create(p_tenant text, p_input jsonb, p_keys jsonb, p_ids text[],
+  p_max_jobs integer) RETURNS json
+ LANGUAGE plpgsql AS $fn$
+`,
+    params: [
+      ["p_tenant", "text"],
+      ["p_input", "jsonb"],
+      ["p_keys", "jsonb"],
+      ["p_ids", "text[]"],
+      ["p_max_jobs", "integer"],
+    ],
+    declare: "v_lock record; v_jobs record;",
+    statements: [s.lock, jobs, s.triggers, s.counted].map(renderStatic),
+    body: (run) => `${run(0)}
+  INTO v_lock;
+${run(1)}
+  INTO v_jobs;
+${run(2)};
+${run(3)};
+  RETURN json_build_object('lock', json_build_object('live', v_lock.live, 'held', v_lock.held), 'jobs', v_jobs.jobs);`,
+  });
+}
+
 let made: PlpgsqlFunction[] | undefined;
 
 /** The delegated functions, each distributed on a cluster by its first argument, `p_tenant`. Built on
  *  first use (the builders live in modules that import this one). */
 export function delegatedFunctions(): PlpgsqlFunction[] {
-  made ??= [claimFunction(), settleFunction()];
+  made ??= [claimFunction(), settleFunction(), createFunction()];
   return made;
 }
 
