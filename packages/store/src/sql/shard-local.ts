@@ -10,8 +10,8 @@
 //
 // Writing a shard directly is safe only while the shard is the tenant's placement on this node. A shard
 // move blocks writes before it switches the placement by taking the shard's metadata lock in
-// ExclusiveLock on every node (as Citus's own writes take it in ShareLock): the function takes it in
-// ShareLock, to commit, then reads the placement. Placed here, no move can switch it until this
+// ExclusiveLock on every node: the function takes it in ShareLock, held to commit, then reads the
+// placement. Placed here, no move can switch it until this
 // transaction ends; placed elsewhere (moved, or the call not delegated), the function runs the
 // statements as they are, through Citus, which sends them where the shard is.
 import { createHash } from "node:crypto";
@@ -36,7 +36,7 @@ export interface DelegatedParts {
   body(run: (i: number) => string): string;
 }
 
-/** The function as one PostgreSQL runs it (and as migration 0032 holds it). */
+/** The function as one PostgreSQL runs it, and as its migration holds it. */
 export function plainText(p: DelegatedParts): string {
   return `${p.head}DECLARE ${p.declare}\nBEGIN\n${p.body((i) => p.statements[i]!)}\nEND $fn$`;
 }
@@ -47,7 +47,7 @@ const REFERENCE_WRITE = new RegExp(`\\b(UPDATE|INSERT\\s+INTO|DELETE\\s+FROM)\\s
 /** Statement `text` against the shard relations: every table it names replaced by a format() argument
  *  (`%n$s`, n from 2: the first is the shard group), the arguments by position (`$1`…). Returns the
  *  format string and the tables in argument order. */
-export function shardText(text: string, params: ReadonlyArray<readonly [string, string]>) {
+function shardText(text: string, params: ReadonlyArray<readonly [string, string]>) {
   // A reference table has one copy per node: its shard here is one of them, and a write to it would
   // miss the others. The statements only read them (pools).
   if (REFERENCE_WRITE.test(text)) throw new Error(`a delegated statement writes a reference table: ${text}`);
