@@ -2,6 +2,7 @@
 // statements, and the standby claim with StandbyInput.tenantId, run on the tenant's shard alone — and
 // claim exactly what they claim on one PostgreSQL: caps held across connections, the lease recorded
 // with its tenant, the queue in step with the triggers.
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oneTenant, connectPostgres, query, sql, type Store } from "@fairway/store";
 import { migrate } from "../../packages/store/src/node.ts";
@@ -91,6 +92,80 @@ describe("the claim within a tenant on a Citus cluster", () => {
       oneTenant("ten_call"),
     );
     expect(await running("ten_call")).toBe(0);
+  });
+
+  /** A session on worker `i`'s copy of this file's database. */
+  const onWorker = (i: number) =>
+    postgres(`postgres://postgres@127.0.0.1:${cluster.workers[i]!.port}/claim`, { max: 1, onnotice: () => {} });
+  /** The index in cluster.workers of the node holding `tenantId`'s shard group, and of another. */
+  async function nodesOf(tenantId: string): Promise<{ home: number; other: number }> {
+    const [row] = await query<{ port: number }>(
+      store.db,
+      sql`SELECT nodeport AS port FROM citus_shards
+           WHERE shardid = get_shard_id_for_distribution_column('tenants', ${tenantId}::text)`,
+    );
+    const home = cluster.workers.findIndex((w) => w.port === row!.port);
+    return { home, other: 1 - home };
+  }
+  const claimOn = (session: postgres.Sql, tenantId: string, token: string) =>
+    session.unsafe<Array<{ r: { claim: { triggers: string } } }>>(
+      "SELECT fairway_claim($1, 'work', 1, 'exec_node', 30000::float8, $2) AS r",
+      [tenantId, token],
+    );
+  const claimedIds = (r: { claim: { triggers: string } }) =>
+    r.claim.triggers === "" ? [] : r.claim.triggers.split("\u001e").map((t) => t.split("\u001f")[0]!);
+
+  it("runs the function on its node against the tenant's own shards, with no statement Citus plans", async () => {
+    await seedTenant(store.db, "ten_local", { maxInFlight: 5 });
+    await seedDue(store.db, "ten_local", 2);
+    const { home } = await nodesOf("ten_local");
+    const worker = onWorker(home);
+    try {
+      const [row] = await claimOn(worker, "ten_local", "lse_local");
+      expect(claimedIds(row!.r)).toHaveLength(1);
+      // The session's prepared statements (shard-local.ts): each names shard relations only, so
+      // PostgreSQL plans it without Citus (no Custom Scan), and nothing in it names a distributed table.
+      const prepared = await worker.unsafe<Array<{ name: string; statement: string }>>(
+        "SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'fw\\_%' ORDER BY name",
+      );
+      expect(prepared.map((p) => p.name.replace(/^fw_\w{8}_/, "").replace(/_\d+$/, ""))).toEqual([
+        "claim0",
+        "claim1",
+        "claim2",
+        "claim3",
+      ]);
+      for (const p of prepared) {
+        const plan = (
+          await worker.unsafe(`EXPLAIN EXECUTE ${p.name}('ten_local', 'work', 1, 'exec_node', 30000, 'lse_explain')`)
+        )
+          .map((r) => r["QUERY PLAN"])
+          .join("\n");
+        expect(plan, plan).not.toMatch(/Custom Scan \(Citus/);
+      }
+      await releaseLeases(store.db, [{ id: claimedIds(row!.r)[0]!, leaseToken: "lse_local" }], oneTenant("ten_local"));
+    } finally {
+      await worker.end({ timeout: 5 });
+    }
+    expect(await running("ten_local")).toBe(0);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+  });
+
+  it("runs the function through Citus on a node that does not hold the tenant's shards", async () => {
+    await seedTenant(store.db, "ten_away", { maxInFlight: 5 });
+    await seedDue(store.db, "ten_away", 2);
+    const { other } = await nodesOf("ten_away");
+    const worker = onWorker(other);
+    try {
+      const [row] = await claimOn(worker, "ten_away", "lse_away");
+      expect(claimedIds(row!.r)).toHaveLength(1);
+      // The claim ran through Citus (its shards are elsewhere): nothing was prepared here.
+      expect(await worker.unsafe("SELECT name FROM pg_prepared_statements WHERE name LIKE 'fw\\_%'")).toHaveLength(0);
+      await releaseLeases(store.db, [{ id: claimedIds(row!.r)[0]!, leaseToken: "lse_away" }], oneTenant("ten_away"));
+    } finally {
+      await worker.end({ timeout: 5 });
+    }
+    expect(await running("ten_away")).toBe(0);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
   });
 
   it("claims on standby on the tenant's shard alone, for the tenant and for a key", async () => {

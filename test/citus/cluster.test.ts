@@ -4,7 +4,8 @@
 // both workers, the step idempotent — with a tenant's reads routed to one shard.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oneTenant, connectPostgres, query, sql, type Store } from "@fairway/store";
-import { DISTRIBUTED_TABLES, QUEUE_FUNCTIONS, REFERENCE_TABLES } from "../../packages/store/src/citus.ts";
+import { DISTRIBUTED_TABLES, REFERENCE_TABLES } from "../../packages/store/src/citus.ts";
+import { QUEUE_FUNCTIONS } from "../../packages/store/src/sql/queue-functions.ts";
 import { delegatedFunctions } from "../../packages/store/src/sql/delegated.ts";
 import { migrate } from "../../packages/store/src/node.ts";
 import { releaseLeases, releaseStatement } from "../../packages/store/src/sql/release.ts";
@@ -86,7 +87,7 @@ describe("the distributed layout", () => {
   });
 
   it("holds on every node each function as its one source writes it, the delegated ones distributed by tenant", async () => {
-    const texts = [...QUEUE_FUNCTIONS, ...delegatedFunctions().map((f) => f.text)];
+    const texts = [...QUEUE_FUNCTIONS, ...delegatedFunctions()].map((f) => f.clusterText);
     await store.db.execute(sql`CREATE SCHEMA fn_expect`);
     for (const text of texts) {
       const name = /FUNCTION (\w+)\(/.exec(text)![1]!;

@@ -52,7 +52,7 @@ import { createAdminClient, createClient, type FairwayClient } from "@fairway/sd
 import { cancelBackfill, createBackfill } from "../../packages/store/src/sql/backfill.ts";
 import { Materializer } from "../../packages/executor/src/materializer.ts";
 import { Retention } from "../../packages/executor/src/retention.ts";
-import { shardStatements } from "../../packages/store/src/sql/create-job.ts";
+import { createCallOf, shardStatements } from "../../packages/store/src/sql/create-job.ts";
 import { createDebounced } from "../../packages/store/src/sql/debounce.ts";
 import { cancelPendingSql } from "../../packages/store/src/sql/job-lifecycle.ts";
 import { dueJobsStatement, shardWrites } from "../../packages/store/src/sql/materialize.ts";
@@ -71,7 +71,7 @@ import { seedDue, seedPool, seedTenant } from "../support/seed.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
 import { until } from "../support/until.ts";
 import { startCitusCluster, type CitusCluster } from "./support/cluster.ts";
-import { distributedStore, expectSingleShard } from "./support/router.ts";
+import { distributedStore, expectDelegated, expectSingleShard } from "./support/router.ts";
 
 let cluster: CitusCluster;
 
@@ -105,6 +105,32 @@ describe("writes on the distributed layout", () => {
     for (const t of ["acme", "globex", "initech"]) await seedTenant(store.db, t);
   }, 120_000);
   afterAll(() => store?.close());
+
+  it("sends a tenant's creates to its node as one call of the create's function", async () => {
+    await seedTenant(store.db, "umbrella");
+    // Not due while this file runs: the API tests' executors claim every tenant's due work.
+    const later = new Date(Date.now() + 3_600_000);
+    // The first create makes the tenant's counter row (createJob, ensureCounter).
+    const opts = { maxJobs: 10, poolKnown: true };
+    expect((await createJob(store.db, newJob("umbrella", { runAt: later }), opts)).kind).toBe("created");
+    const batch = [
+      { job: newJob("umbrella", { runAt: later }), opts: { ...opts, idempotencyKey: "u1" } },
+      { job: newJob("umbrella", { runAt: later }), opts: { ...opts, idempotencyKey: "u1" } },
+      { job: newJob("umbrella", { runAt: later }), opts },
+    ];
+    const [row] = (await expectDelegated(
+      store.db,
+      cluster.url.replace(/\/postgres$/, "/writes"),
+      createCallOf(batch),
+    )) as Array<{ r: { lock: { live: number | null; held: string[] }; jobs: Array<{ id: string }> } }>;
+    // The counter as the lock found it, and the two jobs admitted (the second u1 is the first's duplicate).
+    expect(row!.r.lock).toEqual({ live: 1, held: [] });
+    expect(row!.r.jobs.map((j) => j.id).sort()).toEqual([batch[0]!.job.id, batch[2]!.job.id].sort());
+    expect(await rows(store, sql`SELECT live_jobs FROM tenant_counters WHERE tenant_id = 'umbrella'`)).toEqual([
+      { live_jobs: 3 },
+    ]);
+    expect(await queueDrift(store.db)).toEqual(NO_DRIFT);
+  });
 
   it("creates a tenant's jobs with statements on its shard group", async () => {
     const batch = [
@@ -683,7 +709,18 @@ describe("the API end to end on the layout", () => {
       to: new Date(hour).toISOString(),
     });
     expect(backfill).toMatchObject({ fires: 3, skipped: 0 });
-    expect((await client.backfills.cancel(backfill.id)).cancelled).toBe(3);
+    // The cancel takes the fires still pending; the server's executors may have claimed some of these
+    // past-due fires already: none is left pending, and the count is of those it cancelled.
+    const { cancelled } = await client.backfills.cancel(backfill.id);
+    const fires = await rows<{ status: string; claimed: boolean }>(
+      store,
+      sql`SELECT status, attempt_count > 0 AS claimed FROM triggers
+           WHERE tenant_id = 'acme' AND backfill_id = ${backfill.id}`,
+    );
+    expect(fires).toHaveLength(3);
+    expect(fires.filter((f) => f.status === "pending")).toEqual([]);
+    expect(cancelled).toBe(fires.filter((f) => f.status === "cancelled").length);
+    expect(fires.every((f) => f.status === "cancelled" || f.claimed)).toBe(true);
     const jobs = await rows<{ id: string; status: string; name: string }>(
       store,
       sql`SELECT id, status, name FROM jobs WHERE tenant_id = 'acme' AND id IN (${once.id}, ${cron.id}) ORDER BY name`,

@@ -9,37 +9,13 @@
 // exactly what the migrations make. Each step checks what is there first, so it runs again after every
 // migration and does only what is left.
 import type postgres from "postgres";
+import { DISTRIBUTED_TABLES, REFERENCE_TABLES } from "./citus-tables.ts";
 import { delegatedFunctions } from "./sql/delegated.ts";
+import { QUEUE_FUNCTIONS } from "./sql/queue-functions.ts";
 
 type Session = postgres.ReservedSql | postgres.Sql;
 
-/** Tables distributed by their tenant column, colocated with `tenants` (distributed by its id). */
-export const DISTRIBUTED_TABLES = [
-  "tenant_counters",
-  "tenant_pools",
-  "jobs",
-  "triggers",
-  "trigger_queue",
-  "tenant_keys",
-  "dead_letters",
-  "attempt_log",
-  "secrets",
-  "notification_channels",
-  "notifications",
-  "debounces",
-  "backfills",
-  "leases",
-  "success_detail",
-  "notification_folds",
-] as const;
-
-/** Small shared tables, copied to every node: pools (read by every claim, written by operators),
- *  api_keys (looked up by hash before the tenant is known) and plans (quota tiers, read and locked by
- *  tenant and plan writes, never by the claim). A write to one is a transaction on every node, so
- *  nothing on the hot path writes them. `executors` (a heartbeat every
- *  few seconds from every executor) stays a plain table of the coordinator: as a reference table, one
- *  worker down would stop every heartbeat. */
-export const REFERENCE_TABLES = ["pools", "api_keys", "plans"] as const;
+export { DISTRIBUTED_TABLES, REFERENCE_TABLES };
 
 /** Keys on an id alone that gain the tenant: [table, constraint, columns, storage options]. */
 const TENANT_KEYS: ReadonlyArray<readonly [string, string, string, string]> = [
@@ -49,103 +25,6 @@ const TENANT_KEYS: ReadonlyArray<readonly [string, string, string, string]> = [
   ["attempt_log", "attempts_trigger_id_attempt_pk", "tenant_id, trigger_id, attempt", ""],
   ["notification_channels", "notification_channels_pkey", "tenant_id, id", ""],
   ["notifications", "notifications_pkey", "tenant_id, id", ""],
-];
-
-/** The queue's triggers (docs/architecture.md, "The queue's triggers") as a cluster runs them. On a
- *  distributed `triggers` they fire on its shards, and a statement there that reads a transition table
- *  is pushed down to other nodes, which do not have it: each function copies the transition table
- *  into a value first. And every write names its tenant, so it goes to the colocated shard (on the
- *  same node) rather than to every shard. Same effects as the plain functions of the migrations
- *  (tenant_key_enqueue as 0025 left it, the queue's functions as 0021 did); the cluster test checks the queue against the trigger rows. */
-export const QUEUE_FUNCTIONS = [
-  // Citus takes no subquery inside an INSERT, nor now() in its DO UPDATE: the least backlogged vtime is
-  // read first, and the time comes in through excluded.
-  `CREATE OR REPLACE FUNCTION tenant_key_enqueue(p_tenant text, p_key text, p_n integer) RETURNS void
-   LANGUAGE plpgsql AS $$
-DECLARE least_vtime float8;
-BEGIN
-  SELECT m.vtime + m.vcorr INTO least_vtime FROM tenant_keys m WHERE m.tenant_id = p_tenant AND m.queued > 0
-   ORDER BY m.vtime LIMIT 1;
-  INSERT INTO tenant_keys AS k (tenant_id, key, queued, vtime, active_at)
-  VALUES (p_tenant, p_key, p_n, coalesce(least_vtime, 0), now())
-  ON CONFLICT (tenant_id, key) DO UPDATE
-    SET queued = k.queued + excluded.queued, active_at = excluded.active_at,
-        vtime = CASE WHEN k.queued = 0 THEN greatest(k.vtime + k.vcorr, excluded.vtime) ELSE k.vtime END,
-        vcorr = CASE WHEN k.queued = 0 THEN 0 ELSE k.vcorr END;
-END $$`,
-  `CREATE OR REPLACE FUNCTION trigger_queue_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE r record; rows jsonb;
-BEGIN
-  SELECT jsonb_agg(to_jsonb(i)) INTO rows FROM inserted i;
-  INSERT INTO trigger_queue (id, tenant_id, job_id, type, priority, exclusive, next_attempt_at, key)
-  SELECT id, tenant_id, job_id, type, priority, exclusive, next_attempt_at, key
-    FROM jsonb_populate_recordset(NULL::triggers, rows) WHERE status = 'pending';
-  INSERT INTO dead_letters (tenant_id, trigger_id)
-  SELECT tenant_id, id FROM jsonb_populate_recordset(NULL::triggers, rows) WHERE status = 'dead';
-  INSERT INTO tenant_pools AS tp (tenant_id, type, running)
-  SELECT tenant_id, type, count(*)::int FROM jsonb_populate_recordset(NULL::triggers, rows)
-   WHERE status = 'running' GROUP BY 1, 2
-  ON CONFLICT (tenant_id, type) DO UPDATE SET running = tp.running + excluded.running;
-  FOR r IN SELECT tenant_id, key, count(*)::int AS n FROM jsonb_populate_recordset(NULL::triggers, rows)
-            WHERE status = 'pending' AND key IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2 LOOP
-    PERFORM tenant_key_enqueue(r.tenant_id, r.key, r.n);
-  END LOOP;
-  RETURN NULL;
-END $$`,
-  `CREATE OR REPLACE FUNCTION trigger_queue_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE r record;
-BEGIN
-  FOR r IN SELECT tenant_id, id, type, key, status, standby FROM deleted
-            WHERE status IN ('pending', 'dead', 'running') ORDER BY tenant_id, key LOOP
-    IF r.status = 'pending' THEN
-      DELETE FROM trigger_queue WHERE tenant_id = r.tenant_id AND id = r.id;
-      IF r.key IS NOT NULL THEN
-        UPDATE tenant_keys SET queued = queued - 1 WHERE tenant_id = r.tenant_id AND key = r.key;
-      END IF;
-    ELSIF r.status = 'dead' THEN
-      DELETE FROM dead_letters WHERE tenant_id = r.tenant_id AND trigger_id = r.id;
-    ELSIF NOT r.standby THEN
-      UPDATE tenant_pools SET running = running - 1 WHERE tenant_id = r.tenant_id AND type = r.type;
-      IF r.key IS NOT NULL THEN
-        UPDATE tenant_keys SET running = running - 1 WHERE tenant_id = r.tenant_id AND key = r.key;
-      END IF;
-    END IF;
-  END LOOP;
-  RETURN NULL;
-END $$`,
-  `CREATE OR REPLACE FUNCTION trigger_queue_sync() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF OLD.status = 'running' AND NOT OLD.standby AND NEW.status IN ('cancelled', 'skipped') THEN
-    UPDATE tenant_pools SET running = running - 1 WHERE tenant_id = OLD.tenant_id AND type = OLD.type;
-    IF OLD.key IS NOT NULL THEN
-      UPDATE tenant_keys SET running = running - 1, active_at = now() WHERE tenant_id = OLD.tenant_id AND key = OLD.key;
-    END IF;
-  END IF;
-  IF NEW.status = 'dead' AND OLD.status <> 'dead' THEN
-    INSERT INTO dead_letters (tenant_id, trigger_id) VALUES (NEW.tenant_id, NEW.id) ON CONFLICT DO NOTHING;
-  ELSIF OLD.status = 'dead' AND NEW.status <> 'dead' THEN
-    DELETE FROM dead_letters WHERE tenant_id = OLD.tenant_id AND trigger_id = OLD.id;
-  END IF;
-  IF NEW.status = 'pending' THEN
-    IF OLD.status = 'pending' AND OLD.key IS NOT NULL AND OLD.key IS DISTINCT FROM NEW.key THEN
-      UPDATE tenant_keys SET queued = queued - 1 WHERE tenant_id = OLD.tenant_id AND key = OLD.key;
-    END IF;
-    IF NEW.key IS NOT NULL AND (OLD.status <> 'pending' OR OLD.key IS DISTINCT FROM NEW.key) THEN
-      PERFORM tenant_key_enqueue(NEW.tenant_id, NEW.key, 1);
-    END IF;
-    INSERT INTO trigger_queue (id, tenant_id, job_id, type, priority, exclusive, next_attempt_at, key)
-    VALUES (NEW.id, NEW.tenant_id, NEW.job_id, NEW.type, NEW.priority, NEW.exclusive, NEW.next_attempt_at, NEW.key)
-    ON CONFLICT (tenant_id, id) DO UPDATE
-      SET job_id = excluded.job_id, type = excluded.type, priority = excluded.priority,
-          exclusive = excluded.exclusive, next_attempt_at = excluded.next_attempt_at, key = excluded.key;
-  ELSIF OLD.status = 'pending' THEN
-    DELETE FROM trigger_queue WHERE tenant_id = OLD.tenant_id AND id = OLD.id;
-    IF OLD.key IS NOT NULL THEN
-      UPDATE tenant_keys SET queued = queued - 1 WHERE tenant_id = OLD.tenant_id AND key = OLD.key;
-    END IF;
-  END IF;
-  RETURN NULL;
-END $$`,
 ];
 
 /** Whether this session's database already has the distributed layout. */
@@ -258,12 +137,14 @@ export async function distributeTables(session: Session): Promise<boolean> {
     if (!done.has(t)) await run(`SELECT create_distributed_table('${t}', 'tenant_id', colocate_with => 'tenants')`);
   }
   // After every migration: one that redefines the plain functions is followed by these again.
-  for (const f of QUEUE_FUNCTIONS) await run(f);
+  for (const f of QUEUE_FUNCTIONS) await run(f.clusterText);
   // A tenant's claim and settle as one call (sql/delegated.ts), sent whole to the tenant's node: each
   // is distributed by its tenant argument, colocated with `tenants`. (Citus records every function
   // made on the coordinator as an object it copies to the workers; distributed by an argument is what
-  // makes it send the call itself.)
+  // makes it send the call itself.) The cluster's text runs the statements on the node's own shards
+  // (sql/shard-local.ts); it replaces the migrations' after every migration, as the queue's do.
   for (const f of delegatedFunctions()) {
+    await run(f.clusterText);
     const known = await session.unsafe(
       `SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass AND objid = '${f.signature}'::regprocedure
           AND distribution_argument_index IS NOT NULL`,

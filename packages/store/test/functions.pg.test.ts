@@ -1,11 +1,12 @@
-// One source for the delegated functions (src/sql/delegated.ts): the migration's text is the module's,
-// and what a migrated database holds is what the module's text makes. And a tenant's settle as one
+// One source for every plpgsql function (src/sql/delegated.ts, src/sql/queue-functions.ts): the
+// migrations' text is the modules', and what a migrated database holds is what the modules' text makes. And a tenant's settle as one
 // call leaves what the settle across tenants leaves.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { ALL_TENANTS, claimReport, oneTenant, query, settleIn, sql, type ClaimedTrigger } from "@fairway/store";
 import { delegatedFunctions } from "../src/sql/delegated.ts";
+import { QUEUE_FUNCTIONS } from "../src/sql/queue-functions.ts";
 import { useTestDb } from "../../../test/support/use-db.ts";
 import { NO_DRIFT, queueDrift } from "../../../test/support/queue.ts";
 import { seedDue, seedPool, seedTenant, succeeded } from "../../../test/support/seed.ts";
@@ -13,26 +14,32 @@ import { seedDue, seedPool, seedTenant, succeeded } from "../../../test/support/
 const pg = useTestDb();
 
 const DRIZZLE = join(import.meta.dirname, "../../../drizzle");
+const functions = [...delegatedFunctions(), ...QUEUE_FUNCTIONS];
 
 it("the latest migration that defines each function holds its text as the module makes it", () => {
   // In migration order: a statement changed in claim.ts or settle.ts changes its function, and a new
-  // migration carries the new text (delegatedFunctions()).
+  // migration carries the new text (delegatedFunctions(), QUEUE_FUNCTIONS).
   const statements = readdirSync(DRIZZLE)
     .filter((f) => f.endsWith(".sql"))
     .sort()
     .flatMap((f) => readFileSync(join(DRIZZLE, f), "utf8").split("--> statement-breakpoint"))
-    .map((s) => s.replace(/^(--.*\n)+/, "").trim());
-  for (const f of delegatedFunctions()) {
-    const defining = statements.filter((s) => s.startsWith(`CREATE OR REPLACE FUNCTION ${f.name}(`));
+    .map((s) =>
+      s
+        .trim()
+        .replace(/^(--.*\n)+/, "")
+        .trim(),
+    );
+  for (const f of functions) {
+    const defining = statements.filter((s) => new RegExp(`^CREATE (OR REPLACE )?FUNCTION "?${f.name}"?\\(`).test(s));
     expect(defining.length, f.name).toBeGreaterThan(0);
-    expect(defining.at(-1)).toBe(`${f.text};`);
+    expect(defining.at(-1), f.name).toBe(`${f.text};`);
   }
 });
 
 it("each installed function is the module's, as pg_get_functiondef reads it", async () => {
   await query(pg.db, sql`CREATE SCHEMA fn_expect`);
-  for (const f of delegatedFunctions()) {
-    await query(pg.db, sql.raw(f.text.replace(`FUNCTION ${f.name}(`, `FUNCTION fn_expect.${f.name}(`)));
+  for (const f of functions) {
+    await query(pg.db, sql.raw(f.text.replace(/FUNCTION "?(\w+)"?\(/, "FUNCTION fn_expect.$1(")));
     const [installed] = await query<{ def: string }>(
       pg.db,
       sql`SELECT pg_get_functiondef(${`public.${f.signature}`}::regprocedure) AS def`,
@@ -41,7 +48,7 @@ it("each installed function is the module's, as pg_get_functiondef reads it", as
       pg.db,
       sql`SELECT pg_get_functiondef(${`fn_expect.${f.signature}`}::regprocedure) AS def`,
     );
-    expect(installed!.def).toBe(expected!.def.replace(`fn_expect.${f.name}(`, `public.${f.name}(`));
+    expect(installed!.def, f.name).toBe(expected!.def.replace(`fn_expect.${f.name}(`, `public.${f.name}(`));
   }
   await query(pg.db, sql`DROP SCHEMA fn_expect CASCADE`);
 });

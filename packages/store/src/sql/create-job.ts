@@ -29,10 +29,10 @@
 // then went unused, so the batch's jobs not created go again.
 //
 // On the distributed layout (docs/scaling.md) the same admission and writes are a transaction of
-// statements on the tenant's shard group, sent in one round trip (shardStatements).
+// statements on the tenant's shard group, one call of a function on its node (shardStatements).
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { DEFAULT_CATCHUP_WINDOW_MS, newId } from "@fairway/core";
-import { pipelineTx, query, type Db } from "../db.ts";
+import { jsonColumn, query, type Db } from "../db.ts";
 import { readShape } from "../layout/detect.ts";
 import { jobs } from "../schema.ts";
 import { rowShape } from "./columns.ts";
@@ -351,15 +351,27 @@ function insertStatement(batch: Pending[]): SQL {
 /** The create on the distributed layout (docs/scaling.md), where Citus sends a statement with an INSERT in
  *  a CTE, or an INSERT … SELECT from anything but a colocated table, through the coordinator: the same
  *  admission and writes as insertStatement as a transaction of four statements, each on the tenant's
- *  shard group alone, sent at once (pipelineTx: one round trip). The first locks the counter row and
+ *  shard group alone, run as one call of the create's function (createCall). The first locks the counter row and
  *  reads it and the batch's held keys; the next three cannot use its rows, so the jobs' insert counts
  *  the room again under that lock (the same value), and the admission is made without a window: each
  *  job carries its rank among the batch's non-duplicates and the keys of those before it, the ones
  *  held taking no room. Inserts read `tenants t` at the tenant for their tenant_id, which Citus pushes
  *  down to the shard (an INSERT … SELECT from a colocated table). */
 export function shardStatements(batch: Pending[]): { lock: SQL; jobs: SQL; triggers: SQL; counted: SQL } {
-  const { tenantId } = batch[0].job;
-  const { maxJobs } = batch[0].opts;
+  return shardStatementsOf(createValues(batch));
+}
+
+/** What shardStatements() takes from a batch: its tenant, its rows (inputRows, with each one's rank and
+ *  the keys before it), the keys it holds, its job ids and the limit. */
+export interface CreateValues {
+  tenantId: string;
+  input: string;
+  keys: string;
+  ids: string;
+  maxJobs: number;
+}
+
+function createValues(batch: Pending[]): CreateValues {
   const prior: string[] = [];
   let rank = 0;
   const input = inputRows(batch).map((x) => {
@@ -367,8 +379,18 @@ export function shardStatements(batch: Pending[]): { lock: SQL; jobs: SQL; trigg
     if (!x.dup && x.idempotency_key !== null) prior.push(x.idempotency_key);
     return row;
   });
-  const keys = JSON.stringify(prior);
-  const ids = `{${batch.map((w) => w.job.id).join(",")}}`;
+  return {
+    tenantId: batch[0].job.tenantId,
+    input: JSON.stringify(input),
+    keys: JSON.stringify(prior),
+    ids: `{${batch.map((w) => w.job.id).join(",")}}`,
+    maxJobs: batch[0].opts.maxJobs,
+  };
+}
+
+/** shardStatements() of bound values (also the create's function, delegated.ts). */
+export function shardStatementsOf(v: CreateValues): { lock: SQL; jobs: SQL; triggers: SQL; counted: SQL } {
+  const { tenantId, input, keys, ids, maxJobs } = v;
   return {
     // The tenant's row (KEY SHARE, as the foreign keys take it), then its counter row, locked at its
     // latest committed value; no row: the tenant's first job (see ensureCounter).
@@ -384,7 +406,7 @@ export function shardStatements(batch: Pending[]): { lock: SQL; jobs: SQL; trigg
       INSERT INTO jobs (${JOB_COLUMNS})
       SELECT x.id, t.id, ${jobValues("x")}
         FROM tenants t
-        CROSS JOIN jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS x(${INPUT_COLUMNS}, rank int, prior_keys text[])
+        CROSS JOIN jsonb_to_recordset(${input}::jsonb) AS x(${INPUT_COLUMNS}, rank int, prior_keys text[])
        WHERE t.id = ${tenantId} AND NOT x.dup
          AND NOT EXISTS (SELECT 1 FROM jobs h WHERE h.tenant_id = ${tenantId} AND h.idempotency_key = x.idempotency_key)
          AND x.rank - (SELECT count(*) FROM jobs h WHERE h.tenant_id = ${tenantId} AND h.idempotency_key = ANY (x.prior_keys))
@@ -395,7 +417,7 @@ export function shardStatements(batch: Pending[]): { lock: SQL; jobs: SQL; trigg
     triggers: sql`
       INSERT INTO triggers (id, tenant_id, job_id, type, scheduled_for, next_attempt_at, priority, exclusive, max_attempts, key)
       SELECT x.trigger_id, j.tenant_id, j.id, j.type, j.run_at, j.run_at, j.priority, j.overlap <> 'allow', j.max_attempts, j.key
-        FROM jobs j JOIN jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS x(id text, trigger_id text) ON x.id = j.id
+        FROM jobs j JOIN jsonb_to_recordset(${input}::jsonb) AS x(id text, trigger_id text) ON x.id = j.id
        WHERE j.tenant_id = ${tenantId} AND j.id = ANY (${ids}::text[]) AND j.run_at IS NOT NULL`,
     counted: sql`
       UPDATE tenant_counters c SET live_jobs = c.live_jobs + a.n
@@ -404,17 +426,27 @@ export function shardStatements(batch: Pending[]): { lock: SQL; jobs: SQL; trigg
   };
 }
 
+/** The call of the create's function (delegated.ts, fairway_create): shardStatements() as one call,
+ *  which a Citus cluster sends whole to the tenant's node. Returns the lock's row (`live` NULL: no
+ *  counter row) and the inserted jobs. */
+function createCall(v: CreateValues): SQL {
+  return sql`SELECT fairway_create(${v.tenantId}, ${v.input}::jsonb, ${v.keys}::jsonb, ${v.ids}::text[], ${v.maxJobs}::int) AS r`;
+}
+
+/** createCall() of a batch (tests: what the coordinator sends). */
+export const createCallOf = (batch: Pending[]): SQL => createCall(createValues(batch));
+
 /** The batch created by shardStatements; again (as insertStatement's row of NULLs says): no counter row,
  *  or fewer jobs inserted than the lock's view admitted (a key committed meanwhile took a slot). */
 async function insertOnShard(db: Db, batch: Pending[]): Promise<{ rows: JobRow[]; again: boolean }> {
-  const s = shardStatements(batch);
-  const [lock, inserted] = (await pipelineTx(db, [s.lock, s.jobs, s.triggers, s.counted])) as [
-    Array<{ live: number; held: string[] }>,
-    Record<string, unknown>[],
-  ];
-  const rows = jobShape.rows(inserted);
-  if (lock.length === 0) return { rows, again: true };
-  const held = new Set(lock[0].held);
+  const [{ r }] = await query<{ r: unknown }>(db, createCall(createValues(batch)));
+  const result = jsonColumn(
+    r as { lock: { live: number | null; held: string[] | null }; jobs: Record<string, unknown>[] },
+  );
+  const rows = jobShape.rows(result.jobs);
+  const lock = result.lock;
+  if (lock.live === null) return { rows, again: true };
+  const held = new Set(lock.held ?? []);
   const keys = new Set<string>();
   let eligible = 0;
   for (const { opts } of batch) {
@@ -423,7 +455,7 @@ async function insertOnShard(db: Db, batch: Pending[]): Promise<{ rows: JobRow[]
     else if (!keys.has(k) && !held.has(k)) eligible++;
     if (k !== undefined) keys.add(k);
   }
-  return { rows, again: rows.length < Math.min(eligible, Math.max(0, batch[0].opts.maxJobs - lock[0].live)) };
+  return { rows, again: rows.length < Math.min(eligible, Math.max(0, batch[0].opts.maxJobs - lock.live)) };
 }
 
 /** The pool rows of the batch's types the caller does not know to exist (with the defaults). */

@@ -14,7 +14,9 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import { jsonColumn, query, type Db } from "../db.ts";
 import type { Scope } from "../layout/scope.ts";
 import { claimByStatements, claimStatements, type ClaimInput, type ClaimReport } from "./claim.ts";
+import { shardStatementsOf } from "./create-job.ts";
 import { coldItems } from "./notification-fanout.ts";
+import { clusterText, plainText, type DelegatedParts } from "./shard-local.ts";
 import { settleBound, settleByStatements, type Settled, type Settlement } from "./settle.ts";
 
 const dialect = new PgDialect();
@@ -49,6 +51,18 @@ export interface PlpgsqlFunction {
   /** The regprocedure, e.g. `fairway_claim(text, text, integer, text, double precision, text)`. */
   signature: string;
   text: string;
+  /** The text a Citus cluster holds instead (citus.ts): the same statements on the tenant's shards
+   *  when they are on the node that runs it (shard-local.ts). */
+  clusterText: string;
+}
+
+function plpgsqlFunction(parts: DelegatedParts): PlpgsqlFunction {
+  return {
+    name: parts.name,
+    signature: `${parts.name}(${parts.params.map(([, t]) => t).join(", ")})`,
+    text: plainText(parts),
+    clusterText: clusterText(parts),
+  };
 }
 
 /** The claim of one tenant (claim.ts, ClaimInput.tenantId): its four statements in order. Returns
@@ -62,24 +76,30 @@ function claimFunction(): PlpgsqlFunction {
     leaseMs: arg("p_lease_ms") as unknown as number,
     leaseToken: arg("p_token"),
   };
-  const [lock, lease, ledger, claimed] = claimStatements(input).statements.map(renderStatic);
-  return {
+  return plpgsqlFunction({
     name: "fairway_claim",
-    signature: "fairway_claim(text, text, integer, text, double precision, text)",
-    text: `CREATE OR REPLACE FUNCTION fairway_claim(p_tenant text, p_type text, p_budget integer, p_owner text,
+    head: `CREATE OR REPLACE FUNCTION fairway_claim(p_tenant text, p_type text, p_budget integer, p_owner text,
   p_lease_ms double precision, p_token text) RETURNS json
  LANGUAGE plpgsql AS $fn$
-DECLARE v_lock record; v_claim record;
-BEGIN
-${lock}
+`,
+    params: [
+      ["p_tenant", "text"],
+      ["p_type", "text"],
+      ["p_budget", "integer"],
+      ["p_owner", "text"],
+      ["p_lease_ms", "double precision"],
+      ["p_token", "text"],
+    ],
+    declare: "v_lock record; v_claim record;",
+    statements: claimStatements(input).statements.map(renderStatic),
+    body: (run) => `${run(0)}
   INTO v_lock;
-${lease};
-${ledger};
-${claimed}
+${run(1)};
+${run(2)};
+${run(3)}
   INTO v_claim;
-  RETURN json_build_object('busy', v_lock.busy, 'claim', to_json(v_claim));
-END $fn$`,
-  };
+  RETURN json_build_object('busy', v_lock.busy, 'claim', to_json(v_claim));`,
+  });
 }
 
 /** The settle of one tenant's batch (settle.ts, settleStatements with a tenant) without notifications:
@@ -92,26 +112,69 @@ function settleFunction(): PlpgsqlFunction {
     ids: arg("p_ids"),
     successors: arg("p_successors"),
   });
-  const [settled, log, detail] = [s.settle, s.log, s.detail].map(renderStatic);
-  return {
+  return plpgsqlFunction({
     name: "fairway_settle",
-    signature: "fairway_settle(text, jsonb, text[], jsonb, boolean, boolean)",
-    text: `CREATE OR REPLACE FUNCTION fairway_settle(p_tenant text, p_input jsonb, p_ids text[], p_successors jsonb,
+    head: `CREATE OR REPLACE FUNCTION fairway_settle(p_tenant text, p_input jsonb, p_ids text[], p_successors jsonb,
   p_log boolean, p_detail boolean) RETURNS text
  LANGUAGE plpgsql AS $fn$
-DECLARE v_settled text;
-BEGIN
-${settled}
+`,
+    params: [
+      ["p_tenant", "text"],
+      ["p_input", "jsonb"],
+      ["p_ids", "text[]"],
+      ["p_successors", "jsonb"],
+      ["p_log", "boolean"],
+      ["p_detail", "boolean"],
+    ],
+    declare: "v_settled text;",
+    statements: [s.settle, s.log, s.detail].map(renderStatic),
+    body: (run) => `${run(0)}
   INTO v_settled;
   IF p_log THEN
-${log};
+${run(1)};
   END IF;
   IF p_detail THEN
-${detail};
+${run(2)};
   END IF;
-  RETURN v_settled;
-END $fn$`,
-  };
+  RETURN v_settled;`,
+  });
+}
+
+/** The create of one tenant's batch (create-job.ts, shardStatements): the counter's lock, the jobs,
+ *  their triggers, the count. Returns `{lock: {live, held}, jobs}`: `live` NULL when the tenant has no
+ *  counter row yet, and the inserted jobs' rows. */
+function createFunction(): PlpgsqlFunction {
+  const s = shardStatementsOf({
+    tenantId: arg("p_tenant"),
+    input: arg("p_input"),
+    keys: arg("p_keys"),
+    ids: arg("p_ids"),
+    maxJobs: arg("p_max_jobs") as unknown as number,
+  });
+  const jobs = sql`WITH ins AS (${s.jobs}) SELECT coalesce(json_agg(ins), '[]'::json) AS jobs FROM ins`;
+  return plpgsqlFunction({
+    name: "fairway_create",
+    head: `CREATE OR REPLACE FUNCTION fairway_create(p_tenant text, p_input jsonb, p_keys jsonb, p_ids text[],
+  p_max_jobs integer) RETURNS json
+ LANGUAGE plpgsql AS $fn$
+`,
+    params: [
+      ["p_tenant", "text"],
+      ["p_input", "jsonb"],
+      ["p_keys", "jsonb"],
+      ["p_ids", "text[]"],
+      ["p_max_jobs", "integer"],
+    ],
+    declare: "v_lock record; v_jobs record;",
+    statements: [s.lock, jobs, s.triggers, s.counted].map(renderStatic),
+    body: (run) => `${run(0)}
+  INTO v_lock;
+${run(1)}
+  INTO v_jobs;
+${run(2)};
+${run(3)};
+  RETURN json_build_object('lock', json_build_object('live', v_lock.live, 'held', v_lock.held), 'jobs', v_jobs.jobs);`,
+  });
 }
 
 let made: PlpgsqlFunction[] | undefined;
@@ -119,7 +182,7 @@ let made: PlpgsqlFunction[] | undefined;
 /** The delegated functions, each distributed on a cluster by its first argument, `p_tenant`. Built on
  *  first use (the builders live in modules that import this one). */
 export function delegatedFunctions(): PlpgsqlFunction[] {
-  made ??= [claimFunction(), settleFunction()];
+  made ??= [claimFunction(), settleFunction(), createFunction()];
   return made;
 }
 
