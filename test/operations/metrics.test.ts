@@ -191,9 +191,9 @@ it("scrapes with a token only; buckets, counters, gauges, tenant view and the at
   for (const k of ["jobId", "triggerId", "scheduledFor", "durationMs", "executor"]) expect(first[k]).toBeDefined();
   expect(first.durationMs).toBeGreaterThanOrEqual(SLOW_MS);
 
-  // The docs and the scrape name the same metrics (prom-client's process metrics aside, and the
-  // admission's, served only with FAIRWAY_API_ADMISSION on: test/fairness/front-door.test.ts reads them).
-  const documented = documentedMetrics().filter((n) => !n.startsWith("fairway_api_"));
+  // The docs and the scrape name the same metrics (prom-client's process metrics aside), admission's
+  // included: it is on by default.
+  const documented = documentedMetrics();
   const served = [...m.keys()].filter((n) => n.startsWith("fairway_") && !/^fairway_(process|nodejs)_/.test(n));
   const families = served.filter(
     (n) => !/_(bucket|sum|count)$/.test(n) || !served.includes(n.replace(/_(bucket|sum|count)$/, "")),

@@ -66,8 +66,8 @@ const schema = z
       .number({ error: "must be a number of requests per second, 0 (off) or more" })
       .min(0, "must be a number of requests per second, 0 (off) or more")
       .default(1000),
-    /** Tenant-fair admission of API requests (docs/security.md, "Admission"). Default false. */
-    FAIRWAY_API_ADMISSION: bool.default(false),
+    /** Tenant-fair admission of API requests (docs/security.md, "Admission"). Default true. */
+    FAIRWAY_API_ADMISSION: bool.default(true),
     /** Executor idle poll. Default 250 ms. */
     FAIRWAY_POLL_MS: wholeNumber(10, 10_000, "milliseconds").default(250),
     /** Graceful stop budget for in-flight work on SIGTERM. Default 10000 ms. */
