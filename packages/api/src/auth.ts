@@ -27,7 +27,7 @@ type FoundKey = NonNullable<Awaited<ReturnType<typeof authenticateKey>>>;
 const knownKeys = new BoundedMap<string, { found: FoundKey; until: number }>(10_000);
 const KNOWN_KEY_TTL_MS = 1000;
 
-export function forgetKnownKeys(): void {
+function forgetKnownKeys(): void {
   knownKeys.clear();
 }
 
