@@ -5,6 +5,7 @@ import { createMemoryCoordinator } from "@fairway/coord";
 import { createApp } from "@fairway/api";
 import { connectPostgres, sql } from "@fairway/store";
 import { expect, test } from "vitest";
+import { until } from "../support/until.ts";
 import { withAdmin } from "../support/pg.ts";
 import { useTestDb } from "../support/use-db.ts";
 
@@ -25,15 +26,17 @@ async function order(path: string, probe: boolean): Promise<string[]> {
     // The pool's one connection, held by a tenant's long statement.
     const busy = pool.db.execute(sql`select pg_sleep(2)`).then(() => done.push("pool"));
     // Once the statement runs (its connection taken), the probe.
-    for (let i = 0; i < 100; i++) {
-      const rows = await withAdmin(
-        (admin) => admin<{ n: number }[]>`
-          SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = ${pool.t.name} AND query LIKE 'select pg_sleep(2)%' AND state = 'active'`,
-      );
-      if (rows[0]?.n) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await until(
+      () =>
+        withAdmin(
+          (admin) => admin<{ n: number }[]>`
+            SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = ${pool.t.name} AND query LIKE 'select pg_sleep(2)%' AND state = 'active'`,
+        ),
+      (rows) => (rows[0]?.n ?? 0) > 0,
+      10_000,
+      "the tenant's statement running",
+    );
     const answer = Promise.resolve(app.request(path)).then(async (r) => {
       done.push(`probe ${r.status}`);
       return r.json();
